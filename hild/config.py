@@ -1,0 +1,156 @@
+"""Reading TOML configuration with errors that name the file, key, value and expectation."""
+
+from __future__ import annotations
+
+import difflib
+import math
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+class ConfigError(ValueError):
+    """A configuration value that cannot be used, located by file and dotted key."""
+
+    def __init__(self, file: str | Path, key: str, value: Any, expected: str):
+        self.file = str(file)
+        self.key = key
+        self.value = value
+        self.expected = expected
+        where = f"{self.file}: {key}" if key else self.file
+        shown = "" if value is _MISSING else f" = {value!r}"
+        super().__init__(f"{where}{shown}: expected {expected}")
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+_MISSING = _Missing()
+
+
+def load_toml(path: Path) -> dict[str, Any]:
+    """Parse a TOML file, turning syntax errors into a ConfigError that names the file."""
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise ConfigError(path, "", _MISSING, "an existing TOML file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(path, "", _MISSING, f"valid TOML ({e})") from None
+
+
+class Section:
+    """One TOML table being read: typed getters, and a check for keys nobody read."""
+
+    def __init__(self, data: dict[str, Any], file: str | Path, prefix: str = ""):
+        if not isinstance(data, dict):
+            raise ConfigError(file, prefix, data, "a table")
+        self.data = data
+        self.file = str(file)
+        self.prefix = prefix
+        self._used: set[str] = set()
+
+    def key(self, name: str) -> str:
+        return f"{self.prefix}.{name}" if self.prefix else name
+
+    def error(self, name: str, value: Any, expected: str) -> ConfigError:
+        return ConfigError(self.file, self.key(name), value, expected)
+
+    def has(self, name: str) -> bool:
+        return name in self.data
+
+    def raw(self, name: str, default: Any = _MISSING) -> Any:
+        self._used.add(name)
+        if name in self.data:
+            return self.data[name]
+        if default is _MISSING:
+            raise ConfigError(self.file, self.key(name), _MISSING, "this key to be present")
+        return default
+
+    def number(
+        self,
+        name: str,
+        default: Any = _MISSING,
+        *,
+        lo: float | None = None,
+        hi: float | None = None,
+        positive: bool = False,
+        unit: str = "",
+    ) -> float:
+        value = self.raw(name, default)
+        what = "a number" + (f" in {unit}" if unit else "")
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.error(name, value, what)
+        value = float(value)
+        if not math.isfinite(value):
+            raise self.error(name, value, "a finite number")
+        if positive and value <= 0.0:
+            raise self.error(name, value, f"{what} greater than 0")
+        if lo is not None and value < lo:
+            raise self.error(name, value, f"{what} of at least {lo:g}")
+        if hi is not None and value > hi:
+            raise self.error(name, value, f"{what} of at most {hi:g}")
+        return value
+
+    def integer(self, name: str, default: Any = _MISSING, *, lo: int | None = None) -> int:
+        value = self.raw(name, default)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(name, value, "an integer")
+        if lo is not None and value < lo:
+            raise self.error(name, value, f"an integer of at least {lo}")
+        return value
+
+    def boolean(self, name: str, default: Any = _MISSING) -> bool:
+        value = self.raw(name, default)
+        if not isinstance(value, bool):
+            raise self.error(name, value, "true or false")
+        return value
+
+    def string(self, name: str, default: Any = _MISSING, *, choices: tuple[str, ...] = ()) -> str:
+        value = self.raw(name, default)
+        if not isinstance(value, str):
+            raise self.error(name, value, "a string")
+        if choices and value not in choices:
+            raise self.error(name, value, "one of " + ", ".join(repr(c) for c in choices))
+        return value
+
+    def array(self, name: str, shape: tuple[int, ...], default: Any = _MISSING) -> np.ndarray:
+        value = self.raw(name, default)
+        dims = "x".join(str(n) for n in shape)
+        what = f"a {dims} array of numbers" if len(shape) > 1 else f"a list of {shape[0]} numbers"
+        try:
+            arr = np.array(value, dtype=float)
+        except (TypeError, ValueError):
+            raise self.error(name, value, what) from None
+        if arr.shape != shape:
+            raise self.error(name, value, f"{what} (got shape {arr.shape})")
+        if not np.all(np.isfinite(arr)):
+            raise self.error(name, value, f"{what}, all finite")
+        return arr
+
+    def table(self, name: str, *, required: bool = False) -> Section | None:
+        if name not in self.data and not required:
+            self._used.add(name)
+            return None
+        return Section(self.raw(name), self.file, self.key(name))
+
+    def tables(self, name: str) -> list[Section]:
+        value = self.raw(name, [])
+        if not isinstance(value, list):
+            raise self.error(name, value, "an array of tables ([[" + self.key(name) + "]])")
+        return [Section(v, self.file, f"{self.key(name)}[{i}]") for i, v in enumerate(value)]
+
+    def finish(self) -> None:
+        """Refuse keys that nothing read: a typo must not be silently ignored."""
+        for name in self.data:
+            if name not in self._used:
+                close = difflib.get_close_matches(name, list(self._used), n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                known = ", ".join(sorted(self._used)) or "none"
+                raise ConfigError(
+                    self.file, self.key(name), self.data[name], f"a known key ({known}){hint}"
+                )

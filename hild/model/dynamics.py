@@ -1,0 +1,280 @@
+"""Right-hand side of the 6-DOF vessel model (thesis eqs 2.5-2.33, VRX paper eqs 16-22).
+
+Everything here is compiled with numba, works on flat float64 arrays laid out
+in :mod:`hild.model.layout`, and writes into arrays the caller owns.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from hild.model.layout import (
+    I_CURRENT,
+    I_TAU,
+    P_CF_LENGTH,
+    P_CF_N,
+    P_CF_STRIPS,
+    P_CF_XMID,
+    P_CF_Y,
+    P_DL,
+    P_G,
+    P_IO,
+    P_ITTC_COEF,
+    P_ITTC_CR,
+    P_ITTC_LENGTH,
+    P_ITTC_ON,
+    P_M_INV,
+    P_MA,
+    P_MASS,
+    P_MUNK,
+    P_QUAD,
+    P_RG,
+    P_WATER_NU,
+    Q_NRR,
+    Q_NRV,
+    Q_NVR,
+    Q_NVV,
+    Q_XUU,
+    Q_YRR,
+    Q_YRV,
+    Q_YVR,
+    Q_YVV,
+    X_ETA,
+    X_NU,
+)
+
+# Below this Reynolds number the ITTC-57 line (thesis eq. 2.29) is outside its
+# turbulent range and blows up at Rn = 100; the drag there is negligible anyway.
+REYNOLDS_MIN = 1.0e5
+
+# scratch slots used by rhs()
+W_NUR = 0  # 6: relative velocity nu_r
+W_F = 6  # 6: generalized force sum
+W_TMP = 12  # 6: scratch for hydrodynamic_force
+W_ROT = 18  # 9: rotation matrix
+W_SIZE = 27
+
+
+@njit(cache=True)
+def rotation(phi, theta, psi, R):
+    """BODY-to-NED rotation R(Theta), row-major into the 9-array R (thesis eq. 2.7).
+
+    The thesis prints the (1,3) entry as s(psi)s(phi) + c(psi)c(theta); the
+    correct zyx entry (Fossen 2011) is s(psi)s(phi) + c(psi)c(phi)s(theta).
+    """
+    cphi, sphi = math.cos(phi), math.sin(phi)
+    cth, sth = math.cos(theta), math.sin(theta)
+    cpsi, spsi = math.cos(psi), math.sin(psi)
+    R[0] = cpsi * cth
+    R[1] = -spsi * cphi + cpsi * sth * sphi
+    R[2] = spsi * sphi + cpsi * cphi * sth
+    R[3] = spsi * cth
+    R[4] = cpsi * cphi + sphi * sth * spsi
+    R[5] = -cpsi * sphi + sth * spsi * cphi
+    R[6] = -sth
+    R[7] = cth * sphi
+    R[8] = cth * cphi
+
+
+@njit(cache=True)
+def ittc_surge_force(P, u_r):
+    """Nonlinear surge friction -0.5 rho S (1+k) C_f(Rn) |u_r| u_r (thesis eqs 2.27-2.30, 3.9)."""
+    if P[P_ITTC_ON] == 0.0:
+        return 0.0
+    rn = abs(u_r) * P[P_ITTC_LENGTH] / P[P_WATER_NU]  # thesis eq. 2.30
+    if rn < REYNOLDS_MIN:
+        rn = REYNOLDS_MIN
+    d = math.log10(rn) - 2.0
+    cf = 0.075 / (d * d) + P[P_ITTC_CR]  # thesis eq. 2.29
+    return -P[P_ITTC_COEF] * cf * abs(u_r) * u_r
+
+
+@njit(cache=True)
+def cross_flow_drag(P, v_r, r):
+    """Sway force and yaw moment of cross-flow drag by strip integration (thesis eqs 2.31-2.32).
+
+    Midpoint rule over the hull length; the coefficients are 0.5 rho T(x) Cd_2D
+    with a constant draft, as fitted for Odin in thesis eqs 3.11-3.12.
+    """
+    cy = P[P_CF_Y]
+    cn = P[P_CF_N]
+    if cy == 0.0 and cn == 0.0:
+        return 0.0, 0.0
+    n = int(P[P_CF_STRIPS])
+    length = P[P_CF_LENGTH]
+    dx = length / n
+    x = P[P_CF_XMID] - 0.5 * length + 0.5 * dx
+    sway = 0.0
+    yaw = 0.0
+    for _ in range(n):
+        vl = v_r + x * r
+        q = abs(vl) * vl * dx
+        sway += q
+        yaw += x * q
+        x += dx
+    return -cy * sway, -cn * yaw
+
+
+@njit(cache=True)
+def rigid_body_coriolis(P, nu, out):
+    """out = C_RB(nu) nu with the centre of gravity offset (thesis eq. 2.18).
+
+    Written as the Newton-Euler cross products about CO, which equal the
+    matrix product of eq. 2.18 (a test checks this) at a fraction of the cost:
+    linear  m (w x v + w x (w x r_g)),  angular  w x (I_o w) + m r_g x (w x v).
+    """
+    m = P[P_MASS]
+    xg, yg, zg = P[P_RG], P[P_RG + 1], P[P_RG + 2]
+    u, v, w, p, q, r = nu[0], nu[1], nu[2], nu[3], nu[4], nu[5]
+    # w x v
+    a0 = q * w - r * v
+    a1 = r * u - p * w
+    a2 = p * v - q * u
+    # w x r_g, then w x (w x r_g)
+    b0 = q * zg - r * yg
+    b1 = r * xg - p * zg
+    b2 = p * yg - q * xg
+    out[0] = m * (a0 + q * b2 - r * b1)
+    out[1] = m * (a1 + r * b0 - p * b2)
+    out[2] = m * (a2 + p * b1 - q * b0)
+    # I_o w
+    i0 = P[P_IO + 0] * p + P[P_IO + 1] * q + P[P_IO + 2] * r
+    i1 = P[P_IO + 3] * p + P[P_IO + 4] * q + P[P_IO + 5] * r
+    i2 = P[P_IO + 6] * p + P[P_IO + 7] * q + P[P_IO + 8] * r
+    out[3] = q * i2 - r * i1 + m * (yg * a2 - zg * a1)
+    out[4] = r * i0 - p * i2 + m * (zg * a0 - xg * a2)
+    out[5] = p * i1 - q * i0 + m * (xg * a1 - yg * a0)
+
+
+@njit(cache=True)
+def added_mass_coriolis(P, nu_r, out):
+    """out = C_A(nu_r) nu_r built from M_A (thesis eqs 2.19-2.25).
+
+    With a = (M_A nu_r)[0:3] and b = (M_A nu_r)[3:6]:
+    linear  w x a,  angular  v_r x a + w x b.  The yaw part of v_r x a is the
+    Munk moment, which a profile may drop (Fossen's Otter model does).
+    """
+    a0 = 0.0
+    a1 = 0.0
+    a2 = 0.0
+    b0 = 0.0
+    b1 = 0.0
+    b2 = 0.0
+    for j in range(6):
+        a0 += P[P_MA + j] * nu_r[j]
+        a1 += P[P_MA + 6 + j] * nu_r[j]
+        a2 += P[P_MA + 12 + j] * nu_r[j]
+        b0 += P[P_MA + 18 + j] * nu_r[j]
+        b1 += P[P_MA + 24 + j] * nu_r[j]
+        b2 += P[P_MA + 30 + j] * nu_r[j]
+    u, v, w, p, q, r = nu_r[0], nu_r[1], nu_r[2], nu_r[3], nu_r[4], nu_r[5]
+    out[0] = q * a2 - r * a1
+    out[1] = r * a0 - p * a2
+    out[2] = p * a1 - q * a0
+    out[3] = v * a2 - w * a1 + q * b2 - r * b1
+    out[4] = w * a0 - u * a2 + r * b0 - p * b2
+    out[5] = P[P_MUNK] * (u * a1 - v * a0) + p * b1 - q * b0
+
+
+@njit(cache=True)
+def hydrodynamic_force(P, eta, nu, nu_r, out, tmp):
+    """out = -C_RB(nu)nu - C_A(nu_r)nu_r - D(nu_r)nu_r - G eta (thesis eq. 2.12, left side).
+
+    ``tmp`` is caller-owned scratch of length 6.
+    """
+    rigid_body_coriolis(P, nu, out)
+    added_mass_coriolis(P, nu_r, tmp)
+    for i in range(6):
+        out[i] = -out[i] - tmp[i]
+    u, v, r = nu_r[0], nu_r[1], nu_r[5]
+    # linear damping D_L nu_r (thesis eq. 2.26) and restoring G eta (eq. 2.33)
+    for i in range(6):
+        s = 0.0
+        for j in range(6):
+            s += P[P_DL + 6 * i + j] * nu_r[j] + P[P_G + 6 * i + j] * eta[j]
+        out[i] -= s
+    # nonlinear surge friction (thesis eqs 2.27-2.30)
+    out[0] += ittc_surge_force(P, u)
+    # cross-flow drag in sway and yaw (thesis eqs 2.31-2.32)
+    ycf, ncf = cross_flow_drag(P, v, r)
+    out[1] += ycf
+    out[5] += ncf
+    # quadratic damping, VRX paper eq. 22 (derivatives are <= 0)
+    au, av, ar = abs(u), abs(v), abs(r)
+    out[0] += P[P_QUAD + Q_XUU] * au * u
+    out[1] += (P[P_QUAD + Q_YVV] * av + P[P_QUAD + Q_YRV] * ar) * v
+    out[1] += (P[P_QUAD + Q_YVR] * av + P[P_QUAD + Q_YRR] * ar) * r
+    out[5] += (P[P_QUAD + Q_NVV] * av + P[P_QUAD + Q_NRV] * ar) * v
+    out[5] += (P[P_QUAD + Q_NVR] * av + P[P_QUAD + Q_NRR] * ar) * r
+
+
+@njit(cache=True)
+def rhs(x, P, inp, xdot, w):
+    """Time derivative of the vessel state x = [eta, nu] (thesis eqs 2.12-2.13).
+
+    ``inp`` holds the body-frame force tau (actuators plus environment) and the
+    current velocity in NED; ``w`` is caller-owned scratch of at least W_SIZE.
+    """
+    eta = x[X_ETA : X_ETA + 6]
+    nu = x[X_NU : X_NU + 6]
+    phi, theta = eta[3], eta[4]
+    R = w[W_ROT : W_ROT + 9]
+    rotation(phi, theta, eta[5], R)
+    r00, r01, r02 = R[0], R[1], R[2]
+    r10, r11, r12 = R[3], R[4], R[5]
+    r20, r21, r22 = R[6], R[7], R[8]
+    # current: NED velocity to BODY, nu_r = nu - nu_c (thesis eq. 2.11); irrotational
+    cn = inp[I_CURRENT]
+    ce = inp[I_CURRENT + 1]
+    cd = inp[I_CURRENT + 2]
+    nu_r = w[W_NUR : W_NUR + 6]
+    nu_r[0] = nu[0] - (r00 * cn + r10 * ce + r20 * cd)
+    nu_r[1] = nu[1] - (r01 * cn + r11 * ce + r21 * cd)
+    nu_r[2] = nu[2] - (r02 * cn + r12 * ce + r22 * cd)
+    nu_r[3] = nu[3]
+    nu_r[4] = nu[4]
+    nu_r[5] = nu[5]
+    # kinematics: eta_dot = J(eta) nu_r + nu_c^n (thesis eqs 2.5-2.8, 2.13)
+    u, v, wv = nu_r[0], nu_r[1], nu_r[2]
+    xdot[0] = r00 * u + r01 * v + r02 * wv + cn
+    xdot[1] = r10 * u + r11 * v + r12 * wv + ce
+    xdot[2] = r20 * u + r21 * v + r22 * wv + cd
+    p, q, r = nu[3], nu[4], nu[5]
+    cphi, sphi = math.cos(phi), math.sin(phi)
+    cth = math.cos(theta)
+    tth = math.tan(theta)
+    xdot[3] = p + sphi * tth * q + cphi * tth * r
+    xdot[4] = cphi * q - sphi * r
+    xdot[5] = (sphi * q + cphi * r) / cth
+    # kinetics: M nu_dot = tau - C_RB nu - C_A nu_r - D nu_r - G eta (thesis eq. 2.12)
+    f = w[W_F : W_F + 6]
+    hydrodynamic_force(P, eta, nu, nu_r, f, w[W_TMP : W_TMP + 6])
+    for i in range(6):
+        f[i] += inp[I_TAU + i]
+    for i in range(6):
+        s = 0.0
+        for j in range(6):
+            s += P[P_M_INV + 6 * i + j] * f[j]
+        xdot[X_NU + i] = s
+
+
+def coriolis_rigid_body_matrix(m: float, r_g: np.ndarray, I_o: np.ndarray, nu: np.ndarray):
+    """C_RB(nu) as the matrix of thesis eq. 2.18 (reference form for tests, not the hot path)."""
+    xg, yg, zg = r_g
+    u, v, w, p, q, r = nu
+    Ix, Iy, Iz = I_o[0, 0], I_o[1, 1], I_o[2, 2]
+    Ixy, Ixz, Iyz = -I_o[0, 1], -I_o[0, 2], -I_o[1, 2]
+    C = np.zeros((6, 6))
+    C[3:6, 0:3] = [
+        [-m * (yg * q + zg * r), m * (yg * p + w), m * (zg * p - v)],
+        [m * (xg * q - w), -m * (zg * r + xg * p), m * (zg * q + u)],
+        [m * (xg * r + v), m * (yg * r - u), -m * (xg * p + yg * q)],
+    ]
+    C[0:3, 3:6] = -C[3:6, 0:3].T
+    C[3:6, 3:6] = [
+        [0.0, -Iyz * q - Ixz * p + Iz * r, Iyz * r + Ixy * p - Iy * q],
+        [Iyz * q + Ixz * p - Iz * r, 0.0, -Ixz * r - Ixy * q + Ix * p],
+        [-Iyz * r - Ixy * p + Iy * q, Ixz * r + Ixy * q - Ix * p, 0.0],
+    ]
+    return C

@@ -1,0 +1,138 @@
+"""Fixed-step integrators and the compiled simulation step (thesis section 4.3).
+
+The vessel state is integrated with the inputs (actuator force, environment
+force, current) held over the step; the actuators are advanced afterwards with
+their own exact first-order update, as a controller's commands arrive at
+discrete times anyway.
+"""
+
+import math
+
+import numpy as np
+
+from numba import njit
+
+from hild.model.actuators import actuator_forces, update_actuators
+from hild.model.dynamics import W_SIZE, rhs
+from hild.model.layout import I_TAU, X_SIZE
+
+METHOD_RK4 = 0
+METHOD_DOPRI5 = 1
+METHODS = {"rk4": METHOD_RK4, "dopri5": METHOD_DOPRI5}
+
+WORK_ROWS = 8  # stages k1..k7 and one trial state
+
+# Dormand-Prince 5(4) tableau (Dormand & Prince 1980); the fifth-order weights
+# advance the state, the step is fixed as in the thesis' simulator.
+A21 = 1.0 / 5.0
+A31, A32 = 3.0 / 40.0, 9.0 / 40.0
+A41, A42, A43 = 44.0 / 45.0, -56.0 / 15.0, 32.0 / 9.0
+A51, A52, A53, A54 = 19372.0 / 6561.0, -25360.0 / 2187.0, 64448.0 / 6561.0, -212.0 / 729.0
+A61, A62, A63 = 9017.0 / 3168.0, -355.0 / 33.0, 46732.0 / 5247.0
+A64, A65 = 49.0 / 176.0, -5103.0 / 18656.0
+B1, B3, B4, B5, B6 = 35.0 / 384.0, 500.0 / 1113.0, 125.0 / 192.0, -2187.0 / 6784.0, 11.0 / 84.0
+
+
+@njit(cache=True)
+def rk4_step(x, P, inp, dt, work, w):
+    """Advance x in place by one classical Runge-Kutta step of dt."""
+    k1, k2, k3, k4, xt = work[0], work[1], work[2], work[3], work[7]
+    n = x.shape[0]
+    rhs(x, P, inp, k1, w)
+    for i in range(n):
+        xt[i] = x[i] + 0.5 * dt * k1[i]
+    rhs(xt, P, inp, k2, w)
+    for i in range(n):
+        xt[i] = x[i] + 0.5 * dt * k2[i]
+    rhs(xt, P, inp, k3, w)
+    for i in range(n):
+        xt[i] = x[i] + dt * k3[i]
+    rhs(xt, P, inp, k4, w)
+    for i in range(n):
+        x[i] += dt / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
+
+
+@njit(cache=True)
+def dopri5_step(x, P, inp, dt, work, w):
+    """Advance x in place by one fixed Dormand-Prince step (fifth-order solution)."""
+    k1, k2, k3, k4, k5, k6, xt = work[0], work[1], work[2], work[3], work[4], work[5], work[7]
+    n = x.shape[0]
+    rhs(x, P, inp, k1, w)
+    for i in range(n):
+        xt[i] = x[i] + dt * A21 * k1[i]
+    rhs(xt, P, inp, k2, w)
+    for i in range(n):
+        xt[i] = x[i] + dt * (A31 * k1[i] + A32 * k2[i])
+    rhs(xt, P, inp, k3, w)
+    for i in range(n):
+        xt[i] = x[i] + dt * (A41 * k1[i] + A42 * k2[i] + A43 * k3[i])
+    rhs(xt, P, inp, k4, w)
+    for i in range(n):
+        xt[i] = x[i] + dt * (A51 * k1[i] + A52 * k2[i] + A53 * k3[i] + A54 * k4[i])
+    rhs(xt, P, inp, k5, w)
+    for i in range(n):
+        xt[i] = x[i] + dt * (A61 * k1[i] + A62 * k2[i] + A63 * k3[i] + A64 * k4[i] + A65 * k5[i])
+    rhs(xt, P, inp, k6, w)
+    for i in range(n):
+        x[i] += dt * (B1 * k1[i] + B3 * k3[i] + B4 * k4[i] + B5 * k5[i] + B6 * k6[i])
+
+
+@njit(cache=True)
+def integrate(method, x, P, inp, dt, work, w):
+    """One step of the chosen method (METHOD_RK4 or METHOD_DOPRI5)."""
+    if method == METHOD_DOPRI5:
+        dopri5_step(x, P, inp, dt, work, w)
+    else:
+        rk4_step(x, P, inp, dt, work, w)
+
+
+@njit(cache=True)
+def wrap_angle(a):
+    """Angle wrapped to [-pi, pi)."""
+    return (a + math.pi) % (2.0 * math.pi) - math.pi
+
+
+@njit(cache=True)
+def step(method, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w):
+    """One simulation step: actuator force, vessel integration, actuator update.
+
+    ``env`` holds the environment inputs (force in BODY and current in NED) in
+    the I_* layout; ``inp`` and ``tau_act`` are caller-owned buffers.
+    """
+    actuator_forces(A, n_act, act_state, tau_act)
+    for i in range(inp.shape[0]):
+        inp[i] = env[i]
+    for i in range(6):
+        inp[I_TAU + i] += tau_act[i]
+    integrate(method, x, P, inp, dt, work, w)
+    x[5] = wrap_angle(x[5])
+    update_actuators(A, n_act, act_state, act_cmd, dt)
+
+
+@njit(cache=True)
+def run(n_steps, record_every, method, x, P, A, n_act, act_state, act_cmd, env, dt, t0, out):
+    """Advance n_steps, writing a row every ``record_every`` steps into ``out``.
+
+    A row is [t, x (12), actuator states (3 per actuator), actuator force (6)].
+    Returns the number of rows written. All buffers are allocated once per call.
+    """
+    work = np.empty((WORK_ROWS, X_SIZE))
+    w = np.empty(W_SIZE)
+    inp = np.empty(env.shape[0])
+    tau_act = np.empty(6)
+    rows = 0
+    na = act_state.shape[0]
+    for k in range(1, n_steps + 1):
+        step(method, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w)
+        if record_every > 0 and k % record_every == 0:
+            actuator_forces(A, n_act, act_state, tau_act)
+            row = out[rows]
+            row[0] = t0 + k * dt
+            for i in range(X_SIZE):
+                row[1 + i] = x[i]
+            for i in range(na):
+                row[1 + X_SIZE + i] = act_state[i]
+            for i in range(6):
+                row[1 + X_SIZE + na + i] = tau_act[i]
+            rows += 1
+    return rows

@@ -1,0 +1,434 @@
+"""Vessel profiles: TOML files in profiles/ turned into the flat arrays of the core.
+
+A profile is validated as it is read (positive-definite mass matrix,
+consistent dimensions, actuators in range); every error names the file, the
+key, the value and what was expected.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from hild.config import ConfigError, Section, load_toml
+from hild.model import layout as L
+
+PROFILE_DIR = Path(__file__).resolve().parents[2] / "profiles"
+DEGREES = math.pi / 180.0
+
+# Hoerner's 2-D cross-flow drag coefficient against B/(2T) (Hoerner 1965, as
+# tabulated in Fossen's MSS toolbox); interpolated linearly, held at the ends.
+HOERNER_B_2T = np.array(
+    [0.0109, 0.1766, 0.3530, 0.4519, 0.4728, 0.4929, 0.4933, 0.5585, 0.6464, 0.8336,
+     0.9880, 1.3081, 1.6392, 1.8600, 2.3129, 2.6000, 3.0088, 3.4508, 3.7379, 4.0031]
+)  # fmt: skip
+HOERNER_CD = np.array(
+    [1.9661, 1.9657, 1.8976, 1.7872, 1.5837, 1.2786, 1.2108, 1.0836, 0.9986, 0.8796,
+     0.8284, 0.7599, 0.6914, 0.6571, 0.6307, 0.5962, 0.5868, 0.5859, 0.5599, 0.5593]
+)  # fmt: skip
+
+
+def hoerner_cd(beam: float, draft: float) -> float:
+    """2-D cross-flow drag coefficient of a hull section from Hoerner's curve."""
+    return float(np.interp(beam / (2.0 * draft), HOERNER_B_2T, HOERNER_CD))
+
+
+@dataclass(frozen=True)
+class ActuatorSpec:
+    """What the shell needs to know about one actuator: its name, commands and ranges."""
+
+    name: str
+    index: int
+    kind: str  # "propeller", "waterjet" or "thruster"
+    speed_unit: str  # "rpm" or "normalized"
+    speed_range: tuple[float, float]
+    angle_kind: str  # "none", "azimuth" or "nozzle"
+    angle_range_deg: tuple[float, float]
+    has_deflector: bool
+    initial: tuple[float, float, float]  # speed, angle [rad], deflector
+
+    @property
+    def commands(self) -> tuple[str, ...]:
+        """Command names this actuator accepts, as used by --cmd NAME.COMMAND=VALUE."""
+        names = ["rpm" if self.speed_unit == "rpm" else "cmd"]
+        if self.angle_kind != "none":
+            names.append(f"{self.angle_kind}_deg")
+        if self.has_deflector:
+            names.append("deflector")
+        return tuple(names)
+
+    @property
+    def state_columns(self) -> tuple[str, str, str]:
+        """Column names of this actuator's three states in output files."""
+        speed = "rpm" if self.speed_unit == "rpm" else "cmd"
+        angle = "azimuth" if self.angle_kind == "azimuth" else "nozzle"
+        return (f"{self.name}.{speed}", f"{self.name}.{angle}", f"{self.name}.deflector")
+
+
+@dataclass
+class Vessel:
+    """A loaded vessel profile: the core's arrays plus the matrices they came from."""
+
+    name: str
+    source: str
+    params: np.ndarray
+    actuator_params: np.ndarray
+    actuators: list[ActuatorSpec]
+    M_RB: np.ndarray
+    M_A: np.ndarray
+    D_L: np.ndarray
+    G: np.ndarray
+    length: float
+    notes: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def M(self) -> np.ndarray:
+        return self.M_RB + self.M_A
+
+    @property
+    def n_act(self) -> int:
+        return len(self.actuators)
+
+    def actuator(self, name: str) -> ActuatorSpec:
+        for a in self.actuators:
+            if a.name == name:
+                return a
+        known = ", ".join(a.name for a in self.actuators)
+        raise KeyError(f"{self.name} has no actuator {name!r} (it has: {known})")
+
+
+def available_profiles() -> list[str]:
+    """Names of the built-in vessel profiles."""
+    return sorted(p.stem for p in PROFILE_DIR.glob("*.toml"))
+
+
+def resolve_profile(name_or_path: str) -> Path:
+    """A profile's file from a path or a built-in name (HILD_PROFILE_PATH adds folders)."""
+    candidate = Path(name_or_path)
+    if candidate.suffix == ".toml" or os.sep in name_or_path:
+        if candidate.is_file():
+            return candidate
+        raise ConfigError(candidate, "", None, "an existing profile file")
+    dirs = [Path(d) for d in os.environ.get("HILD_PROFILE_PATH", "").split(os.pathsep) if d]
+    for d in [*dirs, PROFILE_DIR]:
+        path = d / f"{name_or_path}.toml"
+        if path.is_file():
+            return path
+    raise ConfigError(
+        "profile",
+        "name",
+        name_or_path,
+        "a profile file or one of: " + ", ".join(available_profiles()),
+    )
+
+
+def load_profile(name_or_path: str) -> Vessel:
+    """Read, check and compile a vessel profile."""
+    path = resolve_profile(name_or_path)
+    root = Section(load_toml(path), path)
+    vessel = _read_vessel(root, path)
+    root.finish()
+    return vessel
+
+
+def rigid_body_mass_matrix(m: float, r_g: np.ndarray, I_o: np.ndarray) -> np.ndarray:
+    """M_RB = [[m I, -m S(r_g)], [m S(r_g), I_o]] (thesis eqs 2.14-2.15)."""
+    S = skew(r_g)
+    M = np.zeros((6, 6))
+    M[:3, :3] = m * np.eye(3)
+    M[:3, 3:] = -m * S
+    M[3:, :3] = m * S
+    M[3:, 3:] = I_o
+    return M
+
+
+def move_to_co(A_cg: np.ndarray, r_g: np.ndarray) -> np.ndarray:
+    """A 6x6 hydrodynamic matrix given about CG, moved to CO: H(r_g)^T A H(r_g) (Fossen 2011)."""
+    H = np.eye(6)
+    H[:3, 3:] = skew(r_g).T
+    return H.T @ A_cg @ H
+
+
+def skew(a: np.ndarray) -> np.ndarray:
+    """Skew-symmetric S(a) with S(a) b = a x b."""
+    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+
+
+def _symmetric_positive_definite(M: np.ndarray) -> bool:
+    try:
+        np.linalg.cholesky(0.5 * (M + M.T))
+    except np.linalg.LinAlgError:
+        return False
+    return True
+
+
+def _read_vessel(root: Section, path: Path) -> Vessel:
+    hull = root.table("vessel", required=True)
+    name = hull.string("name", path.stem)
+    hull.string("description", "")
+    length = hull.number("length", positive=True, unit="m")
+    beam = hull.number("beam", positive=True, unit="m")
+    draft = hull.number("draft", positive=True, unit="m")
+    # the point the added mass and linear damping derivatives are given about
+    reference = hull.string("hydrodynamic_reference", "co", choices=("co", "cg"))
+    hull.finish()
+
+    water = root.table("water") or Section({}, path, "water")
+    rho = water.number("density", 1025.0, lo=990.0, hi=1040.0, unit="kg/m^3")
+    nu_water = water.number("kinematic_viscosity", 1.0e-6, positive=True, unit="m^2/s")
+    water.finish()
+
+    P = np.zeros(L.P_SIZE)
+    P[L.P_WATER_NU] = nu_water
+
+    M_RB = _read_rigid_body(root.table("rigid_body", required=True))
+    r_g = _cg_from_mass_matrix(M_RB)
+    M_A, munk = _read_added_mass(root.table("added_mass"))
+    if reference == "cg":
+        M_A = move_to_co(M_A, r_g)
+    M = M_RB + M_A
+    if not _symmetric_positive_definite(M):
+        eig = np.linalg.eigvalsh(0.5 * (M + M.T))
+        raise ConfigError(
+            path, "added_mass", f"smallest eigenvalue of M {eig.min():.4g}",
+            "M = M_RB + M_A to be positive definite",
+        )  # fmt: skip
+    G = _read_restoring(root.table("restoring"))
+    D_L = _read_damping(root.table("damping"), P, M, G, length, beam, draft, rho)
+    if reference == "cg":
+        D_L = move_to_co(D_L, r_g)
+
+    P[L.P_M_INV : L.P_M_INV + 36] = np.linalg.inv(M).ravel()
+    P[L.P_MA : L.P_MA + 36] = M_A.ravel()
+    P[L.P_MASS] = M_RB[0, 0]
+    P[L.P_RG : L.P_RG + 3] = r_g
+    P[L.P_IO : L.P_IO + 9] = M_RB[3:, 3:].ravel()
+    P[L.P_DL : L.P_DL + 36] = D_L.ravel()
+    P[L.P_G : L.P_G + 36] = G.ravel()
+    P[L.P_MUNK] = 1.0 if munk else 0.0
+
+    actuators, A = _read_actuators(root.tables("actuator"), length, beam)
+    return Vessel(
+        name=name, source=str(path), params=P, actuator_params=A, actuators=actuators,
+        M_RB=M_RB, M_A=M_A, D_L=D_L, G=G, length=length,
+    )  # fmt: skip
+
+
+def _cg_from_mass_matrix(M_RB: np.ndarray) -> np.ndarray:
+    m = M_RB[0, 0]
+    S = M_RB[3:, :3] / m  # = S(r_g)
+    return np.array([S[2, 1], S[0, 2], S[1, 0]])
+
+
+def _read_rigid_body(s: Section) -> np.ndarray:
+    m = s.number("mass", positive=True, unit="kg")
+    r_g = s.array("cg", (3,))
+    I_o = s.array("inertia", (3, 3))
+    if not np.allclose(I_o, I_o.T):
+        raise s.error("inertia", I_o.tolist(), "a symmetric 3x3 inertia tensor about CO")
+    if not _symmetric_positive_definite(I_o):
+        raise s.error("inertia", I_o.tolist(), "a positive-definite inertia tensor")
+    s.finish()
+    return rigid_body_mass_matrix(m, r_g, I_o)
+
+
+def _read_added_mass(s: Section | None) -> tuple[np.ndarray, bool]:
+    if s is None:
+        return np.zeros((6, 6)), True
+    if s.has("matrix"):
+        M_A = s.array("matrix", (6, 6))
+    else:
+        M_A = np.diag(s.array("diagonal", (6,), [0.0] * 6))
+    symmetrize = s.boolean("symmetrize", False)
+    munk = s.boolean("munk_moment", True)
+    asym = float(np.max(np.abs(M_A - M_A.T)))
+    if asym > 1e-9 * max(1.0, float(np.max(np.abs(M_A)))):
+        if not symmetrize:
+            raise s.error(
+                "matrix", f"max |M_A - M_A^T| = {asym:.4g}",
+                "a symmetric added mass matrix, or symmetrize = true to use its symmetric "
+                "part (a passive model, whose energy can only decay, needs one)",
+            )  # fmt: skip
+        M_A = 0.5 * (M_A + M_A.T)
+    s.finish()
+    return M_A, munk
+
+
+def _read_restoring(s: Section | None) -> np.ndarray:
+    if s is None:
+        return np.zeros((6, 6))
+    if s.has("matrix"):
+        G = s.array("matrix", (6, 6))
+    else:
+        G = np.diag(s.array("diagonal", (6,)))
+    for i in (0, 1, 5):
+        if np.any(G[i] != 0.0) or np.any(G[:, i] != 0.0):
+            raise s.error("matrix", G.tolist(), "no restoring in surge, sway or yaw (eq. 2.33)")
+    if not _symmetric_positive_definite(G[2:5, 2:5]):
+        raise s.error("matrix", G.tolist(), "a positive-definite heave-roll-pitch block")
+    s.finish()
+    return G
+
+
+QUAD_KEYS = ("X_uu", "Y_vv", "Y_rv", "Y_vr", "Y_rr", "N_vv", "N_rv", "N_vr", "N_rr")
+RELATIVE_DOF = {"heave": 2, "roll": 3, "pitch": 4}
+
+
+def _read_damping(s, P, M, G, length, beam, draft, rho) -> np.ndarray:
+    if s is None:
+        return np.zeros((6, 6))
+    if s.has("linear"):
+        D_L = s.array("linear", (6, 6))
+    else:
+        D_L = np.diag(s.array("linear_diagonal", (6,), [0.0] * 6))
+    if np.any(np.diag(D_L) < 0.0):
+        raise s.error("linear", D_L.tolist(), "a damping matrix with non-negative diagonal")
+    rel = s.table("relative")
+    if rel is not None:
+        # extra linear damping 2 zeta omega_n M_ii with omega_n = sqrt(G_ii / M_ii)
+        for dof, i in RELATIVE_DOF.items():
+            zeta = rel.number(dof, 0.0, lo=0.0, hi=2.0)
+            if zeta > 0.0:
+                if G[i, i] <= 0.0:
+                    raise rel.error(dof, zeta, f"a restoring term G[{i},{i}] > 0 to scale with")
+                D_L[i, i] += 2.0 * zeta * math.sqrt(G[i, i] * M[i, i])
+        rel.finish()
+    for k, key in enumerate(QUAD_KEYS):
+        P[L.P_QUAD + k] = s.number(key, 0.0, hi=0.0)
+    ittc = s.table("ittc")
+    if ittc is not None:
+        P[L.P_ITTC_ON] = 1.0
+        if ittc.has("wetted_surface"):
+            S = ittc.number("wetted_surface", positive=True, unit="m^2")
+            k = ittc.number("form_factor", 0.1, lo=0.0, hi=1.0)
+            P[L.P_ITTC_COEF] = 0.5 * rho * S * (1.0 + k)
+        else:
+            P[L.P_ITTC_COEF] = ittc.number("coefficient", positive=True, unit="kg/m")
+        P[L.P_ITTC_CR] = ittc.number("residual", 0.0, lo=0.0, hi=0.1)
+        P[L.P_ITTC_LENGTH] = ittc.number("length", length, positive=True, unit="m")
+        ittc.finish()
+    cf = s.table("cross_flow")
+    if cf is not None:
+        if cf.has("sway"):
+            cy = cf.number("sway", lo=0.0, unit="kg/m^3")
+        else:
+            cd = cf.raw("cd_2d", "hoerner")
+            if cd == "hoerner":
+                cd = hoerner_cd(beam, draft)
+            elif isinstance(cd, bool) or not isinstance(cd, int | float) or cd < 0:
+                raise cf.error("cd_2d", cd, '"hoerner" or a non-negative number')
+            cy = 0.5 * rho * draft * float(cd)  # thesis eq. 2.31 with T(x) = T
+        P[L.P_CF_Y] = cy
+        P[L.P_CF_N] = cf.number("yaw", cy, lo=0.0, unit="kg/m^3")
+        P[L.P_CF_LENGTH] = cf.number("length", length, positive=True, unit="m")
+        P[L.P_CF_STRIPS] = cf.integer("strips", 20, lo=1)
+        P[L.P_CF_XMID] = cf.number("x_mid", 0.0, unit="m")
+        cf.finish()
+    s.finish()
+    return D_L
+
+
+LAWS = {"quadratic": L.LAW_QUADRATIC, "linear": L.LAW_LINEAR, "glf": L.LAW_GLF}
+GLF_KEYS = ("A", "K", "B", "nu", "C", "M")
+
+
+def _read_actuators(sections: list[Section], length: float, beam: float):
+    specs: list[ActuatorSpec] = []
+    A = np.zeros(max(1, len(sections)) * L.A_SIZE)
+    names: set[str] = set()
+    for i, s in enumerate(sections):
+        a = i * L.A_SIZE
+        name = s.string("name")
+        if name in names or not name.isidentifier():
+            raise s.error("name", name, "a unique identifier such as 'port' or 'starboard'")
+        names.add(name)
+        kind = s.string("kind", choices=("propeller", "waterjet", "thruster"))
+        pos = s.array("position", (3,))
+        if abs(pos[0]) > length or abs(pos[1]) > beam:
+            raise s.error("position", pos.tolist(), "a position on the hull (x, y, z from CO, m)")
+        A[a + L.A_X : a + L.A_Z + 1] = pos
+        A[a + L.A_MOUNT] = s.number("mount_deg", 0.0, lo=-180.0, hi=180.0) * DEGREES
+
+        thrust = s.table("thrust", required=True)
+        law = thrust.string("law", choices=tuple(LAWS))
+        A[a + L.A_LAW] = LAWS[law]
+        if law == "glf":
+            for k0, side in ((L.A_GLF_FWD, "forward"), (L.A_GLF_REV, "reverse")):
+                g = thrust.table(side, required=True)
+                for j, key in enumerate(GLF_KEYS):
+                    A[a + k0 + j] = g.number(key)
+                if A[a + k0 + 3] == 0.0:
+                    raise g.error("nu", 0.0, "a non-zero exponent")
+                g.finish()
+        else:
+            key = "k_forward" if thrust.has("k_forward") else "k"
+            fwd = thrust.number(key, lo=0.0)
+            rev = thrust.number("k_reverse", fwd, lo=0.0)
+            A[a + L.A_K_FWD] = fwd
+            A[a + L.A_K_REV] = rev
+        thrust.finish()
+
+        speed = s.table("speed", required=True)
+        unit = speed.string("unit", choices=("rpm", "normalized"))
+        hi = speed.number("max", 1.0) if unit == "normalized" else speed.number("max", positive=True)
+        lo = speed.number("min", -hi if unit == "normalized" else 0.0)
+        if lo >= hi:
+            raise speed.error("min", lo, f"less than max ({hi:g})")
+        _first_order(speed, A, a + L.A_SPEED, lo, hi, "rate", "unit/s")
+        speed0 = speed.number("initial", min(max(0.0, lo), hi), lo=lo, hi=hi)
+        speed.finish()
+
+        angle_kind = "none"
+        angle_range = (0.0, 0.0)
+        angle0 = 0.0
+        for key in ("azimuth", "nozzle"):
+            t = s.table(key)
+            if t is None:
+                continue
+            if angle_kind != "none":
+                raise s.error(key, t.data, "either an azimuth or a nozzle, not both")
+            angle_kind = key
+            lo_deg = t.number("min_deg", lo=-180.0, hi=0.0)
+            hi_deg = t.number("max_deg", lo=0.0, hi=180.0)
+            _first_order(t, A, a + L.A_ANGLE, lo_deg * DEGREES, hi_deg * DEGREES, "rate_deg", "deg/s")
+            angle0 = t.number("initial_deg", 0.0, lo=lo_deg, hi=hi_deg) * DEGREES
+            angle_range = (lo_deg, hi_deg)
+            t.finish()
+        A[a + L.A_ANGLE_KIND] = {"none": 0.0, "azimuth": 1.0, "nozzle": 2.0}[angle_kind]
+
+        has_deflector = False
+        deflector0 = 1.0
+        t = s.table("deflector")
+        if t is not None:
+            if kind != "waterjet":
+                raise s.error("deflector", t.data, "a deflector only on kind = 'waterjet'")
+            has_deflector = True
+            A[a + L.A_HAS_DEFLECTOR] = 1.0
+            dlo = t.number("min", -1.0, lo=-1.0, hi=0.0)
+            dhi = t.number("max", 1.0, lo=0.0, hi=1.0)
+            _first_order(t, A, a + L.A_DEFLECTOR, dlo, dhi, "rate", "1/s")
+            deflector0 = t.number("initial", 0.0, lo=dlo, hi=dhi)
+            t.finish()
+        s.finish()
+        specs.append(
+            ActuatorSpec(
+                name=name, index=i, kind=kind, speed_unit=unit, speed_range=(lo, hi),
+                angle_kind=angle_kind, angle_range_deg=angle_range, has_deflector=has_deflector,
+                initial=(speed0, angle0, deflector0),
+            )
+        )  # fmt: skip
+    return specs, A
+
+
+
+def _first_order(t: Section, A: np.ndarray, k: int, lo: float, hi: float, rate_key: str, unit: str):
+    """Fill time constant, rate limit, min and max of one actuator state."""
+    A[k] = t.number("time_constant", 0.0, lo=0.0, unit="s")
+    rate = t.number(rate_key, 0.0, lo=0.0, unit=unit)  # 0 means unlimited
+    A[k + 1] = rate * DEGREES if unit == "deg/s" else rate
+    A[k + 2] = lo
+    A[k + 3] = hi

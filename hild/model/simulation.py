@@ -1,0 +1,132 @@
+"""A vessel in motion: the state arrays, the commands, and stepping them through the core."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hild.model import layout as L
+from hild.model.dynamics import W_SIZE
+from hild.model.integrators import METHODS, WORK_ROWS, run, step
+from hild.model.profile import DEGREES, Vessel
+
+COMMAND_SLOTS = {"rpm": L.S_SPEED, "cmd": L.S_SPEED, "deflector": L.S_DEFLECTOR}
+
+
+class CommandError(ValueError):
+    """An actuator command that names an unknown actuator or command."""
+
+
+class Simulation:
+    """One vessel integrated at a fixed step, faster than real time or tick by tick.
+
+    Buffers are allocated here once; ``tick()`` and ``advance()`` allocate
+    nothing per step in the compiled core.
+    """
+
+    def __init__(self, vessel: Vessel, dt: float = 0.01, method: str = "rk4"):
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+        if not dt > 0.0:
+            raise ValueError(f"dt must be positive, not {dt!r}")
+        self.vessel = vessel
+        self.dt = float(dt)
+        self.method = METHODS[method]
+        self.method_name = method
+        self.t = 0.0
+        self.steps = 0
+        self.x = np.zeros(L.X_SIZE)
+        n = vessel.n_act
+        self.act_state = np.zeros(max(1, n) * L.S_SIZE)
+        self.act_cmd = np.zeros_like(self.act_state)
+        for a in vessel.actuators:
+            self.act_state[a.index * L.S_SIZE : (a.index + 1) * L.S_SIZE] = a.initial
+        self.act_cmd[:] = self.act_state
+        self.env = np.zeros(L.I_SIZE)
+        self._work = np.zeros((WORK_ROWS, L.X_SIZE))
+        self._w = np.zeros(W_SIZE)
+        self._inp = np.zeros(L.I_SIZE)
+        self._tau_act = np.zeros(6)
+
+    # --- commands -----------------------------------------------------------------
+    def set_command(self, name: str, value: float) -> None:
+        """Set an actuator command by name, e.g. ``port.rpm`` or ``starboard.nozzle_deg``."""
+        actuator, _, command = name.partition(".")
+        try:
+            spec = self.vessel.actuator(actuator)
+        except KeyError as e:
+            raise CommandError(str(e.args[0])) from None
+        if command not in spec.commands:
+            raise CommandError(
+                f"{self.vessel.name}.{actuator} has no command {command!r} "
+                f"(it takes: {', '.join(spec.commands)})"
+            )
+        value = float(value)
+        if not math.isfinite(value):
+            raise CommandError(f"command {name} must be a finite number, not {value!r}")
+        if command.endswith("_deg"):
+            slot, value = L.S_ANGLE, value * DEGREES
+        else:
+            slot = COMMAND_SLOTS[command]
+        self.act_cmd[spec.index * L.S_SIZE + slot] = value
+
+    def command_names(self) -> list[str]:
+        return [f"{a.name}.{c}" for a in self.vessel.actuators for c in a.commands]
+
+    # --- environment -----------------------------------------------------------------
+    def set_current(self, north: float, east: float) -> None:
+        """Current velocity in NED [m/s] (irrotational, constant over the next steps)."""
+        self.env[L.I_CURRENT] = north
+        self.env[L.I_CURRENT + 1] = east
+
+    def set_external_force(self, tau: np.ndarray) -> None:
+        """Body-frame generalized force applied besides the actuators (environment, tests)."""
+        self.env[L.I_TAU : L.I_TAU + 6] = tau
+
+    # --- stepping -----------------------------------------------------------------------
+    def tick(self) -> None:
+        """Advance one step (the real-time loop's call)."""
+        v = self.vessel
+        step(
+            self.method, self.x, v.params, v.actuator_params, v.n_act, self.act_state,
+            self.act_cmd, self.env, self._inp, self._tau_act, self.dt, self._work, self._w,
+        )  # fmt: skip
+        self.steps += 1
+        self.t = self.steps * self.dt
+
+    def advance(self, n_steps: int, record_every: int = 0) -> np.ndarray:
+        """Advance n_steps in one compiled loop; return the rows recorded every k steps."""
+        v = self.vessel
+        rows = n_steps // record_every if record_every > 0 else 0
+        out = np.empty((rows, len(self.columns())))
+        written = run(
+            n_steps, record_every, self.method, self.x, v.params, v.actuator_params, v.n_act,
+            self.act_state, self.act_cmd, self.env, self.dt, self.t, out,
+        )  # fmt: skip
+        self.steps += n_steps
+        self.t = self.steps * self.dt
+        return out[:written]
+
+    def columns(self) -> list[str]:
+        """Names of the columns of a recorded row."""
+        cols = ["t", *L.STATE_NAMES]
+        for a in self.vessel.actuators:
+            cols.extend(a.state_columns)
+        if self.vessel.n_act == 0:
+            cols.extend(("none.speed", "none.angle", "none.deflector"))
+        cols.extend(("X_act", "Y_act", "Z_act", "K_act", "M_act", "N_act"))
+        return cols
+
+    def row(self) -> np.ndarray:
+        """The current state as one row in the layout of ``columns()``."""
+        from hild.model.actuators import actuator_forces
+
+        v = self.vessel
+        actuator_forces(v.actuator_params, v.n_act, self.act_state, self._tau_act)
+        return np.concatenate(([self.t], self.x, self.act_state, self._tau_act))
+
+    def kinetic_energy(self) -> float:
+        """0.5 nu^T M nu [J]."""
+        nu = self.x[L.X_NU : L.X_NU + 6]
+        return 0.5 * float(nu @ self.vessel.M @ nu)
