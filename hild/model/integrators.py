@@ -110,8 +110,9 @@ def step(method, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work
 
 
 @njit(cache=True)
-def run(n_steps, record_every, method, x, P, A, n_act, act_state, act_cmd, env, dt, t0, out):
-    """Advance n_steps, writing a row every ``record_every`` steps into ``out``.
+def run(n_steps, record_every, k0, method, x, P, A, n_act, act_state, act_cmd, env, dt, out):
+    """Advance n_steps from global step k0, writing a row into ``out`` at each
+    global step that is a multiple of ``record_every``.
 
     A row is [t, x (12), actuator states (3 per actuator), actuator force (6)].
     Returns the number of rows written. All buffers are allocated once per call.
@@ -124,10 +125,10 @@ def run(n_steps, record_every, method, x, P, A, n_act, act_state, act_cmd, env, 
     na = act_state.shape[0]
     for k in range(1, n_steps + 1):
         step(method, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w)
-        if record_every > 0 and k % record_every == 0:
+        if record_every > 0 and (k0 + k) % record_every == 0:
             actuator_forces(A, n_act, act_state, tau_act)
             row = out[rows]
-            row[0] = t0 + k * dt
+            row[0] = (k0 + k) * dt
             for i in range(X_SIZE):
                 row[1 + i] = x[i]
             for i in range(na):

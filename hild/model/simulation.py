@@ -96,13 +96,17 @@ class Simulation:
         self.t = self.steps * self.dt
 
     def advance(self, n_steps: int, record_every: int = 0) -> np.ndarray:
-        """Advance n_steps in one compiled loop; return the rows recorded every k steps."""
+        """Advance n_steps in one compiled loop.
+
+        Returns the rows recorded at every global step that is a multiple of
+        ``record_every`` (so segments line up on one output grid).
+        """
         v = self.vessel
-        rows = n_steps // record_every if record_every > 0 else 0
+        rows = n_steps // record_every + 1 if record_every > 0 else 0
         out = np.empty((rows, len(self.columns())))
         written = run(
-            n_steps, record_every, self.method, self.x, v.params, v.actuator_params, v.n_act,
-            self.act_state, self.act_cmd, self.env, self.dt, self.t, out,
+            n_steps, record_every, self.steps, self.method, self.x, v.params, v.actuator_params,
+            v.n_act, self.act_state, self.act_cmd, self.env, self.dt, out,
         )  # fmt: skip
         self.steps += n_steps
         self.t = self.steps * self.dt

@@ -1,0 +1,220 @@
+"""The 6-DOF model against the thesis' equations: structure, rest, energy, steady states."""
+
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import PROFILES, vessel
+from scipy.optimize import brentq
+
+from hild.model import layout as L
+from hild.model.dynamics import (
+    added_mass_coriolis,
+    coriolis_rigid_body_matrix,
+    cross_flow_drag,
+    rigid_body_coriolis,
+)
+from hild.model.simulation import Simulation
+
+RNG = np.random.default_rng(20170605)
+
+
+def m2c_added_mass(M_A, nu_r):
+    """C_A(nu_r) of thesis eq. 2.19 built independently as a matrix."""
+    a = M_A[:3, :] @ nu_r
+    b = M_A[3:, :] @ nu_r
+
+    def S(x):
+        return np.array([[0, -x[2], x[1]], [x[2], 0, -x[0]], [-x[1], x[0], 0]])
+
+    C = np.zeros((6, 6))
+    C[:3, 3:] = -S(a)
+    C[3:, :3] = -S(a)
+    C[3:, 3:] = -S(b)
+    return C
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_rigid_body_coriolis_matches_matrix_form(name):
+    v = vessel(name)
+    P = v.params
+    r_g = P[L.P_RG : L.P_RG + 3]
+    I_o = P[L.P_IO : L.P_IO + 9].reshape(3, 3)
+    for _ in range(20):
+        nu = RNG.normal(size=6)
+        out = np.zeros(6)
+        rigid_body_coriolis(P, nu, out)
+        C = coriolis_rigid_body_matrix(P[L.P_MASS], r_g, I_o, nu)
+        np.testing.assert_allclose(out, C @ nu, rtol=1e-12, atol=1e-9)
+        # eq. 2.18 is skew-symmetric: it does no work
+        np.testing.assert_allclose(C, -C.T, atol=1e-9)
+        assert abs(nu @ out) < 1e-9 * (1 + np.abs(out).max())
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_added_mass_coriolis_matches_matrix_form(name):
+    v = vessel(name)
+    P = v.params.copy()
+    P[L.P_MUNK] = 1.0  # compare the full eq. 2.19
+    for _ in range(20):
+        nu_r = RNG.normal(size=6)
+        out = np.zeros(6)
+        added_mass_coriolis(P, nu_r, out)
+        np.testing.assert_allclose(out, m2c_added_mass(v.M_A, nu_r) @ nu_r, atol=1e-9)
+
+
+def test_odin_rigid_body_mass_matrix_is_thesis_eq_3_1():
+    thesis = np.array(
+        [
+            [6000, 0, 0, 0, -480, 0],
+            [0, 6000, 0, 480, 0, -9000],
+            [0, 0, 6000, 0, 9000, 0],
+            [0, 480, 0, 3066.5, -21.13, -519.34],
+            [-480, 0, 9000, -21.13, 18992.13, -1.21],
+            [0, -9000, 0, -519.34, -1.21, 20927.7],
+        ]
+    )
+    np.testing.assert_allclose(vessel("odin").M_RB, thesis, atol=1e-9)
+
+
+def test_jolner_rigid_body_mass_matrix_is_eq_3_3_made_symmetric():
+    M = vessel("jolner").M_RB
+    np.testing.assert_allclose(M, M.T)
+    # the printed eq. 3.3 has +11.4 in roll-sway; a rigid body needs -m z_g
+    assert M[3, 1] == pytest.approx(-11.41)
+    assert M[1, 3] == pytest.approx(-11.41)
+    assert M[0, 4] == pytest.approx(11.41) and M[1, 5] == pytest.approx(-22.82)
+
+
+def test_cross_flow_strips_match_closed_form():
+    # integral of |v + x r|(v + x r) over [-L/2, L/2] in closed form
+    P = np.zeros(L.P_SIZE)
+    P[L.P_CF_Y], P[L.P_CF_N] = 116.5, 233.0
+    P[L.P_CF_LENGTH], P[L.P_CF_STRIPS] = 10.5, 400
+    half = 5.25
+    for v_r, r in [(0.7, 0.0), (0.3, 0.05), (-0.2, 0.12), (0.0, -0.1)]:
+        y, n = cross_flow_drag(P, v_r, r)
+        f_y = lambda x: abs(v_r + x * r) * (v_r + x * r)  # noqa: E731
+        xs = np.linspace(-half, half, 200001)
+        Y_ref = -116.5 * np.trapezoid(f_y(xs), xs)
+        N_ref = -233.0 * np.trapezoid(xs * f_y(xs), xs)
+        assert y == pytest.approx(Y_ref, rel=1e-4, abs=1e-6)
+        assert n == pytest.approx(N_ref, rel=1e-4, abs=1e-6)
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_vessel_at_rest_stays_at_rest(name):
+    sim = Simulation(vessel(name), dt=0.01)
+    sim.advance(6000)
+    assert np.abs(sim.x).max() < 1e-12
+
+
+def mechanical_energy(sim):
+    """Kinetic 0.5 nu^T M nu plus hydrostatic 0.5 eta^T G eta."""
+    eta = sim.x[:6]
+    return sim.kinetic_energy() + 0.5 * float(eta @ sim.vessel.G @ eta)
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_initial_velocity_loses_energy_monotonically(name):
+    v = vessel(name)
+    sim = Simulation(v, dt=0.01)
+    speed = 0.5 * v.length**0.5  # a Froude number of about 0.16
+    sim.x[L.X_NU : L.X_NU + 6] = [speed, 0.3 * speed, 0.0, 0.0, 0.0, 0.2 * speed / v.length]
+    ke = [sim.kinetic_energy()]
+    energy = [mechanical_energy(sim)]
+    for _ in range(3000):
+        sim.advance(1)
+        ke.append(sim.kinetic_energy())
+        energy.append(mechanical_energy(sim))
+    ke, energy = np.array(ke), np.array(energy)
+    # kinetic energy trades a little with hydrostatic energy through the heave,
+    # roll and pitch couplings; their sum is what damping must drain each step
+    assert np.all(np.diff(energy) <= 1e-12 * energy[0])
+    assert np.all(np.diff(ke) <= 1e-3 * ke[0]), "kinetic energy may only dip and rise at 0.1 %"
+    assert ke[-1] < 0.5 * ke[0]
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_perturbed_roll_oscillates_back_to_zero(name):
+    v = vessel(name)
+    sim = Simulation(v, dt=0.01)
+    sim.x[3] = 0.1
+    rows = sim.advance(int(600 / 0.01), 5)
+    phi = rows[:, 1 + 3]
+    crossings = np.count_nonzero(np.diff(np.sign(phi)) != 0)
+    assert crossings >= 4, "roll should oscillate, not creep back"
+    # uncoupled roll period 2 pi sqrt(M44 / G44) sets the scale of the oscillation
+    period = 2 * math.pi * math.sqrt(v.M[3, 3] / v.G[3, 3])
+    t = rows[:, 0]
+    first = t[np.flatnonzero(np.diff(np.sign(phi)) != 0)]
+    measured = 2 * np.median(np.diff(first[:6]))
+    assert measured == pytest.approx(period, rel=0.25)
+    assert abs(phi[-200:]).max() < 0.05 * 0.1
+
+
+# Surge resistance written out from the references, independently of the loader:
+# (D_L[0,0], ITTC coefficient, C_R, L_pp, X_uu)
+SURGE = {
+    "odin": (266.26, 21487.33, 0.014, 10.5, -135.0),  # thesis 3.5, 3.9; model files
+    "jolner": (12.76, 736.48, 0.014, 1.65, 0.0),  # thesis 3.6, 3.10
+    "wamv": (51.3, 0.0, 0.0, 1.0, -72.4),  # VRX xU, xUU
+    "otter": (24.4 * 9.81 / (6 * 0.5144), 0.0, 0.0, 1.0, 0.0),  # Fossen: Xu = 24.4 g / U_max
+}
+
+
+def surge_resistance(name, u):
+    d, k, cr, lpp, xuu = SURGE[name]
+    rn = max(u * lpp / 1e-6, 1e5)
+    cf = 0.075 / (math.log10(rn) - 2.0) ** 2 + cr  # thesis eq. 2.29
+    return d * u + k * cf * u * u - xuu * u * u
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_constant_surge_force_reaches_the_speed_where_damping_balances_it(name):
+    v = vessel(name)
+    force = 0.02 * v.M_RB[0, 0] * 9.81  # 2 % of the weight
+    expected = brentq(lambda u: surge_resistance(name, u) - force, 1e-6, 50.0)
+    sim = Simulation(v, dt=0.02)
+    tau = np.zeros(6)
+    tau[0] = force
+    sim.set_external_force(tau)
+    sim.advance(int(600 / 0.02))
+    assert sim.x[L.X_NU] == pytest.approx(expected, rel=0.01)
+    assert abs(sim.x[L.X_NU + 5]) < 1e-9  # and no yaw from a surge force
+
+
+ALLOCATION_PROBE = """
+from numba.core.runtime import rtsys
+from hild.model.profile import load_profile
+from hild.model.simulation import Simulation
+sim = Simulation(load_profile("odin"), dt=0.01, method="{method}")
+sim.set_command("port.rpm", 1500)
+sim.set_command("port.deflector", 1)
+sim.set_command("starboard.nozzle_deg", 10)
+sim.advance(1)
+counts = []
+for n in (10, 10000):
+    before = rtsys.get_allocation_stats().alloc
+    sim.advance(n)
+    counts.append(rtsys.get_allocation_stats().alloc - before)
+print(counts[1] - counts[0], counts[0])
+"""
+
+
+@pytest.mark.parametrize("method", ["rk4", "dopri5"])
+def test_compiled_step_allocates_nothing(method):
+    # numba counts its own heap allocations only when NRT stats are on at import;
+    # a call has a fixed cost (boxing its array arguments, the loop's buffers),
+    # so 10 and 10,000 steps must allocate exactly as often
+    env = dict(os.environ, NUMBA_NRT_STATS="1")
+    out = subprocess.run(
+        [sys.executable, "-c", ALLOCATION_PROBE.format(method=method)],
+        env=env, capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    delta, total = int(out[0]), int(out[1])
+    assert delta == 0, f"{delta} more allocations in 10,000 steps than in 10"
+    assert total > 0  # the probe does see the per-call allocations
