@@ -66,7 +66,12 @@ def run_with(name, commands, seconds=30.0):
 
 
 FULL_AHEAD = {
-    "odin": {"port.rpm": 1500, "starboard.rpm": 1500, "port.deflector": 1, "starboard.deflector": 1},
+    "odin": {
+        "port.rpm": 1500,
+        "starboard.rpm": 1500,
+        "port.deflector": 1,
+        "starboard.deflector": 1,
+    },
     "jolner": {"port.rpm": 2000, "starboard.rpm": 2000},
     "otter": {"port.rpm": 700, "starboard.rpm": 700},
     "wamv": {"port.cmd": 0.7, "starboard.cmd": 0.7},

@@ -29,7 +29,7 @@ def test_sim_odin_prints_summary_and_json_and_writes_csv(tmp_path):
     assert final["real_time_factor"] > 1.0
     with open(out) as f:
         rows = list(csv.DictReader(f))
-    required = "t,x,y,z,phi,theta,psi,u,v,w,p,q,r".split(",")
+    required = ["t", "x", "y", "z", "phi", "theta", "psi", "u", "v", "w", "p", "q", "r"]
     assert all(c in rows[0] for c in required)
     assert {"port.rpm", "port.nozzle", "port.deflector", "starboard.rpm"} <= set(rows[0])
     assert len(rows) == 601  # t = 0 and every 0.1 s
@@ -48,7 +48,8 @@ def test_schedule_changes_commands_on_time(tmp_path):
     p = hild("sim", "odin", "--duration", "20", "--schedule", str(sched), "--out", str(out),
              "--method", "dopri5")  # fmt: skip
     assert p.returncode == 0, p.stderr
-    rows = list(csv.DictReader(open(out)))
+    with open(out) as f:
+        rows = list(csv.DictReader(f))
     by_t = {round(float(r["t"]), 3): r for r in rows}
     assert float(by_t[9.9]["port.nozzle"]) == 0.0
     assert float(by_t[10.1]["port.nozzle"]) > 0.0  # lagging towards 20 deg

@@ -97,10 +97,10 @@ def test_cross_flow_strips_match_closed_form():
     half = 5.25
     for v_r, r in [(0.7, 0.0), (0.3, 0.05), (-0.2, 0.12), (0.0, -0.1)]:
         y, n = cross_flow_drag(P, v_r, r)
-        f_y = lambda x: abs(v_r + x * r) * (v_r + x * r)  # noqa: E731
         xs = np.linspace(-half, half, 200001)
-        Y_ref = -116.5 * np.trapezoid(f_y(xs), xs)
-        N_ref = -233.0 * np.trapezoid(xs * f_y(xs), xs)
+        strip = np.abs(v_r + xs * r) * (v_r + xs * r)
+        Y_ref = -116.5 * np.trapezoid(strip, xs)
+        N_ref = -233.0 * np.trapezoid(xs * strip, xs)
         assert y == pytest.approx(Y_ref, rel=1e-4, abs=1e-6)
         assert n == pytest.approx(N_ref, rel=1e-4, abs=1e-6)
 

@@ -9,7 +9,6 @@ discrete times anyway.
 import math
 
 import numpy as np
-
 from numba import njit
 
 from hild.model.actuators import actuator_forces, update_actuators

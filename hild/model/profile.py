@@ -374,7 +374,9 @@ def _read_actuators(sections: list[Section], length: float, beam: float):
 
         speed = s.table("speed", required=True)
         unit = speed.string("unit", choices=("rpm", "normalized"))
-        hi = speed.number("max", 1.0) if unit == "normalized" else speed.number("max", positive=True)
+        hi = (
+            speed.number("max", 1.0) if unit == "normalized" else speed.number("max", positive=True)
+        )
         lo = speed.number("min", -hi if unit == "normalized" else 0.0)
         if lo >= hi:
             raise speed.error("min", lo, f"less than max ({hi:g})")
@@ -394,7 +396,9 @@ def _read_actuators(sections: list[Section], length: float, beam: float):
             angle_kind = key
             lo_deg = t.number("min_deg", lo=-180.0, hi=0.0)
             hi_deg = t.number("max_deg", lo=0.0, hi=180.0)
-            _first_order(t, A, a + L.A_ANGLE, lo_deg * DEGREES, hi_deg * DEGREES, "rate_deg", "deg/s")
+            _first_order(
+                t, A, a + L.A_ANGLE, lo_deg * DEGREES, hi_deg * DEGREES, "rate_deg", "deg/s"
+            )
             angle0 = t.number("initial_deg", 0.0, lo=lo_deg, hi=hi_deg) * DEGREES
             angle_range = (lo_deg, hi_deg)
             t.finish()
@@ -422,7 +426,6 @@ def _read_actuators(sections: list[Section], length: float, beam: float):
             )
         )  # fmt: skip
     return specs, A
-
 
 
 def _first_order(t: Section, A: np.ndarray, k: int, lo: float, hi: float, rate_key: str, unit: str):
