@@ -80,8 +80,11 @@ def run_sim(
     for text in commands or []:
         sim.set_command(*parse_command(text))
     events = read_schedule(schedule) if schedule else []
-    for ev in events:  # check every name before running
-        sim.set_command(ev.name, ev.value) if ev.t == 0.0 else _check(sim, ev)
+    for ev in events:  # check every name before running; apply those at t = 0
+        if ev.t == 0.0:
+            sim.set_command(ev.name, ev.value)
+        else:
+            _check(sim, ev)
 
     n_total = int(round(duration / dt))
     every = max(1, int(round(output_interval / dt)))

@@ -109,3 +109,16 @@ def test_profile_path_works_from_anywhere(tmp_path):
     shutil.copy(PROFILE_DIR / "otter.toml", tmp_path / "my-otter.toml")
     v = load_profile(str(tmp_path / "my-otter.toml"))
     assert v.name == "otter" and math.isclose(v.M_RB[0, 0], 80.0)
+
+
+def test_wind_data_is_kept_for_the_environment():
+    odin = vessel("odin").wind
+    assert odin["model"] == "blendermann"
+    assert odin["frontal_area"] == 6.4 and odin["lateral_area"] == 11.31
+    assert vessel("wamv").wind["coefficients"] == [0.5, 0.5, 0.33]
+
+
+def test_wind_data_must_be_numbers(tmp_path):
+    path = write_variant(tmp_path, "odin", "kappa = 1.1", 'kappa = "high"')
+    with pytest.raises(ConfigError, match=r"wind\.kappa.*a number"):
+        load_profile(str(path))

@@ -83,7 +83,8 @@ class Vessel:
     D_L: np.ndarray
     G: np.ndarray
     length: float
-    notes: dict[str, str] = field(default_factory=dict)
+    # wind-force data for the environment (model name and its coefficients)
+    wind: dict[str, object] = field(default_factory=dict)
 
     @property
     def M(self) -> np.ndarray:
@@ -212,10 +213,30 @@ def _read_vessel(root: Section, path: Path) -> Vessel:
     P[L.P_MUNK] = 1.0 if munk else 0.0
 
     actuators, A = _read_actuators(root.tables("actuator"), length, beam)
+    wind = _read_wind(root.table("wind"))
     return Vessel(
         name=name, source=str(path), params=P, actuator_params=A, actuators=actuators,
-        M_RB=M_RB, M_A=M_A, D_L=D_L, G=G, length=length,
+        M_RB=M_RB, M_A=M_A, D_L=D_L, G=G, length=length, wind=wind,
     )  # fmt: skip
+
+
+WIND_MODELS = ("blendermann", "vrx")
+
+
+def _read_wind(s: Section | None) -> dict[str, object]:
+    """Wind-force coefficients, kept as data for the environment's force models."""
+    if s is None:
+        return {}
+    wind: dict[str, object] = {"model": s.string("model", choices=WIND_MODELS)}
+    for key, value in s.data.items():
+        if key == "model":
+            continue
+        if isinstance(value, list):
+            wind[key] = s.array(key, (len(value),)).tolist()
+        else:
+            wind[key] = s.number(key)
+    s.finish()
+    return wind
 
 
 def _cg_from_mass_matrix(M_RB: np.ndarray) -> np.ndarray:

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from hild.model import layout as L
+from hild.model.actuators import actuator_forces
 from hild.model.dynamics import W_SIZE
 from hild.model.integrators import METHODS, WORK_ROWS, run, step
 from hild.model.profile import DEGREES, Vessel
@@ -124,8 +125,6 @@ class Simulation:
 
     def row(self) -> np.ndarray:
         """The current state as one row in the layout of ``columns()``."""
-        from hild.model.actuators import actuator_forces
-
         v = self.vessel
         actuator_forces(v.actuator_params, v.n_act, self.act_state, self._tau_act)
         return np.concatenate(([self.t], self.x, self.act_state, self._tau_act))
