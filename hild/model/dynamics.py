@@ -152,8 +152,10 @@ def added_mass_coriolis(P, nu_r, out):
     """out = C_A(nu_r) nu_r built from M_A (thesis eqs 2.19-2.25).
 
     With a = (M_A nu_r)[0:3] and b = (M_A nu_r)[3:6]:
-    linear  w x a,  angular  v_r x a + w x b.  The yaw part of v_r x a is the
-    Munk moment, which a profile may drop (Fossen's Otter model does).
+    linear  w x a,  angular  v_r x a + w x b.  The angular part v_r x a is
+    the Munk moment (ideal-fluid moment of a body translating at an angle),
+    which a profile may drop where the hull-lift terms that balance it on a
+    real hull are missing (Fossen drops its yaw part in his Otter model).
     """
     a0 = 0.0
     a1 = 0.0
@@ -172,9 +174,10 @@ def added_mass_coriolis(P, nu_r, out):
     out[0] = q * a2 - r * a1
     out[1] = r * a0 - p * a2
     out[2] = p * a1 - q * a0
-    out[3] = v * a2 - w * a1 + q * b2 - r * b1
-    out[4] = w * a0 - u * a2 + r * b0 - p * b2
-    out[5] = P[P_MUNK] * (u * a1 - v * a0) + p * b1 - q * b0
+    munk = P[P_MUNK]
+    out[3] = munk * (v * a2 - w * a1) + q * b2 - r * b1
+    out[4] = munk * (w * a0 - u * a2) + r * b0 - p * b2
+    out[5] = munk * (u * a1 - v * a0) + p * b1 - q * b0
 
 
 @njit(cache=True)

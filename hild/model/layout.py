@@ -24,7 +24,7 @@ P_CF_LENGTH = 164  # hull length integrated over [m]
 P_CF_STRIPS = 165  # number of strips
 P_CF_XMID = 166  # x of the middle of the integrated length relative to CO [m]
 P_QUAD = 167  # 9: VRX eq. 22 derivatives Xuu Yvv Yrv Yvr Yrr Nvv Nrv Nvr Nrr (SNAME, <= 0)
-P_MUNK = 176  # 1.0 keeps the Munk moment of C_A in yaw, 0.0 drops it
+P_MUNK = 176  # 1.0 keeps the Munk moments (v_r x a) of C_A, 0.0 drops them
 P_SIZE = 180
 
 Q_XUU, Q_YVV, Q_YRV, Q_YVR, Q_YRR, Q_NVV, Q_NRV, Q_NVR, Q_NRR = range(9)

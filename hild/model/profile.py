@@ -199,9 +199,8 @@ def _read_vessel(root: Section, path: Path) -> Vessel:
             "M = M_RB + M_A to be positive definite",
         )  # fmt: skip
     G = _read_restoring(root.table("restoring"))
-    D_L = _read_damping(root.table("damping"), P, M, G, length, beam, draft, rho)
-    if reference == "cg":
-        D_L = move_to_co(D_L, r_g)
+    r_about = r_g if reference == "cg" else None
+    D_L = _read_damping(root.table("damping"), P, M, G, r_about, length, beam, draft, rho)
 
     P[L.P_M_INV : L.P_M_INV + 36] = np.linalg.inv(M).ravel()
     P[L.P_MA : L.P_MA + 36] = M_A.ravel()
@@ -299,7 +298,8 @@ QUAD_KEYS = ("X_uu", "Y_vv", "Y_rv", "Y_vr", "Y_rr", "N_vv", "N_rv", "N_vr", "N_
 RELATIVE_DOF = {"heave": 2, "roll": 3, "pitch": 4}
 
 
-def _read_damping(s, P, M, G, length, beam, draft, rho) -> np.ndarray:
+def _read_damping(s, P, M, G, r_about, length, beam, draft, rho) -> np.ndarray:
+    """Linear damping at CO (moved from r_about if given), and the nonlinear terms into P."""
     if s is None:
         return np.zeros((6, 6))
     if s.has("linear"):
@@ -318,6 +318,9 @@ def _read_damping(s, P, M, G, length, beam, draft, rho) -> np.ndarray:
                     raise rel.error(dof, zeta, f"a restoring term G[{i},{i}] > 0 to scale with")
                 D_L[i, i] += 2.0 * zeta * math.sqrt(G[i, i] * M[i, i])
         rel.finish()
+    if r_about is not None:
+        # all linear damping, the relative terms included, is about the CG
+        D_L = move_to_co(D_L, r_about)
     for k, key in enumerate(QUAD_KEYS):
         P[L.P_QUAD + k] = s.number(key, 0.0, hi=0.0)
     ittc = s.table("ittc")
