@@ -49,6 +49,9 @@ def test_convergence_order(method, order, steps):
     observed = [math.log2(errors[i] / errors[i + 1]) for i in range(2)]
     # Halving the step divides the error by 2^order once the step is small
     # enough; the steps are chosen so the error stays well above round-off
-    # (1e-12 here). The coarser pair may still carry higher-order terms.
-    assert abs(observed[1] - order) < 0.5, f"observed orders {observed}, errors {errors}"
-    assert abs(observed[0] - order) < 0.8, f"observed orders {observed}, errors {errors}"
+    # (1e-12 here). Before that, the next term of the error expansion can
+    # push the observed order up (Dormand-Prince's does, to about 5.7 here),
+    # so the band is wider above than below: one order less would fail.
+    msg = f"observed orders {observed}, errors {errors}"
+    assert order - 0.5 < observed[1] < order + 0.8, msg
+    assert order - 0.8 < observed[0] < order + 1.0, msg
