@@ -132,6 +132,19 @@ class Section:
             raise self.error(name, value, f"{what}, all finite")
         return arr
 
+    def matrix_or_diagonal(self, matrix_key: str, diagonal_key: str, n: int) -> np.ndarray:
+        """An n x n matrix given in full under one key or by its diagonal under another.
+
+        With neither key present the matrix is zero.
+        """
+        if self.has(matrix_key):
+            self._used.add(diagonal_key)
+            if self.has(diagonal_key):
+                raise self.error(diagonal_key, self.data[diagonal_key], f"either {matrix_key} or "
+                                 f"{diagonal_key}, not both")  # fmt: skip
+            return self.array(matrix_key, (n, n))
+        return np.diag(self.array(diagonal_key, (n,), [0.0] * n))
+
     def table(self, name: str, *, required: bool = False) -> Section | None:
         if name not in self.data and not required:
             self._used.add(name)

@@ -84,7 +84,7 @@ def run_sim(
         if ev.t == 0.0:
             sim.set_command(ev.name, ev.value)
         else:
-            _check(sim, ev)
+            sim.command_slot(ev.name)
 
     n_total = int(round(duration / dt))
     every = max(1, int(round(output_interval / dt)))
@@ -109,9 +109,7 @@ def run_sim(
         write_csv(out, sim.columns(), table)
     state = {name: float(val) for name, val in zip(sim.columns()[1:13], sim.x, strict=True)}
     actuators = {
-        col: float(val)
-        for col, val in zip(sim.columns()[13:], table[-1, 13:], strict=True)
-        if not col.startswith("none.")
+        col: float(val) for col, val in zip(sim.columns()[13:], table[-1, 13:], strict=True)
     }
     return {
         "profile": vessel.name,
@@ -125,13 +123,6 @@ def run_sim(
         "wall_s": wall,
         "real_time_factor": sim.t / wall if wall > 0 else float("inf"),
     }
-
-
-def _check(sim: Simulation, ev: ScheduledCommand) -> None:
-    """Validate a future schedule entry's name without applying it."""
-    saved = sim.act_cmd.copy()
-    sim.set_command(ev.name, ev.value)
-    sim.act_cmd[:] = saved
 
 
 def write_csv(path: Path, columns: list[str], table: np.ndarray) -> None:

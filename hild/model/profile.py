@@ -64,7 +64,7 @@ class ActuatorSpec:
     @property
     def state_columns(self) -> tuple[str, str, str]:
         """Column names of this actuator's three states in output files."""
-        speed = "rpm" if self.speed_unit == "rpm" else "cmd"
+        speed = self.commands[0]
         angle = "azimuth" if self.angle_kind == "azimuth" else "nozzle"
         return (f"{self.name}.{speed}", f"{self.name}.{angle}", f"{self.name}.deflector")
 
@@ -259,10 +259,7 @@ def _read_rigid_body(s: Section) -> np.ndarray:
 def _read_added_mass(s: Section | None) -> tuple[np.ndarray, bool]:
     if s is None:
         return np.zeros((6, 6)), True
-    if s.has("matrix"):
-        M_A = s.array("matrix", (6, 6))
-    else:
-        M_A = np.diag(s.array("diagonal", (6,), [0.0] * 6))
+    M_A = s.matrix_or_diagonal("matrix", "diagonal", 6)
     symmetrize = s.boolean("symmetrize", False)
     munk = s.boolean("munk_moment", True)
     asym = float(np.max(np.abs(M_A - M_A.T)))
@@ -281,10 +278,7 @@ def _read_added_mass(s: Section | None) -> tuple[np.ndarray, bool]:
 def _read_restoring(s: Section | None) -> np.ndarray:
     if s is None:
         return np.zeros((6, 6))
-    if s.has("matrix"):
-        G = s.array("matrix", (6, 6))
-    else:
-        G = np.diag(s.array("diagonal", (6,)))
+    G = s.matrix_or_diagonal("matrix", "diagonal", 6)
     for i in (0, 1, 5):
         if np.any(G[i] != 0.0) or np.any(G[:, i] != 0.0):
             raise s.error("matrix", G.tolist(), "no restoring in surge, sway or yaw (eq. 2.33)")
@@ -302,10 +296,7 @@ def _read_damping(s, P, M, G, r_about, length, beam, draft, rho) -> np.ndarray:
     """Linear damping at CO (moved from r_about if given), and the nonlinear terms into P."""
     if s is None:
         return np.zeros((6, 6))
-    if s.has("linear"):
-        D_L = s.array("linear", (6, 6))
-    else:
-        D_L = np.diag(s.array("linear_diagonal", (6,), [0.0] * 6))
+    D_L = s.matrix_or_diagonal("linear", "linear_diagonal", 6)
     if np.any(np.diag(D_L) < 0.0):
         raise s.error("linear", D_L.tolist(), "a damping matrix with non-negative diagonal")
     rel = s.table("relative")

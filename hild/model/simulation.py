@@ -39,7 +39,7 @@ class Simulation:
         self.steps = 0
         self.x = np.zeros(L.X_SIZE)
         n = vessel.n_act
-        self.act_state = np.zeros(max(1, n) * L.S_SIZE)
+        self.act_state = np.zeros(n * L.S_SIZE)
         self.act_cmd = np.zeros_like(self.act_state)
         for a in vessel.actuators:
             self.act_state[a.index * L.S_SIZE : (a.index + 1) * L.S_SIZE] = a.initial
@@ -51,8 +51,8 @@ class Simulation:
         self._tau_act = np.zeros(6)
 
     # --- commands -----------------------------------------------------------------
-    def set_command(self, name: str, value: float) -> None:
-        """Set an actuator command by name, e.g. ``port.rpm`` or ``starboard.nozzle_deg``."""
+    def command_slot(self, name: str) -> tuple[int, float]:
+        """Index into the command array and the factor to SI units for a name like ``port.rpm``."""
         actuator, _, command = name.partition(".")
         try:
             spec = self.vessel.actuator(actuator)
@@ -63,17 +63,17 @@ class Simulation:
                 f"{self.vessel.name}.{actuator} has no command {command!r} "
                 f"(it takes: {', '.join(spec.commands)})"
             )
+        if command.endswith("_deg"):
+            return spec.index * L.S_SIZE + L.S_ANGLE, DEGREES
+        return spec.index * L.S_SIZE + COMMAND_SLOTS[command], 1.0
+
+    def set_command(self, name: str, value: float) -> None:
+        """Set an actuator command by name, e.g. ``port.rpm`` or ``starboard.nozzle_deg``."""
+        slot, scale = self.command_slot(name)
         value = float(value)
         if not math.isfinite(value):
             raise CommandError(f"command {name} must be a finite number, not {value!r}")
-        if command.endswith("_deg"):
-            slot, value = L.S_ANGLE, value * DEGREES
-        else:
-            slot = COMMAND_SLOTS[command]
-        self.act_cmd[spec.index * L.S_SIZE + slot] = value
-
-    def command_names(self) -> list[str]:
-        return [f"{a.name}.{c}" for a in self.vessel.actuators for c in a.commands]
+        self.act_cmd[slot] = value * scale
 
     # --- environment -----------------------------------------------------------------
     def set_current(self, north: float, east: float) -> None:
@@ -118,8 +118,6 @@ class Simulation:
         cols = ["t", *L.STATE_NAMES]
         for a in self.vessel.actuators:
             cols.extend(a.state_columns)
-        if self.vessel.n_act == 0:
-            cols.extend(("none.speed", "none.angle", "none.deflector"))
         cols.extend(("X_act", "Y_act", "Z_act", "K_act", "M_act", "N_act"))
         return cols
 
