@@ -138,22 +138,53 @@ def test_initial_velocity_loses_energy_monotonically(name):
     assert ke[-1] < 0.5 * ke[0]
 
 
+def damped_roll_period(v):
+    """Roll period with sway and yaw free to move and the roll damping of D_L.
+
+    A heeled hull's sway and yaw accelerate with it through the couplings of
+    M (z_g, added mass), so the effective roll inertia is the Schur complement
+    of M's lateral block; the linear roll damping lengthens the period by
+    1 / sqrt(1 - zeta^2).
+    """
+    lat = [1, 3, 5]
+    M = 0.5 * (v.M + v.M.T)[np.ix_(lat, lat)]
+    others = [0, 2]
+    m_eff = M[1, 1] - M[1, others] @ np.linalg.solve(M[np.ix_(others, others)], M[others, 1])
+    omega = math.sqrt(v.G[3, 3] / m_eff)
+    zeta = v.D_L[3, 3] / (2.0 * m_eff * omega)
+    return 2 * math.pi / (omega * math.sqrt(1.0 - zeta**2))
+
+
 @pytest.mark.parametrize("name", PROFILES)
 def test_perturbed_roll_oscillates_back_to_zero(name):
     v = vessel(name)
     sim = Simulation(v, dt=0.01)
     sim.x[3] = 0.1
-    rows = sim.advance(int(600 / 0.01), 5)
-    phi = rows[:, 1 + 3]
-    crossings = np.count_nonzero(np.diff(np.sign(phi)) != 0)
-    assert crossings >= 4, "roll should oscillate, not creep back"
-    # uncoupled roll period 2 pi sqrt(M44 / G44) sets the scale of the oscillation
-    period = 2 * math.pi * math.sqrt(v.M[3, 3] / v.G[3, 3])
-    t = rows[:, 0]
-    first = t[np.flatnonzero(np.diff(np.sign(phi)) != 0)]
-    measured = 2 * np.median(np.diff(first[:6]))
-    assert measured == pytest.approx(period, rel=0.25)
+    rows = sim.advance(int(600 / 0.01), 1)
+    t, phi = rows[:, 0], rows[:, 1 + 3]
+    i = np.flatnonzero(np.diff(np.sign(phi)) != 0)
+    assert len(i) >= 6, "roll should oscillate, not creep back"
+    zeros = t[i] - phi[i] * (t[i + 1] - t[i]) / (phi[i + 1] - phi[i])  # interpolated
+    measured = 2 * np.mean(np.diff(zeros[:5]))
+    # heave and pitch couplings and the quadratic terms are left out of the
+    # estimate; they shift the period by well under 1 % for these hulls
+    assert measured == pytest.approx(damped_roll_period(v), rel=0.01)
     assert abs(phi[-200:]).max() < 0.05 * 0.1
+
+
+def test_vessel_drifts_with_the_current():
+    # thesis eqs 2.11-2.13: with no thrust the hull ends up at rest relative to
+    # the water, so it moves over ground with the current (0.5 m/s towards
+    # east); the heading it drifts to is neutral, so only speeds are checked
+    sim = Simulation(vessel("otter"), dt=0.02)
+    sim.set_current(0.0, 0.5)
+    sim.advance(int(300 / 0.02))
+    assert math.hypot(sim.x[L.X_NU], sim.x[L.X_NU + 1]) == pytest.approx(0.5, rel=1e-4)
+    assert abs(sim.x[L.X_NU + 5]) < 1e-6
+    north, east = sim.x[0], sim.x[1]
+    sim.advance(int(10 / 0.02))
+    assert sim.x[1] - east == pytest.approx(5.0, rel=1e-4)
+    assert abs(sim.x[0] - north) < 1e-3
 
 
 # Surge resistance written out from the references, independently of the loader:
