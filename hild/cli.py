@@ -1,4 +1,4 @@
-"""The `hild` command line: `hild sim` now; `run` and `check` arrive with the daemon."""
+"""The `hild` command line: `hild run`, `hild check` and `hild sim`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 
 from hild import __version__
+from hild.bench import BenchError
 from hild.config import ConfigError
+from hild.log import FORMATS
 from hild.model.integrators import METHODS
 from hild.model.profile import available_profiles
 from hild.model.simulation import CommandError
@@ -19,6 +21,33 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"hild {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser(
+        "run",
+        help="run the emulator daemon in real time (default: a built-in bench on virtual ports)",
+        description="Run a bench in real time: the vessel model, its sensors on serial ports, "
+        "ptys, UDP and TCP. With no bench file it runs the built-in default: Odin in calm water "
+        "off Horten with a GNSS compass, an anemometer and a speed log on virtual serial ports "
+        "under /tmp/hild/, and every sentence on UDP 127.0.0.1:10110.",
+    )
+    run.add_argument("bench", nargs="?", help="bench file, or a built-in bench name (default)")
+    _bench_overrides(run)
+    run.add_argument("--duration", type=float, metavar="SECONDS", help="stop after this sim time")
+    run.add_argument(
+        "--log-format",
+        choices=FORMATS,
+        default="auto",
+        help="console (key=value), json, or auto: json when not on a terminal",
+    )
+    run.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+
+    check = sub.add_parser(
+        "check",
+        help="validate a bench file without running it",
+        description="Check a bench file: keys, values, profiles, device types, port URLs and the "
+        "byte budget of every serial line. Exits with 2 and lists every problem.",
+    )
+    check.add_argument("bench", nargs="?", help="bench file, or a built-in bench name (default)")
 
     sim = sub.add_parser(
         "sim",
@@ -43,9 +72,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _bench_overrides(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--time-scale",
+        type=float,
+        metavar="X",
+        help="run X times faster than real time (0.5: half speed)",
+    )
+    p.add_argument("--rate", dest="rate_hz", type=float, metavar="HZ", help="model steps per s")
+    p.add_argument("--seed", type=int, help="random seed of the run")
+    p.add_argument("--start-time", metavar="UTC", help="'wall' or e.g. 2026-06-01T12:00:00Z")
+    p.add_argument("--run-dir", metavar="DIR", help="where pty:// symlinks go (/tmp/hild)")
+    p.add_argument("--stats-interval", type=float, metavar="SECONDS", help="loop statistics period")
+
+
+def _overrides(args: argparse.Namespace) -> dict:
+    keys = ("time_scale", "rate_hz", "seed", "start_time", "run_dir", "stats_interval")
+    return {k: getattr(args, k) for k in keys}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.command == "run":
+            from hild.run import run_bench
+
+            return run_bench(args.bench, _overrides(args), args.duration, args.log_format,
+                             args.log_level)  # fmt: skip
+        if args.command == "check":
+            from hild.run import check_bench
+
+            return check_bench(args.bench)
         if args.command == "sim":
             from hild.sim import run_sim, summary_text
 
@@ -55,6 +112,11 @@ def main(argv: list[str] | None = None) -> int:
                 output_interval=args.output_interval,
             )  # fmt: skip
             sys.stdout.write(summary_text(summary) + "\n")
+    except BenchError as e:
+        sys.stderr.write(f"hild: {len(e.errors)} error(s) in the bench:\n")
+        for error in e.errors:
+            sys.stderr.write(f"  {error}\n")
+        return 2
     except (ConfigError, CommandError) as e:
         sys.stderr.write(f"hild: error: {e}\n")
         return 2

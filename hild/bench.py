@@ -1,0 +1,439 @@
+"""Bench files: which vessel, weather, place and time, and which devices on which ports.
+
+``load_bench`` reads and checks everything (``hild check``); errors name the file,
+the key, the value and what was expected, and all of them are reported at once.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from hild.config import ConfigError, Section, load_toml
+from hild.model.integrators import METHODS
+from hild.model.profile import Vessel, load_profile
+from hild.sensors.catalog import available_device_types, load_device_type, sentence_list, talker
+from hild.sensors.device import DeviceConfig
+from hild.sensors.faults import FAULT_KINDS, FaultSpec
+from hild.sensors.geodesy import Origin
+from hild.sensors.noise import NoiseSpec
+from hild.transport.url import PortSpec, PortUrlError, parse_port_url
+
+BENCH_DIR = Path(__file__).resolve().parents[1] / "profiles" / "bench"
+WEATHER_DIR = Path(__file__).resolve().parents[1] / "profiles" / "weather"
+DEFAULT_BENCH = "default"
+BITS_PER_BYTE = 10  # start + 8 data + stop bits on an asynchronous serial line
+
+
+class BenchError(ValueError):
+    """Everything wrong with a bench file, one ConfigError per problem."""
+
+    def __init__(self, errors: list[ConfigError]):
+        self.errors = errors
+        super().__init__("\n".join(str(e) for e in errors))
+
+
+@dataclass(frozen=True)
+class Weather:
+    """Steady wind and current for the run (the stochastic environment replaces this later)."""
+
+    preset: str
+    wind_speed: float = 0.0  # at 10 m [m/s]
+    wind_from_deg: float = 0.0  # where the wind comes from, clockwise from north
+    current_speed: float = 0.0  # [m/s]
+    current_to_deg: float = 0.0  # where the current sets to, clockwise from north
+
+    @property
+    def wind_ned(self) -> tuple[float, float]:
+        """Air velocity [m/s] north and east (the wind blows towards from + 180 deg)."""
+        to = math.radians(self.wind_from_deg + 180.0)
+        return self.wind_speed * math.cos(to), self.wind_speed * math.sin(to)
+
+    @property
+    def current_ned(self) -> tuple[float, float]:
+        to = math.radians(self.current_to_deg)
+        return self.current_speed * math.cos(to), self.current_speed * math.sin(to)
+
+
+@dataclass(frozen=True)
+class PortBudget:
+    """Bytes per second a serial line must carry against what its baud rate allows."""
+
+    url: str
+    baud: int
+    devices: tuple[str, ...]
+    bytes_per_s: float
+
+    @property
+    def capacity_bytes_per_s(self) -> float:
+        return self.baud / BITS_PER_BYTE
+
+    @property
+    def load(self) -> float:
+        return self.bytes_per_s / self.capacity_bytes_per_s
+
+
+@dataclass(frozen=True)
+class Bench:
+    """A checked bench: everything ``hild run`` needs."""
+
+    file: str
+    name: str
+    vessel: Vessel
+    profile: str
+    method: str
+    weather: Weather
+    origin: Origin
+    start_time: datetime | None  # None: the wall clock when the run starts
+    seed: int
+    rate_hz: float
+    time_scale: float
+    run_dir: Path
+    stats_interval: float
+    heading_deg: float
+    speed: float
+    commands: dict[str, float]
+    devices: tuple[DeviceConfig, ...]
+    budgets: tuple[PortBudget, ...] = field(default=())
+
+
+def resolve_bench(name_or_path: str | None) -> Path:
+    """A bench file from a path, or a built-in name from ``profiles/bench/``."""
+    if name_or_path is None:
+        return BENCH_DIR / f"{DEFAULT_BENCH}.toml"
+    candidate = Path(name_or_path)
+    if candidate.is_file():
+        return candidate
+    builtin = BENCH_DIR / f"{name_or_path}.toml"
+    if os.sep not in name_or_path and builtin.is_file():
+        return builtin
+    names = ", ".join(sorted(p.stem for p in BENCH_DIR.glob("*.toml")))
+    raise BenchError([ConfigError(name_or_path, "", None, f"a bench file or one of: {names}")])
+
+
+def load_bench(name_or_path: str | None = None, **overrides: Any) -> Bench:
+    """Read and check a bench file; ``overrides`` replace [bench] keys (from the command line)."""
+    path = resolve_bench(name_or_path)
+    root = Section(load_toml(path), path)
+    errors: list[ConfigError] = []
+
+    def attempt(fn, *args, default=None):
+        try:
+            return fn(*args)
+        except ConfigError as e:
+            errors.append(e)
+            return default
+
+    general = attempt(_general, root, overrides, default={})
+    vessel_part = attempt(_vessel, root, default=None)
+    origin = attempt(_origin, root, default=Origin(0.0, 0.0))
+    weather = attempt(_weather, root, default=Weather("calm"))
+    run_dir = Path(overrides.get("run_dir") or general.get("run_dir", "/tmp/hild"))
+    devices: list[DeviceConfig] = []
+    for section in attempt(root.tables, "device", default=[]) or []:
+        config = attempt(_device, section, run_dir, default=None)
+        if config is not None:
+            devices.append(config)
+    attempt(root.finish)
+    names = [d.name for d in devices]
+    for name in {n for n in names if names.count(n) > 1}:
+        errors.append(ConfigError(path, "device.name", name, "a name used by one device only"))
+    budgets = attempt(_budgets, path, devices, origin, run_dir, default=())
+    if errors:
+        raise BenchError(errors)
+    assert vessel_part is not None
+    vessel, profile, method, heading_deg, speed, commands = vessel_part
+    return Bench(
+        file=str(path),
+        name=general["name"],
+        vessel=vessel,
+        profile=profile,
+        method=method,
+        weather=weather,
+        origin=origin,
+        start_time=general["start_time"],
+        seed=general["seed"],
+        rate_hz=general["rate_hz"],
+        time_scale=general["time_scale"],
+        run_dir=run_dir,
+        stats_interval=general["stats_interval"],
+        heading_deg=heading_deg,
+        speed=speed,
+        commands=commands,
+        devices=tuple(devices),
+        budgets=tuple(budgets),
+    )
+
+
+def _general(root: Section, overrides: dict[str, Any]) -> dict[str, Any]:
+    bench = root.table("bench") or Section({}, root.file, "bench")
+    for key, value in overrides.items():
+        if value is not None:
+            bench.data[key] = value
+    start = bench.raw("start_time", "wall")
+    if start == "wall":
+        start_time = None
+    elif isinstance(start, datetime):
+        start_time = start if start.tzinfo else start.replace(tzinfo=UTC)
+    else:
+        try:
+            start_time = datetime.fromisoformat(str(start).replace("Z", "+00:00"))
+        except ValueError:
+            raise bench.error(
+                "start_time", start, "'wall' or a UTC time such as 2026-06-01T12:00:00Z"
+            ) from None
+        if start_time.tzinfo is None:
+            start_time = start_time.replace(tzinfo=UTC)
+    result = {
+        "name": bench.string("name", Path(root.file).stem),
+        "start_time": start_time,
+        "seed": bench.integer("seed", 0, lo=0),
+        "rate_hz": bench.number("rate_hz", 100.0, lo=1.0, hi=2000.0, unit="Hz"),
+        "time_scale": bench.number("time_scale", 1.0, positive=True, hi=1000.0),
+        "run_dir": bench.string("run_dir", "/tmp/hild"),
+        "stats_interval": bench.number("stats_interval", 10.0, positive=True, unit="s"),
+    }
+    bench.finish()
+    return result
+
+
+def _vessel(root: Section):
+    vessel_section = root.table("vessel", required=True)
+    profile = vessel_section.string("profile")
+    try:
+        vessel = load_profile(profile)
+    except ConfigError as e:
+        if e.file == "profile":  # not found: say where in the bench file it was asked for
+            raise vessel_section.error("profile", profile, e.expected) from None
+        raise
+    method = vessel_section.string("method", "rk4", choices=tuple(sorted(METHODS)))
+    heading_deg = vessel_section.number("heading_deg", 0.0, lo=-360.0, hi=360.0, unit="deg")
+    speed = vessel_section.number("speed", 0.0, lo=-20.0, hi=30.0, unit="m/s")
+    commands: dict[str, float] = {}
+    table = vessel_section.table("commands")
+    if table is not None:
+        for name in list(table.data):
+            value = table.number(name)
+            actuator, _, command = name.partition(".")
+            try:
+                spec = vessel.actuator(actuator)
+            except KeyError as e:
+                raise table.error(name, value, f"'<actuator>.<command>' ({e.args[0]})") from None
+            if command not in spec.commands:
+                raise table.error(
+                    name, value, f"one of {actuator}.{', {actuator}.'.join(spec.commands)}"
+                )
+            commands[name] = value
+        table.finish()
+    vessel_section.finish()
+    return vessel, profile, method, heading_deg, speed, commands
+
+
+def _origin(root: Section) -> Origin:
+    section = root.table("origin") or Section({}, root.file, "origin")
+    origin = Origin(
+        section.number("latitude", 59.41, lo=-89.0, hi=89.0, unit="degrees north"),
+        section.number("longitude", 10.48, lo=-180.0, hi=180.0, unit="degrees east"),
+        section.number("height", 0.0, lo=-500.0, hi=9000.0, unit="m"),
+    )
+    section.finish()
+    return origin
+
+
+def _weather(root: Section) -> Weather:
+    section = root.table("weather") or Section({}, root.file, "weather")
+    preset = section.string("preset", "calm")
+    path = WEATHER_DIR / f"{preset}.toml"
+    if not path.is_file():
+        names = ", ".join(sorted(p.stem for p in WEATHER_DIR.glob("*.toml")))
+        raise section.error("preset", preset, f"one of the weather presets: {names}")
+    base = Section(load_toml(path), path)
+    values = {}
+    for part, keys in (("wind", ("speed", "from_deg")), ("current", ("speed", "to_deg"))):
+        table = base.table(part) or Section({}, path, part)
+        for key in keys:
+            values[f"{part}_{key}"] = table.number(key, 0.0)
+        table.finish()
+    base.finish()
+    # The bench file may set a steady wind and current over the preset.
+    weather = Weather(
+        preset=preset,
+        wind_speed=section.number("wind_speed", values["wind_speed"], lo=0.0, hi=80.0, unit="m/s"),
+        wind_from_deg=section.number("wind_from_deg", values["wind_from_deg"], lo=-360.0, hi=360.0),
+        current_speed=section.number(
+            "current_speed", values["current_speed"], lo=0.0, hi=10.0, unit="m/s"
+        ),
+        current_to_deg=section.number(
+            "current_to_deg", values["current_to_deg"], lo=-360.0, hi=360.0
+        ),
+    )
+    section.finish()
+    return weather
+
+
+def _noise(section: Section | None, quantities: dict[str, str]) -> dict[str, NoiseSpec]:
+    result: dict[str, NoiseSpec] = {}
+    if section is None:
+        return result
+    for quantity in list(section.data):
+        if quantity not in quantities:
+            allowed = ", ".join(f"{q} [{u}]" for q, u in quantities.items()) or "none"
+            raise section.error(
+                quantity, section.data[quantity], f"a quantity of this device: {allowed}"
+            )
+        table = section.table(quantity)
+        assert table is not None
+        result[quantity] = NoiseSpec(
+            white=table.number("white", 0.0, lo=0.0),
+            bias=table.number("bias", 0.0),
+            random_walk=table.number("random_walk", 0.0, lo=0.0),
+            quantization=table.number("quantization", 0.0, lo=0.0),
+        )
+        table.finish()
+    return result
+
+
+def _faults(sections: list[Section], quantities: dict[str, str]) -> tuple[FaultSpec, ...]:
+    faults = []
+    for s in sections:
+        kind = s.string("kind", choices=FAULT_KINDS)
+        start = s.number("start", lo=0.0, unit="s")
+        end = s.number("end", math.inf, unit="s")
+        if end <= start:
+            raise s.error("end", end, f"a time after start ({start:g} s)")
+        quantity, value = "", 0.0
+        if kind == "bias_jump":
+            quantity = s.string("quantity", choices=tuple(quantities))
+            value = s.number("value")
+        s.finish()
+        faults.append(FaultSpec(kind, start, end, quantity, value))
+    return tuple(faults)
+
+
+def _device(section: Section, run_dir: Path) -> DeviceConfig:
+    type_name = section.string("type")
+    try:
+        dtype = load_device_type(type_name)
+    except KeyError:
+        raise section.error(
+            "type", type_name, "a device type: " + ", ".join(available_device_types())
+        ) from None
+    name = section.string("name", type_name)
+    if section.has("port") and section.has("ports"):
+        raise section.error("ports", section.data["ports"], "either port or ports, not both")
+    ports_value = section.raw("ports") if section.has("ports") else [section.raw("port")]
+    if (
+        not isinstance(ports_value, list)
+        or not ports_value
+        or not all(isinstance(p, str) for p in ports_value)
+    ):
+        raise section.error("ports", ports_value, "a list of port URLs such as 'pty://gps'")
+    for url in ports_value:
+        try:
+            parse_port_url(url, run_dir)
+        except PortUrlError as e:
+            raise section.error("port", url, str(e)) from None
+    settings = dict(dtype.settings)
+    table = section.table("settings")
+    if table is not None:
+        for key in list(table.data):
+            if key not in settings:
+                raise table.error(
+                    key, table.data[key], "a setting of this device type: " + ", ".join(settings)
+                )
+            default = settings[key]
+            if isinstance(default, bool):
+                settings[key] = table.boolean(key)
+            elif isinstance(default, int):
+                settings[key] = table.integer(key, lo=0)
+            elif isinstance(default, float):
+                settings[key] = table.number(key)
+            else:
+                settings[key] = table.string(key)
+        table.finish()
+    config = DeviceConfig(
+        name=name,
+        type=type_name,
+        model=dtype.model.model,
+        talker=talker(section, "talker", dtype.talker),
+        rate_hz=section.number("rate_hz", dtype.rate_hz, positive=True, hi=100.0, unit="Hz"),
+        baud=section.integer("baud", dtype.baud, lo=300),
+        sentences=sentence_list(
+            section, "sentences", dtype.model.sentences_available, list(dtype.sentences)
+        ),
+        lever_arm=tuple(section.array("position", (3,), list(dtype.position)).tolist()),
+        ports=tuple(ports_value),
+        noise=_noise(section.table("noise"), dtype.quantities),
+        faults=_faults(section.tables("fault"), dtype.quantities),
+        settings=settings,
+    )
+    section.finish()
+    return config
+
+
+def _budgets(
+    path: Path, devices: list[DeviceConfig], origin: Origin, run_dir: Path
+) -> list[PortBudget]:
+    """Check that every serial line (and pty standing in for one) can carry its sentences."""
+    from hild.sensors.factory import build_device
+
+    by_port: dict[str, tuple[PortSpec, list[DeviceConfig]]] = {}
+    for d in devices:
+        for url in d.ports:
+            spec = parse_port_url(url, run_dir)
+            if spec.scheme in ("serial", "pty"):
+                key = spec.path or url
+                by_port.setdefault(key, (spec, []))[1].append(d)
+    budgets, errors = [], []
+    utc = datetime(2026, 12, 31, 23, 59, 59, tzinfo=UTC)
+    for spec, configs in by_port.values():
+        bauds = {spec.baud or d.baud for d in configs}
+        if len(bauds) > 1:
+            errors.append(
+                ConfigError(
+                    path,
+                    "device.baud",
+                    sorted(bauds),
+                    f"one baud rate for the devices sharing {spec.url}",
+                )
+            )
+            continue
+        baud = bauds.pop()
+        load = sum(d.rate_hz * build_device(d, 0, origin).epoch_bytes(utc) for d in configs)
+        budget = PortBudget(spec.url, baud, tuple(d.name for d in configs), load)
+        budgets.append(budget)
+        if budget.load > 1.0:
+            errors.append(over_budget_error(path, budget, configs))
+    if errors:
+        raise BenchError(errors)
+    return budgets
+
+
+def over_budget_error(path: Path, budget: PortBudget, configs: list[DeviceConfig]) -> ConfigError:
+    """The error a newcomer needs: what is sent, what fits, by how much it is over, what to do."""
+    capacity = budget.capacity_bytes_per_s
+    detail = "; ".join(f"{d.name}: {d.rate_hz:g} Hz x {', '.join(d.sentences)}" for d in configs)
+    faster = next(
+        (
+            b
+            for b in (4800, 9600, 19200, 38400, 57600, 115200)
+            if b / BITS_PER_BYTE >= budget.bytes_per_s
+        ),
+        None,
+    )
+    advice = "send fewer sentences, lower rate_hz"
+    if faster:
+        advice += f", or raise the baud rate to {faster}"
+    return ConfigError(
+        path,
+        f"device ({', '.join(budget.devices)}) on {budget.url}",
+        f"{budget.bytes_per_s:.0f} bytes/s",
+        f"at most {capacity:.0f} bytes/s, what {budget.baud} baud carries at "
+        f"{BITS_PER_BYTE} bits per byte; over budget by "
+        f"{budget.bytes_per_s - capacity:.0f} bytes/s "
+        f"({100 * (budget.load - 1):.0f} % too much) [{detail}]: {advice}",
+    )

@@ -1,0 +1,240 @@
+"""The real-time daemon: one scheduler ticks the vessel model and the sensors on one clock.
+
+Ticks run against absolute deadlines (start + k dt / time_scale), so sleeping
+never accumulates drift. A tick steps the model once and lets every device whose
+epoch is due sample the truth and queue its sentences on its ports; ports write
+from their own tasks, so a slow line never holds the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import math
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import structlog
+
+from hild.bench import Bench
+from hild.model.simulation import Simulation
+from hild.sensors.device import Device
+from hild.sensors.factory import build_device
+from hild.sensors.truth import Truth
+from hild.transport import Port, open_port, parse_port_url
+
+log = structlog.get_logger("hild.daemon")
+
+RESYNC_AFTER_S = 1.0  # a loop this far behind (suspend, debugger) jumps ahead instead of racing
+
+
+@dataclass
+class JitterStats:
+    """Tick lateness against the deadlines, as a histogram of 10 us bins up to 100 ms."""
+
+    bin_s: float = 1e-5
+    counts: np.ndarray = field(default_factory=lambda: np.zeros(10_001, dtype=np.int64))
+    ticks: int = 0
+    overruns: int = 0
+    max_s: float = 0.0
+
+    def add(self, late_s: float) -> None:
+        self.ticks += 1
+        self.counts[min(int(late_s / self.bin_s), 10_000)] += 1
+        if late_s > self.max_s:
+            self.max_s = late_s
+
+    def percentile_ms(self, p: float) -> float:
+        if self.ticks == 0:
+            return 0.0
+        index = int(np.searchsorted(np.cumsum(self.counts), math.ceil(p / 100.0 * self.ticks)))
+        return (index + 1) * self.bin_s * 1e3
+
+    def summary(self) -> dict[str, float | int]:
+        return {
+            "ticks": self.ticks,
+            "overruns": self.overruns,
+            "jitter_p50_ms": round(self.percentile_ms(50), 3),
+            "jitter_p99_ms": round(self.percentile_ms(99), 3),
+            "jitter_max_ms": round(self.max_s * 1e3, 3),
+        }
+
+
+@dataclass
+class DeviceRuntime:
+    device: Device
+    ports: list[Port]
+    period_s: float
+    next_due_s: float = 0.0
+
+
+class Daemon:
+    """Runs a bench in real time (or scaled time) until stopped or ``duration`` sim seconds."""
+
+    def __init__(self, bench: Bench, duration: float | None = None):
+        self.bench = bench
+        self.duration = duration
+        self.dt = 1.0 / bench.rate_hz
+        self.sim = Simulation(bench.vessel, dt=self.dt, method=bench.method)
+        self.sim.x[5] = math.radians(bench.heading_deg)
+        self.sim.x[6] = bench.speed
+        for name, value in bench.commands.items():
+            self.sim.set_command(name, value)
+        self.sim.set_current(*bench.weather.current_ned)
+        self.ports: dict[tuple, Port] = {}
+        self.devices: list[DeviceRuntime] = []
+        self.jitter = JitterStats()
+        self.window = JitterStats()
+        self.start_utc: datetime | None = None
+        self.received_lines = 0
+        self._stop = asyncio.Event()
+        self.stop_reason = "duration"
+
+    def stop(self, reason: str = "stop") -> None:
+        """Ask the loop to finish after the current tick."""
+        self.stop_reason = reason
+        self._stop.set()
+
+    async def open(self) -> None:
+        """Create every port (ptys, sockets, serial lines) and every device."""
+        for config in self.bench.devices:
+            device = build_device(config, self.bench.seed, self.bench.origin)
+            ports = []
+            for url in config.ports:
+                spec = parse_port_url(url, self.bench.run_dir)
+                key = (spec.scheme, spec.host, spec.port, spec.path)
+                if key not in self.ports:
+                    port = open_port(spec, default_baud=config.baud)
+                    port.on_line = self._on_line
+                    await port.start()
+                    self.ports[key] = port
+                ports.append(self.ports[key])
+            self.devices.append(DeviceRuntime(device, ports, 1.0 / config.rate_hz))
+
+    def _on_line(self, line: bytes) -> None:
+        # Controller input arrives here; the bus issue decodes it. Counted for now.
+        self.received_lines += 1
+
+    async def close(self) -> None:
+        for port in self.ports.values():
+            await port.close()
+
+    def truth(self, t: float) -> Truth:
+        assert self.start_utc is not None
+        x = self.sim.x
+        return Truth(
+            t=t,
+            utc=self.start_utc + timedelta(seconds=t),
+            eta=x[:6].copy(),
+            nu=x[6:12].copy(),
+            current_ned=self.bench.weather.current_ned,
+            wind_ned=self.bench.weather.wind_ned,
+        )
+
+    def emit_due(self, t: float) -> None:
+        """Let each device whose epoch has come sample the truth; queue its sentences."""
+        truth = None
+        for rt in self.devices:
+            if t + 1e-9 < rt.next_due_s:
+                continue
+            rt.next_due_s += rt.period_s
+            if rt.next_due_s <= t:  # fell behind (resync): skip the missed epochs
+                rt.next_due_s = t + rt.period_s
+            truth = truth or self.truth(t)
+            for line in rt.device.sample(truth):
+                for port in rt.ports:
+                    port.send(line)
+
+    async def run(self, on_ready: Callable[[Daemon], None] | None = None) -> dict:
+        """Open everything, run the loop, close everything; return the run's summary."""
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self.stop, signal.Signals(sig).name)
+        # Compile (or load from cache) the model before the clock starts.
+        Simulation(self.bench.vessel, dt=self.dt, method=self.bench.method).tick()
+        try:
+            await self.open()
+            if on_ready:
+                on_ready(self)
+            await self._loop()
+        finally:
+            await self.close()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+        summary = self.summary()
+        log.info("run.summary", **summary)
+        return summary
+
+    async def _start_clock(self) -> float:
+        """Pick the run's UTC epoch; on the wall clock, wait for the next whole second."""
+        if self.bench.start_time is not None:
+            self.start_utc = self.bench.start_time
+            return time.monotonic()
+        now = time.time()
+        start = math.floor(now) + 1.0
+        await asyncio.sleep(start - now)
+        self.start_utc = datetime.fromtimestamp(start, UTC)
+        return time.monotonic() - (time.time() - start)
+
+    async def _loop(self) -> None:
+        scale = self.bench.time_scale
+        wall_dt = self.dt / scale
+        t0 = await self._start_clock()
+        log.info(
+            "run.start",
+            bench=self.bench.name,
+            utc=self.start_utc.isoformat(),
+            rate_hz=self.bench.rate_hz,
+            time_scale=scale,
+        )
+        gc.collect()
+        gc.freeze()  # the objects made at start-up never need scanning again
+        k = 0
+        stats_every = max(1, round(self.bench.stats_interval / self.dt))
+        last_k = None if self.duration is None else round(self.duration / self.dt)
+        self.emit_due(0.0)
+        while not self._stop.is_set() and (last_k is None or k < last_k):
+            deadline = t0 + (k + 1) * wall_dt
+            delay = deadline - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            else:
+                await asyncio.sleep(0)  # let the ports write even when behind
+            late = time.monotonic() - deadline
+            if late > RESYNC_AFTER_S:
+                log.warning("loop.resync", behind_s=round(late, 3))
+                t0 += late
+                late = 0.0
+            self.jitter.add(late)
+            self.window.add(late)
+            if late > wall_dt:
+                self.jitter.overruns += 1
+                self.window.overruns += 1
+            self.sim.tick()
+            k += 1
+            self.emit_due(k * self.dt)
+            if k % stats_every == 0:
+                self._log_stats(k * self.dt)
+
+    def _log_stats(self, t: float) -> None:
+        ports = {p.spec.url: p.stats.as_dict() for p in self.ports.values()}
+        dropped = sum(s["dropped_lines"] for s in ports.values())
+        log.info("loop.stats", t=round(t, 3), **self.window.summary(), dropped_lines=dropped)
+        self.window = JitterStats()
+
+    def summary(self) -> dict:
+        x = self.sim.x
+        return {
+            "reason": self.stop_reason,
+            "t": round(self.sim.t, 6),
+            **self.jitter.summary(),
+            "received_lines": self.received_lines,
+            "devices": {rt.device.config.name: vars(rt.device.stats).copy() for rt in self.devices},
+            "ports": {p.spec.url: p.stats.as_dict() for p in self.ports.values()},
+            "position_ned": [round(float(v), 3) for v in x[:3]],
+            "heading_deg": round(math.degrees(x[5]) % 360.0, 3),
+        }

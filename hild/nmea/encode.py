@@ -1,0 +1,95 @@
+"""Framing and field formatting for NMEA 0183 sentences, as real receivers print them.
+
+Our own f-string formatter rather than pynmea2's ``render()``: it fixes the
+number of decimals per field (pynmea2 takes pre-formatted strings anyway) and
+is several times faster (``bench/bench_nmea.py``).
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+# NMEA 0183: at most 82 characters from "$" to the final <LF>.
+MAX_SENTENCE_CHARS = 82
+
+
+class SentenceTooLongError(ValueError):
+    """A sentence would exceed the 82 characters that NMEA 0183 allows."""
+
+
+def checksum(body: str) -> int:
+    """XOR of the characters between "$" (or "!") and "*"."""
+    value = 0
+    for byte in body.encode("ascii"):
+        value ^= byte
+    return value
+
+
+def frame(body: str, start: str = "$") -> bytes:
+    """Frame ``body`` (e.g. "GPHDT,12.3,T") as ``$body*HH\\r\\n`` with its checksum."""
+    line = f"{start}{body}*{checksum(body):02X}\r\n"
+    if len(line) > MAX_SENTENCE_CHARS:
+        raise SentenceTooLongError(f"{len(line)} characters (max {MAX_SENTENCE_CHARS}): {line!r}")
+    return line.encode("ascii")
+
+
+def fixed(value: float, decimals: int) -> str:
+    """A number with a fixed number of decimals, never "-0.00"; empty when not finite."""
+    if not math.isfinite(value):
+        return ""
+    text = f"{value:.{decimals}f}"
+    if text.startswith("-") and float(text) == 0.0:
+        text = text[1:]
+    return text
+
+
+def signed(value: float, decimals: int) -> str:
+    """A number with an explicit sign ("+0.05"), as attitude sentences print roll and pitch."""
+    text = fixed(value, decimals)
+    return text if text.startswith("-") else "+" + text
+
+
+def angle360(value_deg: float, decimals: int = 1, width: int = 3) -> str:
+    """An angle in [0, 360) with leading zeros ("084.4"), the way receivers print courses."""
+    scale = 10**decimals
+    units = round((value_deg % 360.0) * scale) % (360 * scale)
+    whole, frac = divmod(units, scale)
+    return f"{whole:0{width}d}.{frac:0{decimals}d}" if decimals else f"{whole:0{width}d}"
+
+
+def _degrees_minutes(value_deg: float, decimals: int) -> tuple[int, int, int]:
+    scale = 10**decimals
+    total = round(abs(value_deg) * 60.0 * scale)  # in units of 10^-decimals minutes
+    degrees, rest = divmod(total, 60 * scale)
+    minutes, frac = divmod(rest, scale)
+    return degrees, minutes, frac
+
+
+def latitude(lat_deg: float, decimals: int = 5) -> tuple[str, str]:
+    """Latitude as (``ddmm.mmmmm``, "N"|"S")."""
+    d, m, f = _degrees_minutes(lat_deg, decimals)
+    return f"{d:02d}{m:02d}.{f:0{decimals}d}", "N" if lat_deg >= 0.0 else "S"
+
+
+def longitude(lon_deg: float, decimals: int = 5) -> tuple[str, str]:
+    """Longitude as (``dddmm.mmmmm``, "E"|"W")."""
+    d, m, f = _degrees_minutes(lon_deg, decimals)
+    return f"{d:03d}{m:02d}.{f:0{decimals}d}", "E" if lon_deg >= 0.0 else "W"
+
+
+def utc_time(when: datetime, decimals: int = 2) -> str:
+    """UTC time of day as ``hhmmss.ss``, rounded (not truncated) to ``decimals``."""
+    scale = 10**decimals
+    micro = ((when.hour * 60 + when.minute) * 60 + when.second) * 1_000_000 + when.microsecond
+    units = round(micro * scale / 1_000_000) % (86400 * scale)
+    seconds, frac = divmod(units, scale)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    text = f"{hours:02d}{minutes:02d}{secs:02d}"
+    return f"{text}.{frac:0{decimals}d}" if decimals else text
+
+
+def utc_date(when: datetime) -> str:
+    """UTC date as ``ddmmyy`` (RMC)."""
+    return f"{when.day:02d}{when.month:02d}{when.year % 100:02d}"

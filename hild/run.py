@@ -1,0 +1,69 @@
+"""`hild run` and `hild check`: load the bench, tell the user where to connect, run the daemon."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from hild.bench import Bench, load_bench
+from hild.daemon import Daemon
+from hild.log import configure_logging
+
+
+def check_bench(name_or_path: str | None) -> int:
+    """Validate a bench and print what it would run; errors raise BenchError."""
+    bench = load_bench(name_or_path)
+    out = sys.stdout
+    out.write(f"{bench.file}: OK: {bench.profile} in {bench.weather.preset} weather, "
+              f"{len(bench.devices)} device(s), {bench.rate_hz:g} Hz\n")  # fmt: skip
+    for budget in bench.budgets:
+        out.write(f"  {budget.url} ({', '.join(budget.devices)}): {budget.bytes_per_s:.0f} of "
+                  f"{budget.capacity_bytes_per_s:.0f} bytes/s at {budget.baud} baud "
+                  f"({100 * budget.load:.0f} %)\n")  # fmt: skip
+    return 0
+
+
+def banner(daemon: Daemon) -> str:
+    """Where to connect: one line per device and port."""
+    bench: Bench = daemon.bench
+    o = bench.origin
+    lines = [
+        f"hild: bench '{bench.name}': {bench.vessel.name} in {bench.weather.preset} weather at "
+        f"{abs(o.latitude_deg):.5f} {'N' if o.latitude_deg >= 0 else 'S'} "
+        f"{abs(o.longitude_deg):.5f} {'E' if o.longitude_deg >= 0 else 'W'}, "
+        f"{bench.rate_hz:g} Hz x{bench.time_scale:g}. Ctrl-C stops.",
+        "Connect to:",
+    ]
+    example = None
+    for rt in daemon.devices:
+        c = rt.device.config
+        what = f"{c.name} ({c.type}: {' '.join(c.sentences)} at {c.rate_hz:g} Hz)"
+        for port in rt.ports:
+            where = port.describe()
+            if port.spec.scheme in ("pty", "serial"):
+                where += f", {port.spec.baud or c.baud} baud"
+                example = example or (port.spec.path, port.spec.baud or c.baud)
+            lines.append(f"  {what:<50} {where}")
+    if example:
+        lines.append(f"For example: python -m serial.tools.miniterm {example[0]} {example[1]}")
+    return "\n".join(lines)
+
+
+def run_bench(
+    name_or_path: str | None,
+    overrides: dict,
+    duration: float | None,
+    log_format: str = "auto",
+    log_level: str = "info",
+) -> int:
+    """Check the bench, then run it until Ctrl-C, SIGTERM or ``duration``."""
+    configure_logging(log_format, log_level)
+    bench = load_bench(name_or_path, **overrides)
+    daemon = Daemon(bench, duration)
+
+    def ready(d: Daemon) -> None:
+        sys.stdout.write(banner(d) + "\n")
+        sys.stdout.flush()
+
+    asyncio.run(daemon.run(ready))
+    return 0

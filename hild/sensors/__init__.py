@@ -1,0 +1,1 @@
+"""Emulated sensors: what each device measures, its noise and faults, and the geodesy."""

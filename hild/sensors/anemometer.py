@@ -1,0 +1,53 @@
+"""Anemometer: apparent (relative) and true wind, MWV R and T, and MWD."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+from hild.nmea import sentences as nmea
+from hild.sensors import kinematics
+from hild.sensors.device import Device, Measurement
+from hild.sensors.truth import Truth
+
+
+class Anemometer(Device):
+    """Apparent wind from the air's velocity relative to the sensor (thesis 4.4.1, 2.68-2.71).
+
+    The MWV angle is clockwise from the bow, where the wind comes from: it equals
+    -gamma_rw of thesis eq. 2.69. True wind (MWV T, MWD) removes the vessel's motion.
+    """
+
+    model = "anemometer"
+    sentences_available = ("MWV", "MWD")
+    quantities = {"wind_speed": 1, "wind_angle": 1}
+    worst_case = {"app_angle": 359.9, "app_speed": 99.9, "true_angle": 359.9, "true_speed": 99.9,
+                  "true_from": 359.9}  # fmt: skip
+
+    def measure(self, truth: Truth) -> Measurement:
+        t = truth.t
+        air = kinematics.air_velocity_body(truth, self.lever_arm)
+        # The wind comes from the direction opposite to the air's relative velocity.
+        app_angle = math.degrees(math.atan2(-air[1], -air[0]))
+        wind_n, wind_e = truth.wind_ned
+        true_speed = math.hypot(wind_n, wind_e)
+        true_from = math.degrees(math.atan2(-wind_e, -wind_n))
+        return {
+            "app_angle": self.noisy("wind_angle", app_angle, t) % 360.0,
+            "app_speed": max(0.0, self.noisy("wind_speed", math.hypot(air[0], air[1]), t)),
+            "true_angle": (true_from - math.degrees(truth.eta[5])) % 360.0,
+            "true_speed": true_speed,
+            "true_from": true_from % 360.0,
+        }
+
+    def encode(self, m: Measurement, utc: datetime, valid: bool) -> list[bytes]:
+        talker = self.config.talker
+        out: list[bytes] = []
+        for name in self.config.sentences:
+            if name == "MWV":
+                out.append(nmea.mwv(talker, m["app_angle"], "R", m["app_speed"], valid))
+                if self.setting("true_wind"):
+                    out.append(nmea.mwv(talker, m["true_angle"], "T", m["true_speed"], valid))
+            elif name == "MWD" and valid:
+                out.append(nmea.mwd(talker, m["true_from"], m["true_speed"]))
+        return out

@@ -1,0 +1,115 @@
+"""Device types: the TOML definitions in ``devices/`` and the models that implement them."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hild.config import ConfigError, Section, load_toml
+from hild.sensors.anemometer import Anemometer
+from hild.sensors.device import Device
+from hild.sensors.gps import Gps
+from hild.sensors.heading import Heading
+from hild.sensors.speed_log import SpeedLog
+
+DEVICE_DIR = Path(__file__).resolve().parents[2] / "devices"
+MODELS: dict[str, type[Device]] = {cls.model: cls for cls in (Gps, Heading, Anemometer, SpeedLog)}
+
+
+@dataclass(frozen=True)
+class DeviceType:
+    """A device type's defaults: what it sends, how fast, on what line, and its settings."""
+
+    name: str
+    file: str
+    description: str
+    model: type[Device]
+    talker: str
+    rate_hz: float
+    baud: int
+    sentences: tuple[str, ...]
+    position: tuple[float, float, float]
+    quantities: dict[str, str]
+    settings: dict[str, Any]
+
+
+def device_dirs() -> list[Path]:
+    """Folders searched for device types: $HILD_DEVICE_PATH, then the built-in ``devices/``."""
+    extra = [Path(d) for d in os.environ.get("HILD_DEVICE_PATH", "").split(os.pathsep) if d]
+    return [*extra, DEVICE_DIR]
+
+
+def available_device_types() -> list[str]:
+    names = {p.stem for d in device_dirs() for p in d.glob("*.toml")}
+    return sorted(names)
+
+
+def load_device_type(name: str) -> DeviceType:
+    """Read and check ``devices/<name>.toml``."""
+    for d in device_dirs():
+        path = d / f"{name}.toml"
+        if path.is_file():
+            break
+    else:
+        raise KeyError(name)
+    root = Section(load_toml(path), path)
+    dev = root.table("device", required=True)
+    model_name = dev.string("model", name)
+    if model_name not in MODELS:
+        raise dev.error("model", model_name, "one of " + ", ".join(sorted(MODELS)))
+    model = MODELS[model_name]
+    sentences = sentence_list(dev, "sentences", model.sentences_available)
+    quantities = root.table("quantities")
+    quantity_units = dict(quantities.data) if quantities else {}
+    for q in quantity_units:
+        if q not in model.quantities:
+            raise quantities.error(q, quantity_units[q], "one of " + ", ".join(model.quantities))
+        quantities.raw(q)
+    settings = root.table("settings")
+    setting_values = dict(settings.data) if settings else {}
+    if settings:
+        for key in setting_values:
+            settings.raw(key)
+    result = DeviceType(
+        name=name,
+        file=str(path),
+        description=dev.string("description", ""),
+        model=model,
+        talker=talker(dev, "talker"),
+        rate_hz=dev.number("rate_hz", positive=True, unit="Hz"),
+        baud=dev.integer("baud", lo=300),
+        sentences=sentences,
+        position=tuple(dev.array("position", (3,), [0.0, 0.0, 0.0]).tolist()),
+        quantities=quantity_units,
+        settings=setting_values,
+    )
+    for section in (dev, root):
+        section.finish()
+    return result
+
+
+def talker(section: Section, key: str, default: Any = None) -> str:
+    value = section.string(key) if default is None else section.string(key, default)
+    if len(value) != 2 or not value.isalnum() or not value.isupper():
+        raise section.error(key, value, "a two-letter NMEA talker ID such as 'GP', 'GN', 'HE'")
+    return value
+
+
+def sentence_list(
+    section: Section, key: str, available: tuple[str, ...], default: Any = None
+) -> tuple[str, ...]:
+    value = section.raw(key) if default is None else section.raw(key, default)
+    what = "a list of sentence names from: " + ", ".join(available)
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise section.error(key, value, what)
+    for v in value:
+        if v not in available:
+            raise section.error(key, value, f"{what} ({v!r} is not one of them)")
+    if len(set(value)) != len(value):
+        raise section.error(key, value, f"{what}, each once")
+    return tuple(value)
+
+
+__all__ = ["ConfigError", "DeviceType", "MODELS", "available_device_types", "load_device_type"]

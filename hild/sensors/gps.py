@@ -1,0 +1,112 @@
+"""GNSS receiver (optionally a dual-antenna compass): GGA, RMC, VTG, ZDA, GSA, GSV, HDT."""
+
+from __future__ import annotations
+
+import math
+import zlib
+from datetime import datetime
+
+import numpy as np
+
+from hild.nmea import sentences as nmea
+from hild.sensors import kinematics
+from hild.sensors.device import Device, DeviceConfig, Measurement
+from hild.sensors.geodesy import Origin
+from hild.sensors.truth import Truth
+
+KNOTS_PER_MS = 3600.0 / 1852.0
+
+
+class Gps(Device):
+    """Position and velocity of the antenna (lever arm), heading from the vessel's yaw."""
+
+    model = "gps"
+    sentences_available = ("GGA", "RMC", "VTG", "ZDA", "GSA", "GSV", "HDT")
+    quantities = {"position": 2, "altitude": 1, "velocity": 2, "heading": 1}
+    worst_case = {
+        "lat": -89.99999,
+        "lon": -179.99999,
+        "alt": -999.9,
+        "sog_kn": 99.99,
+        "cog": 359.9,
+        "heading": 359.99,
+    }
+
+    def __init__(self, config: DeviceConfig, seed: int, origin: Origin):
+        super().__init__(config, seed)
+        self.origin = origin
+        rng = np.random.default_rng([seed, zlib.crc32(b"sky:" + config.name.encode())])
+        n = int(self.setting("satellites"))
+        prns = sorted(rng.choice(np.arange(1, 33), size=min(n, 32), replace=False).tolist())
+        self.sky = [
+            (p, int(rng.integers(5, 86)), int(rng.integers(0, 360)), int(rng.integers(30, 49)))
+            for p in prns
+        ]
+
+    def measure(self, truth: Truth) -> Measurement:
+        t = truth.t
+        pos = kinematics.position_ned(truth, self.lever_arm)
+        vel = kinematics.velocity_ned(truth, self.lever_arm)
+        north = self.noisy("position", pos[0], t, 0)
+        east = self.noisy("position", pos[1], t, 1)
+        lat, lon, height = self.origin.to_geodetic(north, east, pos[2])
+        v_n = self.noisy("velocity", vel[0], t, 0)
+        v_e = self.noisy("velocity", vel[1], t, 1)
+        return {
+            "lat": lat,
+            "lon": lon,
+            "alt": self.noisy("altitude", height - self.setting("geoid_separation"), t),
+            "sog_kn": math.hypot(v_n, v_e) * KNOTS_PER_MS,
+            "cog": math.degrees(math.atan2(v_e, v_n)) % 360.0,
+            "heading": self.noisy("heading", math.degrees(truth.eta[5]), t) % 360.0,
+        }
+
+    def encode(self, m: Measurement, utc: datetime, valid: bool) -> list[bytes]:
+        talker = self.config.talker
+        decimals = int(self.setting("position_decimals"))
+        quality = int(self.setting("fix_quality")) if valid else 0
+        used = [p for p, *_ in self.sky][:12] if valid else []
+        lat = m["lat"] if valid else None
+        lon = m["lon"] if valid else None
+        sog = m["sog_kn"] if valid else None
+        cog = m["cog"] if valid else None
+        out: list[bytes] = []
+        for name in self.config.sentences:
+            if name == "GGA":
+                sats = len(used)
+                out.append(
+                    nmea.gga(
+                        talker,
+                        utc,
+                        lat,
+                        lon,
+                        quality,
+                        sats,
+                        self.setting("hdop"),
+                        m["alt"],
+                        self.setting("geoid_separation"),
+                        decimals,
+                    )
+                )
+            elif name == "RMC":
+                out.append(nmea.rmc(talker, utc, valid, lat, lon, sog, cog, decimals=decimals))
+            elif name == "VTG":
+                out.append(nmea.vtg(talker, cog, sog))
+            elif name == "ZDA":
+                out.append(nmea.zda(talker, utc))
+            elif name == "GSA":
+                out.append(
+                    nmea.gsa(
+                        talker,
+                        used,
+                        self.setting("pdop"),
+                        self.setting("hdop"),
+                        self.setting("vdop"),
+                        3 if valid else 1,
+                    )
+                )
+            elif name == "GSV":
+                out.extend(nmea.gsv(talker, self.sky))
+            elif name == "HDT" and valid:
+                out.append(nmea.hdt(talker, m["heading"]))
+        return out
