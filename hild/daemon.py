@@ -21,6 +21,7 @@ import numpy as np
 import structlog
 
 from hild.bench import Bench
+from hild.clock import DeadlineTimer
 from hild.model.simulation import Simulation
 from hild.sensors.device import Device
 from hild.sensors.factory import build_device
@@ -93,11 +94,24 @@ class Daemon:
         self.received_lines = 0
         self._stop = asyncio.Event()
         self.stop_reason = "duration"
+        self.loop_wall_s = 0.0
+        self.loop_cpu_s = 0.0
 
     def stop(self, reason: str = "stop") -> None:
         """Ask the loop to finish after the current tick."""
         self.stop_reason = reason
         self._stop.set()
+
+    def _warm_up(self) -> None:
+        """Run every code path of a tick once before the clock starts (numba cache, imports).
+
+        Throwaway copies do the work, so the run's state and random streams are untouched.
+        """
+        sim = Simulation(self.bench.vessel, dt=self.dt, method=self.bench.method)
+        sim.tick()
+        truth = Truth(0.0, datetime.now(UTC), sim.x[:6].copy(), sim.x[6:12].copy())
+        for config in self.bench.devices:
+            build_device(config, self.bench.seed, self.bench.origin).sample(truth)
 
     async def open(self) -> None:
         """Create every port (ptys, sockets, serial lines) and every device."""
@@ -154,8 +168,7 @@ class Daemon:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self.stop, signal.Signals(sig).name)
-        # Compile (or load from cache) the model before the clock starts.
-        Simulation(self.bench.vessel, dt=self.dt, method=self.bench.method).tick()
+        self._warm_up()
         try:
             await self.open()
             if on_ready:
@@ -183,27 +196,28 @@ class Daemon:
     async def _loop(self) -> None:
         scale = self.bench.time_scale
         wall_dt = self.dt / scale
-        t0 = await self._start_clock()
-        log.info(
-            "run.start",
-            bench=self.bench.name,
-            utc=self.start_utc.isoformat(),
-            rate_hz=self.bench.rate_hz,
-            time_scale=scale,
-        )
         gc.collect()
         gc.freeze()  # the objects made at start-up never need scanning again
-        k = 0
+        t0 = await self._start_clock()
+        log.info("run.start", bench=self.bench.name, utc=self.start_utc.isoformat(),
+                 rate_hz=self.bench.rate_hz, time_scale=scale)  # fmt: skip
         stats_every = max(1, round(self.bench.stats_interval / self.dt))
         last_k = None if self.duration is None else round(self.duration / self.dt)
+        wall0, cpu0 = time.monotonic(), time.process_time()
         self.emit_due(0.0)
+        self._timer = DeadlineTimer()
+        try:
+            await self._ticks(t0, wall_dt, last_k, stats_every)
+        finally:
+            self._timer.close()
+            self.loop_wall_s = time.monotonic() - wall0
+            self.loop_cpu_s = time.process_time() - cpu0
+
+    async def _ticks(self, t0: float, wall_dt: float, last_k: int | None, stats_every: int) -> None:
+        k = 0
         while not self._stop.is_set() and (last_k is None or k < last_k):
             deadline = t0 + (k + 1) * wall_dt
-            delay = deadline - time.monotonic()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            else:
-                await asyncio.sleep(0)  # let the ports write even when behind
+            await self._timer.sleep_until(deadline)  # returns at once (after yielding) when late
             late = time.monotonic() - deadline
             if late > RESYNC_AFTER_S:
                 log.warning("loop.resync", behind_s=round(late, 3))
@@ -232,6 +246,8 @@ class Daemon:
             "reason": self.stop_reason,
             "t": round(self.sim.t, 6),
             **self.jitter.summary(),
+            "loop_wall_s": round(self.loop_wall_s, 3),
+            "cpu_percent": round(100.0 * self.loop_cpu_s / max(self.loop_wall_s, 1e-9), 2),
             "received_lines": self.received_lines,
             "devices": {rt.device.config.name: vars(rt.device.stats).copy() for rt in self.devices},
             "ports": {p.spec.url: p.stats.as_dict() for p in self.ports.values()},

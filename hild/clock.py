@@ -1,0 +1,83 @@
+"""Waking at absolute deadlines on the monotonic clock, precisely, inside asyncio.
+
+asyncio's own timers wake through epoll's millisecond timeout, which adds about
+a millisecond of lateness to every tick. On Linux a timerfd armed at the absolute
+deadline wakes the loop within tens of microseconds; elsewhere we fall back to
+``asyncio.sleep``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import os
+import sys
+import time
+
+CLOCK_MONOTONIC = 1  # time.monotonic() reads this clock on Linux
+TFD_TIMER_ABSTIME = 1
+TFD_NONBLOCK = os.O_NONBLOCK
+TFD_CLOEXEC = 0o2000000
+
+
+class _Timespec(ctypes.Structure):
+    _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+
+
+class _Itimerspec(ctypes.Structure):
+    _fields_ = [("it_interval", _Timespec), ("it_value", _Timespec)]
+
+
+class DeadlineTimer:
+    """``await timer.sleep_until(deadline)`` with ``deadline`` in ``time.monotonic()`` seconds."""
+
+    def __init__(self) -> None:
+        self._fd = -1
+        self._waiter: asyncio.Future[None] | None = None
+        self._libc = None
+        if sys.platform.startswith("linux"):
+            try:
+                libc = ctypes.CDLL(None, use_errno=True)
+                fd = libc.timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)
+            except (OSError, AttributeError):
+                fd = -1
+            if fd >= 0:
+                self._fd, self._libc = fd, libc
+                self._spec = _Itimerspec()
+                asyncio.get_running_loop().add_reader(fd, self._expired)
+
+    @property
+    def precise(self) -> bool:
+        """True when a timerfd drives the wake-ups."""
+        return self._fd >= 0
+
+    async def sleep_until(self, deadline: float) -> None:
+        delay = deadline - time.monotonic()
+        if delay <= 0:
+            await asyncio.sleep(0)
+            return
+        if self._fd < 0:
+            await asyncio.sleep(delay)
+            return
+        seconds = int(deadline)
+        self._spec.it_value.tv_sec = seconds
+        self._spec.it_value.tv_nsec = int((deadline - seconds) * 1e9)
+        if self._libc.timerfd_settime(self._fd, TFD_TIMER_ABSTIME, ctypes.byref(self._spec), None):
+            await asyncio.sleep(delay)  # should not happen; never stall the loop over it
+            return
+        self._waiter = asyncio.get_running_loop().create_future()
+        await self._waiter
+
+    def _expired(self) -> None:
+        try:
+            os.read(self._fd, 8)
+        except BlockingIOError:
+            return
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            asyncio.get_running_loop().remove_reader(self._fd)
+            os.close(self._fd)
+            self._fd = -1

@@ -1,0 +1,206 @@
+"""Test-side endpoints: a running daemon, and readers on real ptys, UDP and TCP sockets."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import tty
+from pathlib import Path
+
+import pynmea2
+
+from hild.nmea import extra_types  # noqa: F401  (THS)
+
+
+class Daemon:
+    """`hild run ...` as a subprocess; waits for its banner, stops it with SIGTERM."""
+
+    def __init__(self, *args: str, tmp: Path):
+        self.stderr_path = tmp / "daemon.stderr"
+        self._stderr = open(self.stderr_path, "w")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "hild.cli", "run", *args, "--log-format", "json"],
+            stdout=subprocess.PIPE, stderr=self._stderr, text=True,
+        )  # fmt: skip
+        self.banner = self._read_banner()
+
+    def _read_banner(self, timeout: float = 120.0) -> str:
+        lines, deadline = [], time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self.proc.stdout], [], [], 0.5)
+            if ready:
+                line = self.proc.stdout.readline()
+                if not line:
+                    break
+                lines.append(line)
+                if line.startswith("For example") or (lines and line.strip() == "" and len(lines) > 2):
+                    return "".join(lines)
+            if self.proc.poll() is not None:
+                break
+        raise AssertionError(f"no banner: {''.join(lines)!r}\n{self.stderr()}")
+
+    def stderr(self) -> str:
+        self._stderr.flush()
+        return self.stderr_path.read_text()
+
+    def events(self, name: str) -> list[dict]:
+        out = []
+        for line in self.stderr().splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if event.get("event") == name:
+                out.append(event)
+        return out
+
+    def stop(self, timeout: float = 10.0) -> dict:
+        """SIGTERM; returns the final run.summary event."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout)
+        self._stderr.close()
+        summaries = self.events("run.summary")
+        assert summaries, self.stderr()
+        return summaries[-1]
+
+    def wait(self, timeout: float) -> dict:
+        self.proc.wait(timeout)
+        self._stderr.close()
+        return self.events("run.summary")[-1]
+
+
+class LineCollector:
+    """Collects NMEA lines with their arrival times in a background thread."""
+
+    def __init__(self):
+        self.lines: list[tuple[float, bytes]] = []
+        self._buffer = b""
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> LineCollector:
+        self._thread.start()
+        return self
+
+    def feed(self, data: bytes) -> None:
+        now = time.monotonic()
+        self._buffer += data
+        while b"\n" in self._buffer:
+            line, self._buffer = self._buffer.split(b"\n", 1)
+            self.lines.append((now, line + b"\n"))
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(2.0)
+
+    def sentences(self, kind: str | None = None) -> list[tuple[float, pynmea2.NMEASentence]]:
+        """Parsed sentences (checksums verified) of one type, with arrival times."""
+        out = []
+        for t, raw in list(self.lines):
+            assert raw.endswith(b"\r\n") and len(raw) <= 82, raw
+            msg = pynmea2.parse(raw.decode("ascii").strip(), check=True)
+            name = getattr(msg, "sentence_type", None) or type(msg).__name__
+            if kind is None or name == kind:
+                out.append((t, msg))
+        return out
+
+    def _run(self) -> None:
+        raise NotImplementedError
+
+
+class PtyClient(LineCollector):
+    """A program on the user's side of a virtual serial port."""
+
+    def __init__(self, path: str | Path):
+        super().__init__()
+        self.fd = os.open(str(path), os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+        tty.setraw(self.fd)
+
+    def write(self, data: bytes) -> None:
+        os.write(self.fd, data)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            ready, _, _ = select.select([self.fd], [], [], 0.1)
+            if ready:
+                try:
+                    data = os.read(self.fd, 4096)
+                except OSError:
+                    return
+                if not data:
+                    return
+                self.feed(data)
+
+    def close(self) -> None:
+        super().close()
+        os.close(self.fd)
+
+
+class UdpClient(LineCollector):
+    """A UDP listener on 127.0.0.1 (port 0: an ephemeral one, see .port)."""
+
+    def __init__(self, port: int = 0):
+        super().__init__()
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", port))
+        self.sock.settimeout(0.1)
+        self.port = self.sock.getsockname()[1]
+        self.datagrams = 0
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                data = self.sock.recv(65536)
+            except TimeoutError:
+                continue
+            self.datagrams += 1
+            self.feed(data)
+
+    def close(self) -> None:
+        super().close()
+        self.sock.close()
+
+
+class TcpClient(LineCollector):
+    """A TCP client of the daemon's NMEA server."""
+
+    def __init__(self, port: int):
+        super().__init__()
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        self.sock.settimeout(0.1)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                data = self.sock.recv(65536)
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            if not data:
+                return
+            self.feed(data)
+
+    def close(self) -> None:
+        super().close()
+        self.sock.close()
+
+
+def free_tcp_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rate_hz(arrivals: list[float]) -> float:
+    """Rate from the first and last arrival: (n - 1) / span, insensitive to edge effects."""
+    return (len(arrivals) - 1) / (arrivals[-1] - arrivals[0])

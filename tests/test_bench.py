@@ -1,0 +1,113 @@
+"""Bench files and `hild check`: what is accepted, and errors a newcomer understands."""
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from hild.bench import BenchError, load_bench
+
+GOOD = """
+[bench]
+rate_hz = 100
+start_time = "2026-06-01T12:00:00Z"
+
+[vessel]
+profile = "odin"
+
+[[device]]
+name = "gps"
+type = "gps"
+port = "pty://gps"
+"""
+
+
+def write(tmp_path, text, name="bench.toml"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def hild(*args):
+    return subprocess.run([sys.executable, "-m", "hild.cli", *args], capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+
+
+def test_built_in_benches_are_valid():
+    for name in ("default", "example"):
+        bench = load_bench(name)
+        assert bench.devices and all(b.load <= 1.0 for b in bench.budgets)
+    default = load_bench()
+    assert default.vessel.name.lower().startswith("odin")
+    assert {d.name for d in default.devices} == {"gps", "wind", "speed"}
+    assert all("udp://127.0.0.1:10110" in d.ports for d in default.devices)
+    assert default.origin.latitude_deg == 59.41 and default.origin.longitude_deg == 10.48
+
+
+def test_device_overrides_merge_with_the_type(tmp_path):
+    bench = load_bench(write(tmp_path, GOOD + 'rate_hz = 2\ntalker = "GN"\n'
+                             "[device.noise.position]\nwhite = 1.5\n"))  # fmt: skip
+    gps = bench.devices[0]
+    assert gps.rate_hz == 2 and gps.talker == "GN" and gps.baud == 4800
+    assert gps.sentences == ("GGA", "RMC", "VTG", "ZDA", "HDT")
+    assert gps.noise["position"].white == 1.5
+    assert bench.start_time.isoformat() == "2026-06-01T12:00:00+00:00"
+
+
+def test_check_accepts_the_example_and_reports_budgets():
+    result = hild("check", "example")
+    assert result.returncode == 0, result.stderr
+    assert "OK" in result.stdout and "bytes/s" in result.stdout
+
+
+def test_check_refuses_an_over_budget_4800_baud_line(tmp_path):
+    # 10 Hz GGA+RMC+VTG+HDT is about 2,700 bytes/s; 4800 baud carries 480.
+    path = write(tmp_path, GOOD + 'rate_hz = 10\nsentences = ["GGA", "RMC", "VTG", "HDT"]\n')
+    result = hild("check", str(path))
+    assert result.returncode == 2
+    err = result.stderr
+    assert str(path) in err and "pty://gps" in err
+    assert "4800 baud" in err and "480 bytes/s" in err and "over budget by" in err
+    sent = int(err.split("= '")[1].split(" bytes/s")[0])
+    assert 2000 < sent < 3500
+    assert f"over budget by {sent - 480} bytes/s" in err
+    assert "raise the baud rate to 38400" in err
+
+
+def test_check_refuses_a_typo_in_a_key(tmp_path):
+    path = write(tmp_path, GOOD + "rate_hx = 5\n")
+    result = hild("check", str(path))
+    assert result.returncode == 2
+    assert "device[0].rate_hx" in result.stderr and "did you mean 'rate_hz'" in result.stderr
+    assert str(path) in result.stderr
+
+
+def test_all_errors_at_once(tmp_path):
+    text = GOOD.replace('"odin"', '"odn"').replace("rate_hz = 100", "rate_hz = -3")
+    text += 'port = "ptty://gps"\n'
+    path = write(tmp_path, text.replace('port = "pty://gps"\n', "", 1))
+    with pytest.raises(BenchError) as info:
+        load_bench(path)
+    messages = [str(e) for e in info.value.errors]
+    assert any("vessel.profile = 'odn'" in m and "jolner" in m for m in messages)
+    assert any("bench.rate_hz = -3" in m for m in messages)
+    assert any("ptty://gps" in m for m in messages)
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        ('type = "gpss"', "device[1].type = 'gpss': expected a device type: anemometer, gps"),
+        ('type = "gps"\nsentences = ["GGA", "MWV"]', "'MWV' is not one of them"),
+        ('type = "gps"\ntalker = "gps"', "two-letter NMEA talker ID"),
+        ('type = "gps"\n[device.noise.wind]\nwhite = 1', "a quantity of this device: position"),
+        ('type = "gps"\n[[device.fault]]\nkind = "melt"\nstart = 1', "'dropout', 'freeze'"),
+    ],
+)
+def test_device_errors_name_the_key(tmp_path, extra, needle):
+    path = write(tmp_path, GOOD + '\n[[device]]\nname = "two"\nport = "udp://127.0.0.1:9"\n'
+                 + extra + "\n")  # fmt: skip
+    with pytest.raises(BenchError) as info:
+        load_bench(path)
+    assert needle in str(info.value)
