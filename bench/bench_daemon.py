@@ -18,7 +18,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 import tty
 from pathlib import Path
 
@@ -79,11 +78,24 @@ def drain(paths: list[Path], sock: socket.socket, stop: threading.Event, counts:
 
 
 def run(bench_args: list[str], run_dir: Path, duration: float, sock: socket.socket) -> dict:
-    cmd = [sys.executable, "-m", "hild.cli", "run", *bench_args, "--run-dir", str(run_dir),
-           "--duration", str(duration), "--log-format", "json", "--stats-interval", "1000"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "hild.cli",
+        "run",
+        *bench_args,
+        "--run-dir",
+        str(run_dir),
+        "--duration",
+        str(duration),
+        "--log-format",
+        "json",
+        "--stats-interval",
+        "1000",
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     banner = []
-    while not any(line.startswith("For example") for line in banner):
+    while not any(line.startswith("Ctrl-C stops") for line in banner):
         line = proc.stdout.readline()
         if not line:
             raise SystemExit(f"daemon failed:\n{proc.stderr.read()}")
@@ -111,7 +123,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         bench = Path(tmp) / "four.toml"
         bench.write_text(FOUR_DEVICES.format(run_dir=Path(tmp) / "a", udp=udp))
-        rows.append(("4 devices, pty + UDP", run([str(bench)], Path(tmp) / "a", args.duration, sock)))
+        rows.append(
+            ("4 devices, pty + UDP", run([str(bench)], Path(tmp) / "a", args.duration, sock))
+        )
         rows.append(("default bench", run([], Path(tmp) / "b", args.duration, sock)))
     print(f"hild run, 100 Hz, {args.duration:g} s each, {os.cpu_count()} cores")
     print(f"{'bench':<22} {'ticks':>7} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} "

@@ -1,6 +1,6 @@
 """Benchmark: hild's NMEA framing against pynmea2's render() for the same fields.
 
-    python bench/bench_nmea.py
+python bench/bench_nmea.py
 """
 
 from __future__ import annotations

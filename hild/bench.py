@@ -142,7 +142,8 @@ def load_bench(name_or_path: str | None = None, **overrides: Any) -> Bench:
     names = [d.name for d in devices]
     for name in {n for n in names if names.count(n) > 1}:
         errors.append(ConfigError(path, "device.name", name, "a name used by one device only"))
-    budgets = attempt(_budgets, path, devices, origin, run_dir, default=())
+    budgets, budget_errors = _budgets(path, devices, origin, run_dir)
+    errors.extend(budget_errors)
     if errors:
         raise BenchError(errors)
     assert vessel_part is not None
@@ -377,7 +378,7 @@ def _device(section: Section, run_dir: Path) -> DeviceConfig:
 
 def _budgets(
     path: Path, devices: list[DeviceConfig], origin: Origin, run_dir: Path
-) -> list[PortBudget]:
+) -> tuple[list[PortBudget], list[ConfigError]]:
     """Check that every serial line (and pty standing in for one) can carry its sentences."""
     from hild.sensors.factory import build_device
 
@@ -408,9 +409,7 @@ def _budgets(
         budgets.append(budget)
         if budget.load > 1.0:
             errors.append(over_budget_error(path, budget, configs))
-    if errors:
-        raise BenchError(errors)
-    return budgets
+    return budgets, errors
 
 
 def over_budget_error(path: Path, budget: PortBudget, configs: list[DeviceConfig]) -> ConfigError:

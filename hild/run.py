@@ -31,7 +31,7 @@ def banner(daemon: Daemon) -> str:
         f"hild: bench '{bench.name}': {bench.vessel.name} in {bench.weather.preset} weather at "
         f"{abs(o.latitude_deg):.5f} {'N' if o.latitude_deg >= 0 else 'S'} "
         f"{abs(o.longitude_deg):.5f} {'E' if o.longitude_deg >= 0 else 'W'}, "
-        f"{bench.rate_hz:g} Hz x{bench.time_scale:g}. Ctrl-C stops.",
+        f"{bench.rate_hz:g} Hz, time scale {bench.time_scale:g}.",
         "Connect to:",
     ]
     example = None
@@ -46,6 +46,7 @@ def banner(daemon: Daemon) -> str:
             lines.append(f"  {what:<50} {where}")
     if example:
         lines.append(f"For example: python -m serial.tools.miniterm {example[0]} {example[1]}")
+    lines.append("Ctrl-C stops. Logs go to stderr.")
     return "\n".join(lines)
 
 

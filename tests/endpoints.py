@@ -24,30 +24,32 @@ class Daemon:
 
     def __init__(self, *args: str, tmp: Path):
         self.stderr_path = tmp / "daemon.stderr"
-        self._stderr = open(self.stderr_path, "w")
+        self._stderr = open(self.stderr_path, "w")  # noqa: SIM115  (lives as long as the process)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "hild.cli", "run", *args, "--log-format", "json"],
-            stdout=subprocess.PIPE, stderr=self._stderr, text=True,
+            stdout=subprocess.PIPE, stderr=self._stderr,
         )  # fmt: skip
         self.banner = self._read_banner()
 
     def _read_banner(self, timeout: float = 120.0) -> str:
-        lines, deadline = [], time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([self.proc.stdout], [], [], 0.5)
+        fd, text = self.proc.stdout.fileno(), b""
+        deadline = time.monotonic() + timeout
+        while b"Ctrl-C stops" not in text and time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.5)
             if ready:
-                line = self.proc.stdout.readline()
-                if not line:
+                chunk = os.read(fd, 65536)
+                if not chunk:
                     break
-                lines.append(line)
-                if line.startswith("For example") or (lines and line.strip() == "" and len(lines) > 2):
-                    return "".join(lines)
-            if self.proc.poll() is not None:
+                text += chunk
+            elif self.proc.poll() is not None:
                 break
-        raise AssertionError(f"no banner: {''.join(lines)!r}\n{self.stderr()}")
+        if b"Ctrl-C stops" not in text:
+            raise AssertionError(f"no banner: {text!r}\n{self.stderr()}")
+        return text.decode()
 
     def stderr(self) -> str:
-        self._stderr.flush()
+        if not self._stderr.closed:
+            self._stderr.flush()
         return self.stderr_path.read_text()
 
     def events(self, name: str) -> list[dict]:
@@ -112,6 +114,17 @@ class LineCollector:
                 out.append((t, msg))
         return out
 
+    def epochs(self) -> list[dict[str, pynmea2.NMEASentence]]:
+        """Sentences grouped by epoch: each GGA starts one, the ones after it belong to it."""
+        out: list[dict] = []
+        for _, msg in self.sentences():
+            name = getattr(msg, "sentence_type", None) or type(msg).__name__
+            if name == "GGA":
+                out.append({})
+            if out:
+                out[-1][name] = msg
+        return out
+
     def _run(self) -> None:
         raise NotImplementedError
 
@@ -141,7 +154,9 @@ class PtyClient(LineCollector):
 
     def close(self) -> None:
         super().close()
-        os.close(self.fd)
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
 class UdpClient(LineCollector):
@@ -167,7 +182,7 @@ class UdpClient(LineCollector):
 
     def close(self) -> None:
         super().close()
-        self.sock.close()
+        self.sock.close()  # idempotent
 
 
 class TcpClient(LineCollector):
@@ -192,7 +207,7 @@ class TcpClient(LineCollector):
 
     def close(self) -> None:
         super().close()
-        self.sock.close()
+        self.sock.close()  # idempotent
 
 
 def free_tcp_port() -> int:

@@ -46,10 +46,10 @@ def test_built_in_benches_are_valid():
 
 
 def test_device_overrides_merge_with_the_type(tmp_path):
-    bench = load_bench(write(tmp_path, GOOD + 'rate_hz = 2\ntalker = "GN"\n'
+    bench = load_bench(write(tmp_path, GOOD + 'rate_hz = 2\nbaud = 9600\ntalker = "GN"\n'
                              "[device.noise.position]\nwhite = 1.5\n"))  # fmt: skip
     gps = bench.devices[0]
-    assert gps.rate_hz == 2 and gps.talker == "GN" and gps.baud == 4800
+    assert gps.rate_hz == 2 and gps.talker == "GN" and gps.baud == 9600
     assert gps.sentences == ("GGA", "RMC", "VTG", "ZDA", "HDT")
     assert gps.noise["position"].white == 1.5
     assert bench.start_time.isoformat() == "2026-06-01T12:00:00+00:00"

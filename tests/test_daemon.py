@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 
 import numpy as np
 import pytest
-
 from endpoints import Daemon, PtyClient, TcpClient, UdpClient, free_tcp_port, rate_hz
+
 from hild.bench import load_bench
 from hild.model.simulation import Simulation
 from hild.sensors import kinematics
@@ -159,24 +159,26 @@ def test_sensors_agree_with_the_simulated_vessel(running):
 
     gps = replica.device("gps")
     arm = np.array(gps.lever_arm)
-    rmc = {m.timestamp: m for _, m in clients["gps"].sentences("RMC")}
-    hdt = {m.timestamp: m for _, m in clients["gps"].sentences("HDT")}
-    for _, msg in gga:
+    epochs = clients["gps"].epochs()
+    assert len(epochs) == len(gga)
+    for epoch in epochs:
+        assert list(epoch) == ["GGA", "RMC", "VTG", "ZDA", "HDT"]  # back to back, in order
+        msg = epoch["GGA"]
         t = sim_time(msg)
+        assert epoch["RMC"].timestamp == msg.timestamp
         truth = replica.truth_at(t)
         north, east, down = kinematics.position_ned(truth, arm)
         # GGA carries 1e-5 minutes: 1.9 cm of latitude, 0.9 cm of longitude here.
         n, e, _ = replica.bench.origin.to_ned(msg.latitude, msg.longitude)
         assert n == pytest.approx(north, abs=0.02) and e == pytest.approx(east, abs=0.02)
         v = kinematics.velocity_ned(truth, arm)
-        r = rmc[msg.timestamp]
+        r = epoch["RMC"]
         assert r.spd_over_grnd == pytest.approx(math.hypot(v[0], v[1]) * KN, abs=0.0051)
         cog = math.degrees(math.atan2(v[1], v[0])) % 360
         assert (r.true_course - cog + 180) % 360 - 180 == pytest.approx(0, abs=0.051)
         psi = math.degrees(truth.eta[5]) % 360
-        assert (float(hdt[msg.timestamp].heading) - psi + 180) % 360 - 180 == pytest.approx(
-            0, abs=0.0051
-        )
+        hdt = float(epoch["HDT"].heading)
+        assert (hdt - psi + 180) % 360 - 180 == pytest.approx(0, abs=0.0051)
     # It is really moving and turning (nozzles at 8 deg), so these checks mean something.
     assert replica.sim.x[6] > 1.0 and abs(replica.sim.x[11]) > 0.02
 
@@ -246,7 +248,8 @@ def test_a_serial_device_that_disappears_is_reopened(tmp_path):
 
     master, slave = plug()
     bench = tmp_path / "bench.toml"
-    bench.write_text(textwrap.dedent(f"""
+    bench.write_text(
+        textwrap.dedent(f"""
         [bench]
         run_dir = "{tmp_path / "run"}"
         [vessel]
@@ -255,7 +258,8 @@ def test_a_serial_device_that_disappears_is_reopened(tmp_path):
         type = "heading"
         rate_hz = 20
         port = "serial://{link}?baud=115200"
-    """))
+    """)
+    )
     daemon = Daemon(str(bench), tmp=tmp_path)
     try:
         assert b"HEHDT" in read_all(master, 1.0)
