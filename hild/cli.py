@@ -120,6 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, CommandError) as e:
         sys.stderr.write(f"hild: error: {e}\n")
         return 2
+    except OSError as e:  # a port that cannot be created: address in use, path taken, ...
+        sys.stderr.write(f"hild: error: {e}\n")
+        return 1
     return 0
 
 
