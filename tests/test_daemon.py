@@ -137,7 +137,8 @@ def test_sensors_agree_with_the_simulated_vessel(running):
     summary = daemon.stop()
     for c in clients.values():
         c.close()
-    assert summary["reason"] == "SIGTERM" and summary["overruns"] == 0
+    # Jitter and overruns are measured by bench/bench_daemon.py, not asserted here.
+    assert summary["reason"] == "SIGTERM" and summary["ticks"] == round(summary["t"] * 100)
     assert summary["received_lines"] == 1
     replica = Replica(path)
 
