@@ -226,7 +226,7 @@ def _vessel(root: Section):
                 raise table.error(name, value, f"'<actuator>.<command>' ({e.args[0]})") from None
             if command not in spec.commands:
                 raise table.error(
-                    name, value, f"one of {actuator}.{', {actuator}.'.join(spec.commands)}"
+                    name, value, "one of " + ", ".join(f"{actuator}.{c}" for c in spec.commands)
                 )
             commands[name] = value
         table.finish()

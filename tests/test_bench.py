@@ -95,6 +95,16 @@ def test_all_errors_at_once(tmp_path):
     assert any("ptty://gps" in m for m in messages)
 
 
+def test_unknown_command_lists_the_actuator_commands(tmp_path):
+    path = write(tmp_path, GOOD.replace('profile = "odin"', 'profile = "odin"\n'
+                 '[vessel.commands]\n"port.rudder" = 3'))  # fmt: skip
+    with pytest.raises(BenchError) as info:
+        load_bench(path)
+    assert "vessel.commands.port.rudder = 3.0: expected one of port.rpm, port.nozzle_deg" in str(
+        info.value
+    )
+
+
 @pytest.mark.parametrize(
     ("extra", "needle"),
     [
