@@ -139,6 +139,17 @@ def load_bench(name_or_path: str | None = None, **overrides: Any) -> Bench:
         if config is not None:
             devices.append(config)
     attempt(root.finish)
+    loop_rate = general.get("rate_hz", 100.0)
+    for d in devices:
+        if d.rate_hz > loop_rate:
+            errors.append(
+                ConfigError(
+                    path,
+                    f"device ({d.name}).rate_hz",
+                    d.rate_hz,
+                    f"at most the loop rate, bench.rate_hz = {loop_rate:g} Hz",
+                )
+            )
     names = [d.name for d in devices]
     for name in {n for n in names if names.count(n) > 1}:
         errors.append(ConfigError(path, "device.name", name, "a name used by one device only"))

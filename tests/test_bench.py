@@ -10,7 +10,7 @@ from hild.bench import BenchError, load_bench
 
 GOOD = """
 [bench]
-rate_hz = 100
+rate_hz = 50
 start_time = "2026-06-01T12:00:00Z"
 
 [vessel]
@@ -84,7 +84,7 @@ def test_check_refuses_a_typo_in_a_key(tmp_path):
 
 
 def test_all_errors_at_once(tmp_path):
-    text = GOOD.replace('"odin"', '"odn"').replace("rate_hz = 100", "rate_hz = -3")
+    text = GOOD.replace('"odin"', '"odn"').replace("rate_hz = 50", "rate_hz = -3")
     text += 'port = "ptty://gps"\n'
     path = write(tmp_path, text.replace('port = "pty://gps"\n', "", 1))
     with pytest.raises(BenchError) as info:
@@ -111,6 +111,7 @@ def test_unknown_command_lists_the_actuator_commands(tmp_path):
         ('type = "gpss"', "device[1].type = 'gpss': expected a device type: anemometer, gps"),
         ('type = "gps"\nsentences = ["GGA", "MWV"]', "'MWV' is not one of them"),
         ('type = "gps"\ntalker = "gps"', "two-letter NMEA talker ID"),
+        ('type = "heading"\nrate_hz = 100', "(two).rate_hz = 100.0: expected at most the loop"),
         ('type = "gps"\n[device.noise.wind]\nwhite = 1', "a quantity of this device: position"),
         ('type = "gps"\n[[device.fault]]\nkind = "melt"\nstart = 1', "'dropout', 'freeze'"),
     ],
