@@ -65,6 +65,17 @@ class JitterStats:
         }
 
 
+def initial_simulation(bench: Bench) -> Simulation:
+    """The bench's vessel at its initial heading and speed, with its held commands and current."""
+    sim = Simulation(bench.vessel, dt=1.0 / bench.rate_hz, method=bench.method)
+    sim.x[5] = math.radians(bench.heading_deg)
+    sim.x[6] = bench.speed
+    for name, value in bench.commands.items():
+        sim.set_command(name, value)
+    sim.set_current(*bench.weather.current_ned)
+    return sim
+
+
 @dataclass
 class DeviceRuntime:
     device: Device
@@ -80,12 +91,7 @@ class Daemon:
         self.bench = bench
         self.duration = duration
         self.dt = 1.0 / bench.rate_hz
-        self.sim = Simulation(bench.vessel, dt=self.dt, method=bench.method)
-        self.sim.x[5] = math.radians(bench.heading_deg)
-        self.sim.x[6] = bench.speed
-        for name, value in bench.commands.items():
-            self.sim.set_command(name, value)
-        self.sim.set_current(*bench.weather.current_ned)
+        self.sim = initial_simulation(bench)
         self.ports: dict[tuple, Port] = {}
         self.devices: list[DeviceRuntime] = []
         self.jitter = JitterStats()

@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import termios
 import threading
 import time
 import tty
@@ -135,7 +136,9 @@ class PtyClient(LineCollector):
     def __init__(self, path: str | Path):
         super().__init__()
         self.fd = os.open(str(path), os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
-        tty.setraw(self.fd)
+        # TCSANOW: unlike tty.setraw's default, keep what the daemon sent before we opened,
+        # so a test can count every epoch from t = 0.
+        tty.setraw(self.fd, termios.TCSANOW)
 
     def write(self, data: bytes) -> None:
         os.write(self.fd, data)

@@ -14,7 +14,7 @@ import pytest
 from endpoints import Daemon, PtyClient, TcpClient, UdpClient, free_tcp_port, rate_hz
 
 from hild.bench import load_bench
-from hild.model.simulation import Simulation
+from hild.daemon import initial_simulation
 from hild.sensors import kinematics
 from hild.sensors.truth import Truth
 
@@ -79,13 +79,7 @@ class Replica:
 
     def __init__(self, bench_path):
         self.bench = load_bench(bench_path)
-        b = self.bench
-        self.sim = Simulation(b.vessel, dt=1.0 / b.rate_hz, method=b.method)
-        self.sim.x[5] = math.radians(b.heading_deg)
-        self.sim.x[6] = b.speed
-        for name, value in b.commands.items():
-            self.sim.set_command(name, value)
-        self.sim.set_current(*b.weather.current_ned)
+        self.sim = initial_simulation(self.bench)
         self.k = 0
 
     def truth_at(self, t: float) -> Truth:
