@@ -32,7 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("bench", nargs="?", help="bench file, or a built-in bench name (default)")
     _bench_overrides(run)
-    run.add_argument("--duration", type=float, metavar="SECONDS", help="stop after this sim time")
+    run.add_argument("--duration", type=_positive, metavar="SECONDS",
+                     help="stop after this much simulated time")  # fmt: skip
     run.add_argument(
         "--log-format",
         choices=FORMATS,
@@ -70,6 +71,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="time between rows of --out (0.1)",
     )  # fmt: skip
     return parser
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0.0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text!r}")
+    return value
 
 
 def _bench_overrides(p: argparse.ArgumentParser) -> None:
