@@ -130,7 +130,12 @@ class Daemon:
                 if key not in self.ports:
                     port = open_port(spec, default_baud=config.baud)
                     port.on_line = self._on_line
-                    await port.start()
+                    try:
+                        await port.start()
+                    except OSError as e:
+                        # Name the port: "address already in use" alone is a puzzle.
+                        where = f"device {config.name}, port {url}"
+                        raise OSError(e.errno, f"{where}: {e.strerror or e}") from e
                     self.ports[key] = port
                 ports.append(self.ports[key])
             self.devices.append(DeviceRuntime(device, ports, 1.0 / config.rate_hz))
