@@ -284,3 +284,29 @@ def test_duration_and_time_scale(tmp_path):
     assert summary["ticks"] == 2000
     assert summary["devices"]["gps"]["epochs"] == 201
     assert elapsed < 15
+
+
+def test_a_port_that_cannot_be_opened_is_named(tmp_path):
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        bench = tmp_path / "bench.toml"
+        bench.write_text(
+            textwrap.dedent(f"""
+            [vessel]
+            profile = "otter"
+            [[device]]
+            type = "heading"
+            port = "tcp://127.0.0.1:{port}"
+        """)
+        )
+        result = subprocess.run([sys.executable, "-m", "hild.cli", "run", str(bench)],
+                                capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert result.returncode == 1
+    assert f"hild: error: [Errno 98] device heading, port tcp://127.0.0.1:{port}" in result.stderr
+    assert "address already in use" in result.stderr
