@@ -14,6 +14,7 @@ import numpy as np
 from hild.config import ConfigError
 from hild.model.profile import load_profile
 from hild.model.simulation import CommandError, Simulation
+from hild.units import KNOTS_PER_MS
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,7 @@ def summary_text(s: dict) -> str:
         f"  position  x={st['x']:.2f} m  y={st['y']:.2f} m  heading "
         f"{math.degrees(st['psi']) % 360.0:.1f} deg",
         f"  velocity  u={st['u']:.3f} m/s  v={st['v']:.3f} m/s  r={math.degrees(st['r']):.2f} deg/s"
-        f"  speed {s['speed']:.3f} m/s ({s['speed'] * 3600 / 1852:.2f} kn)",
+        f"  speed {s['speed']:.3f} m/s ({s['speed'] * KNOTS_PER_MS:.2f} kn)",
         json.dumps(
             {
                 "t": s["t"],

@@ -14,7 +14,7 @@ from hild.sensors.factory import build_device
 from hild.sensors.faults import FaultSpec
 from hild.sensors.geodesy import Origin
 from hild.sensors.noise import NoiseSpec, QuantityNoise
-from hild.sensors.truth import Truth, rotation_matrix
+from hild.sensors.truth import Truth
 
 ORIGIN = Origin(59.41, 10.48)
 UTC0 = datetime(2026, 6, 1, 12, 0, 0, tzinfo=UTC)
@@ -64,14 +64,6 @@ def by_type(device, tr):
             msg
         )
     return out
-
-
-def test_rotation_matches_the_model():
-    from hild.model.dynamics import rotation
-
-    R9 = np.zeros(9)
-    rotation(0.1, -0.2, 2.5, R9)
-    assert np.allclose(rotation_matrix(0.1, -0.2, 2.5), R9.reshape(3, 3))
 
 
 def test_gps_reports_the_antenna_through_the_geodesy():

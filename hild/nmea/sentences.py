@@ -20,8 +20,7 @@ from hild.nmea.encode import (
     utc_date,
     utc_time,
 )
-
-KMH_PER_KNOT = 1.852
+from hild.units import KMH_PER_KNOT, KNOTS_PER_MS
 
 
 def _opt(value: float | None, decimals: int) -> str:
@@ -167,7 +166,7 @@ def mwv(
 
 def mwd(talker: str, from_true_deg: float, speed_ms: float) -> bytes:
     """MWD, true wind direction (from, relative to true north) and speed in knots and m/s."""
-    speed_kn = speed_ms * 3600.0 / 1852.0
+    speed_kn = speed_ms * KNOTS_PER_MS
     return frame(
         f"{talker}MWD,{angle360(from_true_deg, 1)},T,,M,{fixed(speed_kn, 1)},N,"
         f"{fixed(speed_ms, 1)},M"

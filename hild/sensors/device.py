@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from hild.sensors.faults import FaultSpec
+from hild.sensors.geodesy import Origin
 from hild.sensors.noise import NoiseSpec, QuantityNoise
 from hild.sensors.truth import Truth
 
@@ -50,8 +51,9 @@ class Device:
     quantities: ClassVar[dict[str, int]]
     worst_case: ClassVar[Measurement]  # values that give the longest sentences (budget check)
 
-    def __init__(self, config: DeviceConfig, seed: int):
+    def __init__(self, config: DeviceConfig, seed: int, origin: Origin):
         self.config = config
+        self.origin = origin
         self.lever_arm = np.array(config.lever_arm, dtype=float)
         self.stats = DeviceStats()
         # One stream per device instance, keyed by its name: adding a device changes no other.

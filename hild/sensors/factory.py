@@ -5,12 +5,8 @@ from __future__ import annotations
 from hild.sensors.catalog import MODELS
 from hild.sensors.device import Device, DeviceConfig
 from hild.sensors.geodesy import Origin
-from hild.sensors.gps import Gps
 
 
 def build_device(config: DeviceConfig, seed: int, origin: Origin) -> Device:
     """The runnable device for ``config``, its random streams derived from ``seed``."""
-    cls = MODELS[config.model]
-    if cls is Gps:
-        return Gps(config, seed, origin)
-    return cls(config, seed)
+    return MODELS[config.model](config, seed, origin)

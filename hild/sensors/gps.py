@@ -13,8 +13,7 @@ from hild.sensors import kinematics
 from hild.sensors.device import Device, DeviceConfig, Measurement
 from hild.sensors.geodesy import Origin
 from hild.sensors.truth import Truth
-
-KNOTS_PER_MS = 3600.0 / 1852.0
+from hild.units import KNOTS_PER_MS
 
 
 class Gps(Device):
@@ -33,8 +32,7 @@ class Gps(Device):
     }
 
     def __init__(self, config: DeviceConfig, seed: int, origin: Origin):
-        super().__init__(config, seed)
-        self.origin = origin
+        super().__init__(config, seed, origin)
         rng = np.random.default_rng([seed, zlib.crc32(b"sky:" + config.name.encode())])
         n = int(self.setting("satellites"))
         prns = sorted(rng.choice(np.arange(1, 33), size=min(n, 32), replace=False).tolist())

@@ -9,8 +9,7 @@ from hild.nmea import sentences as nmea
 from hild.sensors import kinematics
 from hild.sensors.device import Device, Measurement
 from hild.sensors.truth import Truth
-
-KNOTS_PER_MS = 3600.0 / 1852.0
+from hild.units import KNOTS_PER_MS
 
 
 class SpeedLog(Device):

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
+
+from hild.model.dynamics import rotation as body_to_ned
 
 
 @dataclass
@@ -19,21 +20,9 @@ class Truth:
     nu: np.ndarray  # body velocities [m/s, rad/s]
     current_ned: tuple[float, float] = (0.0, 0.0)  # current velocity, north and east [m/s]
     wind_ned: tuple[float, float] = (0.0, 0.0)  # air velocity at 10 m, north and east [m/s]
-    rotation: np.ndarray = field(init=False)  # body -> NED (thesis eq. 2.3)
+    rotation: np.ndarray = field(init=False)  # body -> NED (thesis eq. 2.7)
 
     def __post_init__(self) -> None:
-        self.rotation = rotation_matrix(self.eta[3], self.eta[4], self.eta[5])
-
-
-def rotation_matrix(phi: float, theta: float, psi: float) -> np.ndarray:
-    """R(Theta), zyx Euler angles, body to NED (thesis eq. 2.3)."""
-    cf, sf = math.cos(phi), math.sin(phi)
-    ct, st = math.cos(theta), math.sin(theta)
-    cp, sp = math.cos(psi), math.sin(psi)
-    return np.array(
-        [
-            [cp * ct, -sp * cf + cp * st * sf, sp * sf + cp * cf * st],
-            [sp * ct, cp * cf + sf * st * sp, -cp * sf + sp * st * cf],
-            [-st, ct * sf, ct * cf],
-        ]
-    )
+        r9 = np.empty(9)
+        body_to_ned(self.eta[3], self.eta[4], self.eta[5], r9)  # the model's own R(Theta)
+        self.rotation = r9.reshape(3, 3)
