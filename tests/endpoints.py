@@ -127,6 +127,15 @@ class LineCollector:
         return out
 
     def _run(self) -> None:
+        while not self._stop.is_set():
+            data = self._receive()
+            if data == b"":
+                return  # the other end closed
+            if data is not None:
+                self.feed(data)
+
+    def _receive(self) -> bytes | None:
+        """Wait up to 0.1 s: the bytes that came, None for nothing yet, b"" at the end."""
         raise NotImplementedError
 
 
@@ -143,17 +152,14 @@ class PtyClient(LineCollector):
     def write(self, data: bytes) -> None:
         os.write(self.fd, data)
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            ready, _, _ = select.select([self.fd], [], [], 0.1)
-            if ready:
-                try:
-                    data = os.read(self.fd, 4096)
-                except OSError:
-                    return
-                if not data:
-                    return
-                self.feed(data)
+    def _receive(self) -> bytes | None:
+        ready, _, _ = select.select([self.fd], [], [], 0.1)
+        if not ready:
+            return None
+        try:
+            return os.read(self.fd, 4096)
+        except OSError:
+            return b""
 
     def close(self) -> None:
         super().close()
@@ -172,16 +178,12 @@ class UdpClient(LineCollector):
         self.sock.bind(("127.0.0.1", port))
         self.sock.settimeout(0.1)
         self.port = self.sock.getsockname()[1]
-        self.datagrams = 0
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                data = self.sock.recv(65536)
-            except TimeoutError:
-                continue
-            self.datagrams += 1
-            self.feed(data)
+    def _receive(self) -> bytes | None:
+        try:
+            return self.sock.recv(65536)
+        except TimeoutError:
+            return None
 
     def close(self) -> None:
         super().close()
@@ -196,17 +198,13 @@ class TcpClient(LineCollector):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
         self.sock.settimeout(0.1)
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                data = self.sock.recv(65536)
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            if not data:
-                return
-            self.feed(data)
+    def _receive(self) -> bytes | None:
+        try:
+            return self.sock.recv(65536)
+        except TimeoutError:
+            return None
+        except OSError:
+            return b""
 
     def close(self) -> None:
         super().close()

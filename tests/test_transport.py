@@ -105,6 +105,18 @@ def drain_fd(fd: int) -> bytes:
         buf += chunk
 
 
+async def send_until_seen(port, fd: int, tag: str, tries: int) -> bytes:
+    """Send numbered lines carrying ``tag`` every 10 ms until one arrives on ``fd``."""
+    got = b""
+    for k in range(tries):
+        port.send(nmea(f"GPTST,{tag}{k},0"))
+        await asyncio.sleep(0.01)
+        got += drain_fd(fd)
+        if tag.encode() in got:
+            break
+    return got
+
+
 def open_client(path: str | Path, when: int = termios.TCSAFLUSH) -> int:
     """Open a tty the way a controller does: read/write, no controlling tty, raw, non-blocking."""
     fd = os.open(path, os.O_RDWR | os.O_NOCTTY)
@@ -367,13 +379,7 @@ async def test_pty_without_client_never_blocks_and_keeps_only_fresh_data(tmp_pat
             assert numbers, "the pty should still hold the lines written since the last flush"
             assert min(numbers) >= 19000  # not the first lines written, long ago
             assert max(numbers) == 20004
-            got = b""
-            for k in range(200):
-                port.send(nmea(f"GPTST,FRESH{k},0"))
-                await asyncio.sleep(0.01)
-                got += drain_fd(client)
-                if b"FRESH" in got:
-                    break
+            got = await send_until_seen(port, client, "FRESH", tries=200)
             assert b"$GPTST,FRESH" in got
         finally:
             os.close(client)
@@ -454,13 +460,7 @@ async def test_serial_survives_the_device_vanishing_and_reopens(tmp_path):
         master, slave = make_device(link)
         await wait_for(lambda: port.stats.reopens >= 1, timeout=3.0, what="the reopen")
         assert port.stats.connected is True
-        got = b""
-        for k in range(100):
-            port.send(nmea(f"GPTST,AGAIN{k}"))
-            await asyncio.sleep(0.01)
-            got += drain_fd(master)
-            if b"AGAIN" in got:
-                break
+        got = await send_until_seen(port, master, "AGAIN", tries=100)
         assert b"$GPTST,AGAIN" in got
     finally:
         await port.close()
