@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hild.config import ConfigError, Section, load_toml
+from hild.environment.weather import Weather, available_presets, load_weather
 from hild.model.integrators import METHODS
 from hild.model.profile import Vessel, load_profile
 from hild.sensors.catalog import available_device_types, load_device_type, sentence_list, talker
@@ -24,7 +25,6 @@ from hild.sensors.noise import NoiseSpec
 from hild.transport.url import PortSpec, PortUrlError, parse_port_url
 
 BENCH_DIR = Path(__file__).resolve().parents[1] / "profiles" / "bench"
-WEATHER_DIR = Path(__file__).resolve().parents[1] / "profiles" / "weather"
 DEFAULT_BENCH = "default"
 BITS_PER_BYTE = 10  # start + 8 data + stop bits on an asynchronous serial line
 
@@ -35,28 +35,6 @@ class BenchError(ValueError):
     def __init__(self, errors: list[ConfigError]):
         self.errors = errors
         super().__init__("\n".join(str(e) for e in errors))
-
-
-@dataclass(frozen=True)
-class Weather:
-    """Steady wind and current for the run (the stochastic environment replaces this later)."""
-
-    preset: str
-    wind_speed: float = 0.0  # at 10 m [m/s]
-    wind_from_deg: float = 0.0  # where the wind comes from, clockwise from north
-    current_speed: float = 0.0  # [m/s]
-    current_to_deg: float = 0.0  # where the current sets to, clockwise from north
-
-    @property
-    def wind_ned(self) -> tuple[float, float]:
-        """Air velocity [m/s] north and east (the wind blows towards from + 180 deg)."""
-        to = math.radians(self.wind_from_deg + 180.0)
-        return self.wind_speed * math.cos(to), self.wind_speed * math.sin(to)
-
-    @property
-    def current_ned(self) -> tuple[float, float]:
-        to = math.radians(self.current_to_deg)
-        return self.current_speed * math.cos(to), self.current_speed * math.sin(to)
 
 
 @dataclass(frozen=True)
@@ -259,32 +237,30 @@ def _origin(root: Section) -> Origin:
 def _weather(root: Section) -> Weather:
     section = root.table("weather") or Section({}, root.file, "weather")
     preset = section.string("preset", "calm")
-    path = WEATHER_DIR / f"{preset}.toml"
-    if not path.is_file():
-        names = ", ".join(sorted(p.stem for p in WEATHER_DIR.glob("*.toml")))
-        raise section.error("preset", preset, f"one of the weather presets: {names}")
-    base = Section(load_toml(path), path)
-    values = {}
-    for part, keys in (("wind", ("speed", "from_deg")), ("current", ("speed", "to_deg"))):
-        table = base.table(part) or Section({}, path, part)
-        for key in keys:
-            values[f"{part}_{key}"] = table.number(key, 0.0)
-        table.finish()
-    base.finish()
-    # The bench file may set a steady wind and current over the preset.
-    weather = Weather(
-        preset=preset,
-        wind_speed=section.number("wind_speed", values["wind_speed"], lo=0.0, hi=80.0, unit="m/s"),
-        wind_from_deg=section.number("wind_from_deg", values["wind_from_deg"], lo=-360.0, hi=360.0),
-        current_speed=section.number(
-            "current_speed", values["current_speed"], lo=0.0, hi=10.0, unit="m/s"
-        ),
-        current_to_deg=section.number(
-            "current_to_deg", values["current_to_deg"], lo=-360.0, hi=360.0
-        ),
+    try:
+        weather = load_weather(preset)
+    except ConfigError as e:
+        if e.file != "weather":  # the preset exists but is malformed: report it as it is
+            raise
+        names = ", ".join(available_presets())
+        raise section.error("preset", preset, f"a weather file or one of: {names}") from None
+    # The bench file may move the preset's mean wind and current.
+    weather = weather.with_means(
+        wind_speed=_maybe(section, "wind_speed", lo=0.0, hi=80.0, unit="m/s"),
+        wind_from_deg=_maybe(section, "wind_from_deg", lo=-360.0, hi=360.0, unit="deg"),
+        current_speed=_maybe(section, "current_speed", lo=0.0, hi=10.0, unit="m/s"),
+        current_to_deg=_maybe(section, "current_to_deg", lo=-360.0, hi=360.0, unit="deg"),
+        hs=_maybe(section, "hs", lo=0.0, hi=30.0, unit="m"),
     )
+    if weather.waves.hs > 0.0 and weather.waves.spectrum == "none":
+        raise section.error("hs", weather.waves.hs, f"0: the preset {preset!r} has no wave "
+                            "spectrum (use a preset with [waves])")  # fmt: skip
     section.finish()
     return weather
+
+
+def _maybe(section: Section, key: str, **limits) -> float | None:
+    return section.number(key, **limits) if section.has(key) else None
 
 
 def _noise(section: Section | None, quantities: dict[str, str]) -> dict[str, NoiseSpec]:

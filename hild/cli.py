@@ -9,6 +9,7 @@ from pathlib import Path
 from hild import __version__
 from hild.bench import BenchError
 from hild.config import ConfigError
+from hild.environment.weather import available_presets
 from hild.log import FORMATS
 from hild.model.integrators import METHODS
 from hild.model.profile import available_profiles
@@ -70,6 +71,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--output-interval", type=float, default=0.1, metavar="SECONDS",
         help="time between rows of --out (0.1)",
     )  # fmt: skip
+    sim.add_argument(
+        "--weather", default="calm", metavar="PRESET",
+        help="weather preset name or TOML file (calm); presets: "
+        + ", ".join(available_presets()),
+    )  # fmt: skip
+    sim.add_argument("--seed", type=int, default=0, help="random seed of the weather (0)")
     return parser
 
 
@@ -120,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
             summary = run_sim(
                 args.profile, args.duration, dt=args.dt, method=args.method,
                 commands=args.cmd, schedule=args.schedule, out=args.out,
-                output_interval=args.output_interval,
+                output_interval=args.output_interval, weather=args.weather, seed=args.seed,
             )  # fmt: skip
             sys.stdout.write(summary_text(summary) + "\n")
     except BenchError as e:

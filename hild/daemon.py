@@ -22,6 +22,7 @@ import structlog
 
 from hild.bench import Bench
 from hild.clock import DeadlineTimer
+from hild.environment.environment import Environment
 from hild.model.simulation import Simulation
 from hild.sensors.device import Device
 from hild.sensors.factory import build_device
@@ -65,14 +66,16 @@ class JitterStats:
         }
 
 
-def initial_simulation(bench: Bench) -> Simulation:
-    """The bench's vessel at its initial heading and speed, with its held commands and current."""
-    sim = Simulation(bench.vessel, dt=1.0 / bench.rate_hz, method=bench.method)
+def initial_simulation(bench: Bench, duration: float | None = None) -> Simulation:
+    """The bench's vessel at its initial heading, speed and held commands, in its weather."""
+    dt = 1.0 / bench.rate_hz
+    environment = Environment(bench.weather, bench.vessel, dt, seed=bench.seed, duration=duration)
+    sim = Simulation(bench.vessel, dt=dt, method=bench.method, environment=environment)
     sim.x[5] = math.radians(bench.heading_deg)
     sim.x[6] = bench.speed
     for name, value in bench.commands.items():
         sim.set_command(name, value)
-    sim.set_current(*bench.weather.current_ned)
+    sim.update_environment()
     return sim
 
 
@@ -91,7 +94,7 @@ class Daemon:
         self.bench = bench
         self.duration = duration
         self.dt = 1.0 / bench.rate_hz
-        self.sim = initial_simulation(bench)
+        self.sim = initial_simulation(bench, duration)
         self.ports: dict[tuple, Port] = {}
         self.devices: list[DeviceRuntime] = []
         self.jitter = JitterStats()
@@ -113,7 +116,7 @@ class Daemon:
 
         Throwaway copies do the work, so the run's state and random streams are untouched.
         """
-        sim = Simulation(self.bench.vessel, dt=self.dt, method=self.bench.method)
+        sim = initial_simulation(self.bench)
         sim.tick()
         truth = Truth(0.0, datetime.now(UTC), sim.x[:6].copy(), sim.x[6:12].copy())
         for config in self.bench.devices:
@@ -156,8 +159,8 @@ class Daemon:
             utc=self.start_utc + timedelta(seconds=t),
             eta=x[:6].copy(),
             nu=x[6:12].copy(),
-            current_ned=self.bench.weather.current_ned,
-            wind_ned=self.bench.weather.wind_ned,
+            current_ned=self.sim.environment.current_ned,
+            wind_ned=self.sim.environment.wind_ned,
         )
 
     def emit_due(self, t: float) -> None:
@@ -212,6 +215,10 @@ class Daemon:
         t0 = await self._start_clock()
         log.info("run.start", bench=self.bench.name, utc=self.start_utc.isoformat(),
                  rate_hz=self.bench.rate_hz, time_scale=scale)  # fmt: skip
+        environment = self.sim.environment
+        log.info("run.weather", **environment.summary())
+        for note in environment.notes:
+            log.info("run.weather.note", note=note)
         stats_every = max(1, round(self.bench.stats_interval / self.dt))
         last_k = None if self.duration is None else round(self.duration / self.dt)
         wall0, cpu0 = time.monotonic(), time.process_time()

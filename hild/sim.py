@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from hild.config import ConfigError
+from hild.environment.environment import Environment
+from hild.environment.weather import load_weather
 from hild.model.profile import load_profile
 from hild.model.simulation import CommandError, Simulation
 from hild.units import KNOTS_PER_MS
@@ -72,12 +74,15 @@ def run_sim(
     schedule: Path | None = None,
     out: Path | None = None,
     output_interval: float = 0.1,
+    weather: str = "calm",
+    seed: int = 0,
 ) -> dict:
     """Run one simulation; write the CSV if asked; return the summary."""
     if not duration > 0.0:
         raise CommandError(f"--duration must be positive, not {duration}")
     vessel = load_profile(profile)
-    sim = Simulation(vessel, dt=dt, method=method)
+    environment = Environment(load_weather(weather), vessel, dt, seed=seed, duration=duration)
+    sim = Simulation(vessel, dt=dt, method=method, environment=environment)
     for text in commands or []:
         sim.set_command(*parse_command(text))
     events = read_schedule(schedule) if schedule else []
@@ -109,11 +114,21 @@ def run_sim(
     if out is not None:
         write_csv(out, sim.columns(), table)
     state = {name: float(val) for name, val in zip(sim.columns()[1:13], sim.x, strict=True)}
+    n_vessel = 13 + 3 * vessel.n_act + 6
     actuators = {
-        col: float(val) for col, val in zip(sim.columns()[13:], table[-1, 13:], strict=True)
+        col: float(val)
+        for col, val in zip(sim.columns()[13:n_vessel], table[-1, 13:n_vessel], strict=True)
+    }
+    environment_now = {
+        col: float(val)
+        for col, val in zip(sim.columns()[n_vessel:], table[-1, n_vessel:], strict=True)
     }
     return {
         "profile": vessel.name,
+        "weather": environment.weather.preset,
+        "seed": seed,
+        "environment": environment_now,
+        "notes": environment.notes,
         "method": method,
         "dt": dt,
         "t": sim.t,
@@ -145,13 +160,24 @@ def summary_text(s: dict) -> str:
         f"{math.degrees(st['psi']) % 360.0:.1f} deg",
         f"  velocity  u={st['u']:.3f} m/s  v={st['v']:.3f} m/s  r={math.degrees(st['r']):.2f} deg/s"
         f"  speed {s['speed']:.3f} m/s ({s['speed'] * KNOTS_PER_MS:.2f} kn)",
+    ]
+    env = s["environment"]
+    if s["weather"] != "calm" or any(env.values()):
+        lines.append(
+            f"  weather   {s['weather']} (seed {s['seed']}): wind {env['wind_speed']:.1f} m/s "
+            f"from {env['wind_dir']:.0f} deg, current {env['current_speed']:.2f} m/s to "
+            f"{env['current_dir']:.0f} deg, elevation {env['wave_elevation']:.2f} m"
+        )
+    lines.extend(f"  note: {note}" for note in s["notes"])
+    lines.append(
         json.dumps(
             {
                 "t": s["t"],
                 "state": st,
                 "actuators": s["actuators"],
+                "environment": env,
                 "real_time_factor": s["real_time_factor"],
             }
-        ),
-    ]
+        )
+    )
     return "\n".join(lines)

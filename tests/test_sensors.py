@@ -33,7 +33,7 @@ def config(model, sentences, **kw):
             position_decimals=7,
         ),
         "heading": dict(accuracy_deg=0.05),
-        "anemometer": dict(true_wind=True),
+        "anemometer": dict(true_wind=True, height_correction=False),
         "speed-log": dict(ground_speed=True, heading=False),
     }[model]
     base = dict(
@@ -215,3 +215,18 @@ def test_same_seed_same_noise_and_streams_are_independent_of_other_devices():
     assert run_a == run_b
     assert [other.sample(truth(t=float(i))) for i in range(1, 5)] != run_a[1:]
     assert run_a != [build_device(noisy, 8, ORIGIN).sample(truth(t=float(i))) for i in range(5)]
+
+
+def test_anemometer_reports_the_wind_at_its_height():
+    # Thesis eq. 2.43 with kappa = 0.0026: U(z)/U10 = 1 + 2.5 sqrt(kappa) ln(z/10); at the
+    # 10 m reference the wind is as given, 2.5 m up it is lower, and lower still at 1 m.
+    def measured(z_position):
+        settings = dict(true_wind=True, height_correction=True)
+        cfg = config("anemometer", ["MWV"], settings=settings, lever_arm=(0.0, 0.0, z_position))
+        device = build_device(cfg, 0, ORIGIN)
+        return float(by_type(device, truth(wind_ned=(0.0, 10.0)))["MWV"][1].wind_speed)
+
+    assert measured(-10.0) == pytest.approx(10.0, abs=0.05)
+    expected = 10.0 * (1.0 + 2.5 * math.sqrt(0.0026) * math.log(2.5 / 10.0))
+    assert measured(-2.5) == pytest.approx(expected, abs=0.05)  # MWV carries one decimal
+    assert measured(-1.0) < measured(-2.5) < 10.0

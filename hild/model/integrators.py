@@ -11,9 +11,18 @@ import math
 import numpy as np
 from numba import njit
 
+from hild.environment.kernel import env_advance, env_outputs
+from hild.environment.layout import (
+    O_CUR_SPEED,
+    O_CUR_TO,
+    O_ELEVATION,
+    O_TAU_WIND,
+    O_WIND_FROM,
+    O_WIND_SPEED,
+)  # fmt: skip
 from hild.model.actuators import actuator_forces, update_actuators
 from hild.model.dynamics import W_SIZE, rhs
-from hild.model.layout import I_TAU, X_SIZE
+from hild.model.layout import I_EXTERNAL, I_TAU, X_SIZE
 
 METHOD_RK4 = 0
 METHOD_DOPRI5 = 1
@@ -102,19 +111,25 @@ def step(method, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work
     for i in range(inp.shape[0]):
         inp[i] = env[i]
     for i in range(6):
-        inp[I_TAU + i] += tau_act[i]
+        inp[I_TAU + i] += inp[I_EXTERNAL + i] + tau_act[i]
     integrate(method, x, P, inp, dt, work, w)
     x[5] = wrap_angle(x[5])
     update_actuators(A, n_act, act_state, act_cmd, dt)
 
 
 @njit(cache=True)
-def run(n_steps, record_every, k0, method, x, P, A, n_act, act_state, act_cmd, env, dt, out):
+def run(
+    n_steps, record_every, k0, method, x, P, A, n_act, act_state, act_cmd, env, dt, out,
+    E, S, O, comps, wstate, gust, noise, j0,
+):  # fmt: skip
     """Advance n_steps from global step k0, writing a row into ``out`` at each
     global step that is a multiple of ``record_every``.
 
-    A row is [t, x (12), actuator states (3 per actuator), actuator force (6)].
-    Returns the number of rows written. All buffers are allocated once per call.
+    With an environment (E not empty) its outputs are computed before each step
+    and its processes advanced after it, with noise columns j0, j0 + 1, ...
+    A row is [t, x (12), actuator states (3 per actuator), actuator force (6)]
+    and, with an environment, its recorded outputs (ENV_COLUMNS). Returns the
+    number of rows written. All buffers are allocated once per call.
     """
     work = np.empty((WORK_ROWS, X_SIZE))
     w = np.empty(W_SIZE)
@@ -122,17 +137,38 @@ def run(n_steps, record_every, k0, method, x, P, A, n_act, act_state, act_cmd, e
     tau_act = np.empty(6)
     rows = 0
     na = act_state.shape[0]
-    for k in range(1, n_steps + 1):
+    has_env = E.shape[0] > 0
+    for k in range(n_steps):
+        kk = k0 + k
+        if has_env:
+            env_outputs(E, S, O, comps, wstate, gust, kk, x, dt, env)
         step(method, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w)
-        if record_every > 0 and (k0 + k) % record_every == 0:
+        if has_env:
+            env_advance(E, S, noise, j0 + k, kk, x, dt)
+        if record_every > 0 and (kk + 1) % record_every == 0:
             actuator_forces(A, n_act, act_state, tau_act)
             row = out[rows]
-            row[0] = (k0 + k) * dt
+            row[0] = (kk + 1) * dt
             for i in range(X_SIZE):
                 row[1 + i] = x[i]
             for i in range(na):
                 row[1 + X_SIZE + i] = act_state[i]
             for i in range(6):
                 row[1 + X_SIZE + na + i] = tau_act[i]
+            if has_env:
+                env_outputs(E, S, O, comps, wstate, gust, kk + 1, x, dt, env)
+                record_outputs(O, row, 7 + X_SIZE + na)
             rows += 1
     return rows
+
+
+@njit(cache=True)
+def record_outputs(O, row, start):
+    """The environment's outputs in the recorded units (directions in degrees)."""
+    row[start] = O[O_WIND_SPEED]
+    row[start + 1] = math.degrees(O[O_WIND_FROM])
+    row[start + 2] = O[O_CUR_SPEED]
+    row[start + 3] = math.degrees(O[O_CUR_TO])
+    row[start + 4] = O[O_ELEVATION]
+    for i in range(12):
+        row[start + 5 + i] = O[O_TAU_WIND + i]

@@ -57,9 +57,10 @@ S_SPEED, S_ANGLE, S_DEFLECTOR = 0, 1, 2
 S_SIZE = 3
 
 # --- inputs held constant over one step ----------------------------------------
-I_TAU = 0  # 6: external generalized force in BODY (actuators + environment)
+I_TAU = 0  # 6: environment force in BODY (the actuators' is added in the step)
 I_CURRENT = 6  # 3: current velocity in NED [m/s]
-I_SIZE = 16  # spare room for environment inputs
+I_EXTERNAL = 9  # 6: any other force in BODY set by the shell (tests, faults)
+I_SIZE = 16
 
 # --- vessel state -----------------------------------------------------------------
 X_ETA = 0  # 6: x, y, z, phi, theta, psi

@@ -85,6 +85,8 @@ class Vessel:
     length: float
     # wind-force data for the environment (model name and its coefficients)
     wind: dict[str, object] = field(default_factory=dict)
+    # multipliers on the wave-force scale in surge, sway and yaw
+    wave_gains: tuple[float, float, float] = (1.0, 1.0, 1.0)
 
     @property
     def M(self) -> np.ndarray:
@@ -212,30 +214,64 @@ def _read_vessel(root: Section, path: Path) -> Vessel:
     P[L.P_MUNK] = 1.0 if munk else 0.0
 
     actuators, A = _read_actuators(root.tables("actuator"), length, beam)
-    wind = _read_wind(root.table("wind"))
+    wind = _read_wind(root.table("wind"), length)
+    wave_gains = _read_waves(root.table("waves"))
     return Vessel(
         name=name, source=str(path), params=P, actuator_params=A, actuators=actuators,
-        M_RB=M_RB, M_A=M_A, D_L=D_L, G=G, length=length, wind=wind,
+        M_RB=M_RB, M_A=M_A, D_L=D_L, G=G, length=length, wind=wind, wave_gains=wave_gains,
     )  # fmt: skip
 
 
-WIND_MODELS = ("blendermann", "vrx")
+WIND_MODELS = ("blendermann", "symmetric", "vrx")
 
 
-def _read_wind(s: Section | None) -> dict[str, object]:
-    """Wind-force coefficients, kept as data for the environment's force models."""
+def _read_wind(s: Section | None, length: float) -> dict[str, object]:
+    """Wind-load data for the environment's force models (thesis 2.50-2.72, VRX eqs 23-25).
+
+    ``height`` is where the model takes the wind (thesis eq. 2.43); 10 m, the
+    reference height of the presets, leaves the wind as given.
+    """
     if s is None:
         return {}
-    wind: dict[str, object] = {"model": s.string("model", choices=WIND_MODELS)}
-    for key, value in s.data.items():
-        if key == "model":
-            continue
-        if isinstance(value, list):
-            wind[key] = s.array(key, (len(value),)).tolist()
-        else:
-            wind[key] = s.number(key)
+    model = s.string("model", choices=WIND_MODELS)
+    wind: dict[str, object] = {"model": model}
+    wind["height"] = s.number("height", 10.0, positive=True, hi=100.0, unit="m")
+    wind["length"] = s.number("length", length, positive=True, unit="m")
+    if model == "vrx":
+        c = s.array("coefficients", (3,))
+        if np.any(c < 0.0):
+            raise s.error("coefficients", c.tolist(), "c_x, c_y, c_n >= 0 [kg/m] (VRX eq. 25)")
+        wind["coefficients"] = c.tolist()
+    else:
+        wind["frontal_area"] = s.number("frontal_area", positive=True, unit="m^2")
+        wind["lateral_area"] = s.number("lateral_area", positive=True, unit="m^2")
+    if model == "symmetric":
+        # thesis eqs 2.62-2.67 (Fossen's ranges)
+        wind["c_x"] = s.number("c_x", 0.7, lo=0.0, hi=2.0)
+        wind["c_y"] = s.number("c_y", 0.825, lo=0.0, hi=2.0)
+        wind["c_n"] = s.number("c_n", 0.125, lo=0.0, hi=1.0)
+    if model == "blendermann":
+        # thesis eqs 2.57-2.61 and Odin's values 3.22-3.25
+        wind["s_H"] = s.number("s_H", lo=0.0, unit="m")
+        wind["s_L"] = s.number("s_L", lo=-length, hi=length, unit="m")
+        wind["CD_t"] = s.number("CD_t", positive=True, hi=2.0)
+        wind["CD_l_af_head"] = s.number("CD_l_af_head", positive=True, hi=2.0)
+        wind["CD_l_af_tail"] = s.number("CD_l_af_tail", positive=True, hi=2.0)
+        wind["delta"] = s.number("delta", lo=0.0, hi=1.0)
+        wind["kappa"] = s.number("kappa", lo=0.0, hi=3.0)
     s.finish()
     return wind
+
+
+def _read_waves(s: Section | None) -> tuple[float, float, float]:
+    """Multipliers on the wave-force scale in surge, sway and yaw (thesis gains K_w^{i})."""
+    if s is None:
+        return (1.0, 1.0, 1.0)
+    gains = s.array("gains", (3,), [1.0, 1.0, 1.0])
+    if np.any(gains < 0.0):
+        raise s.error("gains", gains.tolist(), "non-negative surge, sway and yaw gains")
+    s.finish()
+    return (float(gains[0]), float(gains[1]), float(gains[2]))
 
 
 def _cg_from_mass_matrix(M_RB: np.ndarray) -> np.ndarray:

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hild.environment import layout as EL
+from hild.environment.kernel import env_advance, env_outputs
 from hild.model import layout as L
 from hild.model.actuators import actuator_forces
 from hild.model.dynamics import W_SIZE
-from hild.model.integrators import METHODS, WORK_ROWS, run, step
+from hild.model.integrators import METHODS, WORK_ROWS, record_outputs, run, step
 from hild.model.profile import DEGREES, Vessel
+
+if TYPE_CHECKING:
+    from hild.environment.environment import Environment
 
 COMMAND_SLOTS = {"rpm": L.S_SPEED, "cmd": L.S_SPEED, "deflector": L.S_DEFLECTOR}
 
@@ -26,7 +32,13 @@ class Simulation:
     nothing per step in the compiled core.
     """
 
-    def __init__(self, vessel: Vessel, dt: float = 0.01, method: str = "rk4"):
+    def __init__(
+        self,
+        vessel: Vessel,
+        dt: float = 0.01,
+        method: str = "rk4",
+        environment: Environment | None = None,
+    ):
         if method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
         if not dt > 0.0:
@@ -49,6 +61,18 @@ class Simulation:
         self._w = np.zeros(W_SIZE)
         self._inp = np.zeros(L.I_SIZE)
         self._tau_act = np.zeros(6)
+        self.environment = environment
+        if environment is not None:
+            if environment.dt != self.dt or environment.vessel is not vessel:
+                raise ValueError("the environment was built for another step or vessel")
+            self._env_arrays = (
+                environment.E, environment.S, environment.O, environment.comps,
+                environment.wstate, environment.gust,
+            )  # fmt: skip
+        else:
+            empty = np.zeros(0)
+            self._env_arrays = (empty, empty, empty, np.zeros((4, 0)), np.zeros((3, 0)), empty)
+            self._no_noise = np.zeros((EL.N_CHANNELS, 1))
 
     # --- commands -----------------------------------------------------------------
     def command_slot(self, name: str) -> tuple[int, float]:
@@ -77,24 +101,41 @@ class Simulation:
 
     # --- environment -----------------------------------------------------------------
     def set_current(self, north: float, east: float) -> None:
-        """Current velocity in NED [m/s] (irrotational, constant over the next steps)."""
+        """Current velocity in NED [m/s] (irrotational, constant over the next steps).
+
+        With an environment the weather's current replaces it at the next step.
+        """
         self.env[L.I_CURRENT] = north
         self.env[L.I_CURRENT + 1] = east
 
     def set_external_force(self, tau: np.ndarray) -> None:
-        """Body-frame generalized force applied besides the actuators (environment, tests)."""
-        self.env[L.I_TAU : L.I_TAU + 6] = tau
+        """Body-frame generalized force applied besides the actuators and the environment."""
+        self.env[L.I_EXTERNAL : L.I_EXTERNAL + 6] = tau
+
+    def update_environment(self) -> None:
+        """Evaluate the environment for the present state (the step does it too; idempotent)."""
+        if self.environment is not None:
+            E, S, O, comps, wstate, gust = self._env_arrays
+            env_outputs(E, S, O, comps, wstate, gust, self.steps, self.x, self.dt, self.env)
 
     # --- stepping -----------------------------------------------------------------------
     def tick(self) -> None:
-        """Advance one step (the real-time loop's call)."""
+        """Advance one step (the real-time loop's call); the environment follows to the new time."""
         v = self.vessel
+        env = self.environment
+        if env is not None:
+            self.update_environment()
+            j, _ = env.noise_window(1)
         step(
             self.method, self.x, v.params, v.actuator_params, v.n_act, self.act_state,
             self.act_cmd, self.env, self._inp, self._tau_act, self.dt, self._work, self._w,
         )  # fmt: skip
+        if env is not None:
+            env_advance(env.E, env.S, env.noise, j, self.steps, self.x, self.dt)
+            env.cursor += 1
         self.steps += 1
         self.t = self.steps * self.dt
+        self.update_environment()
 
     def advance(self, n_steps: int, record_every: int = 0) -> np.ndarray:
         """Advance n_steps in one compiled loop.
@@ -105,12 +146,27 @@ class Simulation:
         v = self.vessel
         rows = n_steps // record_every + 1 if record_every > 0 else 0
         out = np.empty((rows, len(self.columns())))
-        written = run(
-            n_steps, record_every, self.steps, self.method, self.x, v.params, v.actuator_params,
-            v.n_act, self.act_state, self.act_cmd, self.env, self.dt, out,
-        )  # fmt: skip
-        self.steps += n_steps
-        self.t = self.steps * self.dt
+        written = 0
+        left = n_steps
+        while True:
+            if self.environment is not None:
+                j0, n = self.environment.noise_window(left)
+                noise = self.environment.noise
+            else:
+                j0, n, noise = 0, left, self._no_noise
+            written += run(
+                n, record_every, self.steps, self.method, self.x, v.params, v.actuator_params,
+                v.n_act, self.act_state, self.act_cmd, self.env, self.dt, out[written:],
+                *self._env_arrays, noise, j0,
+            )  # fmt: skip
+            if self.environment is not None:
+                self.environment.cursor += n
+            self.steps += n
+            self.t = self.steps * self.dt
+            left -= n
+            if left <= 0:
+                break
+        self.update_environment()
         return out[:written]
 
     def columns(self) -> list[str]:
@@ -119,13 +175,21 @@ class Simulation:
         for a in self.vessel.actuators:
             cols.extend(a.state_columns)
         cols.extend(("X_act", "Y_act", "Z_act", "K_act", "M_act", "N_act"))
+        if self.environment is not None:
+            cols.extend(EL.OUTPUT_COLUMNS)
         return cols
 
     def row(self) -> np.ndarray:
         """The current state as one row in the layout of ``columns()``."""
         v = self.vessel
         actuator_forces(v.actuator_params, v.n_act, self.act_state, self._tau_act)
-        return np.concatenate(([self.t], self.x, self.act_state, self._tau_act))
+        parts = [[self.t], self.x, self.act_state, self._tau_act]
+        if self.environment is not None:
+            self.update_environment()
+            row = np.zeros(len(EL.OUTPUT_COLUMNS) + 1)
+            record_outputs(self.environment.O, row, 1)
+            parts.append(row[1:])
+        return np.concatenate(parts)
 
     def kinetic_energy(self) -> float:
         """0.5 nu^T M nu [J]."""

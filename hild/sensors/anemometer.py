@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
+from hild.environment.wind import height_factor
 from hild.nmea import sentences as nmea
 from hild.sensors import kinematics
 from hild.sensors.device import Device, Measurement
@@ -16,6 +17,8 @@ class Anemometer(Device):
 
     The MWV angle is clockwise from the bow, where the wind comes from: it equals
     -gamma_rw of thesis eq. 2.69. True wind (MWV T, MWD) removes the vessel's motion.
+    With ``height_correction`` the wind is the one at the sensor's height above
+    the water (from its position), not the presets' 10 m wind.
     """
 
     model = "anemometer"
@@ -24,13 +27,20 @@ class Anemometer(Device):
     worst_case = {"app_angle": 359.9, "app_speed": 99.9, "true_angle": 359.9, "true_speed": 99.9,
                   "true_from": 359.9}  # fmt: skip
 
+    def wind_factor(self, truth: Truth) -> float:
+        """The sensor's wind over the 10 m wind: the log profile at its height (thesis eq. 2.43)."""
+        if not self.setting("height_correction"):
+            return 1.0
+        return height_factor(max(0.0, -(truth.eta[2] + self.lever_arm[2])))
+
     def measure(self, truth: Truth) -> Measurement:
         t = truth.t
-        air = kinematics.air_velocity_body(truth, self.lever_arm)
+        factor = self.wind_factor(truth)
+        air = kinematics.air_velocity_body(truth, self.lever_arm, factor)
         # The wind comes from the direction opposite to the air's relative velocity.
         app_angle = math.degrees(math.atan2(-air[1], -air[0]))
         wind_n, wind_e = truth.wind_ned
-        true_speed = math.hypot(wind_n, wind_e)
+        true_speed = factor * math.hypot(wind_n, wind_e)
         true_from = math.degrees(math.atan2(-wind_e, -wind_n))
         return {
             "app_angle": self.noisy("wind_angle", app_angle, t) % 360.0,

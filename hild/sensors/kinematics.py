@@ -30,9 +30,12 @@ def water_velocity_body(truth: Truth, lever_arm: np.ndarray) -> np.ndarray:
     return velocity_body(truth, lever_arm) - truth.rotation.T @ current
 
 
-def air_velocity_body(truth: Truth, lever_arm: np.ndarray) -> np.ndarray:
-    """Velocity of the air relative to the sensor, body frame (thesis eqs 2.70-2.71, negated)."""
-    wind = np.array([truth.wind_ned[0], truth.wind_ned[1], 0.0])
+def air_velocity_body(truth: Truth, lever_arm: np.ndarray, wind_factor: float = 1.0) -> np.ndarray:
+    """Velocity of the air relative to the sensor, body frame (thesis eqs 2.70-2.71, negated).
+
+    ``wind_factor`` scales the 10 m wind to the sensor's height (thesis eq. 2.43).
+    """
+    wind = wind_factor * np.array([truth.wind_ned[0], truth.wind_ned[1], 0.0])
     return truth.rotation.T @ wind - velocity_body(truth, lever_arm)
 
 

@@ -1,0 +1,1 @@
+"""The environment: wind, current and waves, and their forces on the vessel."""

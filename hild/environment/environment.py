@@ -1,0 +1,286 @@
+"""The environment of one run: a weather and a vessel turned into the compiled step's arrays.
+
+Each random process draws from its own stream, derived from the run's seed and
+the process' name, so the same seed gives the same wind whatever else (waves,
+sensors, another vessel) is configured.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+
+import numpy as np
+
+from hild.environment import layout as EL
+from hild.environment import spectra
+from hild.environment.representation import band_edges, harmonic_table, wave_components
+from hild.environment.weather import GaussMarkov, Weather
+from hild.environment.wind import REFERENCE_HEIGHT, height_factor
+from hild.model.profile import Vessel
+
+NOISE_BLOCK = 1024  # steps of white noise drawn at a time per channel
+MAX_TABLE_STEPS = 1 << 23  # longest gust table (64 MiB) before the period is capped
+
+
+def stream(seed: int, name: str) -> np.random.Generator:
+    """The random stream of one named process of a run."""
+    return np.random.default_rng(
+        np.random.SeedSequence(seed, spawn_key=(zlib.crc32(b"env:" + name.encode()),))
+    )
+
+
+class Environment:
+    """Wind, current and waves for one vessel at one step size, ready for the compiled loop."""
+
+    def __init__(
+        self,
+        weather: Weather,
+        vessel: Vessel,
+        dt: float,
+        seed: int = 0,
+        duration: float | None = None,
+    ):
+        self.weather = weather
+        self.vessel = vessel
+        self.dt = float(dt)
+        self.seed = int(seed)
+        self.notes: list[str] = []  # what a user should know about this realization
+        self.E = np.zeros(EL.E_SIZE)
+        self.S = np.zeros(EL.S_SIZE)
+        self.O = np.zeros(EL.O_SIZE)
+        self.S[EL.S_OUT_K] = -1.0
+        self.comps = np.zeros((EL.C_ROWS, 0))
+        self.wstate = np.zeros((EL.W_ROWS, 0))
+        self.gust = np.zeros(1)
+        self.noise = np.zeros((EL.N_CHANNELS, NOISE_BLOCK))
+        self.cursor = NOISE_BLOCK  # empty: the first request refills
+        self._streams: dict[int, np.random.Generator] = {}
+        self._build_wind(duration)
+        self._build_current()
+        self._build_wind_force()
+        self._build_waves()
+
+    # --- building ---------------------------------------------------------------------
+    def _gauss_markov(self, base: int, mean: float, gm: GaussMarkov, floor: float | None,
+                      channel: int, name: str) -> None:  # fmt: skip
+        """Fill one process' parameters; a mean-only process draws no noise."""
+        self.E[base + EL.GM_MEAN] = mean
+        if not gm.active:
+            return
+        a = math.exp(-self.dt / gm.time_constant)
+        self.E[base + EL.GM_A] = a
+        self.E[base + EL.GM_B] = gm.sigma * math.sqrt(1.0 - a * a)
+        lo = -gm.max_deviation if floor is None else -min(gm.max_deviation, mean - floor)
+        self.E[base + EL.GM_LO] = lo
+        self.E[base + EL.GM_HI] = gm.max_deviation
+        self._streams[channel] = stream(self.seed, name)
+
+    def _build_wind(self, duration: float | None) -> None:
+        w = self.weather.wind
+        self._gauss_markov(EL.E_WIND, w.speed, w.slow, 0.0, EL.N_WIND, "wind.slow")
+        d = w.direction
+        d_rad = GaussMarkov(math.radians(d.sigma), d.time_constant, math.radians(d.max_deviation))
+        self._gauss_markov(
+            EL.E_WDIR, math.radians(w.from_deg), d_rad, None, EL.N_WDIR, "wind.direction"
+        )
+        g = w.gust
+        if g.model == "none" or w.speed <= 0.0:
+            return
+        if g.model in ("harris", "forristall"):
+            self.E[EL.E_GUST_KIND] = EL.GUST_TABLE
+            self.gust = self._gust_table(duration)
+        elif g.model == "vrx":
+            self.E[EL.E_GUST_KIND] = EL.GUST_VRX
+            self.E[EL.E_GUST_A] = self.dt / g.time_constant
+            self.E[EL.E_GUST_B] = g.sigma * math.sqrt(2.0 * g.time_constant / self.dt)  # eq. 15
+            self._streams[EL.N_GUST] = stream(self.seed, "wind.gust")
+        elif g.model == "random_walk":
+            self.E[EL.E_GUST_KIND] = EL.GUST_RANDOM_WALK
+            self.E[EL.E_GUST_A] = g.step
+            self.E[EL.E_GUST_B] = max(1, round(g.interval / self.dt))
+            self.E[EL.E_GUST_C] = g.max_deviation
+            self._streams[EL.N_GUST] = stream(self.seed, "wind.gust")
+
+    def gust_spectrum(self):
+        """The one-sided gust spectrum S(f) [(m/s)^2/Hz] of the weather's table model."""
+        w = self.weather.wind
+        g = w.gust
+        if g.model == "harris":
+            return lambda f: spectra.harris(f, w.speed, g.length, g.kappa)
+        return lambda f: spectra.forristall(f, w.speed, REFERENCE_HEIGHT, g.a, g.b, g.wave_factor)
+
+    def _gust_table(self, duration: float | None) -> np.ndarray:
+        g = self.weather.wind.gust
+        period = g.period
+        if duration is not None and duration > period:
+            period = duration  # the realization must not repeat within the run
+        steps = max(4, math.ceil(period / self.dt - 1e-9))
+        if steps > MAX_TABLE_STEPS:
+            steps = MAX_TABLE_STEPS
+        period = steps * self.dt
+        if duration is None or duration > period:
+            self.notes.append(
+                f"the {g.model} gust repeats every {period:.0f} s (wind note eq. 20); "
+                "set [wind.gust] period to lengthen it"
+            )
+        f_max = g.f_max if g.f_max > 0.0 else None
+        table, variance = harmonic_table(
+            self.gust_spectrum(), period, self.dt, stream(self.seed, "wind.gust.phases"), f_max
+        )
+        self.gust_period = period
+        self.gust_variance = variance
+        return table
+
+    def _build_current(self) -> None:
+        c = self.weather.current
+        self._gauss_markov(EL.E_CUR, c.speed, c.slow, 0.0, EL.N_CUR, "current.slow")
+        d = c.direction
+        d_rad = GaussMarkov(math.radians(d.sigma), d.time_constant, math.radians(d.max_deviation))
+        self._gauss_markov(
+            EL.E_CDIR, math.radians(c.to_deg), d_rad, None, EL.N_CDIR, "current.direction"
+        )
+
+    def _build_wind_force(self) -> None:
+        E = self.E
+        E[EL.E_RHO_AIR] = self.weather.air_density
+        load = self.vessel.wind
+        model = load.get("model")
+        if model is None:
+            return
+        E[EL.E_FORCE_KIND] = {
+            "blendermann": EL.FORCE_BLENDERMANN,
+            "symmetric": EL.FORCE_SYMMETRIC,
+            "vrx": EL.FORCE_VRX,
+        }[model]
+        E[EL.E_HEIGHT_FACTOR] = height_factor(float(load.get("height", REFERENCE_HEIGHT)))
+        E[EL.E_LOA] = float(load.get("length", self.vessel.length))
+        if model == "vrx":
+            E[EL.E_CX], E[EL.E_CY], E[EL.E_CN] = load["coefficients"]
+            return
+        E[EL.E_AF] = load["frontal_area"]
+        E[EL.E_AL] = load["lateral_area"]
+        if model == "symmetric":
+            E[EL.E_CX], E[EL.E_CY], E[EL.E_CN] = load["c_x"], load["c_y"], load["c_n"]
+            return
+        E[EL.E_HL] = load["s_H"]
+        E[EL.E_SL] = load["s_L"]
+        E[EL.E_CDT] = load["CD_t"]
+        E[EL.E_CDL_HEAD] = load["CD_l_af_head"]
+        E[EL.E_CDL_TAIL] = load["CD_l_af_tail"]
+        E[EL.E_DELTA] = load["delta"]
+        E[EL.E_KAPPA] = load["kappa"]
+
+    def wave_spectrum(self):
+        """The one-sided wave spectrum S(omega) [m^2 s/rad] of the weather."""
+        w = self.weather.waves
+        if w.spectrum == "ittc":
+            return lambda om: spectra.ittc(om, w.hs, w.omega_peak)
+        if w.spectrum == "bretschneider":
+            return lambda om: spectra.bretschneider(om, w.hs, w.omega_peak)
+        if w.spectrum == "jonswap":
+            return lambda om: spectra.jonswap(om, w.hs, w.omega_peak, w.gamma)
+        return lambda om: spectra.torsethaugen(om, w.hs, 2.0 * math.pi / w.omega_peak)
+
+    def _build_waves(self) -> None:
+        w = self.weather.waves
+        if not w.active:
+            return
+        E = self.E
+        spectrum = self.wave_spectrum()
+        w0 = w.omega_peak
+        lo, hi = band_edges(spectrum, 12.0 * w0)
+        to = math.radians(w.from_deg + 180.0)
+        c = wave_components(
+            spectrum, w.components, lo, hi, stream(self.seed, "waves.components"), to, w0,
+            w.spreading,
+        )  # fmt: skip
+        n = len(c.amplitude)
+        self.comps = np.zeros((EL.C_ROWS, n))
+        self.comps[EL.C_AMPLITUDE] = c.amplitude
+        self.comps[EL.C_OMEGA] = c.omega
+        self.comps[EL.C_KN] = c.k * np.cos(c.direction)
+        self.comps[EL.C_KE] = c.k * np.sin(c.direction)
+        # phases stand at t = 0 at the vessel's starting point, the origin
+        self.wstate = np.zeros((EL.W_ROWS, n))
+        self.wstate[EL.W_THETA] = c.phase % (2.0 * math.pi)
+        self.wstate[EL.W_COS] = np.cos(self.wstate[EL.W_THETA])
+        self.wstate[EL.W_SIN] = np.sin(self.wstate[EL.W_THETA])
+        grid = np.linspace(0.2 * w0, 5.0 * w0, 4001)
+        sigma = math.sqrt(float(np.max(spectrum(grid))))
+        E[EL.E_WAVE_ON] = 1.0
+        E[EL.E_WAVE_OMEGA0] = w0
+        E[EL.E_WAVE_LAMBDA] = w.damping
+        E[EL.E_WAVE_KW] = 2.0 * w.damping * w0 * sigma  # Fossen (2011), thesis 3.28-3.31
+        E[EL.E_WAVE_TO] = to
+        # Long-wave (Froude-Krylov plus added mass) scale of the horizontal force
+        # per metre of elevation, (m + A_ii) omega_0^2, and of the yaw moment from
+        # its phase lag along the hull, (m + A_22) omega_0^2 k_0 L^2 / 24; the
+        # profile's gains multiply these.
+        v = self.vessel
+        M = v.M
+        k0 = w0 * w0 / spectra.G
+        gains = v.wave_gains
+        E[EL.E_WAVE_GAIN] = gains[0] * M[0, 0] * w0 * w0
+        E[EL.E_WAVE_GAIN + 1] = gains[1] * M[1, 1] * w0 * w0
+        E[EL.E_WAVE_GAIN + 2] = gains[2] * M[1, 1] * w0 * w0 * k0 * v.length**2 / 24.0
+        E[EL.E_WAVE_G : EL.E_WAVE_G + 9] = v.G[2:5, 2:5].ravel()
+        for i, name in enumerate(("waves.surge", "waves.sway", "waves.yaw")):
+            self._streams[EL.N_TF + i] = stream(self.seed, name)
+        self.wave_variance = float(np.sum(c.amplitude**2) / 2.0)
+
+    # --- the shell's side of the noise -----------------------------------------------------
+    def noise_window(self, n_steps: int) -> tuple[int, int]:
+        """The first noise column for the next steps and how many steps it covers (>= 1)."""
+        if self.cursor >= NOISE_BLOCK:
+            for channel, rng in self._streams.items():
+                rng.standard_normal(out=self.noise[channel])
+            self.cursor = 0
+        return self.cursor, min(n_steps, NOISE_BLOCK - self.cursor)
+
+    # --- what the shell reads ------------------------------------------------------------------
+    @property
+    def wind_speed(self) -> float:
+        """True wind at 10 m [m/s] at the last evaluated step."""
+        return float(self.O[EL.O_WIND_SPEED])
+
+    @property
+    def wind_from_deg(self) -> float:
+        return math.degrees(self.O[EL.O_WIND_FROM])
+
+    @property
+    def wind_ned(self) -> tuple[float, float]:
+        """Air velocity at 10 m, north and east [m/s]."""
+        to = self.O[EL.O_WIND_FROM] + math.pi
+        s = self.O[EL.O_WIND_SPEED]
+        return float(s * math.cos(to)), float(s * math.sin(to))
+
+    @property
+    def current_ned(self) -> tuple[float, float]:
+        s = self.O[EL.O_CUR_SPEED]
+        to = self.O[EL.O_CUR_TO]
+        return float(s * math.cos(to)), float(s * math.sin(to))
+
+    @property
+    def elevation(self) -> float:
+        """Sea-surface elevation at the vessel, up positive [m]."""
+        return float(self.O[EL.O_ELEVATION])
+
+    def columns(self) -> tuple[str, ...]:
+        return EL.OUTPUT_COLUMNS
+
+    def summary(self) -> dict:
+        """What this realization is, for logs and run summaries."""
+        w = self.weather
+        out = {
+            "preset": w.preset,
+            "wind_speed": w.wind.speed,
+            "wind_from_deg": w.wind.from_deg,
+            "gust": w.wind.gust.model,
+            "current_speed": w.current.speed,
+            "current_to_deg": w.current.to_deg,
+            "waves": w.waves.spectrum if w.waves.active else "none",
+            "hs": w.waves.hs,
+            "wind_force": self.vessel.wind.get("model", "none"),
+        }
+        return out

@@ -1,0 +1,277 @@
+"""Weather presets: TOML files in profiles/weather/ read into checked, immutable specs.
+
+A preset says what the sea and the air do; the vessel profile says how they
+act on the hull. Every error names the file, the key, the value and what was
+expected.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from hild.config import ConfigError, Section, load_toml
+
+WEATHER_DIR = Path(__file__).resolve().parents[2] / "profiles" / "weather"
+
+GUST_MODELS = ("none", "harris", "forristall", "vrx", "random_walk")
+WAVE_SPECTRA = ("none", "ittc", "bretschneider", "jonswap", "torsethaugen")
+
+
+@dataclass(frozen=True)
+class GaussMarkov:
+    """A first-order Gauss-Markov process around a mean, saturated (thesis 2.44-2.45, 2.75-2.78).
+
+    ``sigma`` is the stationary standard deviation and ``time_constant`` is 1/mu;
+    the white-noise intensity follows as 2 sigma^2 / time_constant. The value is
+    held within ``mean +- max_deviation`` (and at or above ``floor``).
+    """
+
+    sigma: float = 0.0
+    time_constant: float = 600.0  # [s]
+    max_deviation: float = 0.0
+
+    @property
+    def active(self) -> bool:
+        return self.sigma > 0.0 and self.max_deviation > 0.0
+
+
+@dataclass(frozen=True)
+class GustSpec:
+    """The rapidly varying part of the wind speed, one of GUST_MODELS."""
+
+    model: str = "none"
+    # harris (thesis eqs 2.46-2.48)
+    length: float = 1800.0  # scaling length L [m]
+    kappa: float = 0.0026  # sea-surface drag coefficient
+    # harris and forristall: the spectral representation's upper frequency and period
+    f_max: float = 0.0  # [Hz]; 0 keeps every frequency up to the step's Nyquist frequency
+    period: float = 3600.0  # [s]; the realization repeats after this (wind note eq. 20)
+    # forristall (wind note eqs 1-15)
+    a: float = 42.0
+    b: float = 63.0
+    wave_factor: float = 1.0  # w of eq. 9; 1 for a developed sea
+    # vrx first-order gust (VRX paper eqs 12-15)
+    sigma: float = 0.0  # [m/s]
+    time_constant: float = 2.0  # tau_g [s]
+    # random walk (student notes): +-step each interval, held within +-max_deviation
+    step: float = 0.009  # [m/s]
+    interval: float = 0.1  # [s]
+    max_deviation: float = 5.0  # [m/s]
+
+
+@dataclass(frozen=True)
+class WindSpec:
+    speed: float = 0.0  # mean at the 10 m reference height [m/s]
+    from_deg: float = 0.0  # where the wind comes from, clockwise from north
+    slow: GaussMarkov = GaussMarkov()  # slow variation of the mean speed [m/s]
+    direction: GaussMarkov = GaussMarkov()  # slow variation of the direction [deg]
+    gust: GustSpec = GustSpec()
+
+
+@dataclass(frozen=True)
+class CurrentSpec:
+    speed: float = 0.0  # [m/s]
+    to_deg: float = 0.0  # where the current sets to, clockwise from north
+    slow: GaussMarkov = GaussMarkov()  # [m/s]
+    direction: GaussMarkov = GaussMarkov()  # [deg]
+
+
+@dataclass(frozen=True)
+class WaveSpec:
+    spectrum: str = "none"
+    hs: float = 0.0  # significant wave height [m]
+    omega_peak: float = 0.0  # peak frequency [rad/s]
+    gamma: float = 3.3  # JONSWAP peak enhancement
+    from_deg: float = 0.0  # where the waves come from, clockwise from north
+    components: int = 32  # wave components in the elevation (thesis eq. 2.84)
+    spreading: bool = False  # directional spreading (VRX paper eqs 7-11)
+    damping: float = 0.1  # lambda of the wave-force transfer functions (thesis eqs 3.28-3.30)
+
+    @property
+    def active(self) -> bool:
+        return self.spectrum != "none" and self.hs > 0.0
+
+
+@dataclass(frozen=True)
+class Weather:
+    """One weather: wind, current and waves, and the air they act through."""
+
+    preset: str
+    description: str = ""
+    source: str = ""
+    air_density: float = 1.225  # [kg/m^3], ISA sea level
+    wind: WindSpec = WindSpec()
+    current: CurrentSpec = CurrentSpec()
+    waves: WaveSpec = WaveSpec()
+
+    @property
+    def wind_ned(self) -> tuple[float, float]:
+        """Mean air velocity at 10 m [m/s] north and east (it blows towards from + 180 deg)."""
+        to = math.radians(self.wind.from_deg + 180.0)
+        return self.wind.speed * math.cos(to), self.wind.speed * math.sin(to)
+
+    @property
+    def current_ned(self) -> tuple[float, float]:
+        """Mean current velocity [m/s] north and east."""
+        to = math.radians(self.current.to_deg)
+        return self.current.speed * math.cos(to), self.current.speed * math.sin(to)
+
+    def with_means(
+        self,
+        wind_speed: float | None = None,
+        wind_from_deg: float | None = None,
+        current_speed: float | None = None,
+        current_to_deg: float | None = None,
+        hs: float | None = None,
+    ) -> Weather:
+        """The same weather around other mean values (bench-file overrides)."""
+        wind, current, waves = self.wind, self.current, self.waves
+        if wind_speed is not None:
+            wind = replace(wind, speed=wind_speed)
+        if wind_from_deg is not None:
+            wind = replace(wind, from_deg=wind_from_deg)
+        if current_speed is not None:
+            current = replace(current, speed=current_speed)
+        if current_to_deg is not None:
+            current = replace(current, to_deg=current_to_deg)
+        if hs is not None:
+            waves = replace(waves, hs=hs)
+        return replace(self, wind=wind, current=current, waves=waves)
+
+
+def available_presets() -> list[str]:
+    """Names of the built-in weather presets."""
+    return sorted(p.stem for p in WEATHER_DIR.glob("*.toml"))
+
+
+def resolve_weather(name_or_path: str) -> Path:
+    """A preset's file from a path or a built-in name (HILD_WEATHER_PATH adds folders)."""
+    candidate = Path(name_or_path)
+    if candidate.suffix == ".toml" or os.sep in name_or_path:
+        if candidate.is_file():
+            return candidate
+        raise ConfigError(candidate, "", None, "an existing weather file")
+    dirs = [Path(d) for d in os.environ.get("HILD_WEATHER_PATH", "").split(os.pathsep) if d]
+    for d in [*dirs, WEATHER_DIR]:
+        path = d / f"{name_or_path}.toml"
+        if path.is_file():
+            return path
+    raise ConfigError(
+        "weather", "preset", name_or_path,
+        "a weather file or one of the presets: " + ", ".join(available_presets()),
+    )  # fmt: skip
+
+
+def load_weather(name_or_path: str) -> Weather:
+    """Read and check a weather preset."""
+    path = resolve_weather(name_or_path)
+    root = Section(load_toml(path), path)
+    weather = read_weather(root, path.stem, str(path))
+    root.finish()
+    return weather
+
+
+def read_weather(root: Section, name: str, source: str) -> Weather:
+    """A Weather from an open TOML table (a preset file)."""
+    description = root.string("description", "")
+    air = root.table("air") or Section({}, root.file, "air")
+    air_density = air.number("density", 1.225, lo=0.9, hi=1.5, unit="kg/m^3")
+    air.finish()
+    wind = _wind(root.table("wind") or Section({}, root.file, "wind"))
+    current = _current(root.table("current") or Section({}, root.file, "current"))
+    waves = _waves(root.table("waves") or Section({}, root.file, "waves"), wind.from_deg)
+    return Weather(
+        preset=name, description=description, source=source, air_density=air_density,
+        wind=wind, current=current, waves=waves,
+    )  # fmt: skip
+
+
+def _gauss_markov(s: Section | None, unit: str, deg: bool = False) -> GaussMarkov:
+    if s is None:
+        return GaussMarkov()
+    suffix = "_deg" if deg else ""
+    hi = 180.0 if deg else 50.0
+    sigma = s.number(f"sigma{suffix}", 0.0, lo=0.0, hi=hi, unit=unit)
+    gm = GaussMarkov(
+        sigma=sigma,
+        time_constant=s.number("time_constant", 600.0, positive=True, unit="s"),
+        max_deviation=s.number(f"max_deviation{suffix}", 3.0 * sigma, lo=0.0, hi=hi, unit=unit),
+    )
+    s.finish()
+    return gm
+
+
+def _wind(s: Section) -> WindSpec:
+    speed = s.number("speed", 0.0, lo=0.0, hi=80.0, unit="m/s")
+    from_deg = s.number("from_deg", 0.0, lo=-360.0, hi=360.0, unit="deg")
+    slow = _gauss_markov(s.table("slow"), "m/s")
+    direction = _gauss_markov(s.table("direction"), "deg", deg=True)
+    g = s.table("gust")
+    gust = GustSpec()
+    if g is not None:
+        model = g.string("model", "none", choices=GUST_MODELS)
+        values: dict[str, float] = {}
+        if model == "harris":
+            values["length"] = g.number("length", 1800.0, positive=True, unit="m")
+            values["kappa"] = g.number("kappa", 0.0026, positive=True)
+        if model == "forristall":
+            values["a"] = g.number("a", 42.0, positive=True)
+            values["b"] = g.number("b", 63.0, positive=True)
+            values["wave_factor"] = g.number("wave_factor", 1.0, positive=True)
+            if abs(values["a"] - 2.0 * values["b"] / 3.0) > 1e-6 * values["b"]:
+                raise g.error("a", values["a"], f"A = 2B/3 = {2 * values['b'] / 3:g} (wind note "
+                              "eq. 3: otherwise the variance is not sigma^2)")  # fmt: skip
+        if model in ("harris", "forristall"):
+            values["f_max"] = g.number("f_max", 0.0, lo=0.0, unit="Hz")
+            values["period"] = g.number("period", 3600.0, lo=10.0, hi=86400.0, unit="s")
+        if model == "vrx":
+            values["sigma"] = g.number("sigma", positive=True, unit="m/s")
+            values["time_constant"] = g.number("time_constant", 2.0, positive=True, unit="s")
+        if model == "random_walk":
+            values["step"] = g.number("step", 0.009, positive=True, unit="m/s")
+            values["interval"] = g.number("interval", 0.1, positive=True, unit="s")
+            values["max_deviation"] = g.number("max_deviation", 5.0, positive=True, unit="m/s")
+        g.finish()
+        gust = GustSpec(model=model, **values)
+    s.finish()
+    return WindSpec(speed=speed, from_deg=from_deg, slow=slow, direction=direction, gust=gust)
+
+
+def _current(s: Section) -> CurrentSpec:
+    spec = CurrentSpec(
+        speed=s.number("speed", 0.0, lo=0.0, hi=10.0, unit="m/s"),
+        to_deg=s.number("to_deg", 0.0, lo=-360.0, hi=360.0, unit="deg"),
+        slow=_gauss_markov(s.table("slow"), "m/s"),
+        direction=_gauss_markov(s.table("direction"), "deg", deg=True),
+    )
+    s.finish()
+    return spec
+
+
+def _waves(s: Section, wind_from_deg: float) -> WaveSpec:
+    hs = s.number("hs", 0.0, lo=0.0, hi=30.0, unit="m")
+    spectrum = s.string("spectrum", "ittc" if hs > 0.0 else "none", choices=WAVE_SPECTRA)
+    omega_peak = 0.0
+    if s.has("peak_period") and s.has("omega_peak"):
+        raise s.error("peak_period", s.raw("peak_period"), "either omega_peak or peak_period")
+    if s.has("peak_period"):
+        omega_peak = 2.0 * math.pi / s.number("peak_period", lo=1.0, hi=30.0, unit="s")
+    elif s.has("omega_peak") or (spectrum != "none" and hs > 0.0):
+        omega_peak = s.number("omega_peak", lo=0.2, hi=6.3, unit="rad/s")
+    spec = WaveSpec(
+        spectrum=spectrum,
+        hs=hs,
+        omega_peak=omega_peak,
+        gamma=s.number("gamma", 3.3, lo=1.0, hi=10.0),
+        from_deg=s.number("from_deg", wind_from_deg, lo=-360.0, hi=360.0, unit="deg"),
+        components=s.integer("components", 32, lo=1),
+        spreading=s.boolean("spreading", False),
+        damping=s.number("damping", 0.1, positive=True, hi=1.0),
+    )
+    if spec.components > 512:
+        raise s.error("components", spec.components, "at most 512 wave components")
+    s.finish()
+    return spec
