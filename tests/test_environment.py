@@ -182,10 +182,10 @@ def held(env, x, n):
     inputs = np.zeros(16)
     out = np.empty((n, EL.O_SIZE))
     for k in range(n):
-        env_outputs(env.E, env.S, env.O, env.comps, env.wstate, env.gust, k, x, env.dt, inputs)
+        env_outputs(env.B, env.W, k, x, env.dt, inputs)
         out[k] = env.O
         j, _ = env.noise_window(1)
-        env_advance(env.E, env.S, env.noise, j, k, x, env.dt)
+        env_advance(env.B, env.noise, j, k, x, env.dt)
         env.cursor += 1
     return out
 

@@ -48,7 +48,7 @@ def test_ittc_height_and_peak(hs, wp):
     # 0.31 / 5 = 0.062: the thesis' constant is kept, so m0 is exactly 0.062 Hs^2
     # (quadrature is good to ~1e-10; 1e-8 leaves room and still catches a changed constant)
     assert m0 == pytest.approx(0.062 * hs**2, rel=1e-8)
-    # ... which puts 4 sqrt(m0) sqrt(0.062 * 16) - 1 = 0.4% under Hs: inside 0.5%
+    # ... so 4 sqrt(m0) = sqrt(0.992) Hs, 0.4% under Hs: inside the 0.5% asked for
     assert 4.0 * math.sqrt(m0) == pytest.approx(hs, rel=5e-3)
     # the grid step is 1e-4 of the peak frequency, so 1e-3 is ten grid steps
     grid = np.linspace(0.2 * wp, 3.0 * wp, 28001)
@@ -438,6 +438,15 @@ def test_harmonic_table_f_max_limits_the_frequencies():
     _, limited = harmonic_table(_forristall10, 64.0, 0.25, np.random.default_rng(0), 0.5)
     expected = sum(_forristall10(m / 64.0) / 64.0 for m in range(1, 33))  # f_m <= 0.5 Hz
     assert limited == pytest.approx(expected, rel=1e-12)
+    # no limit, an infinite one and one above Nyquist all stop below Nyquist (2 Hz here)
+    full = [
+        harmonic_table(_forristall10, 64.0, 0.25, np.random.default_rng(0), f_max)[1]
+        for f_max in (None, math.inf, 5.0)
+    ]
+    expected = sum(_forristall10(m / 64.0) / 64.0 for m in range(1, 128))  # f_m < 2 Hz
+    assert full == pytest.approx([expected] * 3, rel=1e-12)
+    table, variance = harmonic_table(_forristall10, 64.0, 0.25, np.random.default_rng(0), 0.01)
+    assert variance == 0.0 and np.array_equal(table, np.zeros(256))  # f_max below df
 
 
 def test_harmonic_table_rejects_bad_grids():

@@ -19,7 +19,8 @@ from hild.environment.weather import GaussMarkov, Weather
 from hild.environment.wind import REFERENCE_HEIGHT, height_factor
 from hild.model.profile import Vessel
 
-NOISE_BLOCK = 1024  # steps of white noise drawn at a time per channel
+NOISE_BLOCK = 1000  # steps of white noise drawn at a time per channel
+SLOW_PERIOD = 0.1  # [s] between moves of the slow Gauss-Markov processes (minutes-long)
 MAX_TABLE_STEPS = 1 << 23  # longest gust table (64 MiB) before the period is capped
 
 
@@ -46,20 +47,38 @@ class Environment:
         self.dt = float(dt)
         self.seed = int(seed)
         self.notes: list[str] = []  # what a user should know about this realization
-        self.E = np.zeros(EL.E_SIZE)
-        self.S = np.zeros(EL.S_SIZE)
-        self.O = np.zeros(EL.O_SIZE)
-        self.S[EL.S_OUT_K] = -1.0
-        self.comps = np.zeros((EL.C_ROWS, 0))
-        self.wstate = np.zeros((EL.W_ROWS, 0))
-        self.gust = np.zeros(1)
+        self._blocks(np.zeros(1))
+        self.W = np.zeros((EL.W_ROWS, 0))
         self.noise = np.zeros((EL.N_CHANNELS, NOISE_BLOCK))
         self.cursor = NOISE_BLOCK  # empty: the first request refills
         self._streams: dict[int, np.random.Generator] = {}
+        # the largest divisor of the noise block that keeps the slow period
+        self.slow_every = max(
+            d for d in range(1, NOISE_BLOCK + 1)
+            if NOISE_BLOCK % d == 0 and d * self.dt <= SLOW_PERIOD + 1e-12 or d == 1
+        )  # fmt: skip
+        self.E[EL.E_SLOW_EVERY] = self.slow_every
         self._build_wind(duration)
         self._build_current()
         self._build_wind_force()
         self._build_waves()
+
+    def _blocks(self, gust: np.ndarray) -> None:
+        """One buffer B for the kernels; E, S, O and the gust table are views into it."""
+        old = getattr(self, "B", None)
+        o0 = EL.E_SIZE + EL.S_SIZE
+        g0 = o0 + EL.O_SIZE
+        self.B = np.zeros(g0 + len(gust))
+        if old is not None:
+            self.B[:g0] = old[:g0]
+        self.E = self.B[: EL.E_SIZE]
+        self.S = self.B[EL.E_SIZE : o0]
+        self.O = self.B[o0:g0]
+        self.gust = self.B[g0:]
+        self.gust[:] = gust
+        self.E[EL.E_GUST_N] = len(gust)
+        if old is None:
+            self.S[EL.S_OUT_K] = -1.0
 
     # --- building ---------------------------------------------------------------------
     def _gauss_markov(self, base: int, mean: float, gm: GaussMarkov, floor: float | None,
@@ -68,7 +87,7 @@ class Environment:
         self.E[base + EL.GM_MEAN] = mean
         if not gm.active:
             return
-        a = math.exp(-self.dt / gm.time_constant)
+        a = math.exp(-self.slow_every * self.dt / gm.time_constant)
         self.E[base + EL.GM_A] = a
         self.E[base + EL.GM_B] = gm.sigma * math.sqrt(1.0 - a * a)
         lo = -gm.max_deviation if floor is None else -min(gm.max_deviation, mean - floor)
@@ -89,7 +108,7 @@ class Environment:
             return
         if g.model in ("harris", "forristall"):
             self.E[EL.E_GUST_KIND] = EL.GUST_TABLE
-            self.gust = self._gust_table(duration)
+            self._blocks(self._gust_table(duration))
         elif g.model == "vrx":
             self.E[EL.E_GUST_KIND] = EL.GUST_VRX
             self.E[EL.E_GUST_A] = self.dt / g.time_constant
@@ -195,17 +214,18 @@ class Environment:
             spectrum, w.components, lo, hi, stream(self.seed, "waves.components"), to, w0,
             w.spreading,
         )  # fmt: skip
-        n = len(c.amplitude)
-        self.comps = np.zeros((EL.C_ROWS, n))
-        self.comps[EL.C_AMPLITUDE] = c.amplitude
-        self.comps[EL.C_OMEGA] = c.omega
-        self.comps[EL.C_KN] = c.k * np.cos(c.direction)
-        self.comps[EL.C_KE] = c.k * np.sin(c.direction)
+        W = np.zeros((EL.W_ROWS, len(c.amplitude)))
+        W[EL.C_AMPLITUDE] = c.amplitude
+        W[EL.C_OMEGA] = c.omega
+        W[EL.C_KN] = c.k * np.cos(c.direction)
+        W[EL.C_KE] = c.k * np.sin(c.direction)
         # phases stand at t = 0 at the vessel's starting point, the origin
-        self.wstate = np.zeros((EL.W_ROWS, n))
-        self.wstate[EL.W_THETA] = c.phase % (2.0 * math.pi)
-        self.wstate[EL.W_COS] = np.cos(self.wstate[EL.W_THETA])
-        self.wstate[EL.W_SIN] = np.sin(self.wstate[EL.W_THETA])
+        W[EL.W_THETA] = c.phase % (2.0 * math.pi)
+        W[EL.W_COS] = np.cos(W[EL.W_THETA])
+        W[EL.W_SIN] = np.sin(W[EL.W_THETA])
+        self.W = W
+        E[EL.E_WAVE_OMEGA_MAX] = float(np.max(c.omega))
+        E[EL.E_WAVE_K_MAX] = float(np.max(c.k))
         grid = np.linspace(0.2 * w0, 5.0 * w0, 4001)
         sigma = math.sqrt(float(np.max(spectrum(grid))))
         E[EL.E_WAVE_ON] = 1.0
@@ -213,6 +233,8 @@ class Environment:
         E[EL.E_WAVE_LAMBDA] = w.damping
         E[EL.E_WAVE_KW] = 2.0 * w.damping * w0 * sigma  # Fossen (2011), thesis 3.28-3.31
         E[EL.E_WAVE_TO] = to
+        E[EL.E_WAVE_TO_COS] = math.cos(to)
+        E[EL.E_WAVE_TO_SIN] = math.sin(to)
         # Long-wave (Froude-Krylov plus added mass) scale of the horizontal force
         # per metre of elevation, (m + A_ii) omega_0^2, and of the yaw moment from
         # its phase lag along the hull, (m + A_22) omega_0^2 k_0 L^2 / 24; the
@@ -234,7 +256,8 @@ class Environment:
         """The first noise column for the next steps and how many steps it covers (>= 1)."""
         if self.cursor >= NOISE_BLOCK:
             for channel, rng in self._streams.items():
-                rng.standard_normal(out=self.noise[channel])
+                n = NOISE_BLOCK // self.slow_every if channel in EL.SLOW_CHANNELS else NOISE_BLOCK
+                rng.standard_normal(out=self.noise[channel, :n])
             self.cursor = 0
         return self.cursor, min(n_steps, NOISE_BLOCK - self.cursor)
 
@@ -246,7 +269,7 @@ class Environment:
 
     @property
     def wind_from_deg(self) -> float:
-        return math.degrees(self.O[EL.O_WIND_FROM])
+        return math.degrees(self.O[EL.O_WIND_FROM]) % 360.0
 
     @property
     def wind_ned(self) -> tuple[float, float]:

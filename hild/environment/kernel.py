@@ -1,5 +1,9 @@
 """The compiled environment step: processes, wind and wave forces, current.
 
+The kernels work on one flat buffer B (parameters E_*, then process states
+S_*, outputs O_* and the gust table; see layout.py) and one 2-D array W of
+wave components, so that each call passes few arrays.
+
 ``env_outputs`` evaluates the environment at step k for the vessel state at
 that step (idempotent: a second call at the same step does nothing);
 ``env_advance`` moves the stochastic processes on to step k + 1, drawing one
@@ -32,19 +36,25 @@ from hild.environment.layout import (
     E_GUST_B,
     E_GUST_C,
     E_GUST_KIND,
+    E_GUST_N,
     E_HEIGHT_FACTOR,
     E_HL,
     E_KAPPA,
     E_LOA,
     E_RHO_AIR,
+    E_SIZE,
     E_SL,
+    E_SLOW_EVERY,
     E_WAVE_G,
     E_WAVE_GAIN,
+    E_WAVE_K_MAX,
     E_WAVE_KW,
     E_WAVE_LAMBDA,
     E_WAVE_OMEGA0,
+    E_WAVE_OMEGA_MAX,
     E_WAVE_ON,
-    E_WAVE_TO,
+    E_WAVE_TO_COS,
+    E_WAVE_TO_SIN,
     E_WDIR,
     E_WIND,
     FORCE_BLENDERMANN,
@@ -66,6 +76,7 @@ from hild.environment.layout import (
     O_CUR_SPEED,
     O_CUR_TO,
     O_ELEVATION,
+    O_SIZE,
     O_SLOPE_E,
     O_SLOPE_N,
     O_TAU_WAVE,
@@ -74,14 +85,18 @@ from hild.environment.layout import (
     O_WIND_SPEED,
     S_CDIR,
     S_CUR,
+    S_CUR_ANGLE,
+    S_ENCOUNTER,
     S_GUST,
     S_OUT_K,
     S_PREV_E,
     S_PREV_N,
+    S_SIZE,
     S_TF,
     S_WAVE_K,
     S_WDIR,
     S_WIND,
+    S_WIND_ANGLE,
     W_COS,
     W_SIN,
     W_THETA,
@@ -90,18 +105,21 @@ from hild.environment.layout import (
 from hild.model.layout import I_CURRENT, I_TAU
 
 GRAVITY = 9.81
+S0 = E_SIZE  # the process states follow the parameters in the buffer
+O0 = E_SIZE + S_SIZE  # then the outputs
+G0 = E_SIZE + S_SIZE + O_SIZE  # then the gust table
 TWO_PI = 2.0 * math.pi
 
 
-@njit(cache=True)
-def gauss_markov_step(x, E, g, n):
+@njit(cache=True, inline="always")
+def gauss_markov_step(x, B, g, n):
     """One exact step of a first-order Gauss-Markov deviation, saturated (thesis 2.44-2.45)."""
-    x = E[g + GM_A] * x + E[g + GM_B] * n
-    return min(max(x, E[g + GM_LO]), E[g + GM_HI])
+    x = B[g + GM_A] * x + B[g + GM_B] * n
+    return min(max(x, B[g + GM_LO]), B[g + GM_HI])
 
 
 @njit(cache=True)
-def blendermann(gamma, E, out):
+def blendermann(gamma, B, out):
     """C_X, C_Y, C_K, C_N of Blendermann (1994) (thesis eqs 2.57-2.61) into out[0:4].
 
     gamma is the relative wind's angle of attack of eq. 2.69 (0 for a head
@@ -110,202 +128,242 @@ def blendermann(gamma, E, out):
     as printed carries the opposite sign. C_N uses |gamma| so that port and
     starboard winds are mirror images.
     """
-    g = abs(gamma)
-    cdl_af = E[E_CDL_HEAD] if g <= 0.5 * math.pi else E[E_CDL_TAIL]
-    cdl = cdl_af * E[E_AF] / E[E_AL]  # eq. 2.61
-    s2 = math.sin(2.0 * gamma)
-    denom = 1.0 - 0.5 * E[E_DELTA] * (1.0 - cdl / E[E_CDT]) * s2 * s2
-    cx = -cdl * E[E_AL] / E[E_AF] * math.cos(gamma) / denom  # eq. 2.57
-    cy = E[E_CDT] * math.sin(gamma) / denom  # eq. 2.58 (sign, see above)
-    out[0] = cx
-    out[1] = cy
-    out[2] = E[E_KAPPA] * cy  # eq. 2.59
-    out[3] = (E[E_SL] / E[E_LOA] - 0.18 * (g - 0.5 * math.pi)) * cy  # eq. 2.60
+    c = blendermann_cs(abs(gamma), math.cos(gamma), math.sin(gamma), B)
+    for i in range(4):
+        out[i] = c[i]
 
 
-@njit(cache=True)
-def wind_force(E, speed, from_rad, psi, u, v, tau):
-    """Wind force in BODY from the true wind and the vessel's velocity (thesis eqs 2.68-2.72)."""
-    for i in range(6):
-        tau[i] = 0.0
-    kind = E[E_FORCE_KIND]
-    if kind == 0.0 or speed <= 0.0:
-        return
-    speed_z = speed * E[E_HEIGHT_FACTOR]  # eq. 2.43 at the model's height
-    beta = from_rad + math.pi  # the direction the air moves towards
-    u_w = speed_z * math.cos(beta - psi)  # eq. 2.70
-    v_w = speed_z * math.sin(beta - psi)  # eq. 2.71
-    u_rw = u - u_w
-    v_rw = v - v_w
+@njit(cache=True, inline="always")
+def blendermann_cs(abs_gamma, cos_gamma, sin_gamma, B):
+    """Blendermann's (C_X, C_Y, C_K, C_N) from |gamma| and gamma's cosine and sine."""
+    cdl_af = B[E_CDL_HEAD] if cos_gamma >= 0.0 else B[E_CDL_TAIL]
+    cdl = cdl_af * B[E_AF] / B[E_AL]  # eq. 2.61
+    s2 = 2.0 * sin_gamma * cos_gamma  # sin(2 gamma)
+    denom = 1.0 - 0.5 * B[E_DELTA] * (1.0 - cdl / B[E_CDT]) * s2 * s2
+    cy = B[E_CDT] * sin_gamma / denom  # eq. 2.58 (sign, see blendermann)
+    cx = -cdl * B[E_AL] / B[E_AF] * cos_gamma / denom  # eq. 2.57
+    ck = B[E_KAPPA] * cy  # eq. 2.59
+    cn = (B[E_SL] / B[E_LOA] - 0.18 * (abs_gamma - 0.5 * math.pi)) * cy  # eq. 2.60
+    return cx, cy, ck, cn
+
+
+@njit(cache=True, inline="always")
+def wind_force(B, air_x, air_y, u, v):
+    """Wind force (X, Y, K, N) in BODY from the air's velocity in BODY at 10 m and the
+    hull's (thesis eqs 2.68-2.72); no early returns, so numba can inline it."""
+    fx = 0.0
+    fy = 0.0
+    fk = 0.0
+    fn = 0.0
+    kind = B[E_FORCE_KIND]
+    f = B[E_HEIGHT_FACTOR]  # eq. 2.43 at the model's height
+    u_rw = u - f * air_x  # eq. 2.70
+    v_rw = v - f * air_y  # eq. 2.71
+    v2 = u_rw * u_rw + v_rw * v_rw
     if kind == FORCE_VRX:
         # VRX paper eqs 23-25, with the air's velocity relative to the hull
         # (-u_rw, -v_rw) as the VRX plugin applies it: the force follows the wind.
-        ax = -u_rw
-        ay = -v_rw
-        tau[0] = E[E_CX] * ax * abs(ax)
-        tau[1] = E[E_CY] * ay * abs(ay)
-        tau[5] = -2.0 * E[E_CN] * ax * ay
-        return
-    q = 0.5 * E[E_RHO_AIR] * (u_rw * u_rw + v_rw * v_rw)  # eq. 2.68 squared
-    gamma = -math.atan2(v_rw, u_rw)  # eq. 2.69
-    if kind == FORCE_BLENDERMANN:
-        c = tau[2:6]  # scratch for the four coefficients, overwritten below
-        blendermann(gamma, E, c)
-        cx, cy, ck, cn = c[0], c[1], c[2], c[3]
-    else:  # FORCE_SYMMETRIC, eqs 2.62-2.64
-        cx = -E[E_CX] * math.cos(gamma)
-        cy = E[E_CY] * math.sin(gamma)
-        ck = 0.0
-        cn = E[E_CN] * math.sin(2.0 * gamma)
-    tau[0] = q * cx * E[E_AF]  # eq. 3.26
-    tau[1] = q * cy * E[E_AL]
-    tau[2] = 0.0
-    tau[3] = q * ck * E[E_AL] * E[E_HL]
-    tau[4] = 0.0
-    tau[5] = q * cn * E[E_AL] * E[E_LOA]
+        fx = -B[E_CX] * u_rw * abs(u_rw)
+        fy = -B[E_CY] * v_rw * abs(v_rw)
+        fn = -2.0 * B[E_CN] * u_rw * v_rw
+    elif kind != 0.0 and v2 > 0.0:
+        q = 0.5 * B[E_RHO_AIR] * v2  # eq. 2.68 squared
+        v_rel = math.sqrt(v2)
+        # gamma = -atan2(v_rw, u_rw) (eq. 2.69), used through its cosine and sine
+        cg = u_rw / v_rel
+        sg = -v_rw / v_rel
+        if kind == FORCE_BLENDERMANN:
+            cx, cy, ck, cn = blendermann_cs(abs(math.atan2(v_rw, u_rw)), cg, sg, B)
+        else:  # FORCE_SYMMETRIC, eqs 2.62-2.64
+            cx = -B[E_CX] * cg
+            cy = B[E_CY] * sg
+            ck = 0.0
+            cn = B[E_CN] * 2.0 * sg * cg
+        fx = q * cx * B[E_AF]  # eq. 3.26
+        fy = q * cy * B[E_AL]
+        fk = q * ck * B[E_AL] * B[E_HL]
+        fn = q * cn * B[E_AL] * B[E_LOA]
+    return fx, fy, fk, fn
 
 
-@njit(cache=True)
-def move_waves(E, S, comps, wstate, k, north, east, dt):
-    """Carry every component's phase to step k at the vessel's position (thesis eq. 2.84).
+@njit(cache=True, inline="always")
+def unit_vector(B, slot, angle):
+    """cos and sin of angle, cached in B[slot + 1], B[slot + 2] while the angle holds."""
+    if B[slot] != angle or (B[slot + 1] == 0.0 and B[slot + 2] == 0.0):
+        B[slot] = angle
+        B[slot + 1] = math.cos(angle)
+        B[slot + 2] = math.sin(angle)
+    return B[slot + 1], B[slot + 2]
+
+
+@njit(cache=True, inline="always")
+def wave_sums(B, W, k, north, east, dt):
+    """Elevation and slopes at the vessel at step k (thesis eq. 2.84), into O.
 
     Each phase theta_i = omega_i t - k_i . r + phi_i moves by a small angle per
-    step; its cosine and sine are rotated by a fifth-order Taylor rotation
-    and recomputed exactly every WAVE_RESYNC_STEPS steps, which keeps the cost
-    to a few multiplications per component.
+    step; its cosine and sine are rotated by a sixth-order Taylor rotation and
+    recomputed exactly every WAVE_RESYNC_STEPS steps, which keeps the cost to a
+    few multiplications per component.
     """
-    steps = k - S[S_WAVE_K]
-    dn = north - S[S_PREV_N]
-    de = east - S[S_PREV_E]
-    if steps == 0.0 and dn == 0.0 and de == 0.0:
-        return
-    S[S_PREV_N] = north
-    S[S_PREV_E] = east
-    resync = math.floor(k / WAVE_RESYNC_STEPS) != math.floor(S[S_WAVE_K] / WAVE_RESYNC_STEPS)
-    S[S_WAVE_K] = k
-    n = comps.shape[1]
-    th = wstate[W_THETA]
-    co = wstate[W_COS]
-    si = wstate[W_SIN]
+    steps = k - B[S0 + S_WAVE_K]
+    dn = north - B[S0 + S_PREV_N]
+    de = east - B[S0 + S_PREV_E]
+    moved = steps != 0.0 or dn != 0.0 or de != 0.0
+    resync = int(k) // WAVE_RESYNC_STEPS != int(B[S0 + S_WAVE_K]) // WAVE_RESYNC_STEPS
+    B[S0 + S_PREV_N] = north
+    B[S0 + S_PREV_E] = east
+    B[S0 + S_WAVE_K] = k
+    th = W[W_THETA]
+    co = W[W_COS]
+    si = W[W_SIN]
+    om = W[C_OMEGA]
+    kn = W[C_KN]
+    ke = W[C_KE]
+    amp = W[C_AMPLITUDE]
+    n = W.shape[1]
     tdt = steps * dt
-    for i in range(n):
-        d = comps[C_OMEGA, i] * tdt - (comps[C_KN, i] * dn + comps[C_KE, i] * de)
-        th[i] += d
-        if resync or abs(d) > 0.3:
-            th[i] = th[i] % TWO_PI
-            co[i] = math.cos(th[i])
-            si[i] = math.sin(th[i])
+    if moved:
+        # the largest phase step bounds the Taylor rotation's error (< 2e-9 per step at 0.3)
+        d_max = B[E_WAVE_OMEGA_MAX] * abs(tdt) + B[E_WAVE_K_MAX] * (abs(dn) + abs(de))
+        if resync or d_max > 0.3:
+            for i in range(n):
+                th[i] = (th[i] + om[i] * tdt - (kn[i] * dn + ke[i] * de)) % TWO_PI
+                co[i] = math.cos(th[i])
+                si[i] = math.sin(th[i])
         else:
-            d2 = d * d
-            cd = 1.0 - d2 * (0.5 - d2 * (1.0 / 24.0 - d2 / 720.0))
-            sd = d * (1.0 - d2 * (1.0 / 6.0 - d2 / 120.0))
-            c = co[i]
-            co[i] = c * cd - si[i] * sd
-            si[i] = si[i] * cd + c * sd
+            for i in range(n):  # branch-free, so the compiler can vectorize it
+                d = om[i] * tdt - (kn[i] * dn + ke[i] * de)
+                th[i] += d
+                d2 = d * d
+                cd = 1.0 - d2 * (0.5 - d2 * (1.0 / 24.0 - d2 / 720.0))
+                sd = d * (1.0 - d2 * (1.0 / 6.0 - d2 / 120.0))
+                c = co[i]
+                co[i] = c * cd - si[i] * sd
+                si[i] = si[i] * cd + c * sd
+    zeta = 0.0
+    sn = 0.0
+    se = 0.0
+    for i in range(n):
+        a = amp[i]
+        zeta += a * co[i]
+        a_s = a * si[i]
+        sn += a_s * kn[i]
+        se += a_s * ke[i]
+    B[O0 + O_ELEVATION] = zeta
+    B[O0 + O_SLOPE_N] = sn
+    B[O0 + O_SLOPE_E] = se
 
 
 @njit(cache=True)
-def env_outputs(E, S, O, comps, wstate, gust_table, k, x, dt, env):
-    """The environment at step k for vessel state x: outputs into O, forces and current into env."""
-    if S[S_OUT_K] == k:
-        return
-    S[S_OUT_K] = k
-    psi = x[5]
+def env_outputs(B, W, k, x, dt, env):
+    """The environment at step k for vessel state x: outputs into O, forces and current into env.
+
+    A second call at the same step does nothing. (No early returns in these
+    kernels: numba then keeps the arrays' reference counts out of the loop.)
+    """
+    if B[S0 + S_OUT_K] != k:
+        B[S0 + S_OUT_K] = k
+        evaluate(B, W, k, x, dt, env)
+
+
+@njit(cache=True, inline="always")
+def evaluate(B, W, k, x, dt, env):
+    """The body of env_outputs."""
+    cpsi = math.cos(x[5])
+    spsi = math.sin(x[5])
     u = x[6]
     v = x[7]
     # wind at 10 m: slowly varying mean (eqs 2.44-2.45) plus gust (2.49)
     gust = 0.0
-    kind = E[E_GUST_KIND]
+    kind = B[E_GUST_KIND]
     if kind == GUST_TABLE:
-        gust = gust_table[int(k) % gust_table.shape[0]]
+        gust = B[G0 + int(k) % int(B[E_GUST_N])]
     elif kind != 0.0:  # vrx and random walk carry their gust in the state
-        gust = S[S_GUST]
-    speed = max(0.0, E[E_WIND + GM_MEAN] + S[S_WIND] + gust)
-    from_rad = E[E_WDIR + GM_MEAN] + S[S_WDIR]
-    O[O_WIND_SPEED] = speed
-    O[O_WIND_FROM] = from_rad % TWO_PI
-    tau_wind = O[O_TAU_WIND : O_TAU_WIND + 6]
-    wind_force(E, speed, from_rad, psi, u, v, tau_wind)
+        gust = B[S0 + S_GUST]
+    speed = max(0.0, B[E_WIND + GM_MEAN] + B[S0 + S_WIND] + gust)
+    from_rad = B[E_WDIR + GM_MEAN] + B[S0 + S_WDIR]
+    B[O0 + O_WIND_SPEED] = speed
+    B[O0 + O_WIND_FROM] = from_rad
+    to_n, to_e = unit_vector(B, S0 + S_WIND_ANGLE, from_rad + math.pi)
+    wn = speed * to_n
+    we = speed * to_e
+    # the air's velocity in BODY: R(psi)^T (thesis eqs 2.70-2.71)
+    fx, fy, fk, fn = wind_force(B, cpsi * wn + spsi * we, -spsi * wn + cpsi * we, u, v)
+    B[O0 + O_TAU_WIND] = fx
+    B[O0 + O_TAU_WIND + 1] = fy
+    B[O0 + O_TAU_WIND + 3] = fk
+    B[O0 + O_TAU_WIND + 5] = fn
 
     # current, irrotational in NED (thesis eqs 2.73, 2.75-2.78)
-    cur = max(0.0, E[E_CUR + GM_MEAN] + S[S_CUR])
-    to = E[E_CDIR + GM_MEAN] + S[S_CDIR]
-    O[O_CUR_SPEED] = cur
-    O[O_CUR_TO] = to % TWO_PI
-    env[I_CURRENT] = cur * math.cos(to)
-    env[I_CURRENT + 1] = cur * math.sin(to)
+    cur = max(0.0, B[E_CUR + GM_MEAN] + B[S0 + S_CUR])
+    to = B[E_CDIR + GM_MEAN] + B[S0 + S_CDIR]
+    B[O0 + O_CUR_SPEED] = cur
+    B[O0 + O_CUR_TO] = to
+    c_n, c_e = unit_vector(B, S0 + S_CUR_ANGLE, to)
+    env[I_CURRENT] = cur * c_n
+    env[I_CURRENT + 1] = cur * c_e
 
-    tau_wave = O[O_TAU_WAVE : O_TAU_WAVE + 6]
-    for i in range(6):
-        tau_wave[i] = 0.0
-    if E[E_WAVE_ON] != 0.0:
-        move_waves(E, S, comps, wstate, k, x[0], x[1], dt)
-        zeta = 0.0
-        sn = 0.0
-        se = 0.0
-        co = wstate[W_COS]
-        si = wstate[W_SIN]
-        for i in range(comps.shape[1]):
-            a = comps[C_AMPLITUDE, i]
-            zeta += a * co[i]
-            sn += a * comps[C_KN, i] * si[i]
-            se += a * comps[C_KE, i] * si[i]
-        O[O_ELEVATION] = zeta
-        O[O_SLOPE_N] = sn
-        O[O_SLOPE_E] = se
-        cpsi = math.cos(psi)
-        spsi = math.sin(psi)
+    if B[E_WAVE_ON] != 0.0:
+        wave_sums(B, W, k, x[0], x[1], dt)
+        sn = B[O0 + O_SLOPE_N]
+        se = B[O0 + O_SLOPE_E]
         slope_x = cpsi * sn + spsi * se
         slope_y = -spsi * sn + cpsi * se
         # heave, roll and pitch: the restoring matrix acting on the hull's offset
         # from the local surface, -G (eta - eta_s) with eta_s = (-zeta, -slope_y, slope_x)
-        surf0 = -zeta
+        surf0 = -B[O0 + O_ELEVATION]
         surf1 = -slope_y
         surf2 = slope_x
         for r in range(3):
             g = E_WAVE_G + 3 * r
-            tau_wave[2 + r] = E[g] * surf0 + E[g + 1] * surf1 + E[g + 2] * surf2
+            B[O0 + O_TAU_WAVE + 2 + r] = B[g] * surf0 + B[g + 1] * surf1 + B[g + 2] * surf2
         # surge, sway, yaw: second-order transfer functions (thesis eqs 3.28-3.32),
-        # scaled by the encounter direction
-        beta = E[E_WAVE_TO] - psi
-        cb = math.cos(beta)
-        sb = math.sin(beta)
-        tau_wave[0] = E[E_WAVE_GAIN] * cb * S[S_TF + 1]
-        tau_wave[1] = E[E_WAVE_GAIN + 1] * sb * S[S_TF + 3]
-        tau_wave[5] = E[E_WAVE_GAIN + 2] * 2.0 * sb * cb * S[S_TF + 5]
+        # scaled by the encounter direction beta = (wave direction) - psi
+        cb = B[E_WAVE_TO_COS] * cpsi + B[E_WAVE_TO_SIN] * spsi
+        sb = B[E_WAVE_TO_SIN] * cpsi - B[E_WAVE_TO_COS] * spsi
+        B[O0 + O_TAU_WAVE] = B[E_WAVE_GAIN] * cb * B[S0 + S_TF + 1]
+        B[O0 + O_TAU_WAVE + 1] = B[E_WAVE_GAIN + 1] * sb * B[S0 + S_TF + 3]
+        B[O0 + O_TAU_WAVE + 5] = B[E_WAVE_GAIN + 2] * 2.0 * sb * cb * B[S0 + S_TF + 5]
+        # encounter frequency, thesis eq. 3.33 (beta = 0: following seas); held off
+        # zero so that the transfer functions stay oscillators on a crest
+        w0 = B[E_WAVE_OMEGA0]
+        B[S0 + S_ENCOUNTER] = max(abs(w0 - w0 * w0 / GRAVITY * u * cb), 0.1 * w0)
     for i in range(6):
-        env[I_TAU + i] = tau_wind[i] + tau_wave[i]
+        env[I_TAU + i] = B[O0 + O_TAU_WIND + i] + B[O0 + O_TAU_WAVE + i]
 
 
 @njit(cache=True)
-def env_advance(E, S, noise, j, k, x, dt):
-    """Move the stochastic processes from step k to k + 1 with noise column j."""
-    S[S_WIND] = gauss_markov_step(S[S_WIND], E, E_WIND, noise[N_WIND, j])
-    S[S_WDIR] = gauss_markov_step(S[S_WDIR], E, E_WDIR, noise[N_WDIR, j])
-    S[S_CUR] = gauss_markov_step(S[S_CUR], E, E_CUR, noise[N_CUR, j])
-    S[S_CDIR] = gauss_markov_step(S[S_CDIR], E, E_CDIR, noise[N_CDIR, j])
-    kind = E[E_GUST_KIND]
+def env_advance(B, noise, j, k, x, dt):
+    """Move the stochastic processes from step k to k + 1 with noise column j.
+
+    The slow Gauss-Markov processes move every E_SLOW_EVERY steps (their time
+    constants are minutes), drawing from column j // E_SLOW_EVERY.
+    """
+    every = int(B[E_SLOW_EVERY])
+    if (k + 1) % every == 0:
+        js = j // every
+        B[S0 + S_WIND] = gauss_markov_step(B[S0 + S_WIND], B, E_WIND, noise[N_WIND, js])
+        B[S0 + S_WDIR] = gauss_markov_step(B[S0 + S_WDIR], B, E_WDIR, noise[N_WDIR, js])
+        B[S0 + S_CUR] = gauss_markov_step(B[S0 + S_CUR], B, E_CUR, noise[N_CUR, js])
+        B[S0 + S_CDIR] = gauss_markov_step(B[S0 + S_CDIR], B, E_CDIR, noise[N_CDIR, js])
+    kind = B[E_GUST_KIND]
     if kind == GUST_VRX:
         # VRX paper eq. 13, with K_w of eq. 15 in E_GUST_B and dt / tau_g in E_GUST_A
-        g = S[S_GUST]
-        S[S_GUST] = g + E[E_GUST_A] * (-g + E[E_GUST_B] * noise[N_GUST, j])
-    elif kind == GUST_RANDOM_WALK and (k + 1) % int(E[E_GUST_B]) == 0:
+        g = B[S0 + S_GUST]
+        B[S0 + S_GUST] = g + B[E_GUST_A] * (-g + B[E_GUST_B] * noise[N_GUST, j])
+    elif kind == GUST_RANDOM_WALK and (k + 1) % int(B[E_GUST_B]) == 0:
         # student notes: a step up or down with equal probability every interval
-        step = E[E_GUST_A] if noise[N_GUST, j] >= 0.0 else -E[E_GUST_A]
-        S[S_GUST] = min(max(S[S_GUST] + step, -E[E_GUST_C]), E[E_GUST_C])
-    if E[E_WAVE_ON] != 0.0:
-        # encounter frequency, thesis eq. 3.33 (beta = 0: following seas); held off zero
-        # so that the transfer functions stay oscillators when the hull rides a crest
-        w0 = E[E_WAVE_OMEGA0]
-        beta = E[E_WAVE_TO] - x[5]
-        we = max(abs(w0 - w0 * w0 / GRAVITY * x[6] * math.cos(beta)), 0.1 * w0)
-        lam = E[E_WAVE_LAMBDA]
-        kick = E[E_WAVE_KW] * math.sqrt(dt)
+        step = B[E_GUST_A] if noise[N_GUST, j] >= 0.0 else -B[E_GUST_A]
+        B[S0 + S_GUST] = min(max(B[S0 + S_GUST] + step, -B[E_GUST_C]), B[E_GUST_C])
+    if B[E_WAVE_ON] != 0.0:
+        we = B[S0 + S_ENCOUNTER]
+        lam = B[E_WAVE_LAMBDA]
+        kick = B[E_WAVE_KW] * math.sqrt(dt)
         for i in range(3):
-            x1 = S[S_TF + 2 * i]
-            x2 = S[S_TF + 2 * i + 1]
+            x1 = B[S0 + S_TF + 2 * i]
+            x2 = B[S0 + S_TF + 2 * i + 1]
             # eq. 3.31 by semi-implicit Euler; unit-intensity white noise
             x2 += dt * (-we * we * x1 - 2.0 * lam * we * x2) + kick * noise[N_TF + i, j]
             x1 += dt * x2
-            S[S_TF + 2 * i] = x1
-            S[S_TF + 2 * i + 1] = x2
+            B[S0 + S_TF + 2 * i] = x1
+            B[S0 + S_TF + 2 * i + 1] = x2

@@ -1,5 +1,8 @@
 """Offsets into the environment's flat arrays: parameters, process states, outputs, noise.
 
+The parameters (E_*), states (S_*) and outputs (O_*) are blocks of one buffer,
+in that order, followed by the gust table; each block's offsets start at 0.
+
 The compiled environment step works on these arrays as the vessel core does on
 its own (see hild/model/layout.py); the builder in environment.py fills them.
 """
@@ -44,7 +47,13 @@ E_WAVE_KW = 43  # K_w = 2 lambda omega_0 sigma, sigma = sqrt(max S) (Fossen 2011
 E_WAVE_TO = 44  # mean direction the waves travel towards [rad]
 E_WAVE_GAIN = 45  # 3: force per metre of transfer-function output, surge, sway, yaw
 E_WAVE_G = 48  # 9: the heave-roll-pitch block of the restoring matrix G, row-major
-E_SIZE = 57
+E_WAVE_TO_COS = 57  # cos and sin of E_WAVE_TO
+E_WAVE_TO_SIN = 58
+E_SLOW_EVERY = 59  # the slow Gauss-Markov processes move every this many steps
+E_GUST_N = 60  # length of the gust table (1 when there is none)
+E_WAVE_OMEGA_MAX = 61  # the largest component frequency [rad/s]
+E_WAVE_K_MAX = 62  # the largest wave number [1/m]
+E_SIZE = 63
 
 GUST_NONE, GUST_TABLE, GUST_VRX, GUST_RANDOM_WALK = 0.0, 1.0, 2.0, 3.0
 FORCE_NONE, FORCE_BLENDERMANN, FORCE_SYMMETRIC, FORCE_VRX = 0.0, 1.0, 2.0, 3.0
@@ -60,7 +69,14 @@ S_PREV_N = 11  # vessel position the wave phases were last moved to [m]
 S_PREV_E = 12
 S_WAVE_K = 13  # step the wave phases stand at
 S_OUT_K = 14  # step the outputs were computed for (-1: never)
-S_SIZE = 16
+S_ENCOUNTER = 15  # encounter frequency omega_e at the last outputs [rad/s]
+S_WIND_ANGLE = 16  # the wind direction whose unit vector (towards) is cached next
+S_WIND_N = 17
+S_WIND_E = 18
+S_CUR_ANGLE = 19  # the same for the current
+S_CUR_N = 20
+S_CUR_E = 21
+S_SIZE = 24
 
 # --- outputs (what the sensors, the recorder and the shell see) -------------------------
 O_WIND_SPEED = 0  # true wind at 10 m [m/s]
@@ -88,14 +104,14 @@ N_CUR = 3
 N_CDIR = 4
 N_TF = 5  # 3: surge, sway, yaw
 N_CHANNELS = 8
+SLOW_CHANNELS = (N_WIND, N_WDIR, N_CUR, N_CDIR)  # one value per E_SLOW_EVERY steps
 NOISE_STREAMS = (
     "wind.slow", "wind.direction", "wind.gust", "current.slow", "current.direction",
     "waves.surge", "waves.sway", "waves.yaw",
 )  # fmt: skip
 
-# --- wave components: rows of the component array ------------------------------------------
+# --- wave components: rows of the component array W ---------------------------------------
 C_AMPLITUDE, C_OMEGA, C_KN, C_KE = 0, 1, 2, 3  # A_i [m], omega_i, wave vector north/east [1/m]
-C_ROWS = 4
-W_THETA, W_COS, W_SIN = 0, 1, 2  # phase, and its cosine and sine carried by rotation
-W_ROWS = 3
+W_THETA, W_COS, W_SIN = 4, 5, 6  # phase, and its cosine and sine carried by rotation
+W_ROWS = 7
 WAVE_RESYNC_STEPS = 256  # the rotated cosines are recomputed exactly this often

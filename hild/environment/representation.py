@@ -61,7 +61,7 @@ def harmonic_table(
         raise ValueError(f"f_max must be zero or positive, got {f_max!r}")
     df = 1.0 / period
     m_count = (n - 1) // 2  # largest m with m df < n df / 2, the Nyquist frequency
-    if f_max is not None:
+    if f_max is not None and math.isfinite(f_max):
         m_count = min(m_count, math.floor(f_max * period + 1e-9))
     if m_count < 1:
         return np.zeros(n), 0.0

@@ -65,13 +65,9 @@ class Simulation:
         if environment is not None:
             if environment.dt != self.dt or environment.vessel is not vessel:
                 raise ValueError("the environment was built for another step or vessel")
-            self._env_arrays = (
-                environment.E, environment.S, environment.O, environment.comps,
-                environment.wstate, environment.gust,
-            )  # fmt: skip
+            self._env_arrays = (environment.B, environment.W)
         else:
-            empty = np.zeros(0)
-            self._env_arrays = (empty, empty, empty, np.zeros((4, 0)), np.zeros((3, 0)), empty)
+            self._env_arrays = (np.zeros(0), np.zeros((EL.W_ROWS, 0)))
             self._no_noise = np.zeros((EL.N_CHANNELS, 1))
 
     # --- commands -----------------------------------------------------------------
@@ -115,8 +111,8 @@ class Simulation:
     def update_environment(self) -> None:
         """Evaluate the environment for the present state (the step does it too; idempotent)."""
         if self.environment is not None:
-            E, S, O, comps, wstate, gust = self._env_arrays
-            env_outputs(E, S, O, comps, wstate, gust, self.steps, self.x, self.dt, self.env)
+            B, W = self._env_arrays
+            env_outputs(B, W, self.steps, self.x, self.dt, self.env)
 
     # --- stepping -----------------------------------------------------------------------
     def tick(self) -> None:
@@ -131,7 +127,7 @@ class Simulation:
             self.act_cmd, self.env, self._inp, self._tau_act, self.dt, self._work, self._w,
         )  # fmt: skip
         if env is not None:
-            env_advance(env.E, env.S, env.noise, j, self.steps, self.x, self.dt)
+            env_advance(env.B, env.noise, j, self.steps, self.x, self.dt)
             env.cursor += 1
         self.steps += 1
         self.t = self.steps * self.dt
@@ -187,7 +183,7 @@ class Simulation:
         if self.environment is not None:
             self.update_environment()
             row = np.zeros(len(EL.OUTPUT_COLUMNS) + 1)
-            record_outputs(self.environment.O, row, 1)
+            record_outputs(self.environment.B, row, 1)
             parts.append(row[1:])
         return np.concatenate(parts)
 
