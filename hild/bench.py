@@ -260,7 +260,8 @@ def _weather(root: Section) -> Weather:
 
 
 def _maybe(section: Section, key: str, **limits) -> float | None:
-    return section.number(key, **limits) if section.has(key) else None
+    """An optional number: None when absent (the key still counts as known for typos)."""
+    return section.number(key, **limits) if section.raw(key, None) is not None else None
 
 
 def _noise(section: Section | None, quantities: dict[str, str]) -> dict[str, NoiseSpec]:

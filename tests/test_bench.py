@@ -122,3 +122,30 @@ def test_device_errors_name_the_key(tmp_path, extra, needle):
     with pytest.raises(BenchError) as info:
         load_bench(path)
     assert needle in str(info.value)
+
+
+def test_weather_preset_with_moved_means(tmp_path):
+    path = write(tmp_path, GOOD + '\n[weather]\npreset = "gale-hs1"\nwind_from_deg = 270.0\n')
+    bench = load_bench(path)
+    w = bench.weather
+    assert w.preset == "gale-hs1" and w.wind.from_deg == 270.0 and w.wind.speed == 20.0
+    assert w.waves.hs == 1.0 and w.wind.gust.model == "harris"
+
+
+@pytest.mark.parametrize(
+    "weather, needles",
+    [
+        ('preset = "gael"', ["weather.preset = 'gael'", "gale-hs1", "beaufort-12"]),
+        ('preset = "calm"\nhs = 2.0', ["weather.hs = 2.0", "no wave spectrum"]),
+        ('preset = "calm"\nwind_speed = -1', ["weather.wind_speed = -1", "at least 0"]),
+        ('preset = "calm"\nwnd_speed = 3', ["weather.wnd_speed", "did you mean 'wind_speed'"]),
+    ],
+)
+def test_weather_errors_name_key_value_and_choices(tmp_path, weather, needles):
+    path = write(tmp_path, GOOD + "\n[weather]\n" + weather + "\n")
+    with pytest.raises(BenchError) as info:
+        load_bench(path)
+    text = " ".join(str(e) for e in info.value.errors)
+    assert str(path) in text
+    for needle in needles:
+        assert needle in text

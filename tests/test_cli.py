@@ -70,3 +70,33 @@ def test_bad_schedule_row_names_file_and_line(tmp_path):
     p = hild("sim", "odin", "--duration", "1", "--schedule", str(sched))
     assert p.returncode == 2
     assert str(sched) in p.stderr and "line 2" in p.stderr
+
+
+def test_sim_in_weather_adds_environment_columns_and_is_reproducible(tmp_path):
+    outs, stdouts = [], []
+    for name, seed in (("a", "3"), ("b", "3"), ("c", "4")):
+        out = tmp_path / f"{name}.csv"
+        p = hild("sim", "odin", "--duration", "30", *ODIN_AHEAD, "--weather", "gale-hs1",
+                 "--seed", seed, "--out", str(out))  # fmt: skip
+        assert p.returncode == 0, p.stderr
+        outs.append(out.read_bytes())
+        stdouts.append(p.stdout)
+    assert outs[0] == outs[1]  # the same seed: the same file, byte for byte
+    assert outs[0] != outs[2]
+    with open(tmp_path / "a.csv") as f:
+        rows = list(csv.DictReader(f))
+    env = ["wind_speed", "wind_dir", "current_speed", "current_dir", "wave_elevation"]
+    forces = [f"{a}_{s}" for s in ("wind", "wave") for a in "XYZKMN"]
+    assert set(env + forces) <= set(rows[0])
+    speeds = [float(r["wind_speed"]) for r in rows]
+    assert min(speeds) > 10.0 and max(speeds) < 30.0 and len(set(speeds)) > 100  # gusty 20 m/s
+    # 0.5 m/s held within +-0.1 m/s (the preset's saturation, thesis eq. 2.77)
+    assert all(0.4 <= float(r["current_speed"]) <= 0.6 for r in rows)
+    assert max(abs(float(r["wave_elevation"])) for r in rows) > 0.1
+    assert "weather   gale-hs1 (seed 3)" in stdouts[0]
+
+
+def test_unknown_weather_lists_the_presets():
+    p = hild("sim", "odin", "--duration", "1", "--weather", "hurricane")
+    assert p.returncode == 2
+    assert "preset = 'hurricane'" in p.stderr and "beaufort-9, beaufort-10" in p.stderr

@@ -122,3 +122,32 @@ def test_wind_data_must_be_numbers(tmp_path):
     path = write_variant(tmp_path, "odin", "kappa = 1.1", 'kappa = "high"')
     with pytest.raises(ConfigError, match=r"wind\.kappa.*a number"):
         load_profile(str(path))
+
+
+@pytest.mark.parametrize(
+    "old, new, needles",
+    [
+        ('model = "blendermann"', 'model = "blenderman"', ["wind.model", "'symmetric'"]),
+        ("CD_t = 0.9", "CD_tt = 0.9", ["wind.CD_t", "present"]),
+        ("delta = 0.6", "delta = 1.6", ["wind.delta", "at most 1"]),
+    ],
+)
+def test_wind_load_errors_name_the_key(tmp_path, old, new, needles):
+    path = write_variant(tmp_path, "odin", old, new)
+    with pytest.raises(ConfigError) as e:
+        load_profile(str(path))
+    for needle in needles:
+        assert needle in str(e.value)
+
+
+def test_wind_load_data_per_profile():
+    # Odin: Blendermann with the thesis' areas (3.22-3.25); WAM-V: VRX coefficients;
+    # Otter: the symmetric model; Jolner: none (thesis 3.11.1.2 neglects its windage).
+    assert vessel("odin").wind["model"] == "blendermann"
+    assert (vessel("odin").wind["frontal_area"], vessel("odin").wind["lateral_area"]) == (
+        6.4,
+        11.31,
+    )
+    assert vessel("wamv").wind["coefficients"] == [0.5, 0.5, 0.33]
+    assert vessel("otter").wind["model"] == "symmetric"
+    assert vessel("jolner").wind == {}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -143,8 +144,12 @@ class Weather:
 
 
 def available_presets() -> list[str]:
-    """Names of the built-in weather presets."""
-    return sorted(p.stem for p in WEATHER_DIR.glob("*.toml"))
+    """Names of the built-in weather presets, numbers in numeric order (beaufort-2 < -10)."""
+
+    def key(name: str) -> tuple:
+        return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
+
+    return sorted((p.stem for p in WEATHER_DIR.glob("*.toml")), key=key)
 
 
 def resolve_weather(name_or_path: str) -> Path:
