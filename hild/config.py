@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -41,6 +43,39 @@ def load_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(path, "", _MISSING, "an existing TOML file") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(path, "", _MISSING, f"valid TOML ({e})") from None
+
+
+def natural_sorted(names) -> list[str]:
+    """Names sorted with their numbers in numeric order (beaufort-2 before beaufort-10)."""
+
+    def key(name: str) -> tuple:
+        return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
+
+    return sorted(names, key=key)
+
+
+def builtin_names(folder: Path) -> list[str]:
+    """The names of the TOML files in a folder."""
+    return natural_sorted(p.stem for p in folder.glob("*.toml"))
+
+
+def resolve_file(name_or_path: str, folder: Path, env_var: str, kind: str, key: str) -> Path:
+    """A TOML file from a path, or a name looked up in $env_var's folders and then ``folder``.
+
+    Not found by name: a ConfigError whose file is ``kind`` and whose key is ``key``.
+    """
+    candidate = Path(name_or_path)
+    if candidate.suffix == ".toml" or os.sep in name_or_path:
+        if candidate.is_file():
+            return candidate
+        raise ConfigError(candidate, "", None, f"an existing {kind} file")
+    dirs = [Path(d) for d in os.environ.get(env_var, "").split(os.pathsep) if d]
+    for d in [*dirs, folder]:
+        path = d / f"{name_or_path}.toml"
+        if path.is_file():
+            return path
+    names = ", ".join(builtin_names(folder))
+    raise ConfigError(kind, key, name_or_path, f"a {kind} file or one of: {names}")
 
 
 class Section:

@@ -31,6 +31,14 @@ def stream(seed: int, name: str) -> np.random.Generator:
     )
 
 
+def in_radians(direction: GaussMarkov) -> GaussMarkov:
+    """A direction process given in degrees, in radians."""
+    return GaussMarkov(
+        math.radians(direction.sigma), direction.time_constant,
+        math.radians(direction.max_deviation),
+    )  # fmt: skip
+
+
 class Environment:
     """Wind, current and waves for one vessel at one step size, ready for the compiled loop."""
 
@@ -98,11 +106,10 @@ class Environment:
     def _build_wind(self, duration: float | None) -> None:
         w = self.weather.wind
         self._gauss_markov(EL.E_WIND, w.speed, w.slow, 0.0, EL.N_WIND, "wind.slow")
-        d = w.direction
-        d_rad = GaussMarkov(math.radians(d.sigma), d.time_constant, math.radians(d.max_deviation))
         self._gauss_markov(
-            EL.E_WDIR, math.radians(w.from_deg), d_rad, None, EL.N_WDIR, "wind.direction"
-        )
+            EL.E_WDIR, math.radians(w.from_deg), in_radians(w.direction), None, EL.N_WDIR,
+            "wind.direction",
+        )  # fmt: skip
         g = w.gust
         if g.model == "none" or w.speed <= 0.0:
             return
@@ -154,11 +161,10 @@ class Environment:
     def _build_current(self) -> None:
         c = self.weather.current
         self._gauss_markov(EL.E_CUR, c.speed, c.slow, 0.0, EL.N_CUR, "current.slow")
-        d = c.direction
-        d_rad = GaussMarkov(math.radians(d.sigma), d.time_constant, math.radians(d.max_deviation))
         self._gauss_markov(
-            EL.E_CDIR, math.radians(c.to_deg), d_rad, None, EL.N_CDIR, "current.direction"
-        )
+            EL.E_CDIR, math.radians(c.to_deg), in_radians(c.direction), None, EL.N_CDIR,
+            "current.direction",
+        )  # fmt: skip
 
     def _build_wind_force(self) -> None:
         E = self.E

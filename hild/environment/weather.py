@@ -8,12 +8,10 @@ expected.
 from __future__ import annotations
 
 import math
-import os
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from hild.config import ConfigError, Section, load_toml
+from hild.config import Section, builtin_names, load_toml, resolve_file
 
 WEATHER_DIR = Path(__file__).resolve().parents[2] / "profiles" / "weather"
 
@@ -145,29 +143,12 @@ class Weather:
 
 def available_presets() -> list[str]:
     """Names of the built-in weather presets, numbers in numeric order (beaufort-2 < -10)."""
-
-    def key(name: str) -> tuple:
-        return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
-
-    return sorted((p.stem for p in WEATHER_DIR.glob("*.toml")), key=key)
+    return builtin_names(WEATHER_DIR)
 
 
 def resolve_weather(name_or_path: str) -> Path:
     """A preset's file from a path or a built-in name (HILD_WEATHER_PATH adds folders)."""
-    candidate = Path(name_or_path)
-    if candidate.suffix == ".toml" or os.sep in name_or_path:
-        if candidate.is_file():
-            return candidate
-        raise ConfigError(candidate, "", None, "an existing weather file")
-    dirs = [Path(d) for d in os.environ.get("HILD_WEATHER_PATH", "").split(os.pathsep) if d]
-    for d in [*dirs, WEATHER_DIR]:
-        path = d / f"{name_or_path}.toml"
-        if path.is_file():
-            return path
-    raise ConfigError(
-        "weather", "preset", name_or_path,
-        "a weather file or one of the presets: " + ", ".join(available_presets()),
-    )  # fmt: skip
+    return resolve_file(name_or_path, WEATHER_DIR, "HILD_WEATHER_PATH", "weather", "preset")
 
 
 def load_weather(name_or_path: str) -> Weather:

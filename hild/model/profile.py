@@ -8,13 +8,12 @@ key, the value and what was expected.
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from hild.config import ConfigError, Section, load_toml
+from hild.config import ConfigError, Section, builtin_names, load_toml, resolve_file
 from hild.model import layout as L
 
 PROFILE_DIR = Path(__file__).resolve().parents[2] / "profiles"
@@ -106,27 +105,12 @@ class Vessel:
 
 def available_profiles() -> list[str]:
     """Names of the built-in vessel profiles."""
-    return sorted(p.stem for p in PROFILE_DIR.glob("*.toml"))
+    return builtin_names(PROFILE_DIR)
 
 
 def resolve_profile(name_or_path: str) -> Path:
     """A profile's file from a path or a built-in name (HILD_PROFILE_PATH adds folders)."""
-    candidate = Path(name_or_path)
-    if candidate.suffix == ".toml" or os.sep in name_or_path:
-        if candidate.is_file():
-            return candidate
-        raise ConfigError(candidate, "", None, "an existing profile file")
-    dirs = [Path(d) for d in os.environ.get("HILD_PROFILE_PATH", "").split(os.pathsep) if d]
-    for d in [*dirs, PROFILE_DIR]:
-        path = d / f"{name_or_path}.toml"
-        if path.is_file():
-            return path
-    raise ConfigError(
-        "profile",
-        "name",
-        name_or_path,
-        "a profile file or one of: " + ", ".join(available_profiles()),
-    )
+    return resolve_file(name_or_path, PROFILE_DIR, "HILD_PROFILE_PATH", "profile", "name")
 
 
 def load_profile(name_or_path: str) -> Vessel:
