@@ -55,6 +55,9 @@ class Environment:
         self.dt = float(dt)
         self.seed = int(seed)
         self.notes: list[str] = []  # what a user should know about this realization
+        self.gust_period: float | None = None  # [s] of a spectral gust's table
+        self.gust_variance = 0.0  # the table's mean square [(m/s)^2]
+        self.wave_variance = 0.0  # sum of A_i^2 / 2 over the wave components [m^2]
         self._blocks(np.zeros(1))
         self.W = np.zeros((EL.W_ROWS, 0))
         self.noise = np.zeros((EL.N_CHANNELS, NOISE_BLOCK))
@@ -294,9 +297,6 @@ class Environment:
     def elevation(self) -> float:
         """Sea-surface elevation at the vessel, up positive [m]."""
         return float(self.O[EL.O_ELEVATION])
-
-    def columns(self) -> tuple[str, ...]:
-        return EL.OUTPUT_COLUMNS
 
     def summary(self) -> dict:
         """What this realization is, for logs and run summaries."""
