@@ -24,8 +24,6 @@ from hild.environment.weather import (
 )
 from hild.model.simulation import Simulation
 
-COLUMNS = None
-
 
 def run(weather, name="jolner", dt=0.05, seconds=600.0, seed=1, every=1, setup=None):
     """Simulate and return the recorded table as a dict of columns."""

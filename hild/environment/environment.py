@@ -58,7 +58,9 @@ class Environment:
         self.gust_period: float | None = None  # [s] of a spectral gust's table
         self.gust_variance = 0.0  # the table's mean square [(m/s)^2]
         self.wave_variance = 0.0  # sum of A_i^2 / 2 over the wave components [m^2]
-        self._blocks(np.zeros(1))
+        w = weather.wind
+        has_table = w.gust.model in ("harris", "forristall") and w.speed > 0.0
+        self._allocate(self._gust_table(duration) if has_table else np.zeros(1))
         self.W = np.zeros((EL.W_ROWS, 0))
         self.noise = np.zeros((EL.N_CHANNELS, NOISE_BLOCK))
         self.cursor = NOISE_BLOCK  # empty: the first request refills
@@ -69,31 +71,30 @@ class Environment:
             if NOISE_BLOCK % d == 0 and d * self.dt <= SLOW_PERIOD + 1e-12 or d == 1
         )  # fmt: skip
         self.E[EL.E_SLOW_EVERY] = self.slow_every
-        self._build_wind(duration)
+        self._build_wind()
         self._build_current()
         self._build_wind_force()
         self._build_waves()
 
-    def _blocks(self, gust: np.ndarray) -> None:
+    def _allocate(self, gust: np.ndarray) -> None:
         """One buffer B for the kernels; E, S, O and the gust table are views into it."""
-        old = getattr(self, "B", None)
         o0 = EL.E_SIZE + EL.S_SIZE
         g0 = o0 + EL.O_SIZE
         self.B = np.zeros(g0 + len(gust))
-        if old is not None:
-            self.B[:g0] = old[:g0]
         self.E = self.B[: EL.E_SIZE]
         self.S = self.B[EL.E_SIZE : o0]
         self.O = self.B[o0:g0]
         self.gust = self.B[g0:]
         self.gust[:] = gust
         self.E[EL.E_GUST_N] = len(gust)
-        if old is None:
-            self.S[EL.S_OUT_K] = -1.0
+        self.S[EL.S_OUT_K] = -1.0
+        # no direction's unit vector is cached yet (NaN equals no angle)
+        self.S[EL.S_WIND_ANGLE] = math.nan
+        self.S[EL.S_CUR_ANGLE] = math.nan
 
     # --- building ---------------------------------------------------------------------
     def _gauss_markov(self, base: int, mean: float, gm: GaussMarkov, floor: float | None,
-                      channel: int, name: str) -> None:  # fmt: skip
+                      channel: int) -> None:  # fmt: skip
         """Fill one process' parameters; a mean-only process draws no noise."""
         self.E[base + EL.GM_MEAN] = mean
         if not gm.active:
@@ -104,32 +105,29 @@ class Environment:
         lo = -gm.max_deviation if floor is None else -min(gm.max_deviation, mean - floor)
         self.E[base + EL.GM_LO] = lo
         self.E[base + EL.GM_HI] = gm.max_deviation
-        self._streams[channel] = stream(self.seed, name)
+        self._streams[channel] = stream(self.seed, EL.NOISE_STREAMS[channel])
 
-    def _build_wind(self, duration: float | None) -> None:
+    def _build_wind(self) -> None:
         w = self.weather.wind
-        self._gauss_markov(EL.E_WIND, w.speed, w.slow, 0.0, EL.N_WIND, "wind.slow")
-        self._gauss_markov(
-            EL.E_WDIR, math.radians(w.from_deg), in_radians(w.direction), None, EL.N_WDIR,
-            "wind.direction",
-        )  # fmt: skip
+        self._gauss_markov(EL.E_WIND, w.speed, w.slow, 0.0, EL.N_WIND)
+        self._gauss_markov(EL.E_WDIR, math.radians(w.from_deg), in_radians(w.direction), None,
+                           EL.N_WDIR)  # fmt: skip
         g = w.gust
         if g.model == "none" or w.speed <= 0.0:
             return
         if g.model in ("harris", "forristall"):
-            self.E[EL.E_GUST_KIND] = EL.GUST_TABLE
-            self._blocks(self._gust_table(duration))
+            self.E[EL.E_GUST_KIND] = EL.GUST_TABLE  # the table is in B already
         elif g.model == "vrx":
             self.E[EL.E_GUST_KIND] = EL.GUST_VRX
             self.E[EL.E_GUST_A] = self.dt / g.time_constant
             self.E[EL.E_GUST_B] = g.sigma * math.sqrt(2.0 * g.time_constant / self.dt)  # eq. 15
-            self._streams[EL.N_GUST] = stream(self.seed, "wind.gust")
+            self._streams[EL.N_GUST] = stream(self.seed, EL.NOISE_STREAMS[EL.N_GUST])
         elif g.model == "random_walk":
             self.E[EL.E_GUST_KIND] = EL.GUST_RANDOM_WALK
             self.E[EL.E_GUST_A] = g.step
             self.E[EL.E_GUST_B] = max(1, round(g.interval / self.dt))
             self.E[EL.E_GUST_C] = g.max_deviation
-            self._streams[EL.N_GUST] = stream(self.seed, "wind.gust")
+            self._streams[EL.N_GUST] = stream(self.seed, EL.NOISE_STREAMS[EL.N_GUST])
 
     def gust_spectrum(self):
         """The one-sided gust spectrum S(f) [(m/s)^2/Hz] of the weather's table model."""
@@ -163,11 +161,9 @@ class Environment:
 
     def _build_current(self) -> None:
         c = self.weather.current
-        self._gauss_markov(EL.E_CUR, c.speed, c.slow, 0.0, EL.N_CUR, "current.slow")
-        self._gauss_markov(
-            EL.E_CDIR, math.radians(c.to_deg), in_radians(c.direction), None, EL.N_CDIR,
-            "current.direction",
-        )  # fmt: skip
+        self._gauss_markov(EL.E_CUR, c.speed, c.slow, 0.0, EL.N_CUR)
+        self._gauss_markov(EL.E_CDIR, math.radians(c.to_deg), in_radians(c.direction), None,
+                           EL.N_CDIR)  # fmt: skip
 
     def _build_wind_force(self) -> None:
         E = self.E
@@ -241,7 +237,6 @@ class Environment:
         E[EL.E_WAVE_OMEGA0] = w0
         E[EL.E_WAVE_LAMBDA] = w.damping
         E[EL.E_WAVE_KW] = 2.0 * w.damping * w0 * sigma  # Fossen (2011), thesis 3.28-3.31
-        E[EL.E_WAVE_TO] = to
         E[EL.E_WAVE_TO_COS] = math.cos(to)
         E[EL.E_WAVE_TO_SIN] = math.sin(to)
         # Long-wave (Froude-Krylov plus added mass) scale of the horizontal force
@@ -256,8 +251,8 @@ class Environment:
         E[EL.E_WAVE_GAIN + 1] = gains[1] * M[1, 1] * w0 * w0
         E[EL.E_WAVE_GAIN + 2] = gains[2] * M[1, 1] * w0 * w0 * k0 * v.length**2 / 24.0
         E[EL.E_WAVE_G : EL.E_WAVE_G + 9] = v.G[2:5, 2:5].ravel()
-        for i, name in enumerate(("waves.surge", "waves.sway", "waves.yaw")):
-            self._streams[EL.N_TF + i] = stream(self.seed, name)
+        for channel in range(EL.N_TF, EL.N_TF + 3):
+            self._streams[channel] = stream(self.seed, EL.NOISE_STREAMS[channel])
         self.wave_variance = float(np.sum(c.amplitude**2) / 2.0)
 
     # --- the shell's side of the noise -----------------------------------------------------

@@ -44,10 +44,9 @@ E_WAVE_ON = 40
 E_WAVE_OMEGA0 = 41  # peak frequency omega_0 [rad/s]
 E_WAVE_LAMBDA = 42  # damping lambda of the transfer functions (thesis eqs 3.28-3.30)
 E_WAVE_KW = 43  # K_w = 2 lambda omega_0 sigma, sigma = sqrt(max S) (Fossen 2011)
-E_WAVE_TO = 44  # mean direction the waves travel towards [rad]
 E_WAVE_GAIN = 45  # 3: force per metre of transfer-function output, surge, sway, yaw
 E_WAVE_G = 48  # 9: the heave-roll-pitch block of the restoring matrix G, row-major
-E_WAVE_TO_COS = 57  # cos and sin of E_WAVE_TO
+E_WAVE_TO_COS = 57  # cos and sin of the mean direction the waves travel towards
 E_WAVE_TO_SIN = 58
 E_SLOW_EVERY = 59  # the slow Gauss-Markov processes move every this many steps
 E_GUST_N = 60  # length of the gust table (1 when there is none)

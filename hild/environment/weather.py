@@ -106,18 +106,6 @@ class Weather:
     current: CurrentSpec = CurrentSpec()
     waves: WaveSpec = WaveSpec()
 
-    @property
-    def wind_ned(self) -> tuple[float, float]:
-        """Mean air velocity at 10 m [m/s] north and east (it blows towards from + 180 deg)."""
-        to = math.radians(self.wind.from_deg + 180.0)
-        return self.wind.speed * math.cos(to), self.wind.speed * math.sin(to)
-
-    @property
-    def current_ned(self) -> tuple[float, float]:
-        """Mean current velocity [m/s] north and east."""
-        to = math.radians(self.current.to_deg)
-        return self.current.speed * math.cos(to), self.current.speed * math.sin(to)
-
     def with_means(
         self,
         wind_speed: float | None = None,
