@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from hild.bus.device import COMMAND_MODELS
 from hild.config import ConfigError, Section, load_toml
 from hild.environment.weather import Weather, available_presets, load_weather
 from hild.model.integrators import METHODS
@@ -131,8 +132,13 @@ def load_bench(name_or_path: str | None = None, **overrides: Any) -> Bench:
     names = [d.name for d in devices]
     for name in {n for n in names if names.count(n) > 1}:
         errors.append(ConfigError(path, "device.name", name, "a name used by one device only"))
-    budgets, budget_errors = _budgets(path, devices, origin, run_dir)
-    errors.extend(budget_errors)
+    vessel = vessel_part[0] if vessel_part is not None else None
+    budgets: list[PortBudget] = []
+    command_errors = _command_device_errors(path, devices, vessel)
+    errors.extend(command_errors)
+    if not command_errors:
+        budgets, budget_errors = _budgets(path, devices, origin, run_dir, vessel)
+        errors.extend(budget_errors)
     if errors:
         raise BenchError(errors)
     assert vessel_part is not None
@@ -335,7 +341,11 @@ def _device(section: Section, run_dir: Path) -> DeviceConfig:
                     key, table.data[key], "a setting of this device type: " + ", ".join(settings)
                 )
             default = settings[key]
-            if isinstance(default, bool):
+            if isinstance(default, list):
+                settings[key] = _string_list(table, key)
+            elif isinstance(default, dict):
+                settings[key] = _string_table(table, key)
+            elif isinstance(default, bool):
                 settings[key] = table.boolean(key)
             elif isinstance(default, int):
                 settings[key] = table.integer(key, lo=0)
@@ -364,8 +374,36 @@ def _device(section: Section, run_dir: Path) -> DeviceConfig:
     return config
 
 
+def _string_list(section: Section, key: str) -> list[str]:
+    value = section.raw(key)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise section.error(key, value, "a list of strings")
+    return value
+
+
+def _string_table(section: Section, key: str) -> dict[str, str]:
+    value = section.raw(key)
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise section.error(key, value, 'a table of names, e.g. { 1 = "starboard" }')
+    return value
+
+
+def _command_device_errors(path: Path, devices: list[DeviceConfig], vessel) -> list[ConfigError]:
+    """What each command device's settings cannot do with the bench's vessel."""
+    errors = []
+    for d in devices:
+        model = COMMAND_MODELS.get(d.model)
+        if model is None or vessel is None:
+            continue
+        for problem in model.check(d, vessel):
+            key = "type" if problem.key == "type" else f"settings.{problem.key}"
+            errors.append(ConfigError(path, f"device ({d.name}).{key}", problem.value,
+                                      problem.expected))  # fmt: skip
+    return errors
+
+
 def _budgets(
-    path: Path, devices: list[DeviceConfig], origin: Origin, run_dir: Path
+    path: Path, devices: list[DeviceConfig], origin: Origin, run_dir: Path, vessel: Vessel | None
 ) -> tuple[list[PortBudget], list[ConfigError]]:
     """Check that every serial line (and pty standing in for one) can carry its sentences."""
     from hild.sensors.factory import build_device
@@ -392,7 +430,9 @@ def _budgets(
             )
             continue
         baud = bauds.pop()
-        load = sum(d.rate_hz * build_device(d, 0, origin).epoch_bytes(utc) for d in configs)
+        if vessel is None and any(d.model in COMMAND_MODELS for d in configs):
+            continue  # the vessel's own error is reported; feedback cannot be sized without it
+        load = sum(d.rate_hz * build_device(d, 0, origin, vessel).epoch_bytes(utc) for d in configs)
         budget = PortBudget(spec.url, baud, tuple(d.name for d in configs), load)
         budgets.append(budget)
         if budget.load > 1.0:

@@ -21,13 +21,18 @@ import numpy as np
 import structlog
 
 from hild.bench import Bench
+from hild.bus.arbiter import Arbiter
+from hild.bus.device import CommandDevice
+from hild.bus.dispatch import Dispatcher
 from hild.clock import DeadlineTimer
+from hild.control import ActuatorCommand, ControlQueue, SafeState
 from hild.environment.environment import Environment
+from hild.model.layout import S_SIZE
 from hild.model.simulation import Simulation
 from hild.sensors.device import Device
 from hild.sensors.factory import build_device
 from hild.sensors.truth import Truth
-from hild.transport import Port, open_port, parse_port_url
+from hild.transport import Inbound, Port, open_port, parse_port_url
 
 log = structlog.get_logger("hild.daemon")
 
@@ -81,7 +86,7 @@ def initial_simulation(bench: Bench, duration: float | None = None) -> Simulatio
 
 @dataclass
 class DeviceRuntime:
-    device: Device
+    device: Device | CommandDevice
     ports: list[Port]
     period_s: float
     next_due_s: float = 0.0
@@ -100,7 +105,12 @@ class Daemon:
         self.jitter = JitterStats()
         self.window = JitterStats()
         self.start_utc: datetime | None = None
-        self.received_lines = 0
+        self.queue = ControlQueue()
+        self.dispatcher = Dispatcher(self.queue)
+        self.arbiter = Arbiter(bench.vessel.actuators, self.sim.act_cmd, self.sim.act_state)
+        self.command_devices: list[CommandDevice] = []
+        self.latency = JitterStats()  # command arrival to the tick that applies it
+        self._window_base = (0, 0)  # commands applied and lines rejected at the last loop.stats
         self._stop = asyncio.Event()
         self.stop_reason = "duration"
         self.loop_wall_s = 0.0
@@ -118,34 +128,72 @@ class Daemon:
         """
         sim = initial_simulation(self.bench)
         sim.tick()
-        truth = Truth(0.0, datetime.now(UTC), sim.x[:6].copy(), sim.x[6:12].copy())
+        truth = Truth(0.0, datetime.now(UTC), sim.x[:6].copy(), sim.x[6:12].copy(),
+                      actuators=sim.act_state.copy(), commands=sim.act_cmd.copy())  # fmt: skip
+        queue = ControlQueue()
+        arbiter = Arbiter(self.bench.vessel.actuators, sim.act_cmd, sim.act_state)
         for config in self.bench.devices:
-            build_device(config, self.bench.seed, self.bench.origin).sample(truth)
+            device = self._build(config)
+            device.sample(truth)
+            if isinstance(device, CommandDevice):
+                line = device.neutral_line()
+                record = device.receive(Inbound(line, "warm-up", None, time.monotonic()))
+                if record is not None:
+                    queue.put(record)
+                    queue.put(SafeState(config.name, 0.0, centre_angles=False))
+        for record in queue.drain():
+            arbiter.apply(record)
+
+    def _build(self, config) -> Device | CommandDevice:
+        b = self.bench
+        return build_device(config, b.seed, b.origin, b.vessel)
 
     async def open(self) -> None:
         """Create every port (ptys, sockets, serial lines) and every device."""
+        opened: dict[tuple, tuple[Port, str]] = {}
         for config in self.bench.devices:
-            device = build_device(config, self.bench.seed, self.bench.origin)
+            device = self._build(config)
+            commands = isinstance(device, CommandDevice)
+            if commands:
+                self.command_devices.append(device)
             ports = []
             for url in config.ports:
                 spec = parse_port_url(url, self.bench.run_dir)
-                key = (spec.scheme, spec.host, spec.port, spec.path)
-                if key not in self.ports:
+                key = (spec.scheme, spec.host, spec.port, spec.path, spec.baud, spec.options)
+                if key not in opened:
                     port = open_port(spec, default_baud=config.baud)
-                    port.on_line = self._on_line
-                    try:
-                        await port.start()
-                    except OSError as e:
-                        # Name the port: "address already in use" alone is a puzzle.
-                        where = f"device {config.name}, port {url}"
-                        raise OSError(e.errno, f"{where}: {e.strerror or e}") from e
-                    self.ports[key] = port
-                ports.append(self.ports[key])
+                    port.on_line = self.dispatcher.receive
+                    opened[key] = (port, url)
+                port = opened[key][0]
+                if commands:
+                    port.accepts_commands = True
+                    self.dispatcher.attach(port.spec.url, device)
+                ports.append(port)
             self.devices.append(DeviceRuntime(device, ports, 1.0 / config.rate_hz))
+        for key, (port, url) in opened.items():
+            try:
+                await port.start()
+            except OSError as e:
+                # Name the port: "address already in use" alone is a puzzle.
+                owners = [c.name for c in self.bench.devices if url in c.ports]
+                where = f"device {', '.join(owners)}, port {url}"
+                raise OSError(e.errno, f"{where}: {e.strerror or e}") from e
+            finally:
+                self.ports[key] = port  # started or not, close() releases it
 
-    def _on_line(self, line: bytes) -> None:
-        # Controller input arrives here; the bus issue decodes it. Counted for now.
-        self.received_lines += 1
+    def apply_controls(self) -> None:
+        """Between two ticks: trip the watchdogs whose lease ran out, apply what is queued."""
+        now = time.monotonic()
+        for device in self.command_devices:
+            safe = device.poll(now)
+            if safe is not None:
+                self.queue.put(safe)
+        if not self.queue:
+            return
+        for record in self.queue.drain():
+            self.arbiter.apply(record)
+            if isinstance(record, ActuatorCommand):
+                self.latency.add(max(now - record.t_rx, 0.0))
 
     async def close(self) -> None:
         for port in self.ports.values():
@@ -161,6 +209,8 @@ class Daemon:
             nu=x[6:12].copy(),
             current_ned=self.sim.environment.current_ned,
             wind_ned=self.sim.environment.wind_ned,
+            actuators=self.sim.act_state.copy(),
+            commands=self.sim.act_cmd.copy(),
         )
 
     def emit_due(self, t: float) -> None:
@@ -246,6 +296,7 @@ class Daemon:
             if late > wall_dt:
                 self.jitter.overruns += 1
                 self.window.overruns += 1
+            self.apply_controls()
             self.sim.tick()
             k += 1
             self.emit_due(k * self.dt)
@@ -255,8 +306,45 @@ class Daemon:
     def _log_stats(self, t: float) -> None:
         ports = {p.spec.url: p.stats.as_dict() for p in self.ports.values()}
         dropped = sum(s["dropped_lines"] for s in ports.values())
-        log.info("loop.stats", t=round(t, 3), **self.window.summary(), dropped_lines=dropped)
+        applied, rejected = self._command_totals()
+        log.info("loop.stats", t=round(t, 3), **self.window.summary(), dropped_lines=dropped,
+                 commands=applied - self._window_base[0],
+                 rejected=rejected - self._window_base[1])  # fmt: skip
+        self._window_base = (applied, rejected)
         self.window = JitterStats()
+
+    def _command_totals(self) -> tuple[int, int]:
+        """Command records applied, and lines the command devices refused, since start."""
+        rejected = sum(sum(d.stats.rejected.values()) for d in self.command_devices)
+        return self.arbiter.commands, rejected
+
+    def _bus_summary(self) -> dict:
+        if not self.command_devices:
+            return {}
+        applied, rejected = self._command_totals()
+        return {
+            "commands_applied": applied,
+            "commands_rejected": rejected,
+            "control_dropped": self.queue.dropped,
+            "command_latency_p50_ms": round(self.latency.percentile_ms(50), 3),
+            "command_latency_p99_ms": round(self.latency.percentile_ms(99), 3),
+            "command_latency_max_ms": round(self.latency.max_s * 1e3, 3),
+            "actuators": self.actuator_summary(),
+        }
+
+    def actuator_summary(self) -> dict:
+        """Each actuator's commanded and actual speed, angle [deg] and deflector."""
+        out = {}
+        for a in self.bench.vessel.actuators:
+            span = slice(a.index * S_SIZE, (a.index + 1) * S_SIZE)
+            cmd, state = self.sim.act_cmd[span], self.sim.act_state[span]
+            out[a.name] = {
+                "commanded": [round(float(cmd[0]), 2), round(math.degrees(cmd[1]), 2),
+                              round(float(cmd[2]), 3)],
+                "actual": [round(float(state[0]), 2), round(math.degrees(state[1]), 2),
+                           round(float(state[2]), 3)],
+            }  # fmt: skip
+        return out
 
     def summary(self) -> dict:
         x = self.sim.x
@@ -266,8 +354,9 @@ class Daemon:
             **self.jitter.summary(),
             "loop_wall_s": round(self.loop_wall_s, 3),
             "cpu_percent": round(100.0 * self.loop_cpu_s / max(self.loop_wall_s, 1e-9), 2),
-            "received_lines": self.received_lines,
-            "devices": {rt.device.config.name: vars(rt.device.stats).copy() for rt in self.devices},
+            "received_lines": self.dispatcher.received_lines,
+            **self._bus_summary(),
+            "devices": {rt.device.config.name: rt.device.summary() for rt in self.devices},
             "ports": {p.spec.url: p.stats.as_dict() for p in self.ports.values()},
             "position_ned": [round(float(v), 3) for v in x[:3]],
             "heading_deg": round(math.degrees(x[5]) % 360.0, 3),

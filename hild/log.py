@@ -31,3 +31,29 @@ def configure_logging(fmt: str = "auto", level: str = "info") -> None:
         logger_factory=structlog.PrintLoggerFactory(sys.stderr),
         cache_logger_on_first_use=True,
     )
+
+
+class RateLimited:
+    """Log one event at most once per ``interval_s``, saying how many were held back.
+
+    For things that may happen thousands of times a second (malformed lines, refused
+    datagrams): the first is logged at once, later ones are counted and the count rides on
+    the next event that is let through.
+    """
+
+    def __init__(self, logger, event: str, interval_s: float = 10.0, level: str = "warning"):
+        self._log = getattr(logger, level)
+        self._event = event
+        self._interval = interval_s
+        self._last = -float("inf")
+        self.suppressed = 0
+
+    def __call__(self, now: float, **fields) -> bool:
+        """Log now if the interval has passed (True), else count it (False)."""
+        if now - self._last < self._interval:
+            self.suppressed += 1
+            return False
+        self._log(self._event, suppressed=self.suppressed, **fields)
+        self._last = now
+        self.suppressed = 0
+        return True

@@ -6,6 +6,7 @@ import asyncio
 import sys
 
 from hild.bench import Bench, load_bench
+from hild.bus.device import CommandDevice
 from hild.daemon import Daemon
 from hild.log import configure_logging
 
@@ -35,19 +36,47 @@ def banner(daemon: Daemon) -> str:
         "Connect to:",
     ]
     example = None
+    commands: list[str] = []
     for rt in daemon.devices:
         c = rt.device.config
         what = f"{c.name} ({c.type}: {' '.join(c.sentences)} at {c.rate_hz:g} Hz)"
+        if isinstance(rt.device, CommandDevice):
+            protocols = " ".join(p.name for p in rt.device.protocols)
+            what = f"{c.name} ({c.type}: {protocols} in)"
         for port in rt.ports:
             where = port.describe()
             if port.spec.scheme in ("pty", "serial"):
                 where += f", {port.spec.baud or c.baud} baud"
-                example = example or (port.spec.path, port.spec.baud or c.baud)
+                if not isinstance(rt.device, CommandDevice):
+                    example = example or (port.spec.path, port.spec.baud or c.baud)
             lines.append(f"  {what:<50} {where}")
+            if isinstance(rt.device, CommandDevice):
+                commands.append(command_example(rt.device, port))
     if example:
         lines.append(f"For example: python -m serial.tools.miniterm {example[0]} {example[1]}")
+    if commands:
+        lines.append("Send actuator commands (feedback comes back on the same port), e.g.:")
+        lines.extend(f"  {c}" for c in commands if c)
     lines.append("Ctrl-C stops. Logs go to stderr.")
     return "\n".join(lines)
+
+
+def command_example(device: CommandDevice, port) -> str:
+    """A one-line shell command that sends a valid command to ``device`` on ``port``."""
+    line = device.example_line().decode()
+    spec = port.spec
+    if spec.scheme == "udp":
+        host, number = spec.host, spec.port
+        local = getattr(port, "local_address", None)
+        if local:
+            number = local[1]
+        return f"printf '{line}\\r\\n' | socat - UDP:{host}:{number}"
+    if spec.scheme == "tcp":
+        number = getattr(port, "bound_port", None) or spec.port
+        return f"printf '{line}\\r\\n' | socat - TCP:{spec.host or '127.0.0.1'}:{number}"
+    if spec.path:
+        return f"printf '{line}\\r\\n' > {spec.path}"
+    return ""
 
 
 def run_bench(

@@ -194,3 +194,52 @@ def vbw(
         ground = f"{fixed(ground_long_kn, 2)},{fixed(ground_trans_kn, 2)},A"
     water = f"{fixed(water_long_kn, 2)},{fixed(water_trans_kn, 2)},A" if water_valid else ",,V"
     return frame(f"{talker}VBW,{water},{ground}")
+
+
+# --- propulsion feedback (IEC 61162-1; layouts in shared/reference/protocols.md) ---------
+
+
+def trd(
+    talker: str,
+    number: int,
+    rpm: float | None,
+    rpm_mode: str,
+    pitch: float | None,
+    pitch_mode: str,
+    azimuth_deg: float | None,
+) -> bytes:
+    """TRD, thruster response: RPM (mode R rev/min, P per cent, V invalid), pitch (P per cent,
+    D degrees, V invalid), azimuth 0-360 (direction of thrust; empty when it has none)."""
+    return frame(
+        f"{talker}TRD,{number},{_opt(rpm, 1)},{rpm_mode},{_opt(pitch, 1)},{pitch_mode},"
+        f"{_course(azimuth_deg)}"
+    )
+
+
+def rpm(
+    talker: str, source: str, number: int, speed_rpm: float, pitch_pct: float | None, valid: bool
+) -> bytes:
+    """RPM, revolutions: source S shaft or E engine, number (0 single, odd starboard, even
+    port), rev/min, pitch in per cent of maximum (negative astern), status A/V."""
+    return frame(
+        f"{talker}RPM,{source},{number},{fixed(speed_rpm, 1)},{_opt(pitch_pct, 1)},"
+        f"{'A' if valid else 'V'}"
+    )
+
+
+def rsa(talker: str, starboard_deg: float | None, port_deg: float | None) -> bytes:
+    """RSA, rudder sensor angles: starboard (or single) and port, positive turning the bow to
+    starboard; a missing sensor has an empty angle and status V."""
+
+    def part(value: float | None) -> str:
+        return "," + "V" if value is None else f"{fixed(value, 1)},A"
+
+    return frame(f"{talker}RSA,{part(starboard_deg)},{part(port_deg)}")
+
+
+def xdr(talker: str, groups: Sequence[tuple[str, float, str, str]]) -> bytes:
+    """XDR, transducer values: groups of (type, value, units, identifier)."""
+    body = ",".join(
+        f"{kind},{fixed(value, 1)},{units},{name}" for kind, value, units, name in groups
+    )
+    return frame(f"{talker}XDR,{body}")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hild.bus.device import COMMAND_MODELS, CommandDevice
 from hild.config import ConfigError, Section, load_toml
 from hild.sensors.anemometer import Anemometer
 from hild.sensors.device import Device
@@ -15,7 +16,10 @@ from hild.sensors.heading import Heading
 from hild.sensors.speed_log import SpeedLog
 
 DEVICE_DIR = Path(__file__).resolve().parents[2] / "devices"
-MODELS: dict[str, type[Device]] = {cls.model: cls for cls in (Gps, Heading, Anemometer, SpeedLog)}
+SENSOR_MODELS: dict[str, type[Device]] = {
+    cls.model: cls for cls in (Gps, Heading, Anemometer, SpeedLog)
+}
+MODELS: dict[str, type[Device] | type[CommandDevice]] = {**SENSOR_MODELS, **COMMAND_MODELS}
 
 
 @dataclass(frozen=True)
@@ -25,7 +29,7 @@ class DeviceType:
     name: str
     file: str
     description: str
-    model: type[Device]
+    model: type[Device] | type[CommandDevice]
     talker: str
     rate_hz: float
     baud: int

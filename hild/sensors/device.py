@@ -98,6 +98,10 @@ class Device:
         self.stats.sentences += len(lines)
         return lines
 
+    def summary(self) -> dict:
+        """The device's counters, for the run's summary."""
+        return vars(self.stats).copy()
+
     def epoch_bytes(self, utc: datetime) -> int:
         """The longest epoch this device can send, in bytes (for the serial budget)."""
         return sum(len(line) for line in self.encode(dict(self.worst_case), utc, True))

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
-from hild.sensors.catalog import MODELS
+from hild.bus.device import COMMAND_MODELS, CommandDevice
+from hild.model.profile import Vessel
+from hild.sensors.catalog import SENSOR_MODELS
 from hild.sensors.device import Device, DeviceConfig
 from hild.sensors.geodesy import Origin
 
 
-def build_device(config: DeviceConfig, seed: int, origin: Origin) -> Device:
-    """The runnable device for ``config``, its random streams derived from ``seed``."""
-    return MODELS[config.model](config, seed, origin)
+def build_device(
+    config: DeviceConfig, seed: int, origin: Origin, vessel: Vessel | None = None
+) -> Device | CommandDevice:
+    """The runnable device for ``config``, its random streams derived from ``seed``.
+
+    Command devices (the controller's bus) need the ``vessel`` whose actuators they drive.
+    """
+    if config.model in COMMAND_MODELS:
+        if vessel is None:
+            raise ValueError(f"device {config.name}: a {config.model} needs the vessel")
+        return COMMAND_MODELS[config.model](config, vessel, origin)
+    return SENSOR_MODELS[config.model](config, seed, origin)

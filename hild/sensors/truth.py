@@ -20,6 +20,9 @@ class Truth:
     nu: np.ndarray  # body velocities [m/s, rad/s]
     current_ned: tuple[float, float] = (0.0, 0.0)  # current velocity, north and east [m/s]
     wind_ned: tuple[float, float] = (0.0, 0.0)  # air velocity at 10 m, north and east [m/s]
+    # actuator states and commands, S_SIZE per actuator (model/layout.py): speed, angle, deflector
+    actuators: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    commands: np.ndarray = field(default_factory=lambda: np.zeros(0))
     rotation: np.ndarray = field(init=False)  # body -> NED (thesis eq. 2.7)
 
     def __post_init__(self) -> None:

@@ -1,0 +1,342 @@
+"""Command devices: the boat's actuator electronics as a controller's bus sees them.
+
+A command device is attached to ports like any sensor. Each received line goes through
+``receive``: framing, the device's protocols, the actuator mapping and the watchdog; a valid
+command comes out as one control record. ``poll`` trips the watchdog when commands stop, and
+``sample`` sends the feedback sentences (TRD, RPM, RSA, XDR) at the device's rate, as
+ordinary device output.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, ClassVar
+
+import numpy as np
+import structlog
+
+from hild.bus.mapping import Actuator, ActuatorMap
+from hild.bus.protocols import PROTOCOLS, Protocol
+from hild.bus.sentence import REASONS, Rejected, Sentence, parse_sentence
+from hild.bus.watchdog import TRIPPED, Watchdog
+from hild.control import ActuatorCommand, SafeState
+from hild.log import RateLimited
+from hild.model import layout as L
+from hild.model.profile import Vessel
+from hild.nmea import sentences as nmea
+from hild.nmea.encode import frame as nmea_frame
+from hild.sensors.device import DeviceConfig
+from hild.sensors.geodesy import Origin
+from hild.sensors.truth import Truth
+from hild.transport.base import Inbound
+
+log = structlog.get_logger("hild.bus")
+
+CHECKSUM_POLICIES = ("required", "optional")
+RANGE_POLICIES = ("clamp", "refuse")
+ANGLE_POLICIES = ("hold", "centre")
+DEFAULT_NUMBERING = {"1": "starboard", "2": "port"}  # IEC engine/shaft numbers: odd starboard
+# A neutral command (idle, deflector neutral, no thrust for all actuators) in each protocol.
+NEUTRAL_SENTENCES = {
+    "TRC": "RCTRC,0,0.0,P,0.0,P,,B,C",
+    "PRC": "RCPRC,0.0,A,,V,,V,B,0",
+    "PHLDC": "PHLDC,0,-100.0,,0.0",
+    "PHLDT": "PHLDT,0,0.0",
+    "PYDIR": "PYDIR,0,0",
+}
+
+
+class SettingError(ValueError):
+    """A device setting that cannot work with this vessel: key, value and what was expected."""
+
+    def __init__(self, key: str, value: Any, expected: str):
+        self.key, self.value, self.expected = key, value, expected
+        super().__init__(f"settings.{key} = {value!r}: expected {expected}")
+
+
+@dataclass
+class BusStats:
+    """Counters of one command device, cheap to update on every line."""
+
+    lines: int = 0  # lines received on the device's ports
+    commands: int = 0  # valid commands passed to the loop
+    clamped: int = 0  # values clamped into the actuators' limits
+    rejected: Counter = field(default_factory=Counter)  # by reason (sentence.REASONS)
+    watchdog_trips: int = 0
+    epochs: int = 0  # feedback epochs
+    sentences: int = 0  # feedback sentences
+
+    def as_dict(self) -> dict:
+        return {
+            "lines": self.lines,
+            "commands": self.commands,
+            "clamped": self.clamped,
+            "rejected": {r: self.rejected[r] for r in REASONS if self.rejected[r]},
+            "rejected_total": sum(self.rejected.values()),
+            "watchdog_trips": self.watchdog_trips,
+            "epochs": self.epochs,
+            "sentences": self.sentences,
+        }
+
+
+class CommandDevice:
+    """Base of the command device models; subclasses say which vessels and protocols fit."""
+
+    model: ClassVar[str]
+    sentences_available: ClassVar[tuple[str, ...]] = ("TRD", "RPM", "RSA", "XDR")
+    quantities: ClassVar[dict[str, int]] = {}
+    protocols_available: ClassVar[tuple[str, ...]] = tuple(PROTOCOLS)
+
+    def __init__(self, config: DeviceConfig, vessel: Vessel, origin: Origin):
+        problems = self.check(config, vessel)
+        if problems:
+            raise problems[0]
+        self.config = config
+        self.vessel = vessel
+        self.origin = origin
+        s = config.settings
+        numbering = {int(k): v for k, v in s.get("numbering", DEFAULT_NUMBERING).items()}
+        positions = vessel.actuator_params[L.A_Y :: L.A_SIZE][: vessel.n_act]
+        self.amap = ActuatorMap(
+            vessel.actuators, numbering, s.get("out_of_range", "clamp") == "clamp", positions
+        )
+        self.protocols: tuple[Protocol, ...] = tuple(PROTOCOLS[p] for p in s["protocols"])
+        self.checksum_required = s.get("checksum", "required") == "required"
+        self.centre_angles = s.get("on_timeout_angle", "hold") == "centre"
+        self.watchdog = Watchdog(float(s.get("watchdog_s", 0.5)), bool(s.get("neutral_first")))
+        self.stats = BusStats()
+        self._log_rejected = RateLimited(log, "bus.rejected")
+        self._numbered = sorted((a for a in self.amap.actuators if a.number > 0),
+                                key=lambda a: a.number)  # fmt: skip
+
+    # --- configuration ----------------------------------------------------------------
+    @classmethod
+    def check(cls, config: DeviceConfig, vessel: Vessel) -> list[SettingError]:
+        """Everything in the device's settings that cannot work with ``vessel``."""
+        s = config.settings
+        problems: list[SettingError] = []
+        protocols = s.get("protocols")
+        if (
+            not isinstance(protocols, list | tuple)
+            or not protocols
+            or any(p not in cls.protocols_available for p in protocols)
+        ):
+            problems.append(SettingError("protocols", protocols, "a list of protocols from: "
+                                         + ", ".join(cls.protocols_available)))  # fmt: skip
+        for key, choices in (
+            ("out_of_range", RANGE_POLICIES),
+            ("checksum", CHECKSUM_POLICIES),
+            ("on_timeout_angle", ANGLE_POLICIES),
+        ):
+            if key in s and s[key] not in choices:
+                problems.append(SettingError(key, s[key], "one of " + ", ".join(choices)))
+        timeout = s.get("watchdog_s", 0.5)
+        if (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, int | float)
+            or not (0.01 <= timeout <= 3600.0)
+        ):
+            problems.append(SettingError("watchdog_s", timeout, "seconds, 0.01 .. 3600"))
+        names = [a.name for a in vessel.actuators]
+        numbering = s.get("numbering", DEFAULT_NUMBERING)
+        if not isinstance(numbering, dict) or not numbering:
+            problems.append(SettingError("numbering", numbering, "a table of number = actuator"))
+        else:
+            for number, name in numbering.items():
+                if not (str(number).isdigit() and int(number) > 0) or name not in names:
+                    problems.append(SettingError(
+                        f"numbering.{number}", name,
+                        f"a number from 1 (0 means all) = an actuator of {vessel.name}: "
+                        + ", ".join(names),
+                    ))  # fmt: skip
+            if len(set(numbering.values())) != len(numbering):
+                problems.append(SettingError("numbering", numbering, "each actuator once"))
+        problems.extend(cls.check_vessel(vessel))
+        return problems
+
+    @classmethod
+    def check_vessel(cls, vessel: Vessel) -> list[SettingError]:
+        return []
+
+    # --- commands in --------------------------------------------------------------------
+    def receive(self, inbound: Inbound) -> ActuatorCommand | None:
+        """Decode one received line: a control record for a valid command, else None (counted)."""
+        self.stats.lines += 1
+        was_latched = self.watchdog.latched
+        try:
+            if inbound.overlong:
+                raise Rejected("overlong", "longer than the port's line buffer")
+            sentence = parse_sentence(inbound.line, self.checksum_required)
+            demands = self._protocol(sentence).decode(sentence, self.amap)
+            if not self.watchdog.admit(inbound.t_rx, self.amap.is_neutral(demands)):
+                raise Rejected("latched", "send a neutral command (idle, deflector 0, no thrust)")
+        except Rejected as r:
+            self.stats.rejected[r.reason] += 1
+            self.stats.clamped = self.amap.clamped
+            self._log_rejected(
+                inbound.t_rx, device=self.config.name, port=inbound.port, reason=r.reason,
+                detail=r.detail, line=inbound.line[:90].decode("ascii", "replace"),
+                rejected=sum(self.stats.rejected.values()),
+            )  # fmt: skip
+            return None
+        self.stats.clamped = self.amap.clamped
+        self.stats.commands += 1
+        if was_latched and self.watchdog.trips:
+            log.info("bus.watchdog_released", device=self.config.name, port=inbound.port)
+        return ActuatorCommand(self.config.name, inbound.t_rx, demands)
+
+    def _protocol(self, sentence: Sentence) -> Protocol:
+        for p in self.protocols:
+            if p.claims(sentence):
+                return p
+        raise Rejected("unknown_sentence", sentence.address)
+
+    def neutral_line(self) -> bytes:
+        """A neutral command this device accepts (for warming up the decoding path)."""
+        for p in self.protocols:
+            if p.name in NEUTRAL_SENTENCES:
+                return nmea_frame(NEUTRAL_SENTENCES[p.name]).rstrip(b"\r\n")
+        return b""
+
+    def example_line(self) -> bytes:
+        """A typical command in the device's first protocol, for the banner and the docs."""
+        examples = {
+            "TRC": "RCTRC,0,1200.0,R,100.0,P,,B,C" if self._jets() else "RCTRC,0,50.0,P,,V,,B,C",
+            "PRC": "RCPRC,60.0,A,,V,,V,B,0",
+            "ROR": "RCROR,10.0,A,10.0,A,B",
+            "PHLDC": "PHLDC,0,0.0,0.0,100.0",
+            "PHLDT": "PHLDT,0,50.0,0.0",
+            "PYDIR": "PYDIR,40,40",
+        }
+        return nmea_frame(examples.get(self.protocols[0].name, "")).rstrip(b"\r\n")
+
+    def _jets(self) -> bool:
+        return any(a.has_deflector for a in self.amap.actuators)
+
+    def poll(self, now: float) -> SafeState | None:
+        """At a tick: the safe state once, when the watchdog's lease has run out."""
+        if not self.watchdog.expired(now):
+            return None
+        self.stats.watchdog_trips = self.watchdog.trips
+        silent = now - (self.watchdog.last_command_t or now)
+        log.warning("bus.watchdog_tripped", device=self.config.name, silent_s=round(silent, 3),
+                    timeout_s=self.watchdog.timeout_s, trips=self.watchdog.trips)  # fmt: skip
+        return SafeState(self.config.name, now, self.centre_angles)
+
+    def summary(self) -> dict:
+        return {**self.stats.as_dict(), "watchdog": self.watchdog.state}
+
+    # --- feedback out -----------------------------------------------------------------
+    def sample(self, truth: Truth) -> list[bytes]:
+        """One feedback epoch: the configured sentences for the actuators' actual states."""
+        self.stats.epochs += 1
+        lines = self.feedback(truth.actuators, self.watchdog.state != TRIPPED)
+        self.stats.sentences += len(lines)
+        return lines
+
+    def feedback(self, state: np.ndarray, valid: bool) -> list[bytes]:
+        talker = self.config.talker
+        out: list[bytes] = []
+        for name in self.config.sentences:
+            if name == "TRD":
+                out.extend(self._trd(talker, a, state, valid) for a in self._numbered)
+            elif name == "RPM":
+                out.extend(
+                    self._rpm(talker, a, state, valid)
+                    for a in self._numbered
+                    if a.speed_unit == "rpm"
+                )
+            elif name == "RSA" and self.amap.steerable:
+                out.append(nmea.rsa(talker, *(self._rudder(n, state) for n in (1, 2))))
+            elif name == "XDR":
+                groups = [
+                    ("G", 100.0 * state[a.index * L.S_SIZE + L.S_DEFLECTOR], "P",
+                     f"DEFLECTOR_{a.number}")
+                    for a in self._numbered if a.has_deflector
+                ]  # fmt: skip
+                if groups:
+                    out.append(nmea.xdr(talker, groups))
+        return out
+
+    @staticmethod
+    def _trd(talker: str, a: Actuator, state: np.ndarray, valid: bool) -> bytes:
+        base = a.index * L.S_SIZE
+        speed, angle = state[base + L.S_SPEED], math.degrees(state[base + L.S_ANGLE])
+        if a.speed_unit == "rpm":
+            rpm, rpm_mode = speed, "R"
+        else:
+            rpm, rpm_mode = 100.0 * speed, "P"
+        pitch, pitch_mode = None, "V"
+        if a.has_deflector:
+            pitch, pitch_mode = 100.0 * state[base + L.S_DEFLECTOR], "P"
+        azimuth = None  # direction of thrust, clockwise from the bow
+        if a.angle_kind == "azimuth":
+            azimuth = angle % 360.0
+        elif a.angle_kind == "nozzle":
+            azimuth = -angle % 360.0
+        if not valid:
+            rpm_mode, pitch_mode = "V", "V"
+        return nmea.trd(talker, a.number, rpm, rpm_mode, pitch, pitch_mode, azimuth)
+
+    @staticmethod
+    def _rpm(talker: str, a: Actuator, state: np.ndarray, valid: bool) -> bytes:
+        base = a.index * L.S_SIZE
+        pitch = 100.0 * state[base + L.S_DEFLECTOR] if a.has_deflector else None
+        source = "E" if a.kind == "waterjet" else "S"
+        return nmea.rpm(talker, source, a.number, state[base + L.S_SPEED], pitch, valid)
+
+    def _rudder(self, number: int, state: np.ndarray) -> float | None:
+        """The angle of actuator ``number`` as a rudder angle (positive: bow to starboard)."""
+        a = self.amap.by_number(number)
+        if a is None or a.angle_kind == "none":
+            return None
+        angle = math.degrees(state[a.index * L.S_SIZE + L.S_ANGLE])
+        return angle if a.angle_kind == "nozzle" else -angle
+
+    def epoch_bytes(self, utc: datetime) -> int:
+        """The longest feedback epoch in bytes (for a serial line's budget)."""
+        worst = np.zeros(self.vessel.n_act * L.S_SIZE)
+        for a in self.amap.actuators:
+            base = a.index * L.S_SIZE
+            worst[base + L.S_SPEED] = -max(abs(v) for v in a.speed_range) - 0.05
+            worst[base + L.S_ANGLE] = -math.radians(179.0)
+            worst[base + L.S_DEFLECTOR] = -1.0
+        return sum(len(line) for line in self.feedback(worst, True))
+
+
+class JetController(CommandDevice):
+    """Two (or more) waterjets: engine RPM, nozzle angle and astern deflector per jet (Odin)."""
+
+    model = "jet-controller"
+    protocols_available = ("TRC", "PRC", "ROR", "PHLDC")
+
+    @classmethod
+    def check_vessel(cls, vessel: Vessel) -> list[SettingError]:
+        if not any(a.kind == "waterjet" for a in vessel.actuators):
+            kinds = ", ".join(f"{a.name}: {a.kind}" for a in vessel.actuators)
+            return [SettingError("type", cls.model, f"a vessel with waterjets ({vessel.name} has "
+                                 f"{kinds}; use a thruster-controller)")]  # fmt: skip
+        return []
+
+
+class ThrusterController(CommandDevice):
+    """Electric thrusters: RPM or per cent, and azimuth where the profile has it."""
+
+    model = "thruster-controller"
+    protocols_available = ("TRC", "PRC", "ROR", "PHLDT")
+
+    @classmethod
+    def check_vessel(cls, vessel: Vessel) -> list[SettingError]:
+        jets = [a.name for a in vessel.actuators if a.kind == "waterjet"]
+        if jets:
+            expected = f"a vessel with thrusters ({', '.join(jets)} are waterjets)"
+            return [SettingError("type", cls.model, expected + "; use a jet-controller")]
+        return []
+
+
+COMMAND_MODELS: dict[str, type[CommandDevice]] = {
+    cls.model: cls for cls in (JetController, ThrusterController)
+}

@@ -1,0 +1,34 @@
+"""The inbound path's fan-out: each received line goes to the command devices on its port."""
+
+from __future__ import annotations
+
+from hild.bus.device import CommandDevice
+from hild.control import ControlQueue
+from hild.transport.base import Inbound
+
+
+class Dispatcher:
+    """Hands received lines to the command devices attached to the receiving port.
+
+    A valid command becomes a record on the control queue; everything else is counted by the
+    device that refused it. Lines on ports with no command device are only counted here.
+    """
+
+    def __init__(self, queue: ControlQueue):
+        self.queue = queue
+        self.received_lines = 0
+        self._devices: dict[str, list[CommandDevice]] = {}
+
+    def attach(self, port_url: str, device: CommandDevice) -> None:
+        """Send the lines of the port named ``port_url`` (its PortSpec.url) to ``device``."""
+        devices = self._devices.setdefault(port_url, [])
+        if device not in devices:
+            devices.append(device)
+
+    def receive(self, inbound: Inbound) -> None:
+        """A port's on_line callback: decode, and queue what is valid. Never raises."""
+        self.received_lines += 1
+        for device in self._devices.get(inbound.port, ()):
+            record = device.receive(inbound)
+            if record is not None:
+                self.queue.put(record)
