@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from hild.bus.device import COMMAND_MODELS
+from hild.bus.models import COMMAND_MODELS
 from hild.config import ConfigError, Section, load_toml
 from hild.environment.weather import Weather, available_presets, load_weather
 from hild.model.integrators import METHODS

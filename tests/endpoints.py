@@ -220,3 +220,55 @@ def free_tcp_port() -> int:
 def rate_hz(arrivals: list[float]) -> float:
     """Rate from the first and last arrival: (n - 1) / span, insensitive to edge effects."""
     return (len(arrivals) - 1) / (arrivals[-1] - arrivals[0])
+
+
+def free_udp_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def nmea_line(body: str, terminator: bytes = b"\r\n") -> bytes:
+    """``$body*hh`` with its checksum (computed here, independently of hild)."""
+    checksum = 0
+    for ch in body.encode():
+        checksum ^= ch
+    return f"${body}*{checksum:02X}".encode() + terminator
+
+
+class Repeater:
+    """Sends the current command lines again and again, as a controller does, in a thread."""
+
+    def __init__(self, send, hz: float = 20.0):
+        self._send = send
+        self._period = 1.0 / hz
+        self._lines: list[bytes] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.sent = 0
+
+    def start(self, *lines: bytes) -> Repeater:
+        self.set(*lines)
+        self._thread.start()
+        return self
+
+    def set(self, *lines: bytes) -> None:
+        with self._lock:
+            self._lines = list(lines)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(2.0)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            with self._lock:
+                lines = list(self._lines)
+            for line in lines:
+                try:
+                    self._send(line)
+                except OSError:  # the daemon closed its end: the test is stopping it
+                    return
+                self.sent += 1
+            self._stop.wait(self._period)

@@ -335,8 +335,3 @@ class ThrusterController(CommandDevice):
             expected = f"a vessel with thrusters ({', '.join(jets)} are waterjets)"
             return [SettingError("type", cls.model, expected + "; use a jet-controller")]
         return []
-
-
-COMMAND_MODELS: dict[str, type[CommandDevice]] = {
-    cls.model: cls for cls in (JetController, ThrusterController)
-}

@@ -74,19 +74,20 @@ def parse_sentence(line: bytes, checksum_required: bool = True) -> Sentence:
         raise Rejected("framing", "no '$' at the start")
     star = line.rfind(b"*")
     body = line[1:star] if star >= 0 else line[1:]
+    if not _ADDRESS.fullmatch(body.split(b",", 1)[0]):
+        raise Rejected("framing", "no address after '$'")
     if star >= 0:
         tail = line[star + 1 :]
         if tail == b"" and not checksum_required:
             pass
+        elif tail == b"":
+            raise Rejected("missing_checksum", "a bare '*' without its two hex digits")
         elif len(tail) != 2 or tail[0] not in _HEX or tail[1] not in _HEX:
             raise Rejected("bad_checksum", f"'*{tail.decode()}' is not two hex digits")
         elif int(tail, 16) != _xor(body):
             raise Rejected("bad_checksum", f"*{tail.decode()}, expected *{_xor(body):02X}")
     elif checksum_required:
         raise Rejected("missing_checksum")
-    parts = body.split(b",")
-    if not _ADDRESS.fullmatch(parts[0]):
-        raise Rejected("framing", "no address after '$'")
     text = body.decode("ascii")
     address, *fields = text.split(",")
     return Sentence(address, tuple(fields))

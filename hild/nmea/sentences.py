@@ -243,3 +243,59 @@ def xdr(talker: str, groups: Sequence[tuple[str, float, str, str]]) -> bytes:
         f"{kind},{fixed(value, 1)},{units},{name}" for kind, value, units, name in groups
     )
     return frame(f"{talker}XDR,{body}")
+
+
+# --- the Clearpath Heron frontseat's own sentences (shared/reference/protocols.md) ---------
+
+
+def cpnvg(
+    utc: datetime,
+    lat_deg: float,
+    lon_deg: float,
+    quality: int,
+    heading_deg: float,
+    roll_deg: float,
+    pitch_deg: float,
+    decimals: int = 5,
+) -> bytes:
+    """CPNVG, the frontseat's fix: time, position, quality, altitude above the bottom (empty:
+    unknown), depth below the surface (0 for a surface craft), heading, roll, pitch, time."""
+    lat, ns = latitude(lat_deg, decimals)
+    lon, ew = longitude(lon_deg, decimals)
+    stamp = utc_time(utc, 3)
+    return frame(
+        f"CPNVG,{stamp},{lat},{ns},{lon},{ew},{quality},,0.0,{angle360(heading_deg, 1)},"
+        f"{fixed(roll_deg, 1)},{fixed(pitch_deg, 1)},{stamp}"
+    )
+
+
+def cpnvr(
+    utc: datetime,
+    vel_east: float,
+    vel_north: float,
+    vel_down: float,
+    pitch_rate_deg: float,
+    roll_rate_deg: float,
+    yaw_rate_deg: float,
+) -> bytes:
+    """CPNVR, the frontseat's velocities [m/s] and rates [deg/s]."""
+    return frame(
+        f"CPNVR,{utc_time(utc, 3)},{fixed(vel_east, 2)},{fixed(vel_north, 2)},"
+        f"{fixed(vel_down, 2)},{fixed(pitch_rate_deg, 2)},{fixed(roll_rate_deg, 2)},"
+        f"{fixed(yaw_rate_deg, 2)}"
+    )
+
+
+def cprcm(utc: datetime, compass_id: str, heading_deg: float, pitch_deg: float, roll_deg: float):
+    """CPRCM, the frontseat's compass: heading, pitch and roll [deg]."""
+    stamp = utc_time(utc, 3)
+    return frame(
+        f"CPRCM,{stamp},{compass_id},{angle360(heading_deg, 1)},{fixed(pitch_deg, 1)},"
+        f"{fixed(roll_deg, 1)},{stamp}"
+    )
+
+
+def cprbs(utc: datetime, voltage: float) -> bytes:
+    """CPRBS, the battery: the ID omitted and the temperature sent as 0, as the Heron does."""
+    v = fixed(voltage, 2)
+    return frame(f"CPRBS,{utc_time(utc, 3)},{v},{v},{v},0")

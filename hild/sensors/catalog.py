@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hild.bus.device import COMMAND_MODELS, CommandDevice
+from hild.bus.device import CommandDevice
+from hild.bus.models import COMMAND_MODELS
 from hild.config import ConfigError, Section, load_toml
 from hild.sensors.anemometer import Anemometer
 from hild.sensors.device import Device

@@ -1,0 +1,286 @@
+"""The controller's bus in the real daemon: commands over ptys, UDP and TCP move the actuators.
+
+Everything runs `hild run` as a subprocess and talks to it as a controller would; the
+expected values come from the written mappings (README, devices/*.toml), computed here.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+import time
+
+import pytest
+from endpoints import (
+    Daemon,
+    PtyClient,
+    Repeater,
+    TcpClient,
+    UdpClient,
+    free_tcp_port,
+    free_udp_port,
+    nmea_line,
+)
+
+ODIN_RPM = (400.0, 2000.0)
+TAU_RPM, TAU_NOZZLE, TAU_DEFLECTOR = 0.4, 1.0, 0.1  # profiles/odin.toml
+DT = 0.01
+
+HEAD = """
+[bench]
+rate_hz = 100
+seed = 1
+start_time = "2026-06-01T12:00:00Z"
+run_dir = "{run_dir}"
+stats_interval = 1.0
+"""
+
+
+def write_bench(tmp_path, body: str, **fields) -> str:
+    path = tmp_path / "bench.toml"
+    text = HEAD + textwrap.dedent(body)
+    path.write_text(text.format(run_dir=tmp_path / "run", **fields))
+    return str(path)
+
+
+def wait_until(condition, timeout: float = 8.0, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def steps_since_step(value: float, start: float, target: float, tau: float) -> float:
+    """Solve value = target - (target - start) exp(-n dt / tau) for n, the steps since the
+    command was applied (the actuator lag is solved exactly per step, thesis eq. 2.37)."""
+    return -tau / DT * math.log((target - value) / (target - start))
+
+
+def assert_first_order(values: list[float], start: float, target: float, tau: float,
+                       resolution: float, samples_apart: int) -> int:  # fmt: skip
+    """Every reported value lies on the exact first-order response at a whole step, and
+    successive reports are ``samples_apart`` steps apart. A value printed to ``resolution``
+    pins n to resolution / |d value / dn|; only values where that is under 0.05 step count.
+    Returns how many values were checked."""
+    checked = []
+    for v in values:
+        gap = abs(target - v)
+        slope = gap * DT / tau  # |d value / dn|
+        if gap > 0 and resolution / slope < 0.05:
+            n = steps_since_step(v, start, target, tau)
+            assert n == pytest.approx(round(n), abs=0.05), (v, n)
+            checked.append(round(n))
+    for a, b in zip(checked, checked[1:], strict=False):
+        assert b - a == samples_apart, checked
+    return len(checked)
+
+
+JETS = """
+[vessel]
+profile = "odin"
+[[device]]
+name = "jets"
+type = "jet-controller"
+rate_hz = 20
+baud = 115200
+ports = ["pty://jets", "udp://127.0.0.1:{udp}?listen=1"]
+[[device]]
+name = "strict"
+type = "jet-controller"
+ports = ["pty://strict"]
+[device.settings]
+out_of_range = "refuse"
+"""
+
+
+@pytest.fixture
+def jets(tmp_path):
+    bench = write_bench(tmp_path, JETS, udp=free_udp_port())
+    daemon = Daemon(bench, "--log-level", "debug", tmp=tmp_path)
+    yield daemon, tmp_path / "run"
+    if daemon.proc.poll() is None:
+        daemon.proc.kill()
+
+
+def test_trc_and_ror_move_the_jets_with_their_first_order_dynamics(jets):
+    daemon, run = jets
+    client = PtyClient(run / "jets").start()
+    # starboard jet (number 1): 1500 rpm, deflector full ahead; both nozzles 10 deg starboard
+    sender = Repeater(client.write).start(
+        nmea_line("RCTRC,1,1500.0,R,100.0,P,,B,C"), nmea_line("RCROR,10.0,A,,V,B")
+    )
+    time.sleep(4.0)  # ten time constants of the engine: within 0.05 rpm of its target
+    sender.stop()
+    summary = daemon.stop()
+    client.close()
+    jets_summary = summary["devices"]["jets"]
+    assert jets_summary["rejected_total"] == 0 and jets_summary["commands"] == sender.sent
+
+    trd1 = [m for _, m in client.sentences("TRD") if m.number == 1]
+    trd2 = [m for _, m in client.sentences("TRD") if m.number == 2]
+    # 20 Hz feedback of a 100 Hz loop: successive epochs are 5 steps apart.
+    n = assert_first_order([m.rpm for m in trd1], 400.0, 1500.0, TAU_RPM, 0.05, 5)
+    assert n >= 5
+    assert trd1[-1].rpm == pytest.approx(1500.0, abs=0.1) and trd1[-1].rpm_mode == "R"
+    assert {m.rpm for m in trd2} == {400.0}  # the port jet was not addressed
+    rsa = client.sentences("RSA")
+    assert_first_order([float(m.rsa_starboard) for _, m in rsa], 0.0, 10.0, TAU_NOZZLE, 0.05, 5)
+    assert all(m.rsa_port == m.rsa_starboard for _, m in rsa)  # a single order steers both
+    # TRD's azimuth is the direction of thrust: a nozzle at +10 deg thrusts towards 350 deg
+    assert trd1[-1].azimuth == pytest.approx(360.0 - float(rsa[-1][1].rsa_starboard), abs=0.1)
+    xdr = [m for _, m in client.sentences("XDR")]
+    deflector = [float(m.value) for m in xdr]
+    assert_first_order(deflector, 0.0, 100.0, TAU_DEFLECTOR, 0.05, 5)
+    assert deflector[-1] == pytest.approx(100.0, abs=0.05)
+    assert {float(m.data[5]) for m in xdr} == {0.0}  # port deflector (DEFLECTOR_2) untouched
+    rpm = [m for _, m in client.sentences("RPM") if m.engine_no == 1]
+    assert rpm[-1].source == "E" and rpm[-1].speed == pytest.approx(1500.0, abs=0.1)
+    assert summary["actuators"]["starboard"]["commanded"] == [1500.0, 10.0, 1.0]
+
+
+def test_prc_and_phldc_over_udp_with_feedback_to_the_sender(jets, tmp_path):
+    daemon, _ = jets
+    port = next(int(w.split(":")[1].split()[0]) for w in daemon.banner.split()
+                if w.startswith("127.0.0.1:") and "listening" in daemon.banner)  # fmt: skip
+    controller = UdpClient().start()
+    sender = Repeater(lambda line: controller.sock.sendto(line, ("127.0.0.1", port)))
+
+    def latest(kind):
+        found = controller.sentences(kind)
+        return found[-1][1] if found else None
+
+    # PRC lever 60 %: the first 20 % puts the deflector full ahead, the remaining 40 of 80 %
+    # raise the engine halfway from idle: 400 + 0.5 * 1600 = 1200 rpm, on both (engine 0).
+    sender.start(nmea_line("RCPRC,60.0,A,,V,,V,B,0"))
+    wait_until(lambda: (m := latest("TRD")) and abs(m.rpm - 1200.0) < 0.5, what="1200 rpm")
+    assert float(latest("XDR").value) == pytest.approx(100.0, abs=0.1)
+    # Odin's normalized interface: rpm 25 -> 400 + 125/200 * 1600 = 1400 rpm; nozzle -50 ->
+    # -13.5 deg; deflector 100 -> full ahead.
+    sender.set(nmea_line("PHLDC,0,25.0,-50.0,100.0"))
+    wait_until(lambda: (m := latest("RSA")) and abs(float(m.rsa_port) + 13.5) < 0.05,
+               what="nozzles at -13.5 deg")  # fmt: skip
+    wait_until(lambda: (m := latest("TRD")) and abs(m.rpm - 1400.0) < 0.5, what="1400 rpm")
+    summary = daemon.stop()
+    sender.stop()
+    controller.close()
+    for side in ("port", "starboard"):
+        assert summary["actuators"][side]["commanded"] == [1400.0, -13.5, 1.0]
+    assert summary["devices"]["jets"]["rejected_total"] == 0
+
+
+def test_out_of_range_values_are_clamped_or_refused_as_configured(jets):
+    daemon, run = jets
+    strict = PtyClient(run / "strict").start()
+    lenient = PtyClient(run / "jets").start()
+    too_fast = nmea_line("RCTRC,1,2500.0,R,100.0,P,,B,C")  # Odin's engines stop at 2000 rpm
+    for _ in range(5):
+        strict.write(too_fast)
+    time.sleep(0.3)
+    keep = Repeater(lenient.write).start(too_fast)
+    time.sleep(1.0)
+    summary = daemon.stop()
+    keep.stop()
+    strict.close()
+    lenient.close()
+    assert summary["devices"]["strict"]["rejected"] == {"out_of_range": 5}
+    assert summary["devices"]["strict"]["commands"] == 0
+    assert summary["devices"]["jets"]["clamped"] == keep.sent > 0
+    assert summary["actuators"]["starboard"]["commanded"][0] == 2000.0
+
+
+def test_the_watchdog_trips_reports_and_waits_for_a_neutral_command(jets):
+    daemon, run = jets
+    client = PtyClient(run / "jets").start()
+    ahead = nmea_line("RCTRC,0,1500.0,R,100.0,P,,B,C")
+    sender = Repeater(client.write).start(ahead)
+    wait_until(lambda: client.sentences("TRD") and client.sentences("TRD")[-1][1].rpm > 1400)
+    sender.stop()  # the controller goes silent
+    silent_at = time.monotonic()
+    wait_until(lambda: client.sentences("TRD")[-1][1].rpm_mode == "V", what="TRD mode V")
+    tripped_after = time.monotonic() - silent_at
+    assert tripped_after > 0.4  # the 0.5 s lease (minus one feedback period) ran out first
+    time.sleep(3.0)  # idle and neutral: 1100 rpm above idle decay below 1 rpm in 7 tau = 2.8 s
+    trd = client.sentences("TRD")[-1][1]
+    assert trd.rpm < 401.0 and trd.rpm_mode == "V" and trd.pitch_mode == "V"
+    assert client.sentences("RPM")[-1][1].status == "V"
+    assert abs(float(client.sentences("XDR")[-1][1].value)) < 0.1
+    # Latched: throttle is refused until the controller sends a neutral command.
+    for _ in range(10):
+        client.write(ahead)
+    time.sleep(0.5)
+    assert client.sentences("TRD")[-1][1].rpm < 401.0
+    client.write(nmea_line("RCPRC,0.0,A,,V,,V,B,0"))  # lever in the neutral detent
+    sender = Repeater(client.write).start(ahead)
+    wait_until(lambda: client.sentences("TRD")[-1][1].rpm > 1000, what="throttle again")
+    assert client.sentences("TRD")[-1][1].rpm_mode == "R"
+    summary = daemon.stop()
+    sender.stop()
+    client.close()
+    jets_summary = summary["devices"]["jets"]
+    assert jets_summary["rejected"] == {"latched": 10}
+    assert jets_summary["watchdog_trips"] == 1 and jets_summary["watchdog"] == "active"
+    assert daemon.events("bus.watchdog_tripped") and daemon.events("bus.watchdog_released")
+
+
+def test_frontseat_over_tcp_drives_the_otter_and_streams_navigation(tmp_path):
+    port = free_tcp_port()
+    bench = write_bench(tmp_path, """
+        [vessel]
+        profile = "otter"
+        [[device]]
+        name = "frontseat"
+        type = "frontseat"
+        port = "tcp://127.0.0.1:{port}"
+    """, port=port)  # fmt: skip
+    daemon = Daemon(bench, tmp=tmp_path)
+    backseat = TcpClient(port).start()
+    # iM200 sends a bare '*': the frontseat's checksum is optional
+    sender = Repeater(backseat.sock.sendall, hz=10).start(b"$PYDIR,60,40*\r\n")
+    time.sleep(2.0)
+    backseat.sock.sendall(nmea_line("PYDEV,90.0,1.5"))
+    time.sleep(1.0)
+    summary = daemon.stop()
+    sender.stop()
+    backseat.close()
+    frontseat = summary["devices"]["frontseat"]
+    assert frontseat["rejected"] == {"unsupported": 1}
+    # left (port) 60 %, right (starboard) 40 % of the Otter's 992.467 rpm maximum
+    assert summary["actuators"]["port"]["commanded"][0] == pytest.approx(595.48, abs=0.01)
+    assert summary["actuators"]["starboard"]["commanded"][0] == pytest.approx(396.99, abs=0.01)
+    nvr = backseat.sentences("NVR")
+    nvg = backseat.sentences("NVG")
+    assert nvr[-1][1].yaw_rate > 1.0  # more thrust to port turns the bow to starboard
+    # MOOS's rates: CPNVR 10 Hz, CPNVG 5 Hz, CPRBS every 2 s
+    assert len(nvr) == pytest.approx(2 * len(nvg), abs=2)
+    assert 1 <= len(backseat.sentences("RBS")) <= 3
+    assert nvg[-1][1].latitude == pytest.approx(59.41, abs=0.01)
+
+
+def test_thruster_controller_steers_the_wamv_azimuths(tmp_path):
+    udp = free_udp_port()
+    bench = write_bench(tmp_path, """
+        [vessel]
+        profile = "wamv"
+        [[device]]
+        name = "thrusters"
+        type = "thruster-controller"
+        port = "udp://127.0.0.1:{udp}?listen=1"
+    """, udp=udp)  # fmt: skip
+    daemon = Daemon(bench, tmp=tmp_path)
+    controller = UdpClient().start()
+    sender = Repeater(lambda line: controller.sock.sendto(line, ("127.0.0.1", udp)))
+    # both thrusters half ahead, thrust directed 30 deg to starboard
+    sender.start(nmea_line("RCTRC,0,50.0,P,,V,30.0,B,C"))
+    wait_until(lambda: (m := controller.sentences("TRD")) and abs(m[-1][1].azimuth - 30) < 0.05)
+    summary = daemon.stop()
+    sender.stop()
+    controller.close()
+    trd = controller.sentences("TRD")[-1][1]
+    assert trd.rpm == pytest.approx(50.0) and trd.rpm_mode == "P"  # normalized 0.5, in per cent
+    rsa = controller.sentences("RSA")[-1][1]
+    assert float(rsa.rsa_starboard) == pytest.approx(-30.0, abs=0.05)  # as a rudder angle
+    assert not controller.sentences("RPM")  # VRX thrusters have no RPM to report
+    assert summary["actuators"]["port"]["commanded"] == [0.5, 30.0, 1.0]
