@@ -33,7 +33,8 @@ PRINTABLE_NO_START = bytes(b for b in range(0x20, 0x7F) if b not in b"$!")
 def _valid(rng: random.Random) -> bytes:
     if rng.random() < 0.5:
         return nmea_line(f"RCTRC,0,{rng.uniform(400, 2000):.1f},R,100.0,P,,B,C", b"")
-    return nmea_line(f"PHLDC,0,{rng.uniform(-100, 100):.1f},{rng.uniform(-100, 100):.1f},100.0", b"")
+    rpm, nozzle = rng.uniform(-100, 100), rng.uniform(-100, 100)
+    return nmea_line(f"PHLDC,0,{rpm:.1f},{nozzle:.1f},100.0", b"")
 
 
 def _random_bytes(rng: random.Random, n: int, high: bool) -> bytes:
