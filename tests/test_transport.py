@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import os
+import random
 import re
 import socket
 import termios
@@ -14,14 +16,17 @@ import tty
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from hild.transport import (
     MAX_LINE_BYTES,
+    Inbound,
     LineSplitter,
     PortStats,
     PortUrlError,
     PtyPort,
     SerialPort,
+    SourceFilter,
     TcpServerPort,
     UdpPort,
     open_port,
@@ -134,6 +139,11 @@ def make_device(link: Path) -> tuple[int, int]:
         link.unlink()
     link.symlink_to(os.ttyname(slave))
     return master, slave
+
+
+def lines_of(items: list[Inbound]) -> list[bytes]:
+    """The bytes of received lines, in order."""
+    return [item.line for item in items]
 
 
 def free_udp_port() -> int:
@@ -255,12 +265,28 @@ def test_open_port_picks_the_class_for_the_scheme(tmp_path):
 
 
 def split(chunks, datagram: bool = False) -> tuple[list[bytes], PortStats]:
-    lines: list[bytes] = []
+    """Feed chunks through a splitter; return the complete (not overlong) lines and the stats."""
+    items, stats = split_items(chunks, datagram)
+    return [item.line for item in items if not item.overlong], stats
+
+
+def split_items(chunks, datagram: bool = False) -> tuple[list[Inbound], PortStats]:
+    """Feed chunks through a splitter; return every Inbound record delivered and the stats."""
+    items: list[Inbound] = []
     stats = PortStats()
-    splitter = LineSplitter(lines.append, stats)
+    splitter = LineSplitter("test://port", items.append, stats)
     for chunk in chunks:
-        (splitter.feed_datagram if datagram else splitter.feed)(chunk)
-    return lines, stats
+        if datagram:
+            splitter.feed_datagram(chunk, ("127.0.0.1", 5))
+        else:
+            splitter.feed(chunk)
+    return items, stats
+
+
+def reference_split(data: bytes) -> list[tuple[bytes, bool]]:
+    """What the splitter must deliver for data, worked out the slow, obvious way."""
+    lines = [part for part in re.split(rb"[\r\n]", data) if part]
+    return [(line[:MAX_LINE_BYTES], len(line) > MAX_LINE_BYTES) for line in lines]
 
 
 def test_splitter_joins_partial_lines_across_chunks():
@@ -268,12 +294,33 @@ def test_splitter_joins_partial_lines_across_chunks():
     chunks = [data[i : i + 7] for i in range(0, len(data), 7)]
     lines, stats = split(chunks)
     assert lines == [GGA[:-2], RMC[:-2]]
-    assert stats.received_lines == 2
+    assert stats.overlong_lines == 0
 
 
 def test_splitter_handles_crlf_lf_and_skips_empty_lines():
     lines, _ = split([b"$A*00\r\n\r\n$B*00\n\n", b"$C", b"*00\r", b"\n"])
     assert lines == [b"$A*00", b"$B*00", b"$C*00"]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"$A*00\r$B*00\r$C*00\r",  # CR only
+        b"$A*00\n$B*00\n$C*00\n",  # LF only
+        b"$A*00\r\n$B*00\r\n$C*00\r\n",  # CRLF
+        b"$A*00\r$B*00\n\r\r\n$C*00\r\n",  # mixed, with empty lines between
+        b"\n\r$A*00\n\r$B*00\r\r$C*00\n\n",  # LFCR and doubled ends
+    ],
+)
+def test_splitter_ends_lines_at_cr_lf_and_crlf(data):
+    expected = [b"$A*00", b"$B*00", b"$C*00"]
+    assert split([data])[0] == expected
+    assert split([data[i : i + 1] for i in range(len(data))])[0] == expected  # byte by byte
+
+
+def test_splitter_delivers_a_lone_cr_line_at_once():
+    items, _ = split_items([b"$A*00\r"])
+    assert [item.line for item in items] == [b"$A*00"]  # no LF needed to finish the line
 
 
 def test_splitter_keeps_a_partial_line_until_its_end_arrives():
@@ -284,26 +331,91 @@ def test_splitter_keeps_a_partial_line_until_its_end_arrives():
 
 
 def test_splitter_survives_binary_garbage():
-    no_newline = bytes(b for b in os.urandom(3000) if b != 0x0A)
-    garbage = bytes(range(256)) * 3 + b"\xff\xfe\x00\n" + no_newline + b"\n" + GGA
-    lines, stats = split([garbage[i : i + 33] for i in range(0, len(garbage), 33)])
-    # bytes(range(256)) holds a newline (10) each time round: 4 lines of at most 255 bytes
-    assert len(lines) == 5
-    assert lines[0] == bytes(range(10))
-    assert lines[-1] == GGA[:-2]
-    assert stats.overlong_lines == 1  # the 3000 bytes without a newline
-    assert all(len(line) <= MAX_LINE_BYTES for line in lines)
+    no_end = bytes(b for b in os.urandom(3000) if b not in (0x0A, 0x0D))
+    garbage = bytes(range(256)) * 3 + b"\xff\xfe\x00\n" + no_end + b"\n" + GGA
+    items, stats = split_items([garbage[i : i + 33] for i in range(0, len(garbage), 33)])
+    assert [(item.line, item.overlong) for item in items] == reference_split(garbage)
+    # range(256) holds LF (10) and CR (13): lines 0-9, 11-12, then 14-255 + 0-9 round the loop
+    assert items[0].line == bytes(range(10))
+    assert items[1].line == bytes([11, 12])
+    assert items[-1].line == GGA[:-2]
+    assert [item.overlong for item in items].count(True) == 1  # the 3000 bytes without an end
+    assert stats.overlong_lines == 1
+    assert all(len(item.line) <= MAX_LINE_BYTES for item in items)
 
 
-def test_splitter_discards_and_counts_overlong_lines():
+def test_splitter_matches_the_reference_on_random_bytes_in_random_chunks():
+    rng = random.Random(7)
+    data = os.urandom(200_000) + b"\r\n" + b"$" + b"L" * 1000 + b"\n" + GGA
+    chunks, i = [], 0
+    while i < len(data):
+        n = rng.choice((1, 2, 3, 17, 255, 256, 257, 4096))
+        chunks.append(data[i : i + n])
+        i += n
+    items, stats = split_items(chunks)
+    expected = reference_split(data)
+    assert [(item.line, item.overlong) for item in items] == expected
+    assert stats.overlong_lines == sum(overlong for _, overlong in expected) > 0
+
+
+def test_splitter_delivers_overlong_lines_once_flagged_with_their_head():
     exact = b"$" + b"A" * (MAX_LINE_BYTES - 1)
     too_long = b"$" + b"B" * MAX_LINE_BYTES
     huge = b"C" * 5000
     data = exact + b"\r\n" + too_long + b"\r\n" + huge + b"\n" + GGA
-    lines, stats = split([data[i : i + 100] for i in range(0, len(data), 100)])
-    assert lines == [exact, GGA[:-2]]
-    assert stats.overlong_lines == 2
-    assert stats.received_lines == 2
+    for size in (100, len(data)):  # split across chunks, and all in one chunk
+        items, stats = split_items([data[i : i + size] for i in range(0, len(data), size)])
+        assert [(item.line, item.overlong) for item in items] == [
+            (exact, False),
+            (too_long[:MAX_LINE_BYTES], True),
+            (huge[:MAX_LINE_BYTES], True),
+            (GGA[:-2], False),
+        ]
+        assert stats.overlong_lines == 2
+
+
+def test_splitter_holds_a_never_ending_line_in_bounded_memory():
+    items: list[Inbound] = []
+    stats = PortStats()
+    splitter = LineSplitter("test://port", items.append, stats)
+    chunk = b"X" * 4096
+    for _ in range(512):  # 2 MB without a line end
+        splitter.feed(chunk)
+        assert len(splitter._buf) <= MAX_LINE_BYTES
+    assert [(item.line, item.overlong) for item in items] == [(b"X" * MAX_LINE_BYTES, True)]
+    splitter.feed(b"\r\n" + GGA)
+    assert [item.line for item in items[1:]] == [GGA[:-2]]
+    assert stats.overlong_lines == 1
+
+
+def test_splitter_is_fast_on_megabytes_of_random_bytes():
+    data = os.urandom(4_000_000)
+    items: list[Inbound] = []
+    splitter = LineSplitter("test://port", items.append, PortStats())
+    start = time.perf_counter()
+    for i in range(0, len(data), 4096):
+        splitter.feed(data[i : i + 4096])
+    elapsed = time.perf_counter() - start
+    assert len(items) > 10_000
+    assert elapsed < 1.0  # ~0.1 s here; a loop over every byte in Python takes seconds
+
+
+def test_splitter_stamps_port_peer_and_time():
+    items: list[Inbound] = []
+    splitter = LineSplitter("udp://127.0.0.1:9?listen=1", items.append, PortStats())
+    before = time.monotonic()
+    splitter.feed(b"$A*00\r\n$B*00\r\n")
+    after = time.monotonic()
+    splitter.feed(b"$C*00\n", peer=("10.0.0.1", 4000), t_rx=12.5)
+    splitter.feed_datagram(b"$D*00", ("::1", 5000), 13.0)
+    a, b, c, d = items
+    assert a.port == "udp://127.0.0.1:9?listen=1" and a.peer is None
+    assert before <= a.t_rx <= after
+    assert b.t_rx == a.t_rx  # one time per read, not per line
+    assert (c.line, c.peer, c.t_rx) == (b"$C*00", ("10.0.0.1", 4000), 12.5)
+    assert d == Inbound(b"$D*00", "udp://127.0.0.1:9?listen=1", ("::1", 5000), 13.0, False)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.line = b"x"  # type: ignore[misc]
 
 
 # --- pty ---------------------------------------------------------------------------------------
@@ -313,7 +425,7 @@ def test_splitter_discards_and_counts_overlong_lines():
 async def test_pty_client_reads_exact_bytes_and_writes_commands(tmp_path):
     run_dir = tmp_path / "run" / "hild"  # created by the port
     port = open_port(parse_port_url("pty://gps?baud=4800", run_dir=run_dir))
-    received: list[bytes] = []
+    received: list[Inbound] = []
     port.on_line = received.append
     await port.start()
     link = run_dir / "gps"
@@ -331,11 +443,18 @@ async def test_pty_client_reads_exact_bytes_and_writes_commands(tmp_path):
             expected = (GGA + RMC) * 3
             got = await read_fd_until(client, lambda b: len(b) >= len(expected))
             assert got == expected
+            before = time.monotonic()
             os.write(client, b"$XXABC,1*00\r\n$XXDEF,2")
             await wait_for(lambda: received, what="a line from the client")
             os.write(client, b"*00\r\n")
             await wait_for(lambda: len(received) == 2, what="the second line")
-            assert received == [b"$XXABC,1*00", b"$XXDEF,2*00"]
+            assert lines_of(received) == [b"$XXABC,1*00", b"$XXDEF,2*00"]
+            for item in received:
+                assert item.port == "pty://gps?baud=4800"
+                assert item.peer is None
+                assert before <= item.t_rx <= time.monotonic()
+                assert not item.overlong
+            assert received[0].t_rx <= received[1].t_rx
             assert port.stats.sent_lines == 6
             assert port.stats.sent_bytes == len(expected)
             assert port.stats.received_lines == 2
@@ -409,9 +528,9 @@ async def test_a_failing_on_line_callback_is_counted_not_fatal(tmp_path):
     port = PtyPort(parse_port_url("pty://gps", run_dir=tmp_path))
     got: list[bytes] = []
 
-    def on_line(line: bytes) -> None:
-        got.append(line)
-        if line == b"$BAD":
+    def on_line(item: Inbound) -> None:
+        got.append(item.line)
+        if item.line == b"$BAD":
             raise RuntimeError("boom")
 
     port.on_line = on_line
@@ -434,7 +553,7 @@ async def test_serial_survives_the_device_vanishing_and_reopens(tmp_path):
     link = tmp_path / "dev0"
     master, slave = make_device(link)
     port = open_port(parse_port_url(f"serial://{link}?baud=9600"))
-    received: list[bytes] = []
+    received: list[Inbound] = []
     port.on_line = received.append
     await port.start()
     try:
@@ -445,7 +564,8 @@ async def test_serial_survives_the_device_vanishing_and_reopens(tmp_path):
         got = await read_fd_until(master, lambda b: len(b) >= len(GGA + RMC))
         assert got == GGA + RMC
         os.write(master, b"$XXABC,1*00\r\n")
-        await wait_for(lambda: received == [b"$XXABC,1*00"], what="the command line")
+        await wait_for(lambda: lines_of(received) == [b"$XXABC,1*00"], what="the command line")
+        assert received[0].peer is None and received[0].port == f"serial://{link}?baud=9600"
 
         # The device vanishes.
         os.close(master)
@@ -522,17 +642,24 @@ async def test_udp_sends_one_datagram_per_line():
 async def test_udp_bind_receives_lines_several_per_datagram():
     bind_port = free_udp_port()
     port = UdpPort(parse_port_url(f"udp://127.0.0.1:{free_udp_port()}?bind=127.0.0.1:{bind_port}"))
-    received: list[bytes] = []
+    received: list[Inbound] = []
     port.on_line = received.append
     await port.start()
     try:
         assert port.local_address == ("127.0.0.1", bind_port)
         assert f"receiving on 127.0.0.1:{bind_port}" in port.describe()
+        before = time.monotonic()
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as tx:
+            tx.bind(("127.0.0.1", 0))
             tx.sendto(b"$XXABC,1*00\r\n$XXDEF,2*00\r\n", ("127.0.0.1", bind_port))
             tx.sendto(b"$XXGHI,3*00", ("127.0.0.1", bind_port))  # no terminator: still a line
+            sender = tx.getsockname()
         await wait_for(lambda: len(received) == 3, what="three lines")
-        assert received == [b"$XXABC,1*00", b"$XXDEF,2*00", b"$XXGHI,3*00"]
+        assert lines_of(received) == [b"$XXABC,1*00", b"$XXDEF,2*00", b"$XXGHI,3*00"]
+        assert all(item.peer == sender for item in received)
+        assert all(item.port == port.spec.url for item in received)
+        assert all(before <= item.t_rx <= time.monotonic() for item in received)
+        assert received[0].t_rx == received[1].t_rx  # one datagram, one receive time
     finally:
         await port.close()
 
@@ -580,7 +707,7 @@ async def test_udp_multicast_and_broadcast_set_their_socket_options():
 @run_async
 async def test_tcp_clients_all_get_every_line_and_can_send():
     port = open_port(parse_port_url("tcp://127.0.0.1:0"))
-    received: list[bytes] = []
+    received: list[Inbound] = []
     port.on_line = received.append
     await port.start()
     try:
@@ -598,9 +725,14 @@ async def test_tcp_clients_all_get_every_line_and_can_send():
         assert await r1.readexactly(len(expected)) == expected
         assert await r2.readexactly(len(expected)) == expected
 
+        before = time.monotonic()
         w2.write(b"$XXABC,1*00\r\n")
         await w2.drain()
-        await wait_for(lambda: received == [b"$XXABC,1*00"], what="the client's line")
+        await wait_for(lambda: lines_of(received) == [b"$XXABC,1*00"], what="the client's line")
+        assert received[0].peer == w2.get_extra_info("sockname")
+        assert received[0].peer != w1.get_extra_info("sockname")
+        assert received[0].port == "tcp://127.0.0.1:0"
+        assert before <= received[0].t_rx <= time.monotonic()
 
         w1.close()
         await wait_for(lambda: port.stats.clients == 1, what="the client to be removed")
@@ -661,3 +793,435 @@ async def test_send_before_start_and_after_close_does_not_raise(tmp_path):
     assert port.stats.dropped_lines == dropped + 1
     with pytest.raises(RuntimeError):
         await port.start()
+
+
+# --- URL options: listen, allow, mode ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "url, options",
+    [
+        ("udp://127.0.0.1:0?listen=1", (("listen", "1"),)),
+        ("udp://127.0.0.1:10112?listen=true", (("listen", "1"),)),
+        ("udp://127.0.0.1:10112?listen=0", (("listen", "0"),)),
+        (
+            "udp://0.0.0.0:10112?listen=yes&allow=10.0.0.0/8",
+            (("allow", "10.0.0.0/8"), ("listen", "1")),
+        ),
+        (
+            "tcp://127.0.0.1:10110?allow= 127.0.0.1 ,10.1.2.3/8,::1",
+            (("allow", "127.0.0.1/32,10.0.0.0/8,::1/128"),),
+        ),
+        ("tcp://127.0.0.1:10110?allow=ANY", (("allow", "any"),)),
+        ("pty://gps?mode=SEND", (("mode", "send"),)),
+        ("serial:///dev/ttyUSB0?mode=receive", (("mode", "receive"),)),
+        ("udp://127.0.0.1:10110?mode=both", (("mode", "both"),)),
+    ],
+)
+def test_new_options_are_normalised(url, options):
+    assert parse_port_url(url).options == options
+
+
+@pytest.mark.parametrize(
+    "url, problem",
+    [
+        ("udp://127.0.0.1:10112?listen=1&bind=127.0.0.1:10111", "bind= cannot be given too"),
+        ("udp://127.0.0.1:10112?listen=1&broadcast=1", "cannot be combined with broadcast"),
+        ("udp://255.255.255.255:10112?listen=1", "cannot be combined with broadcast"),
+        ("udp://239.192.0.1:10112?listen=1", "cannot be combined with a multicast address"),
+        ("udp://127.0.0.1:10112?listen=maybe", "listen='maybe' is not a flag"),
+        ("udp://127.0.0.1:0?listen=0", "out of range"),
+        ("udp://127.0.0.1:10112?allow=10.0.0.300", "allow entry '10.0.0.300'"),
+        ("tcp://127.0.0.1:10112?allow=127.0.0.1,10.0.0.0/33", "allow entry '10.0.0.0/33'"),
+        ("tcp://127.0.0.1:10112?allow=127.0.0.1,,::1", "empty entry"),
+        ("tcp://127.0.0.1:10112?allow=", "the allow list is empty"),
+        ("tcp://127.0.0.1:10112?allow=localhost", "allow entry 'localhost'"),
+        ("pty://gps?mode=sideways", "mode='sideways' is not a direction"),
+        ("tcp://127.0.0.1:10112?listen=1", "unknown query parameter 'listen'"),
+        ("pty://gps?allow=any", "unknown query parameter 'allow'"),
+    ],
+)
+def test_bad_new_options_say_what_is_wrong(url, problem):
+    with pytest.raises(PortUrlError) as info:
+        parse_port_url(url)
+    message = str(info.value)
+    assert problem in message
+    assert repr(url) in message and "expected" in message and "e.g." in message
+
+
+def test_error_messages_list_the_new_options():
+    with pytest.raises(PortUrlError, match="broadcast, ttl, bind, listen, allow, mode"):
+        parse_port_url("udp://127.0.0.1:10110?baud=4800")
+    with pytest.raises(PortUrlError, match="allow, mode") as info:
+        parse_port_url("tcp://127.0.0.1:10110?ttl=1")
+    assert "allow=ADDRESSES|any" in str(info.value)
+    with pytest.raises(PortUrlError, match="listen=1"):
+        parse_port_url("udp://127.0.0.1")
+
+
+# --- The source filter -------------------------------------------------------------------------
+
+
+def test_source_filter_default_is_loopback_only():
+    default = SourceFilter.parse(None)
+    for host in ("127.0.0.1", "127.0.0.2", "127.255.255.254", "::1", "::ffff:127.0.0.1"):
+        assert default.allows(host), host
+    for host in ("10.0.0.1", "192.168.1.7", "0.0.0.0", "::2", "::ffff:10.0.0.1", "fe80::1"):
+        assert not default.allows(host), host
+    assert not default.allows("localhost")  # only addresses, as a socket reports its peer
+    assert not default.allows("")
+
+
+def test_source_filter_addresses_networks_and_any():
+    allow = SourceFilter.parse("127.0.0.1, 10.0.0.0/8,fe80::/10,2001:db8::5")
+    for host in ("127.0.0.1", "10.200.3.4", "::ffff:10.0.0.9", "fe80::1%eth0", "2001:db8::5"):
+        assert allow.allows(host), host
+    for host in ("127.0.0.2", "11.0.0.1", "::1", "2001:db8::6"):
+        assert not allow.allows(host), host
+    assert str(allow) == "127.0.0.1/32,10.0.0.0/8,fe80::/10,2001:db8::5/128"
+    everyone = SourceFilter.parse("any")
+    assert everyone.allows("8.8.8.8") and everyone.allows("2001:db8::1")
+    assert str(everyone) == "any"
+
+
+@pytest.mark.parametrize("text", ["", "10.0.0.300", "10.0.0.0/8,nope", "1.2.3.4,", "::1/129"])
+def test_source_filter_refuses_bad_entries(text):
+    with pytest.raises(ValueError):
+        SourceFilter.parse(text)
+
+
+# --- UDP listen ----------------------------------------------------------------------------------
+
+
+def udp_client(host: str = "127.0.0.1") -> socket.socket:
+    """A non-blocking UDP socket bound to an ephemeral port on host."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind((host, 0))
+    sock.setblocking(False)
+    return sock
+
+
+async def recv_all(sock: socket.socket, count: int, timeout: float = 3.0) -> list[bytes]:
+    """Receive count datagrams from a non-blocking socket, failing after timeout."""
+    got: list[bytes] = []
+
+    def poll() -> bool:
+        with contextlib.suppress(BlockingIOError):
+            got.append(sock.recv(65536))
+        return len(got) >= count
+
+    await wait_for(poll, timeout, what=f"{count} datagrams (got {got!r})")
+    return got
+
+
+async def assert_nothing_arrives(sock: socket.socket, quiet: float = 0.1) -> None:
+    await asyncio.sleep(quiet)
+    with pytest.raises(BlockingIOError):
+        sock.recv(65536)
+
+
+@run_async
+async def test_udp_listen_receives_and_replies_to_its_senders():
+    port = open_port(parse_port_url("udp://127.0.0.1:0?listen=1"))
+    received: list[Inbound] = []
+    port.on_line = received.append
+    await port.start()
+    a, b = udp_client(), udp_client()
+    try:
+        host, bound = port.local_address
+        assert host == "127.0.0.1" and bound > 0
+        assert port.describe() == f"udp 127.0.0.1:{bound} (listening; replies to senders)"
+
+        port.send(GGA)  # nobody heard yet: dropped quietly
+        assert port.stats.unsent_lines == 1
+        assert port.stats.dropped_lines == 0
+
+        before = time.monotonic()
+        a.sendto(b"$XXABC,1*00\r\n", ("127.0.0.1", bound))
+        await wait_for(lambda: len(received) == 1, what="the first line")
+        assert received[0] == Inbound(
+            b"$XXABC,1*00", "udp://127.0.0.1:0?listen=1", a.getsockname(), received[0].t_rx
+        )
+        assert before <= received[0].t_rx <= time.monotonic()
+        port.send(RMC)
+        assert await recv_all(a, 1) == [RMC]
+
+        b.sendto(b"$XXDEF,2*00", ("127.0.0.1", bound))
+        await wait_for(lambda: len(received) == 2, what="the second line")
+        assert received[1].peer == b.getsockname()
+        assert port.peers == [b.getsockname(), a.getsockname()]  # most recent first
+        port.send(GGA)
+        assert await recv_all(a, 1) == [GGA]
+        assert await recv_all(b, 1) == [GGA]
+        await wait_for(lambda: port._queue.idle, what="the writer")
+        assert port.stats.sent_lines == 2
+        assert port.stats.unsent_lines == 1
+    finally:
+        a.close()
+        b.close()
+        await port.close()
+
+
+@run_async
+async def test_udp_listen_keeps_the_most_recent_peers_and_forgets_quiet_ones(monkeypatch):
+    from hild.transport import udp
+
+    port = UdpPort(parse_port_url("udp://127.0.0.1:0?listen=1"))
+    await port.start()
+    clients = [udp_client() for _ in range(udp.MAX_PEERS + 2)]
+    try:
+        address = port.local_address
+        for c in clients:
+            c.sendto(b"$HELLO", address)
+            await wait_for(lambda c=c: port.peers[:1] == [c.getsockname()], what="the sender")
+        expected = [c.getsockname() for c in reversed(clients)][: udp.MAX_PEERS]
+        assert port.peers == expected
+        port.send(GGA)
+        for c in clients[2:]:
+            assert await recv_all(c, 1) == [GGA]
+        for c in clients[:2]:  # the two least recent were forgotten
+            await assert_nothing_arrives(c)
+
+        monkeypatch.setattr(udp, "PEER_TIMEOUT_S", 0.2)
+        clients[0].sendto(b"$AGAIN", address)
+        await wait_for(lambda: port.peers[:1] == [clients[0].getsockname()], what="a new peer")
+        await asyncio.sleep(0.3)
+        assert port.peers == []
+        unsent = port.stats.unsent_lines
+        port.send(RMC)
+        assert port.stats.unsent_lines == unsent + 1
+        await assert_nothing_arrives(clients[0])
+    finally:
+        for c in clients:
+            c.close()
+        await port.close()
+
+
+@run_async
+async def test_udp_refuses_datagrams_from_outside_allow():
+    # 127.0.0.2 is loopback too, but the only address allowed; 127.0.0.1 is refused.
+    port = UdpPort(parse_port_url("udp://127.0.0.1:0?listen=1&allow=127.0.0.2"))
+    received: list[Inbound] = []
+    port.on_line = received.append
+    await port.start()
+    outsider, insider = udp_client("127.0.0.1"), udp_client("127.0.0.2")
+    try:
+        address = port.local_address
+        with capture_logs() as logs:
+            for k in range(5):
+                outsider.sendto(f"$OUT,{k}*00\r\n".encode(), address)
+            await wait_for(lambda: port.stats.refused == 5, what="five refused datagrams")
+        refusals = [e for e in logs if e["event"] == "port.refused"]
+        assert len(refusals) == 1  # rate-limited
+        assert refusals[0]["peer"] == f"127.0.0.1:{outsider.getsockname()[1]}"
+        assert port.peers == []  # refused senders get no replies
+        port.send(GGA)
+        await assert_nothing_arrives(outsider)
+
+        insider.sendto(b"$IN,1*00\r\n", address)
+        await wait_for(lambda: received, what="the allowed line")
+        assert lines_of(received) == [b"$IN,1*00"]
+        assert received[0].peer == insider.getsockname()
+        port.send(RMC)
+        assert await recv_all(insider, 1) == [RMC]
+        await assert_nothing_arrives(outsider)
+        assert port.stats.received_lines == 1
+    finally:
+        outsider.close()
+        insider.close()
+        await port.close()
+
+
+@run_async
+async def test_udp_bound_port_refuses_outsiders_by_default_filter():
+    bind_port = free_udp_port()
+    url = f"udp://127.0.0.1:{free_udp_port()}?bind=127.0.0.1:{bind_port}&allow=127.0.0.2"
+    port = UdpPort(parse_port_url(url))
+    received: list[Inbound] = []
+    port.on_line = received.append
+    await port.start()
+    tx = udp_client("127.0.0.1")
+    try:
+        tx.sendto(b"$XXABC,1*00\r\n", ("127.0.0.1", bind_port))
+        await wait_for(lambda: port.stats.refused == 1, what="the refusal")
+        assert received == [] and port.stats.received_lines == 0
+    finally:
+        tx.close()
+        await port.close()
+
+
+# --- TCP source filter ---------------------------------------------------------------------------
+
+
+@run_async
+async def test_tcp_accepting_commands_closes_connections_from_outside_allow():
+    port = TcpServerPort(parse_port_url("tcp://127.0.0.1:0?allow=127.0.0.2"))
+    port.accepts_commands = True
+    received: list[Inbound] = []
+    port.on_line = received.append
+    await port.start()
+    try:
+        with capture_logs() as logs:
+            r_out, w_out = await asyncio.open_connection("127.0.0.1", port.bound_port)
+            assert await asyncio.wait_for(r_out.read(), 2.0) == b""  # closed at once
+            w_out.close()
+        assert port.stats.refused == 1
+        assert port.stats.clients == 0
+        refusals = [e for e in logs if e["event"] == "port.refused"]
+        assert len(refusals) == 1 and refusals[0]["what"] == "connection"
+        assert refusals[0]["peer"].startswith("127.0.0.1:")
+
+        r_in, w_in = await asyncio.open_connection(
+            "127.0.0.1", port.bound_port, local_addr=("127.0.0.2", 0)
+        )
+        await wait_for(lambda: port.stats.clients == 1, what="the allowed client")
+        w_in.write(b"$XXABC,1*00\r")
+        await w_in.drain()
+        await wait_for(lambda: received, what="the allowed line")
+        assert received[0].line == b"$XXABC,1*00"
+        assert received[0].peer == w_in.get_extra_info("sockname")
+        port.send(GGA)
+        assert await r_in.readexactly(len(GGA)) == GGA
+        w_in.close()
+    finally:
+        await port.close()
+
+
+@run_async
+async def test_tcp_outsiders_may_listen_but_their_lines_are_refused():
+    port = TcpServerPort(parse_port_url("tcp://127.0.0.1:0?allow=127.0.0.2"))
+    received: list[Inbound] = []
+    port.on_line = received.append
+    await port.start()
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port.bound_port)
+        await wait_for(lambda: port.stats.clients == 1, what="the client")
+        port.send(GGA)
+        assert await reader.readexactly(len(GGA)) == GGA
+        writer.write(b"$XXABC,1*00\r\n$XXDEF,2*00\r\n")
+        await writer.drain()
+        await wait_for(lambda: port.stats.refused == 2, what="two refused lines")
+        assert received == [] and port.stats.received_lines == 0
+        writer.close()
+    finally:
+        await port.close()
+
+
+# --- Direction: mode=send, mode=receive -----------------------------------------------------------
+
+
+@run_async
+async def test_send_only_pty_ignores_input_and_still_sends(tmp_path):
+    port = open_port(parse_port_url("pty://gps?mode=send", run_dir=tmp_path))
+    received: list[Inbound] = []
+    port.on_line = received.append
+    await port.start()
+    client = open_client(tmp_path / "gps")
+    try:
+        assert port.describe().endswith(", send-only")
+        os.write(client, b"$XXABC,1*00\r\n$XXDEF,2*00\r\n")
+        await wait_for(lambda: port.stats.ignored_lines == 2, what="two ignored lines")
+        assert received == [] and port.stats.received_lines == 0
+        port.send(GGA)
+        assert await read_fd_until(client, lambda b: len(b) >= len(GGA)) == GGA
+    finally:
+        os.close(client)
+        await port.close()
+
+
+@run_async
+async def test_receive_only_pty_writes_nothing_and_still_receives(tmp_path):
+    port = open_port(parse_port_url("pty://gps?mode=receive", run_dir=tmp_path))
+    received: list[Inbound] = []
+    port.on_line = received.append
+    await port.start()
+    client = open_client(tmp_path / "gps")
+    try:
+        assert port.describe().endswith(", receive-only")
+        for _ in range(3):
+            port.send(GGA)
+        assert port.stats.unsent_lines == 3
+        assert await read_fd_until_quiet(client) == b""
+        assert port.stats.sent_lines == 0 and port.stats.dropped_lines == 0
+        os.write(client, b"$XXABC,1*00\r")
+        await wait_for(lambda: received, what="the line")
+        assert received[0].line == b"$XXABC,1*00"
+    finally:
+        os.close(client)
+        await port.close()
+
+
+@run_async
+async def test_receive_only_udp_and_tcp_send_nothing():
+    rx = udp_client()
+    udp_port = UdpPort(parse_port_url(f"udp://127.0.0.1:{rx.getsockname()[1]}?mode=receive"))
+    tcp_port = TcpServerPort(parse_port_url("tcp://127.0.0.1:0?mode=receive"))
+    await udp_port.start()
+    await tcp_port.start()
+    try:
+        assert udp_port.describe().endswith(", receive-only")
+        reader, writer = await asyncio.open_connection("127.0.0.1", tcp_port.bound_port)
+        await wait_for(lambda: tcp_port.stats.clients == 1, what="the client")
+        assert tcp_port.describe().endswith("(1 client), receive-only")
+        udp_port.send(GGA)
+        tcp_port.send(GGA)
+        assert udp_port.stats.unsent_lines == tcp_port.stats.unsent_lines == 1
+        await assert_nothing_arrives(rx)
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(reader.read(1), 0.1)
+        writer.close()
+    finally:
+        rx.close()
+        await udp_port.close()
+        await tcp_port.close()
+
+
+@run_async
+async def test_send_only_udp_listen_learns_peers_but_ignores_their_lines():
+    port = UdpPort(parse_port_url("udp://127.0.0.1:0?listen=1&mode=send"))
+    received: list[Inbound] = []
+    port.on_line = received.append
+    await port.start()
+    client = udp_client()
+    try:
+        assert port.describe().endswith("(listening; replies to senders), send-only")
+        client.sendto(b"$XXABC,1*00\r\n$XXDEF,2*00", port.local_address)
+        await wait_for(lambda: port.stats.ignored_lines == 2, what="two ignored lines")
+        assert received == []
+        port.send(GGA)
+        assert await recv_all(client, 1) == [GGA]
+    finally:
+        client.close()
+        await port.close()
+
+
+# --- A pty under a stream of random bytes --------------------------------------------------------
+
+
+async def write_all(fd: int, data: bytes) -> None:
+    """Write data to a non-blocking fd, waiting while it is full."""
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            await asyncio.sleep(0.001)
+
+
+@run_async
+async def test_pty_splits_a_random_byte_stream_like_the_reference(tmp_path):
+    port = PtyPort(parse_port_url("pty://gps", run_dir=tmp_path))
+    received: list[Inbound] = []
+    port.on_line = received.append
+    await port.start()
+    client = open_client(tmp_path / "gps")
+    try:
+        data = os.urandom(1_200_000) + b"\r\n" + GGA
+        await write_all(client, data)
+        await wait_for(lambda: received and received[-1].line == GGA[:-2], what="the last line")
+        assert [(item.line, item.overlong) for item in received] == reference_split(data)
+        assert all(item.peer is None for item in received)
+        assert port.stats.overlong_lines == sum(item.overlong for item in received)
+    finally:
+        os.close(client)
+        await port.close()

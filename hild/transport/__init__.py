@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from hild.transport.base import MAX_LINE_BYTES, LineSplitter, Port, PortStats
+from hild.transport.allow import SourceFilter
+from hild.transport.base import MAX_LINE_BYTES, Inbound, LineSplitter, Port, PortStats
 from hild.transport.pty import PtyPort
 from hild.transport.serial import SerialPort
 from hild.transport.tcp import TcpServerPort
@@ -12,6 +13,7 @@ from hild.transport.url import STANDARD_BAUDS, PortSpec, PortUrlError, parse_por
 __all__ = [
     "MAX_LINE_BYTES",
     "STANDARD_BAUDS",
+    "Inbound",
     "LineSplitter",
     "Port",
     "PortSpec",
@@ -19,6 +21,7 @@ __all__ = [
     "PortUrlError",
     "PtyPort",
     "SerialPort",
+    "SourceFilter",
     "TcpServerPort",
     "UdpPort",
     "open_port",

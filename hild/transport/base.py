@@ -1,4 +1,5 @@
-"""What every port shares: statistics, the bounded drop-oldest line queue, and the line splitter."""
+"""What every port shares: statistics, the bounded drop-oldest line queue, the line splitter,
+the received-line record, and the gate (direction, source filter) received lines pass."""
 
 from __future__ import annotations
 
@@ -6,16 +7,31 @@ import abc
 import asyncio
 import collections
 import dataclasses
+import itertools
+import time
 from collections.abc import Awaitable, Callable
 
 import structlog
 
-from hild.transport.url import PortSpec
+from hild.transport.allow import SourceFilter
+from hild.transport.url import PortSpec, format_host_port
 
 log = structlog.get_logger("hild.transport")
 
 MAX_LINE_BYTES = 256
 CLOSE_FLUSH_S = 0.2
+REFUSED_LOG_INTERVAL_S = 10.0
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Inbound:
+    """One received line and where and when it came from."""
+
+    line: bytes  # the line without its terminator (CR/LF stripped)
+    port: str  # the receiving port's URL (PortSpec.url)
+    peer: tuple[str, int] | None  # sender's (host, port) for UDP and TCP; None for serial/pty
+    t_rx: float  # time.monotonic() when the bytes were read
+    overlong: bool = False  # longer than MAX_LINE_BYTES; `line` holds its first MAX_LINE_BYTES
 
 
 @dataclasses.dataclass
@@ -32,10 +48,36 @@ class PortStats:
     clients: int = 0
     connected: bool = False
     flushes: int = 0
+    unsent_lines: int = 0  # send() with nowhere to go: mode=receive, or no UDP peer heard yet
+    refused: int = 0  # input from outside allow= (datagrams, TCP lines or TCP connections)
+    ignored_lines: int = 0  # lines read and discarded by a mode=send port
 
     def as_dict(self) -> dict:
         """Return the counters as a plain dict, for status output and logs."""
         return dataclasses.asdict(self)
+
+
+class RateLimit:
+    """Says when an event may be logged again: at most once per interval, counting the rest."""
+
+    def __init__(self, interval_s: float):
+        self.interval_s = interval_s
+        self.suppressed = 0
+        self._last = -float("inf")
+
+    def ready(self) -> bool:
+        """True (and start a new interval) when the last logged event is interval_s ago."""
+        now = time.monotonic()
+        if now - self._last < self.interval_s:
+            self.suppressed += 1
+            return False
+        self._last = now
+        return True
+
+    def take_suppressed(self) -> int:
+        """How many events were not logged since the last one that was; resets the count."""
+        n, self.suppressed = self.suppressed, 0
+        return n
 
 
 class LineQueue:
@@ -109,75 +151,113 @@ async def run_writer(
 
 
 class LineSplitter:
-    """Turn received bytes into lines: buffers partial lines, strips CR, drops overlong lines."""
+    """Turn received bytes into Inbound records, stamped with the port, the peer and the time.
+
+    CR, LF and CRLF each end a line; empty lines are skipped. A line longer than max_bytes is
+    counted in stats.overlong_lines and delivered once, flagged overlong, with its first
+    max_bytes bytes, as soon as it is known to be too long; the rest of it, up to its end, is
+    discarded, so a line that never ends holds no more than max_bytes in memory.
+    """
 
     def __init__(
         self,
-        deliver: Callable[[bytes], None],
+        port: str,
+        deliver: Callable[[Inbound], None],
         stats: PortStats,
         max_bytes: int = MAX_LINE_BYTES,
     ):
+        self._port = port
         self._deliver = deliver
         self._stats = stats
         self._max = max_bytes
         self._buf = bytearray()
         self._skipping = False
 
-    def feed(self, data: bytes) -> None:
-        """Consume a chunk of a byte stream; complete lines are delivered at once."""
-        start = 0
-        while True:
-            nl = data.find(b"\n", start)
-            if nl < 0:
-                self._append(data[start:])
-                return
-            self._append(data[start:nl])
-            self._end_line()
-            start = nl + 1
+    def feed(
+        self, data: bytes, peer: tuple[str, int] | None = None, t_rx: float | None = None
+    ) -> None:
+        """Consume a chunk of a byte stream; complete lines are delivered at once.
 
-    def feed_datagram(self, data: bytes) -> None:
+        t_rx defaults to time.monotonic() now, taken once for every line ended by this chunk.
+        """
+        t = time.monotonic() if t_rx is None else t_rx
+        parts = data.replace(b"\r", b"\n").split(b"\n")
+        if len(parts) == 1:
+            self._append(data, peer, t)
+            return
+        self._append(parts[0], peer, t)
+        self._end_line(peer, t)
+        for part in itertools.islice(parts, 1, len(parts) - 1):
+            if part:
+                self._emit(part, peer, t)
+        self._append(parts[-1], peer, t)
+
+    def feed_datagram(
+        self, data: bytes, peer: tuple[str, int] | None, t_rx: float | None = None
+    ) -> None:
         """Consume one datagram: its last line needs no terminator and nothing carries over."""
-        self.feed(data)
-        if self._buf or self._skipping:
-            self._end_line()
+        t = time.monotonic() if t_rx is None else t_rx
+        self.feed(data, peer, t)
+        self._end_line(peer, t)
 
     def reset(self) -> None:
         """Forget a partial line, e.g. when the stream it came from ended."""
         self._buf.clear()
         self._skipping = False
 
-    def _append(self, chunk: bytes) -> None:
+    def _append(self, chunk: bytes, peer: tuple[str, int] | None, t: float) -> None:
+        """Add the middle of a line: bytes with no line end in them."""
         if self._skipping or not chunk:
             return
         self._buf += chunk
-        if len(self._buf) > self._max + 1:  # + 1: a trailing CR still to be stripped
+        if len(self._buf) > self._max:
+            head = bytes(self._buf[: self._max])
             self._buf.clear()
             self._skipping = True
+            self._overlong(head, peer, t)
 
-    def _end_line(self) -> None:
+    def _end_line(self, peer: tuple[str, int] | None, t: float) -> None:
+        """A line end arrived: deliver what was buffered, unless it went out as overlong."""
         if self._skipping:
             self._skipping = False
-            self._stats.overlong_lines += 1
             return
-        line = bytes(self._buf).strip(b"\r")
-        self._buf.clear()
-        if not line:
-            return
+        if self._buf:
+            line = bytes(self._buf)
+            self._buf.clear()
+            self._deliver(Inbound(line, self._port, peer, t))
+
+    def _emit(self, line: bytes, peer: tuple[str, int] | None, t: float) -> None:
+        """Deliver a whole line that arrived within one chunk."""
         if len(line) > self._max:
-            self._stats.overlong_lines += 1
-            return
-        self._stats.received_lines += 1
-        self._deliver(line)
+            self._overlong(line[: self._max], peer, t)
+        else:
+            self._deliver(Inbound(line, self._port, peer, t))
+
+    def _overlong(self, head: bytes, peer: tuple[str, int] | None, t: float) -> None:
+        self._stats.overlong_lines += 1
+        self._deliver(Inbound(head, self._port, peer, t, overlong=True))
 
 
 class Port(abc.ABC):
-    """One I/O endpoint for NMEA lines: non-blocking send(), received lines to on_line."""
+    """One I/O endpoint for NMEA lines: non-blocking send(), received lines to on_line.
+
+    Every received line reaches on_line as an Inbound record, unless the port is send-only
+    (mode=send: counted in ignored_lines) or the line's sender is outside the allow= filter
+    (counted in refused). A receive-only port (mode=receive) writes nothing: send() counts the
+    line in unsent_lines.
+    """
 
     def __init__(self, spec: PortSpec, queue_lines: int = 64):
         self.spec = spec
         self.stats = PortStats()
-        self.on_line: Callable[[bytes], None] | None = None
+        self.on_line: Callable[[Inbound], None] | None = None
+        self.mode: str = spec.option("mode", "both") or "both"
+        self.allow = SourceFilter.parse(spec.option("allow"))
+        # Set by the owner before start() when commands arrive on this port: a TCP port then
+        # closes connections from outside allow at once instead of letting them listen.
+        self.accepts_commands: bool = False
         self.queue_lines = queue_lines
+        self._refused_log = RateLimit(REFUSED_LOG_INTERVAL_S)
         self._queue = LineQueue(queue_lines, self.stats)
         self._started = False
         self._closed = False
@@ -205,6 +285,9 @@ class Port(abc.ABC):
                 return
             if not isinstance(line, bytes | bytearray | memoryview):
                 raise TypeError(f"a line must be bytes, not {type(line).__name__}")
+            if self.mode == "receive":
+                self.stats.unsent_lines += 1
+                return
             self._enqueue(bytes(line))
         except Exception as e:
             self.stats.errors += 1
@@ -245,18 +328,59 @@ class Port(abc.ABC):
     def _discard_queued(self) -> None:
         self._queue.discard()
 
-    def _new_splitter(self) -> LineSplitter:
-        return LineSplitter(self._deliver, self.stats)
+    @property
+    def direction_note(self) -> str | None:
+        """``send-only`` or ``receive-only`` for describe(); None for a two-way port."""
+        return {"send": "send-only", "receive": "receive-only"}.get(self.mode)
 
-    def _deliver(self, line: bytes) -> None:
+    def _with_direction(self, text: str) -> str:
+        note = self.direction_note
+        return text if note is None else f"{text}, {note}"
+
+    def _new_splitter(self, allowed: bool = True) -> LineSplitter:
+        """A splitter whose lines go to on_line, or are ignored (mode=send) or refused."""
+        if not allowed:
+            target = self._refuse_line
+        elif self.mode == "send":
+            target = self._ignore
+        else:
+            target = self._deliver
+        return LineSplitter(self.spec.url, target, self.stats)
+
+    def _deliver(self, item: Inbound) -> None:
+        if not item.overlong:
+            self.stats.received_lines += 1
         callback = self.on_line
         if callback is None:
             return
         try:
-            callback(line)
+            callback(item)
         except Exception as e:
             self.stats.errors += 1
-            log.warning("port.on_line_failed", url=self.spec.url, line=line[:80], error=repr(e))
+            log.warning(
+                "port.on_line_failed", url=self.spec.url, line=item.line[:80], error=repr(e)
+            )
+
+    def _ignore(self, item: Inbound) -> None:
+        self.stats.ignored_lines += 1
+
+    def _refuse_line(self, item: Inbound) -> None:
+        self._refuse(item.peer, "line")
+
+    def _refuse(self, peer: tuple[str, int] | None, what: str) -> None:
+        """Count input from outside allow=; log it at most once per 10 s, naming the peer."""
+        self.stats.refused += 1
+        if not self._refused_log.ready():
+            return
+        log.warning(
+            "port.refused",
+            url=self.spec.url,
+            peer=None if peer is None else format_host_port(*peer),
+            what=what,
+            allow=str(self.allow),
+            refused=self.stats.refused,
+            suppressed=self._refused_log.take_suppressed(),
+        )
 
 
 async def cancel_and_wait(task: asyncio.Task | None) -> None:

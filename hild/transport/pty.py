@@ -44,8 +44,8 @@ class PtyPort(Port):
     def describe(self) -> str:
         """Say which symlink a client opens and which pty it points to."""
         if self.tty_name is None:
-            return f"{self.path} (pty, not open)"
-        return f"{self.path} (-> {self.tty_name})"
+            return self._with_direction(f"{self.path} (pty, not open)")
+        return self._with_direction(f"{self.path} (-> {self.tty_name})")
 
     async def _open(self) -> None:
         os.makedirs(os.path.dirname(self.path), exist_ok=True)

@@ -40,7 +40,7 @@ class SerialPort(Port):
     def describe(self) -> str:
         """Name the device, its speed and whether it is there."""
         state = "connected" if self.stats.connected else "not connected, retrying"
-        return f"{self.path} at {self.baud} baud ({state})"
+        return self._with_direction(f"{self.path} at {self.baud} baud ({state})")
 
     async def _open(self) -> None:
         error = self._connect()

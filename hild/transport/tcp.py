@@ -1,4 +1,8 @@
-"""A TCP server port: every connected client gets every line, and may send lines back."""
+"""A TCP server port: every connected client gets every line, and may send lines back.
+
+Clients outside the port's allow= filter may connect and read, but their lines are refused;
+when the port accepts commands (accepts_commands), their connections are closed at once.
+"""
 
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ class _Client:
 
     def __init__(self, port: TcpServerPort, writer: asyncio.StreamWriter):
         self.writer = writer
+        self.address = _peer_address(writer.get_extra_info("peername"))
         self.peer = _peer_text(writer.get_extra_info("peername"))
         self.queue = LineQueue(port.queue_lines, port.stats)
         self.task: asyncio.Task | None = None
@@ -63,7 +68,8 @@ class TcpServerPort(Port):
         """Name the listening address and how many clients are connected."""
         port = self.bound_port if self.bound_port is not None else self.port
         n = self.stats.clients
-        return f"tcp {format_host_port(self.host, port)} ({n} client{'' if n == 1 else 's'})"
+        text = f"tcp {format_host_port(self.host, port)} ({n} client{'' if n == 1 else 's'})"
+        return self._with_direction(text)
 
     async def _open(self) -> None:
         self._server = await asyncio.start_server(
@@ -83,6 +89,12 @@ class TcpServerPort(Port):
         if self._closed:
             writer.close()
             return
+        address = _peer_address(writer.get_extra_info("peername"))
+        allowed = address is not None and self.allow.allows(address[0])
+        if not allowed and self.accepts_commands:
+            self._refuse(address, "connection")
+            writer.close()
+            return
         task = asyncio.current_task()
         if task is not None:
             self._handlers.add(task)
@@ -93,13 +105,17 @@ class TcpServerPort(Port):
         self._clients.add(client)
         self.stats.clients = len(self._clients)
         log.info(
-            "port.client_joined", url=self.spec.url, peer=client.peer, clients=self.stats.clients
+            "port.client_joined",
+            url=self.spec.url,
+            peer=client.peer,
+            clients=self.stats.clients,
+            input_allowed=allowed,
         )
-        splitter = self._new_splitter()
+        splitter = self._new_splitter(allowed)
         reason = "closed by the client"
         try:
             while data := await reader.read(READ_SIZE):
-                splitter.feed(data)
+                splitter.feed(data, client.address)
         except OSError as e:
             reason = str(e)
         finally:
@@ -147,6 +163,13 @@ def _limit_buffering(writer: asyncio.StreamWriter) -> None:
     if sock is not None:
         with contextlib.suppress(OSError):
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
+
+
+def _peer_address(peer: object) -> tuple[str, int] | None:
+    """(host, port) of a socket's peer name, or None when it is not an IP address."""
+    if isinstance(peer, tuple) and len(peer) >= 2:
+        return str(peer[0]), int(peer[1])
+    return None
 
 
 def _peer_text(peer: object) -> str:

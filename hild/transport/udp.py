@@ -1,26 +1,40 @@
-"""UDP: one datagram per line to a unicast, broadcast or multicast address; optional receiving."""
+"""UDP: one datagram per line to a unicast, broadcast or multicast address, with optional
+receiving (?bind=); or, with ?listen=1, a port bound to its address that replies to its senders.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import socket
 import time
 
 import structlog
 
 from hild.transport.base import LineSplitter, Port, cancel_and_wait, run_writer
-from hild.transport.url import PortSpec, format_host_port, split_host_port
+from hild.transport.url import (
+    BROADCAST_ADDRESS,
+    PortSpec,
+    format_host_port,
+    is_multicast,
+    split_host_port,
+)
 
 log = structlog.get_logger("hild.transport")
 
 MAX_BUFFERED_BYTES = 64 * 1024
 ERROR_LOG_INTERVAL_S = 10.0
-BROADCAST_ADDRESS = "255.255.255.255"
+MAX_PEERS = 8  # a listening port replies to at most this many senders, the most recent ones
+PEER_TIMEOUT_S = 30.0  # and forgets a sender it has not heard from for this long
 
 
 class UdpPort(Port):
-    """Sends each line as a datagram; datagrams arriving on the socket (see ?bind=) are read."""
+    """Sends each line as a datagram; datagrams arriving on the socket (see ?bind=) are read.
+
+    With ?listen=1 the socket is bound to HOST:PORT itself and each line goes to every sender
+    heard from (the sources of accepted datagrams) within PEER_TIMEOUT_S, most recent first,
+    at most MAX_PEERS of them. Lines sent before anyone was heard count in unsent_lines.
+    sent_lines and sent_bytes count each line once, however many peers it went to.
+    """
 
     def __init__(self, spec: PortSpec, queue_lines: int = 64):
         super().__init__(spec, queue_lines)
@@ -29,9 +43,12 @@ class UdpPort(Port):
         self.host: str = spec.host
         self.port: int = spec.port
         self.broadcast = spec.option("broadcast") == "1" or spec.host == BROADCAST_ADDRESS
-        self.multicast = _is_multicast(spec.host)
+        self.multicast = is_multicast(spec.host)
         self.ttl = int(spec.option("ttl", "1") or 1)
         self.bind: str | None = spec.option("bind")
+        self.listen = spec.option("listen") == "1"
+        # listen=1: (host, port) -> (socket address, time.monotonic() last heard); oldest first
+        self._peers: dict[tuple[str, int], tuple[tuple, float]] = {}
         self._dest: tuple | None = None
         self._transport: asyncio.DatagramTransport | None = None
         self._writer: asyncio.Task | None = None
@@ -44,8 +61,21 @@ class UdpPort(Port):
         """The socket's own address (where datagrams to this port are received), once started."""
         return None if self._transport is None else self._transport.get_extra_info("sockname")
 
+    @property
+    def peers(self) -> list[tuple[str, int]]:
+        """The senders a listening port replies to now, most recent first."""
+        self._forget_stale_peers()
+        return list(reversed(self._peers))
+
     def describe(self) -> str:
         """Name the destination, its kind, and the receiving address if any."""
+        if self.listen:
+            local = self.local_address
+            port = self.port if local is None else local[1]
+            replies = "" if self.mode == "receive" else "; replies to senders"
+            return self._with_direction(
+                f"udp {format_host_port(self.host, port)} (listening{replies})"
+            )
         text = f"udp {format_host_port(self.host, self.port)}"
         if self.broadcast:
             text += " (broadcast)"
@@ -53,7 +83,7 @@ class UdpPort(Port):
             text += f" (multicast, ttl {self.ttl})"
         if self.bind is not None:
             text += f", receiving on {self.bind}"
-        return text
+        return self._with_direction(text)
 
     async def _open(self) -> None:
         loop = asyncio.get_running_loop()
@@ -63,7 +93,9 @@ class UdpPort(Port):
         try:
             sock.setblocking(False)
             self._configure(sock, family)
-            if self.bind is not None:
+            if self.listen:
+                sock.bind(dest)
+            elif self.bind is not None:
                 bind_host, bind_port = split_host_port(self.bind)
                 bind_infos = await loop.getaddrinfo(
                     bind_host, int(bind_port or 0), family=family, type=socket.SOCK_DGRAM
@@ -76,7 +108,7 @@ class UdpPort(Port):
         except BaseException:
             sock.close()
             raise
-        self._dest = dest
+        self._dest = None if self.listen else dest
         self.stats.connected = True
         self._writer = asyncio.create_task(
             run_writer(self._queue, self._write, self.stats), name=f"hild-udp {self.spec.url}"
@@ -92,6 +124,12 @@ class UdpPort(Port):
             sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_HOPS, self.ttl)
             sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_LOOP, 1)
 
+    def _enqueue(self, line: bytes) -> None:
+        if self.listen and not self.peers:
+            self.stats.unsent_lines += 1
+            return
+        super()._enqueue(line)
+
     async def _write(self, line: bytes) -> bool:
         transport = self._transport
         if transport is None or transport.is_closing():
@@ -100,9 +138,33 @@ class UdpPort(Port):
         if transport.get_write_buffer_size() > MAX_BUFFERED_BYTES:
             self.stats.dropped_lines += 1
             return False
+        if self.listen:
+            destinations = [self._peers[peer][0] for peer in self.peers]
+            if not destinations:  # every sender went quiet since the line was queued
+                self.stats.unsent_lines += 1
+                return False
+        else:
+            destinations = [self._dest]
         errors = self.stats.errors
-        transport.sendto(line, self._dest)  # failures arrive in error_received, synchronously
+        for dest in destinations:
+            transport.sendto(line, dest)  # failures arrive in error_received, synchronously
         return self.stats.errors == errors
+
+    def _forget_stale_peers(self) -> None:
+        """Drop the senders not heard from for PEER_TIMEOUT_S (the oldest come first)."""
+        cutoff = time.monotonic() - PEER_TIMEOUT_S
+        while self._peers:
+            oldest = next(iter(self._peers))
+            if self._peers[oldest][1] >= cutoff:
+                return
+            del self._peers[oldest]
+
+    def _remember_peer(self, peer: tuple[str, int], addr: tuple, now: float) -> None:
+        """Make peer the most recent sender, forgetting the least recent beyond MAX_PEERS."""
+        self._peers.pop(peer, None)
+        self._peers[peer] = (addr, now)
+        while len(self._peers) > MAX_PEERS:
+            del self._peers[next(iter(self._peers))]
 
     def _on_error(self, error: Exception) -> None:
         """Count a send/receive error and log it, at most once per 10 s."""
@@ -121,9 +183,16 @@ class UdpPort(Port):
         self._last_error_log = now
         self._unlogged_errors = 0
 
-    def _on_datagram(self, data: bytes) -> None:
-        """Split one received datagram into lines for on_line."""
-        self._lines.feed_datagram(data)
+    def _on_datagram(self, data: bytes, addr: tuple) -> None:
+        """Check one received datagram's source, note it as a peer, split it into lines."""
+        t_rx = time.monotonic()
+        peer = (str(addr[0]), int(addr[1]))
+        if not self.allow.allows(peer[0]):
+            self._refuse(peer, "datagram")
+            return
+        if self.listen:
+            self._remember_peer(peer, addr, t_rx)
+        self._lines.feed_datagram(data, peer, t_rx)
 
     async def _release(self) -> None:
         await cancel_and_wait(self._writer)
@@ -140,14 +209,7 @@ class _Protocol(asyncio.DatagramProtocol):
         self.port = port
 
     def datagram_received(self, data: bytes, addr: tuple) -> None:
-        self.port._on_datagram(data)
+        self.port._on_datagram(data, addr)
 
     def error_received(self, exc: Exception) -> None:
         self.port._on_error(exc)
-
-
-def _is_multicast(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_multicast
-    except ValueError:
-        return False

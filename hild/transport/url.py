@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from hild.transport.allow import AllowError, SourceFilter
+
 STANDARD_BAUDS = (
     300,
     600,
@@ -24,6 +26,7 @@ STANDARD_BAUDS = (
     921600,
 )
 LOOPBACK = "127.0.0.1"
+BROADCAST_ADDRESS = "255.255.255.255"
 
 EXAMPLES = {
     "serial": "serial:///dev/ttyUSB0?baud=4800",
@@ -32,17 +35,22 @@ EXAMPLES = {
     "pty": "pty://gps",
 }
 FORMS = {
-    "serial": "serial:///ABSOLUTE/DEVICE/PATH[?baud=RATE]",
-    "udp": "udp://HOST:PORT[?broadcast=1][&ttl=N][&bind=HOST:PORT]",
-    "tcp": "tcp://[HOST]:PORT",
-    "pty": "pty://NAME or pty:///ABSOLUTE/PATH[?baud=RATE]",
+    "serial": "serial:///ABSOLUTE/DEVICE/PATH[?baud=RATE][&mode=both|send|receive]",
+    "udp": (
+        "udp://HOST:PORT[?broadcast=1][&ttl=N][&bind=HOST:PORT][&allow=ADDRESSES|any]"
+        "[&mode=both|send|receive], or udp://HOST:PORT?listen=1[&allow=...][&mode=...]"
+        " to receive on HOST:PORT and reply to the senders"
+    ),
+    "tcp": "tcp://[HOST]:PORT[?allow=ADDRESSES|any][&mode=both|send|receive]",
+    "pty": "pty://NAME or pty:///ABSOLUTE/PATH[?baud=RATE][&mode=both|send|receive]",
 }
 ALLOWED_OPTIONS: dict[str, tuple[str, ...]] = {
-    "serial": ("baud",),
-    "pty": ("baud",),
-    "udp": ("broadcast", "ttl", "bind"),
-    "tcp": (),
+    "serial": ("baud", "mode"),
+    "pty": ("baud", "mode"),
+    "udp": ("broadcast", "ttl", "bind", "listen", "allow", "mode"),
+    "tcp": ("allow", "mode"),
 }
+MODES = ("both", "send", "receive")
 _NAME = re.compile(r"[A-Za-z0-9._-]+")
 _HOSTNAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?")
 _TRUE = ("", "1", "true", "yes", "on")
@@ -129,7 +137,10 @@ def parse_port_url(url: str, run_dir: str | os.PathLike = "/tmp/hild") -> PortSp
         return PortSpec(url, scheme, path=path, baud=baud, options=_items(options))
     if parts.path not in ("", "/"):
         raise PortUrlError(url, f"unexpected path {parts.path!r} after the address", expected)
-    host, port = _host_port(url, parts.netloc, expected, allow_zero=scheme == "tcp")
+    listen = options.get("listen") == "1"
+    host, port = _host_port(url, parts.netloc, expected, allow_zero=scheme == "tcp" or listen)
+    if listen:
+        _check_listen(url, host, options, expected)
     if "bind" in options:
         options["bind"] = _parse_bind(url, options["bind"], expected)
     return PortSpec(url, scheme, host=host, port=port, options=_items(options))
@@ -162,12 +173,27 @@ def _parse_query(url: str, scheme: str, query: str, expected: str) -> dict[str, 
 
 
 def _check_option(url: str, key: str, value: str, expected: str) -> str:
-    if key == "broadcast":
+    if key in ("broadcast", "listen"):
         if value.lower() in _TRUE:
             return "1"
         if value.lower() in _FALSE:
             return "0"
-        raise PortUrlError(url, f"broadcast={value!r} is not a flag", f"1 or 0; {expected}")
+        raise PortUrlError(url, f"{key}={value!r} is not a flag", f"1 or 0; {expected}")
+    if key == "mode":
+        if value.lower() not in MODES:
+            raise PortUrlError(
+                url, f"mode={value!r} is not a direction", f"one of {', '.join(MODES)}; {expected}"
+            )
+        return value.lower()
+    if key == "allow":
+        try:
+            return str(SourceFilter.parse(value))
+        except AllowError as e:
+            allow_expected = (
+                "allow=ADDRESS_OR_NETWORK[,...] (e.g. allow=127.0.0.1,10.0.0.0/8) "
+                f"or allow=any; {expected}"
+            )
+            raise PortUrlError(url, str(e), allow_expected) from None
     if key == "ttl":
         ttl = _decimal(value)
         if ttl is None or not 0 <= ttl <= 255:
@@ -246,6 +272,25 @@ def _check_host(url: str, host: str | None, expected: str) -> str:
     if len(host) > 253 or not _HOSTNAME.fullmatch(host):
         raise PortUrlError(url, f"{host!r} is not an IP address or host name", expected)
     return host
+
+
+def _check_listen(url: str, host: str, options: dict[str, str], expected: str) -> None:
+    """A listening udp port receives on its own address: no bind=, no broadcast or multicast."""
+    if "bind" in options:
+        problem = "listen=1 receives on HOST:PORT itself, so bind= cannot be given too"
+        raise PortUrlError(url, problem, expected)
+    if options.get("broadcast") == "1" or host == BROADCAST_ADDRESS:
+        raise PortUrlError(url, "listen=1 cannot be combined with broadcast", expected)
+    if is_multicast(host):
+        raise PortUrlError(url, "listen=1 cannot be combined with a multicast address", expected)
+
+
+def is_multicast(host: str) -> bool:
+    """True for an IP address in a multicast range (224.0.0.0/4, ff00::/8)."""
+    try:
+        return ipaddress.ip_address(host).is_multicast
+    except ValueError:
+        return False
 
 
 def _parse_bind(url: str, value: str, expected: str) -> str:
