@@ -11,9 +11,17 @@ from datetime import UTC, datetime
 
 import numpy as np
 import pytest
-from endpoints import Daemon, PtyClient, TcpClient, UdpClient, free_tcp_port, rate_hz
+from endpoints import (
+    Daemon,
+    PtyClient,
+    TcpClient,
+    UdpClient,
+    free_tcp_port,
+    free_udp_port,
+    rate_hz,
+)
 
-from hild.bench import load_bench
+from hild.bench import load_bench, resolve_bench
 from hild.daemon import initial_simulation
 from hild.environment.wind import height_factor
 from hild.sensors import kinematics
@@ -197,16 +205,32 @@ def test_sensors_agree_with_the_simulated_vessel(running):
         assert (float(msg.wind_angle) - angle + 180) % 360 - 180 == pytest.approx(0, abs=0.051)
 
 
+def default_bench_on_free_ports(tmp_path, udp_port: int, command_port: int) -> str:
+    """The built-in default bench with its UDP ports moved to free ones: a test never takes
+    10110 or 10112, which the user's own hild or chart plotter may hold."""
+    text = resolve_bench(None).read_text()
+    assert "udp://127.0.0.1:10110" in text and "udp://127.0.0.1:10112?listen=1" in text
+    text = text.replace("10110", str(udp_port)).replace("10112", str(command_port))
+    path = tmp_path / "default.toml"
+    path.write_text(text)
+    return str(path)
+
+
 def test_default_run_prints_where_to_connect(tmp_path):
-    """`hild run` with no bench: Odin off Horten, ptys named gps, wind and speed, and UDP 10110."""
-    udp = UdpClient(10110).start()
-    daemon = Daemon("--run-dir", str(tmp_path / "run"), tmp=tmp_path)
+    """`hild run` with no bench: Odin off Horten, ptys named gps, wind, speed and jets, UDP."""
+    assert resolve_bench(None).name == "default.toml"
+    udp = UdpClient().start()
+    commands = free_udp_port()
+    bench = default_bench_on_free_ports(tmp_path, udp.port, commands)
+    daemon = Daemon(bench, "--run-dir", str(tmp_path / "run"), tmp=tmp_path)
     try:
-        for name in ("gps", "wind", "speed"):
+        for name in ("gps", "wind", "speed", "jets"):
             link = tmp_path / "run" / name
             assert link.is_symlink() and str(link) in daemon.banner
             assert os.path.realpath(link).startswith("/dev/pts/")
-        assert "udp 127.0.0.1:10110" in daemon.banner
+        assert f"udp 127.0.0.1:{udp.port}" in daemon.banner
+        assert f"udp 127.0.0.1:{commands} (listening" in daemon.banner
+        assert f"socat - UDP:127.0.0.1:{commands}" in daemon.banner  # where to send commands
         assert "59.41000 N 10.48000 E" in daemon.banner
         client = PtyClient(tmp_path / "run" / "gps").start()
         time.sleep(2.5)
