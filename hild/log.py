@@ -5,10 +5,13 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import time
+from collections.abc import Callable
 
 import structlog
 
 FORMATS = ("auto", "console", "json")
+LOG_INTERVAL_S = 10.0  # how often a rate-limited event may be logged, at most
 
 
 def configure_logging(fmt: str = "auto", level: str = "info") -> None:
@@ -37,19 +40,30 @@ class RateLimited:
     """Log one event at most once per ``interval_s``, saying how many were held back.
 
     For things that may happen thousands of times a second (malformed lines, refused
-    datagrams): the first is logged at once, later ones are counted and the count rides on
-    the next event that is let through.
+    datagrams, I/O errors): the first is logged at once, later ones are counted and the count
+    rides on the next event that is let through, as ``suppressed``. Callers that have no
+    timestamp of their own leave ``now`` out and ``clock`` (time.monotonic) is read instead.
     """
 
-    def __init__(self, logger, event: str, interval_s: float = 10.0, level: str = "warning"):
+    def __init__(
+        self,
+        logger,
+        event: str,
+        interval_s: float = LOG_INTERVAL_S,
+        level: str = "warning",
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self._log = getattr(logger, level)
         self._event = event
         self._interval = interval_s
+        self._clock = clock
         self._last = -float("inf")
         self.suppressed = 0
 
-    def __call__(self, now: float, **fields) -> bool:
+    def __call__(self, now: float | None = None, **fields) -> bool:
         """Log now if the interval has passed (True), else count it (False)."""
+        if now is None:
+            now = self._clock()
         if now - self._last < self._interval:
             self.suppressed += 1
             return False

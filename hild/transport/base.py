@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 
 import structlog
 
+from hild.log import RateLimited
 from hild.transport.allow import SourceFilter
 from hild.transport.url import PortSpec, format_host_port
 
@@ -20,7 +21,6 @@ log = structlog.get_logger("hild.transport")
 
 MAX_LINE_BYTES = 256
 CLOSE_FLUSH_S = 0.2
-REFUSED_LOG_INTERVAL_S = 10.0
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -55,29 +55,6 @@ class PortStats:
     def as_dict(self) -> dict:
         """Return the counters as a plain dict, for status output and logs."""
         return dataclasses.asdict(self)
-
-
-class RateLimit:
-    """Says when an event may be logged again: at most once per interval, counting the rest."""
-
-    def __init__(self, interval_s: float):
-        self.interval_s = interval_s
-        self.suppressed = 0
-        self._last = -float("inf")
-
-    def ready(self) -> bool:
-        """True (and start a new interval) when the last logged event is interval_s ago."""
-        now = time.monotonic()
-        if now - self._last < self.interval_s:
-            self.suppressed += 1
-            return False
-        self._last = now
-        return True
-
-    def take_suppressed(self) -> int:
-        """How many events were not logged since the last one that was; resets the count."""
-        n, self.suppressed = self.suppressed, 0
-        return n
 
 
 class LineQueue:
@@ -257,7 +234,7 @@ class Port(abc.ABC):
         # closes connections from outside allow at once instead of letting them listen.
         self.accepts_commands: bool = False
         self.queue_lines = queue_lines
-        self._refused_log = RateLimit(REFUSED_LOG_INTERVAL_S)
+        self._log_refused = RateLimited(log, "port.refused")
         self._queue = LineQueue(queue_lines, self.stats)
         self._started = False
         self._closed = False
@@ -370,16 +347,12 @@ class Port(abc.ABC):
     def _refuse(self, peer: tuple[str, int] | None, what: str) -> None:
         """Count input from outside allow=; log it at most once per 10 s, naming the peer."""
         self.stats.refused += 1
-        if not self._refused_log.ready():
-            return
-        log.warning(
-            "port.refused",
+        self._log_refused(
             url=self.spec.url,
             peer=None if peer is None else format_host_port(*peer),
             what=what,
             allow=str(self.allow),
             refused=self.stats.refused,
-            suppressed=self._refused_log.take_suppressed(),
         )
 
 

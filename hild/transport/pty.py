@@ -6,18 +6,16 @@ import asyncio
 import errno
 import os
 import termios
-import time
 import tty
 
 import structlog
 
+from hild.log import RateLimited
 from hild.transport.base import Port, cancel_and_wait, run_writer
 from hild.transport.fd import FdChannel
 from hild.transport.url import PortSpec
 
 log = structlog.get_logger("hild.transport")
-
-ERROR_LOG_INTERVAL_S = 10.0
 
 
 class PtyPort(Port):
@@ -39,7 +37,10 @@ class PtyPort(Port):
         self._slave: int | None = None
         self._channel: FdChannel | None = None
         self._writer: asyncio.Task | None = None
-        self._last_error_log = -ERROR_LOG_INTERVAL_S
+        self._error_logs = {
+            event: RateLimited(log, event)
+            for event in ("pty.write_failed", "pty.flush_failed", "pty.read_failed")
+        }
 
     def describe(self) -> str:
         """Say which symlink a client opens and which pty it points to."""
@@ -98,11 +99,9 @@ class PtyPort(Port):
         self._count_error("pty.read_failed", error or OSError(errno.EIO, "end of file"))
 
     def _count_error(self, event: str, error: BaseException) -> None:
+        """Count an I/O error and log it, each kind at most once per LOG_INTERVAL_S."""
         self.stats.errors += 1
-        now = time.monotonic()
-        if now - self._last_error_log >= ERROR_LOG_INTERVAL_S:
-            self._last_error_log = now
-            log.warning(event, path=self.path, error=str(error), errors=self.stats.errors)
+        self._error_logs[event](path=self.path, error=str(error), errors=self.stats.errors)
 
     async def _release(self) -> None:
         await cancel_and_wait(self._writer)

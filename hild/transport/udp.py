@@ -10,6 +10,7 @@ import time
 
 import structlog
 
+from hild.log import RateLimited
 from hild.transport.base import LineSplitter, Port, cancel_and_wait, run_writer
 from hild.transport.url import (
     BROADCAST_ADDRESS,
@@ -22,7 +23,6 @@ from hild.transport.url import (
 log = structlog.get_logger("hild.transport")
 
 MAX_BUFFERED_BYTES = 64 * 1024
-ERROR_LOG_INTERVAL_S = 10.0
 MAX_PEERS = 8  # a listening port replies to at most this many senders, the most recent ones
 PEER_TIMEOUT_S = 30.0  # and forgets a sender it has not heard from for this long
 
@@ -53,8 +53,7 @@ class UdpPort(Port):
         self._transport: asyncio.DatagramTransport | None = None
         self._writer: asyncio.Task | None = None
         self._lines: LineSplitter = self._new_splitter()
-        self._last_error_log = -ERROR_LOG_INTERVAL_S
-        self._unlogged_errors = 0
+        self._log_error = RateLimited(log, "port.udp_error")
 
     @property
     def local_address(self) -> tuple | None:
@@ -169,19 +168,7 @@ class UdpPort(Port):
     def _on_error(self, error: Exception) -> None:
         """Count a send/receive error and log it, at most once per 10 s."""
         self.stats.errors += 1
-        now = time.monotonic()
-        if now - self._last_error_log < ERROR_LOG_INTERVAL_S:
-            self._unlogged_errors += 1
-            return
-        log.warning(
-            "port.udp_error",
-            url=self.spec.url,
-            error=str(error),
-            errors=self.stats.errors,
-            suppressed=self._unlogged_errors,
-        )
-        self._last_error_log = now
-        self._unlogged_errors = 0
+        self._log_error(url=self.spec.url, error=str(error), errors=self.stats.errors)
 
     def _on_datagram(self, data: bytes, addr: tuple) -> None:
         """Check one received datagram's source, note it as a peer, split it into lines."""

@@ -71,7 +71,9 @@ def decode_prc(s: Sentence, amap: ActuatorMap) -> tuple[Demand, ...]:
             speed = amap.speed_rpm(a, rpm)
         elif rpm is not None and rpm_mode == "P":
             speed = amap.speed_percent(a, rpm)
-        if a.has_deflector and pitch is not None and pitch_mode == "P":
+        if a.has_deflector and pitch is not None and pitch_mode != "V":
+            if pitch_mode != "P":  # as in TRC: a deflector takes per cent, not degrees
+                raise Rejected("bad_mode", f"{a.name}: a deflector takes per cent (mode P)")
             deflector = amap.deflector_percent(a, pitch)
         demands.append(Demand(a.index, speed, None, deflector))
     return _nonempty(demands, s)
