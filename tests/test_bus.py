@@ -740,7 +740,8 @@ def test_arbiter_safe_state_of_thrusters():
     arb.apply(SafeState("a", 1.0, centre_angles=False))
     # zero thrust; azimuths held at their actual angles; no deflector to touch (stays 1)
     assert triple(cmd, port) == pytest.approx((0.0, -30.0, 1.0))
-    assert triple(cmd, stbd) == pytest.approx((0.0, 20.0, 1.0))
+    # a never commanded the starboard azimuth: its command stays where it was (0)
+    assert triple(cmd, stbd) == pytest.approx((0.0, 0.0, 1.0))
     specs, cmd, state = arrays("otter", angles_deg=(0.0, 0.0))
     arb = Arbiter(specs, cmd, state)
     arb.apply(ActuatorCommand("a", 0.0, (Demand(0, -500.0), Demand(1, 900.0))))
@@ -913,3 +914,19 @@ def test_a_controller_for_the_wrong_kind_of_vessel():
         device("otter", type_name="jet-controller")
     with pytest.raises(SettingError):
         device("odin", numbering={"1": "starboard", "3": "centre"})
+
+
+def test_arbiter_owns_each_part_so_a_steering_line_that_dies_leaves_the_throttles():
+    specs, cmd, state = arrays("odin", angles_deg=(7.0, 7.0))
+    port, stbd = index("odin", "port"), index("odin", "starboard")
+    arb = Arbiter(specs, cmd, state)
+    throttle = tuple(Demand(i, speed=1500.0, deflector=1.0) for i in (port, stbd))
+    steering = tuple(Demand(i, angle=10.0 * DEG) for i in (port, stbd))
+    arb.apply(ActuatorCommand("throttles", 0.0, throttle))
+    arb.apply(ActuatorCommand("helm", 0.1, steering))
+    arb.apply(SafeState("helm", 1.0, centre_angles=False))
+    # the helm's nozzles hold their actual 7 deg; the engines keep the throttle line's orders
+    assert triple(cmd, port) == pytest.approx((1500.0, 7.0, 1.0))
+    assert triple(cmd, stbd) == pytest.approx((1500.0, 7.0, 1.0))
+    arb.apply(SafeState("throttles", 2.0, centre_angles=True))
+    assert triple(cmd, port) == pytest.approx((ODIN_IDLE, 7.0, 0.0))

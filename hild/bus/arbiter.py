@@ -1,9 +1,10 @@
 """Applying control records to the actuator commands: the most recent valid source commands.
 
-Several command devices may drive one vessel (a primary and a backup line). Each actuator
-follows whichever device last sent it a valid demand; a device whose watchdog trips puts into
-the safe state only the actuators it commands at that moment, so a backup line that is still
-alive keeps its own.
+Several command devices may drive one vessel (a primary and a backup line, or throttles on
+one line and steering on another). Each part of an actuator (speed, angle, deflector) follows
+whichever device last sent it a valid demand; a device whose watchdog trips puts into the
+safe state only the parts it commands at that moment, so a line that is still alive keeps
+its own.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ class Arbiter:
         self.specs = specs
         self.act_cmd = act_cmd
         self.act_state = act_state
-        self.owner: list[str | None] = [None] * len(specs)
+        # who last commanded each slot of act_cmd (speed, angle, deflector per actuator)
+        self.owner: list[str | None] = [None] * (len(specs) * L.S_SIZE)
         self.commands = 0  # commands applied since start
         self.safe_states = 0  # watchdog safe states applied since start
 
@@ -36,26 +38,23 @@ class Arbiter:
             self.safe_states += 1
 
     def _command(self, record: ActuatorCommand) -> None:
-        cmd = self.act_cmd
+        cmd, owner = self.act_cmd, self.owner
         for d in record.demands:
             base = d.actuator * L.S_SIZE
-            if d.speed is not None:
-                cmd[base + L.S_SPEED] = d.speed
-            if d.angle is not None:
-                cmd[base + L.S_ANGLE] = d.angle
-            if d.deflector is not None:
-                cmd[base + L.S_DEFLECTOR] = d.deflector
-            self.owner[d.actuator] = record.source
+            for slot, value in ((L.S_SPEED, d.speed), (L.S_ANGLE, d.angle),
+                                (L.S_DEFLECTOR, d.deflector)):  # fmt: skip
+                if value is not None:
+                    cmd[base + slot] = value
+                    owner[base + slot] = record.source
 
     def _safe(self, record: SafeState) -> None:
-        cmd = self.act_cmd
+        cmd, source = self.act_cmd, record.source
         for spec in self.specs:
-            if self.owner[spec.index] != record.source:
-                continue
             base = spec.index * L.S_SIZE
-            cmd[base + L.S_SPEED] = idle_speed(spec.speed_range)
-            if spec.has_deflector:
+            if self.owner[base + L.S_SPEED] == source:
+                cmd[base + L.S_SPEED] = idle_speed(spec.speed_range)
+            if spec.has_deflector and self.owner[base + L.S_DEFLECTOR] == source:
                 cmd[base + L.S_DEFLECTOR] = 0.0
-            if spec.angle_kind != "none":
+            if spec.angle_kind != "none" and self.owner[base + L.S_ANGLE] == source:
                 held = self.act_state[base + L.S_ANGLE]
                 cmd[base + L.S_ANGLE] = 0.0 if record.centre_angles else held

@@ -126,6 +126,10 @@ class CommandDevice:
         ):
             problems.append(SettingError("protocols", protocols, "a list of protocols from: "
                                          + ", ".join(cls.protocols_available)))  # fmt: skip
+        elif all(p == "ROR" for p in protocols):
+            problems.append(SettingError("protocols", protocols, "a thrust protocol besides ROR "
+                                         "(a neutral command, which only a thrust protocol can "
+                                         "send, clears a watchdog trip)"))  # fmt: skip
         for key, choices in (
             ("out_of_range", RANGE_POLICIES),
             ("checksum", CHECKSUM_POLICIES),
@@ -221,7 +225,8 @@ class CommandDevice:
         if not self.watchdog.expired(now):
             return None
         self.stats.watchdog_trips = self.watchdog.trips
-        silent = now - (self.watchdog.last_command_t or now)
+        last = self.watchdog.last_command_t
+        silent = now - (now if last is None else last)
         log.warning("bus.watchdog_tripped", device=self.config.name, silent_s=round(silent, 3),
                     timeout_s=self.watchdog.timeout_s, trips=self.watchdog.trips)  # fmt: skip
         return SafeState(self.config.name, now, self.centre_angles)
@@ -250,7 +255,7 @@ class CommandDevice:
                     if a.speed_unit == "rpm"
                 )
             elif name == "RSA" and self.amap.steerable:
-                out.append(nmea.rsa(talker, *(self._rudder(n, state) for n in (1, 2))))
+                out.append(nmea.rsa(talker, *self._rudders(state)))
             elif name == "XDR":
                 groups = [
                     ("G", 100.0 * state[a.index * L.S_SIZE + L.S_DEFLECTOR], "P",
@@ -288,13 +293,16 @@ class CommandDevice:
         source = "E" if a.kind == "waterjet" else "S"
         return nmea.rpm(talker, source, a.number, state[base + L.S_SPEED], pitch, valid)
 
-    def _rudder(self, number: int, state: np.ndarray) -> float | None:
-        """The angle of actuator ``number`` as a rudder angle (positive: bow to starboard)."""
-        a = self.amap.by_number(number)
-        if a is None or a.angle_kind == "none":
-            return None
-        angle = math.degrees(state[a.index * L.S_SIZE + L.S_ANGLE])
-        return angle if a.angle_kind == "nozzle" else -angle
+    def _rudders(self, state: np.ndarray) -> tuple[float, float | None]:
+        """The starboard-most and port-most steering angles as rudder angles (positive turns
+        the bow to starboard); a vessel with one steerable actuator has no port sensor."""
+
+        def rudder(a: Actuator) -> float:
+            angle = math.degrees(state[a.index * L.S_SIZE + L.S_ANGLE])
+            return angle if a.angle_kind == "nozzle" else -angle
+
+        starboard, port = self.amap.side("starboard"), self.amap.side("port")
+        return rudder(starboard), None if port is starboard else rudder(port)
 
     def epoch_bytes(self, utc: datetime) -> int:
         """The longest feedback epoch in bytes (for a serial line's budget)."""

@@ -119,6 +119,14 @@ class ActuatorMap:
     def steerable(self) -> tuple[Actuator, ...]:
         return tuple(a for a in self.actuators if a.angle_kind != "none")
 
+    def side(self, side: str) -> Actuator:
+        """The starboard-most or port-most steerable actuator (by its y position), which the
+        starboard and port fields of ROR and RSA name; Rejected when nothing steers."""
+        steerable = sorted(self.steerable, key=lambda a: a.y)
+        if not steerable:
+            raise Rejected("unsupported", "no actuator of this vessel steers")
+        return steerable[-1] if side == "starboard" else steerable[0]
+
     # --- limits ---------------------------------------------------------------------
     def limit(self, value: float, lo: float, hi: float, what: str) -> float:
         """``value`` within [lo, hi]: clamped and counted, or Rejected("out_of_range")."""

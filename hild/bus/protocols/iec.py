@@ -11,7 +11,8 @@ and Furuno's NMEA appendices).
   drives deflector and RPM together as a single-lever jet control does; RPM and pitch demands,
   when present, override what the lever set. Engine 0 is all (single or centre line).
 - ROR ``$--ROR,starboard,A,port,A[,location]``: rudder orders in degrees, positive turning the
-  bow to starboard; with the port field empty the one order steers every steerable actuator.
+  bow to starboard; the starboard field steers the starboard-most steerable actuator, the port
+  field the port-most; with the port field empty the one order steers every one of them.
 """
 
 from __future__ import annotations
@@ -108,23 +109,14 @@ def decode_ror(s: Sentence, amap: ActuatorMap) -> tuple[Demand, ...]:
         if port_text == "":  # a single rudder order: every steerable actuator follows it
             orders = {a.index: starboard for a in steerable}
         else:
-            _order_for(amap, 1, starboard, orders)
+            orders[amap.side("starboard").index] = starboard
     if port is not None and port_status == "A":
-        _order_for(amap, 2, port, orders)
+        orders[amap.side("port").index] = port
     if not orders:
         raise Rejected("empty", "no valid rudder order")
     return tuple(
         Demand(i, angle=amap.rudder_order(amap.actuators[i], deg)) for i, deg in orders.items()
     )
-
-
-def _order_for(amap: ActuatorMap, number: int, order: float, orders: dict[int, float]) -> None:
-    """ROR's starboard field is wire number 1, its port field number 2 (IEC numbering)."""
-    a = amap.by_number(number)
-    if a is None or a.angle_kind == "none":
-        side = "starboard" if number == 1 else "port"
-        raise Rejected("unknown_actuator", f"no steerable actuator numbered {number} ({side})")
-    orders[a.index] = order
 
 
 def _mode(letter: str, allowed: str, name: str) -> None:
