@@ -35,13 +35,20 @@ def hild(*args):
 
 
 def test_built_in_benches_are_valid():
-    for name in ("default", "example"):
+    for name in ("default", "example", "frontseat"):
         bench = load_bench(name)
         assert bench.devices and all(b.load <= 1.0 for b in bench.budgets)
     default = load_bench()
     assert default.vessel.name.lower().startswith("odin")
-    assert {d.name for d in default.devices} == {"gps", "wind", "speed"}
-    assert all("udp://127.0.0.1:10110" in d.ports for d in default.devices)
+    assert {d.name for d in default.devices} == {"gps", "wind", "speed", "jets"}
+    sensors = [d for d in default.devices if d.name != "jets"]
+    assert all("udp://127.0.0.1:10110" in d.ports for d in sensors)
+    jets = next(d for d in default.devices if d.name == "jets")
+    assert jets.type == "jet-controller"
+    assert jets.ports == ("pty://jets", "udp://127.0.0.1:10112?listen=1")
+    frontseat = load_bench("frontseat")
+    assert frontseat.vessel.name == "otter"
+    assert any(d.ports == ("tcp://127.0.0.1:29500",) for d in frontseat.devices)
     assert default.origin.latitude_deg == 59.41 and default.origin.longitude_deg == 10.48
 
 
@@ -108,12 +115,29 @@ def test_unknown_command_lists_the_actuator_commands(tmp_path):
 @pytest.mark.parametrize(
     ("extra", "needle"),
     [
-        ('type = "gpss"', "device[1].type = 'gpss': expected a device type: anemometer, gps"),
+        ('type = "gpss"', "device[1].type = 'gpss': expected a device type: anemometer, front"),
         ('type = "gps"\nsentences = ["GGA", "MWV"]', "'MWV' is not one of them"),
         ('type = "gps"\ntalker = "gps"', "two-letter NMEA talker ID"),
         ('type = "heading"\nrate_hz = 100', "(two).rate_hz = 100.0: expected at most the loop"),
         ('type = "gps"\n[device.noise.wind]\nwhite = 1', "a quantity of this device: position"),
         ('type = "gps"\n[[device.fault]]\nkind = "melt"\nstart = 1', "'dropout', 'freeze'"),
+        (
+            'type = "thruster-controller"',
+            "(two).type = 'thruster-controller': expected a vessel "
+            "with thrusters (port, starboard are waterjets); use a jet-controller",
+        ),
+        (
+            'type = "jet-controller"\n[device.settings]\nprotocols = ["NMEA"]',
+            "(two).settings.protocols = ['NMEA']: expected a list of protocols from: TRC, PRC",
+        ),
+        (
+            'type = "jet-controller"\n[device.settings]\nnumbering = { 1 = "bow" }',
+            "(two).settings.numbering.1 = 'bow': expected a number from 1",
+        ),
+        (
+            'type = "jet-controller"\n[device.settings]\nwatchdog_s = "soon"',
+            "settings.watchdog_s = 'soon': expected a number",
+        ),
     ],
 )
 def test_device_errors_name_the_key(tmp_path, extra, needle):
