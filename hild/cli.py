@@ -1,4 +1,4 @@
-"""The `hild` command line: `hild run`, `hild check` and `hild sim`."""
+"""The `hild` command line: `hild run`, `hild check`, `hild sim` and `hild pilot`."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from hild.log import FORMATS
 from hild.model.integrators import METHODS
 from hild.model.profile import available_profiles
 from hild.model.simulation import CommandError
+from hild.pilot import options as pilot_options
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -77,6 +78,15 @@ def build_parser() -> argparse.ArgumentParser:
         + ", ".join(available_presets()),
     )  # fmt: skip
     sim.add_argument("--seed", type=int, default=0, help="random seed of the weather (0)")
+
+    pilot = sub.add_parser(
+        "pilot",
+        help="a reference autopilot: sail a waypoint mission through the daemon's ports",
+        description="Sail a four-waypoint mission (thesis ch. 5) as an external controller "
+        "would: read NMEA sensor sentences, send actuator commands (LOS guidance, PID heading, "
+        "PI speed). Exits 0 when the mission is complete, 1 on --timeout or a signal.",
+    )
+    pilot_options.add_arguments(pilot)
     return parser
 
 
@@ -130,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
                 output_interval=args.output_interval, weather=args.weather, seed=args.seed,
             )  # fmt: skip
             sys.stdout.write(summary_text(summary) + "\n")
+        if args.command == "pilot":
+            return pilot_options.run_from_args(args)
     except BenchError as e:
         sys.stderr.write(f"hild: {len(e.errors)} error(s) in the bench:\n")
         for error in e.errors:

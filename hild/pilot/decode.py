@@ -1,0 +1,190 @@
+"""Sensor sentences -> readings: what one sentence says about time, position, motion, heading.
+
+Parsed with pynmea2, checksums required. Used: GGA and RMC (time, position;
+RMC also speed and course over ground), VTG (speed and course), HDT and THS
+(heading), and the Heron frontseat's CPNVG (time, position, heading). Other
+well-formed sentences are counted as ignored; anything malformed, with a bad
+or missing checksum, or with an invalid status is counted and skipped.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass
+
+import pynmea2
+
+from hild.nmea import extra_types  # noqa: F401  (registers THS with pynmea2)
+from hild.units import KNOTS_PER_MS
+
+# $CPNVG field positions (protocols.md): time, lat, N/S, lon, E/W, quality, alt, depth, heading
+NVG_TIME, NVG_LAT, NVG_NS, NVG_LON, NVG_EW, NVG_QUALITY, NVG_HEADING = 0, 1, 2, 3, 4, 5, 8
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What one sentence said; None where it said nothing (SI units, radians)."""
+
+    time_s: float | None = None  # seconds into the UTC day
+    latitude_deg: float | None = None
+    longitude_deg: float | None = None
+    sog: float | None = None  # speed over ground [m/s]
+    cog: float | None = None  # course over ground [rad]
+    heading: float | None = None  # true heading [rad]
+
+    @property
+    def has_position(self) -> bool:
+        return self.latitude_deg is not None and self.longitude_deg is not None
+
+
+class UnusableError(ValueError):
+    """A sentence that parsed but carries nothing valid (bad field, invalid status)."""
+
+
+def _nvg_type() -> type:
+    """pynmea2's class for CPNVG, registered once under the type name NVG if nobody has."""
+    existing = pynmea2.TalkerSentence.sentence_types.get("NVG")
+    if existing is not None:
+        return existing
+    return type("NVG", (pynmea2.TalkerSentence,), {"fields": ()})
+
+
+_nvg_type()
+
+
+def seconds_of_day(value: object) -> float:
+    if not isinstance(value, dt.time):
+        raise UnusableError(f"bad time {value!r}")
+    return value.hour * 3600.0 + value.minute * 60.0 + value.second + value.microsecond * 1e-6
+
+
+def _number(value: object) -> float | None:
+    """A field as a finite float; None when empty."""
+    if value is None or value == "":
+        return None
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise UnusableError(f"bad number {value!r}") from None
+    if not math.isfinite(number):
+        raise UnusableError(f"bad number {value!r}")
+    return number
+
+
+def _angle(value: object) -> float | None:
+    deg = _number(value)
+    return None if deg is None else math.radians(deg)
+
+
+def _coordinate(text: str, hemisphere: str, negative: str, limit: float) -> float:
+    if not text or hemisphere not in ("NS" if negative == "S" else "EW"):
+        raise UnusableError(f"bad coordinate {text!r},{hemisphere!r}")
+    try:
+        deg = pynmea2.nmea_utils.dm_to_sd(text)
+    except (ValueError, TypeError):
+        raise UnusableError(f"bad coordinate {text!r}") from None
+    if not (math.isfinite(deg) and 0.0 <= deg <= limit):
+        raise UnusableError(f"coordinate out of range {text!r}")
+    return -deg if hemisphere == negative else deg
+
+
+def _position(msg: pynmea2.NMEASentence) -> tuple[float, float]:
+    return (
+        _coordinate(msg.lat, msg.lat_dir, "S", 90.0),
+        _coordinate(msg.lon, msg.lon_dir, "W", 180.0),
+    )
+
+
+def _gga(msg) -> Reading:
+    t = seconds_of_day(msg.timestamp)
+    quality = msg.gps_qual
+    if not isinstance(quality, int):
+        raise UnusableError(f"bad fix quality {quality!r}")
+    if quality == 0:
+        return Reading(time_s=t)  # no fix: the epoch's time, no position
+    lat, lon = _position(msg)
+    return Reading(time_s=t, latitude_deg=lat, longitude_deg=lon)
+
+
+def _rmc(msg) -> Reading:
+    t = seconds_of_day(msg.timestamp)
+    if msg.status != "A":
+        return Reading(time_s=t)
+    lat, lon = _position(msg)
+    knots = _number(msg.data[6])
+    sog = None if knots is None else knots / KNOTS_PER_MS
+    return Reading(t, lat, lon, sog, _angle(msg.data[7]))
+
+
+def _vtg(msg) -> Reading:
+    if getattr(msg, "faa_mode", None) == "N":
+        raise UnusableError("VTG mode N (not valid)")
+    knots = _number(msg.data[4]) if len(msg.data) > 4 else None
+    if knots is not None:
+        sog = knots / KNOTS_PER_MS
+    else:
+        kmh = _number(msg.data[6]) if len(msg.data) > 6 else None
+        sog = None if kmh is None else kmh / 3.6
+    return Reading(sog=sog, cog=_angle(msg.data[0]) if msg.data else None)
+
+
+def _hdt(msg) -> Reading:
+    heading = _angle(msg.data[0]) if msg.data else None
+    if heading is None:
+        raise UnusableError("empty heading")
+    return Reading(heading=heading)
+
+
+def _ths(msg) -> Reading:
+    if len(msg.data) < 2 or msg.data[1] in ("", "V"):
+        raise UnusableError("THS not valid")
+    return _hdt(msg)
+
+
+def _nvg(msg) -> Reading:
+    d = msg.data
+    if len(d) <= NVG_HEADING:
+        raise UnusableError("CPNVG too short")
+    t = seconds_of_day(pynmea2.nmea_utils.timestamp(d[NVG_TIME]) if d[NVG_TIME] else None)
+    if d[NVG_QUALITY] in ("", "0"):
+        return Reading(time_s=t, heading=_angle(d[NVG_HEADING]))
+    lat = _coordinate(d[NVG_LAT], d[NVG_NS], "S", 90.0)
+    lon = _coordinate(d[NVG_LON], d[NVG_EW], "W", 180.0)
+    return Reading(time_s=t, latitude_deg=lat, longitude_deg=lon, heading=_angle(d[NVG_HEADING]))
+
+
+DECODERS = {"GGA": _gga, "RMC": _rmc, "VTG": _vtg, "HDT": _hdt, "THS": _ths, "NVG": _nvg}
+
+
+class SentenceDecoder:
+    """Lines -> readings, with counts of what was used, ignored and malformed."""
+
+    def __init__(self) -> None:
+        self.used = 0
+        self.ignored = 0
+        self.malformed = 0
+
+    def decode(self, line: str) -> Reading | None:
+        line = line.strip()
+        if not line:
+            return None
+        try:
+            msg = pynmea2.parse(line, check=True)
+        except pynmea2.SentenceTypeError:  # framed, good checksum, a type pynmea2 lacks (TRD)
+            self.ignored += 1
+            return None
+        except (pynmea2.ParseError, ValueError, TypeError, AttributeError):
+            self.malformed += 1  # bad framing, checksum or fields
+            return None
+        decoder = DECODERS.get(getattr(msg, "sentence_type", ""))
+        if decoder is None:
+            self.ignored += 1
+            return None
+        try:
+            reading = decoder(msg)
+        except (UnusableError, ValueError, TypeError, IndexError, AttributeError):
+            self.malformed += 1
+            return None
+        self.used += 1
+        return reading

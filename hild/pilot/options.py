@@ -1,0 +1,194 @@
+"""`hild pilot`'s command-line options: parsing, checking, and the entry point.
+
+Bad values stop at argparse (exit 2, a message naming the option and what it
+expects); so do unknown profiles, protocols a vessel cannot speak and unusable
+URLs, before anything is opened.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from dataclasses import replace
+
+from hild.config import ConfigError
+from hild.pilot.actuation import ActuationError
+from hild.pilot.control import PidGains
+from hild.pilot.guidance import GuidanceConfig
+from hild.pilot.links import LinkError
+from hild.pilot.mission import parse_waypoints
+from hild.pilot.runner import PilotOptions, PilotSession
+from hild.pilot.wire import PROTOCOLS, ProtocolError
+
+DEFAULTS = PilotOptions()
+MAX_RATE_HZ = 1000.0
+
+
+def _number(text: str, what: str, lo: float = 0.0, allow_lo: bool = False) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    ok = math.isfinite(value) and (value >= lo if allow_lo else value > lo)
+    if not ok:
+        bound = f">= {lo:g}" if allow_lo else f"> {lo:g}"
+        raise argparse.ArgumentTypeError(f"expected {what} {bound}, not {text!r}")
+    return value
+
+
+def positive(what: str):
+    def parse(text: str) -> float:
+        return _number(text, what)
+
+    return parse
+
+
+def rate_hz(text: str) -> float:
+    value = _number(text, "a rate in Hz")
+    if value > MAX_RATE_HZ:
+        raise argparse.ArgumentTypeError(f"expected a rate up to {MAX_RATE_HZ:g} Hz, not {text!r}")
+    return value
+
+
+def laps(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of laps >= 1, not {text!r}")
+    return value
+
+
+def gains(count: int, names: str):
+    def parse(text: str) -> PidGains:
+        parts = text.split(",")
+        if len(parts) != count:
+            raise argparse.ArgumentTypeError(f"expected {names} ({count} numbers), not {text!r}")
+        values = [_number(p.strip(), "a gain", allow_lo=True) for p in parts]
+        return PidGains(*values)
+
+    return parse
+
+
+def waypoints(text: str) -> tuple[tuple[float, float], ...]:
+    try:
+        return tuple(parse_waypoints(text))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of `hild pilot`."""
+    g = DEFAULTS.config.guidance
+    h, s = DEFAULTS.config.heading, DEFAULTS.config.speed
+    p.add_argument(
+        "--nmea",
+        default=DEFAULTS.nmea,
+        metavar="URL",
+        help="sensor sentences: udp://HOST:PORT (bind and listen), tcp://HOST:PORT (connect), "
+        f"or a serial device path or URL ({DEFAULTS.nmea})",
+    )
+    p.add_argument(
+        "--commands",
+        default=DEFAULTS.commands,
+        metavar="URL",
+        help="where commands go: udp://HOST:PORT, tcp://HOST:PORT (the same URL as --nmea "
+        f"shares the connection) or a serial device ({DEFAULTS.commands})",
+    )
+    p.add_argument(
+        "--protocol",
+        choices=tuple(PROTOCOLS),
+        default=DEFAULTS.protocol,
+        help="iec: TRC and ROR; phldc: Odin's PHLDC/PHLDT; pydir: Heron's PYDIR (twin thrusters)",
+    )
+    p.add_argument(
+        "--profile", default=DEFAULTS.profile, metavar="NAME", help="vessel profile or TOML (odin)"
+    )
+    p.add_argument(
+        "--waypoints",
+        type=waypoints,
+        metavar="N,E;N,E;N,E;N,E",
+        help="waypoints in metres north and east of the first fix (default: a 200 m square "
+        "ahead and to starboard of the start heading)",
+    )
+    p.add_argument("--laps", type=laps, default=DEFAULTS.laps, metavar="N", help="times round (1)")
+    p.add_argument(
+        "--speed",
+        type=positive("a speed in m/s"),
+        default=DEFAULTS.config.speed_ref,
+        metavar="M/S",
+        help=f"speed over ground to hold ({DEFAULTS.config.speed_ref:g})",
+    )
+    p.add_argument(
+        "--acceptance-radius",
+        type=positive("a radius in m"),
+        default=g.acceptance_radius_m,
+        metavar="M",
+        help=f"a waypoint is reached inside this circle ({g.acceptance_radius_m:g})",
+    )
+    p.add_argument(
+        "--lookahead",
+        type=positive("a distance in m"),
+        default=g.lookahead_m,
+        metavar="M",
+        help=f"line-of-sight lookahead distance ({g.lookahead_m:g})",
+    )
+    p.add_argument(
+        "--heading-gains",
+        type=gains(3, "KP,KI,KD"),
+        metavar="KP,KI,KD",
+        help=f"heading PID, steering demand per rad ({h.kp:g},{h.ki:g},{h.kd:g})",
+    )
+    p.add_argument(
+        "--speed-gains",
+        type=gains(2, "KP,KI"),
+        metavar="KP,KI",
+        help=f"speed PI, thrust demand per m/s ({s.kp:g},{s.ki:g})",
+    )
+    p.add_argument(
+        "--rate",
+        type=rate_hz,
+        default=DEFAULTS.rate_hz,
+        metavar="HZ",
+        help=f"re-send the commands this often, wall clock ({DEFAULTS.rate_hz:g})",
+    )
+    p.add_argument(
+        "--timeout",
+        type=positive("a time in s"),
+        metavar="SECONDS",
+        help="give up (exit 1) after this much sensor time without completing the mission",
+    )
+
+
+def options_from(args: argparse.Namespace) -> PilotOptions:
+    config = DEFAULTS.config
+    config = replace(
+        config,
+        speed_ref=args.speed,
+        guidance=GuidanceConfig(args.lookahead, args.acceptance_radius),
+        heading=args.heading_gains or config.heading,
+        speed=args.speed_gains or config.speed,
+    )
+    return PilotOptions(
+        nmea=args.nmea, commands=args.commands, protocol=args.protocol, profile=args.profile,
+        waypoints=args.waypoints, laps=args.laps, config=config, rate_hz=args.rate,
+        timeout_s=args.timeout,
+    )  # fmt: skip
+
+
+def run_from_args(args: argparse.Namespace) -> int:
+    """`hild pilot`: 0 mission completed, 1 timed out or stopped, 2 bad arguments."""
+
+    def emit(line: str) -> None:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+    try:
+        session = PilotSession(options_from(args), emit)
+    except (ConfigError, ProtocolError, LinkError, ActuationError) as e:
+        sys.stderr.write(f"hild pilot: error: {e}\n")
+        return 2
+    session.open_listener()  # OSError: the caller reports it and exits 1
+    return session.run()
