@@ -36,6 +36,10 @@ class Demand:
     deflector: float | None = None  # -1 .. 1
 
     @property
+    def is_empty(self) -> bool:
+        return self.speed is None and self.angle is None and self.deflector is None
+
+    @property
     def moves_thrust(self) -> bool:
         """True when the demand sets a speed or a deflector (what makes thrust)."""
         return self.speed is not None or self.deflector is not None
@@ -154,6 +158,13 @@ class ActuatorMap:
         pct = self.limit(pct, -100.0, 100.0, f"{a.name} per cent")
         return pct / 100.0 * (hi if pct >= 0.0 else -lo)
 
+    def speed_demand(self, a: Actuator, value: float | None, mode: str) -> float | None:
+        """An RPM demand field with its mode letter: R rev/min, P per cent, V (or no value)
+        none."""
+        if value is None or mode == "V":
+            return None
+        return self.speed_rpm(a, value) if mode == "R" else self.speed_percent(a, value)
+
     def speed_normalized(self, a: Actuator, x: float) -> float:
         """Odin's normalized RPM (thesis 3.10.2): -100 .. 100 spans the range linearly."""
         x = self.limit(x, -100.0, 100.0, f"{a.name} normalized rpm")
@@ -206,3 +217,11 @@ class ActuatorMap:
         """A neutral command: it sets thrust somewhere, and every thrust it sets is neutral."""
         thrust = [d for d in demands if d.moves_thrust]
         return bool(thrust) and all(self.actuators[d.actuator].is_neutral(d) for d in thrust)
+
+
+def nonempty(demands: list[Demand], address: str) -> tuple[Demand, ...]:
+    """The demands that ask for something; Rejected("empty") when none does."""
+    kept = tuple(d for d in demands if not d.is_empty)
+    if not kept:
+        raise Rejected("empty", f"{address} carries no valid demand")
+    return kept

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import pynmea2
 
-from hild.nmea import extra_types  # noqa: F401  (registers THS with pynmea2)
+from hild.nmea import extra_types  # noqa: F401  (registers THS and CPNVG with pynmea2)
 from hild.units import KNOTS_PER_MS
 
 # $CPNVG field positions (protocols.md): time, lat, N/S, lon, E/W, quality, alt, depth, heading
@@ -40,17 +40,6 @@ class Reading:
 
 class UnusableError(ValueError):
     """A sentence that parsed but carries nothing valid (bad field, invalid status)."""
-
-
-def _nvg_type() -> type:
-    """pynmea2's class for CPNVG, registered once under the type name NVG if nobody has."""
-    existing = pynmea2.TalkerSentence.sentence_types.get("NVG")
-    if existing is not None:
-        return existing
-    return type("NVG", (pynmea2.TalkerSentence,), {"fields": ()})
-
-
-_nvg_type()
 
 
 def seconds_of_day(value: object) -> float:

@@ -17,7 +17,7 @@ and Furuno's NMEA appendices).
 
 from __future__ import annotations
 
-from hild.bus.mapping import Actuator, ActuatorMap, Demand
+from hild.bus.mapping import Actuator, ActuatorMap, Demand, nonempty
 from hild.bus.sentence import Rejected, Sentence, expect_fields, integer, number
 
 LEVER_BUCKET_PCT = 20.0  # PRC: lever travel that moves a jet's bucket from neutral to full
@@ -36,11 +36,7 @@ def decode_trc(s: Sentence, amap: ActuatorMap) -> tuple[Demand, ...]:
     _mode(pitch_mode, "PDV", "pitch mode")
     demands = []
     for a in actuators:
-        speed = None
-        if rpm is not None and rpm_mode == "R":
-            speed = amap.speed_rpm(a, rpm)
-        elif rpm is not None and rpm_mode == "P":
-            speed = amap.speed_percent(a, rpm)
+        speed = amap.speed_demand(a, rpm, rpm_mode)
         deflector = None
         if a.has_deflector and pitch is not None and pitch_mode != "V":
             if pitch_mode != "P":
@@ -50,7 +46,7 @@ def decode_trc(s: Sentence, amap: ActuatorMap) -> tuple[Demand, ...]:
         if azimuth is not None and a.angle_kind != "none":
             angle = amap.thrust_direction(a, azimuth)
         demands.append(Demand(a.index, speed, angle, deflector))
-    return _nonempty(demands, s)
+    return nonempty(demands, s.address)
 
 
 def decode_prc(s: Sentence, amap: ActuatorMap) -> tuple[Demand, ...]:
@@ -68,16 +64,15 @@ def decode_prc(s: Sentence, amap: ActuatorMap) -> tuple[Demand, ...]:
         speed = deflector = None
         if lever is not None and lever_status == "A":
             speed, deflector = _lever(amap, a, lever)
-        if rpm is not None and rpm_mode == "R":
-            speed = amap.speed_rpm(a, rpm)
-        elif rpm is not None and rpm_mode == "P":
-            speed = amap.speed_percent(a, rpm)
+        override = amap.speed_demand(a, rpm, rpm_mode)
+        if override is not None:
+            speed = override
         if a.has_deflector and pitch is not None and pitch_mode != "V":
             if pitch_mode != "P":  # as in TRC: a deflector takes per cent, not degrees
                 raise Rejected("bad_mode", f"{a.name}: a deflector takes per cent (mode P)")
             deflector = amap.deflector_percent(a, pitch)
         demands.append(Demand(a.index, speed, None, deflector))
-    return _nonempty(demands, s)
+    return nonempty(demands, s.address)
 
 
 def _lever(amap: ActuatorMap, a: Actuator, lever: float) -> tuple[float, float | None]:
@@ -122,12 +117,3 @@ def decode_ror(s: Sentence, amap: ActuatorMap) -> tuple[Demand, ...]:
 def _mode(letter: str, allowed: str, name: str) -> None:
     if len(letter) != 1 or letter not in allowed:
         raise Rejected("bad_mode", f"{name} {letter!r}, expected one of {', '.join(allowed)}")
-
-
-def _nonempty(demands: list[Demand], s: Sentence) -> tuple[Demand, ...]:
-    kept = tuple(
-        d for d in demands if d.speed is not None or d.angle is not None or d.deflector is not None
-    )
-    if not kept:
-        raise Rejected("empty", f"{s.address} carries no valid demand")
-    return kept

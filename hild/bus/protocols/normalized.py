@@ -18,7 +18,7 @@ or the actuator's name; an empty value leaves that part unchanged.
 
 from __future__ import annotations
 
-from hild.bus.mapping import Actuator, ActuatorMap, Demand
+from hild.bus.mapping import Actuator, ActuatorMap, Demand, nonempty
 from hild.bus.sentence import Rejected, Sentence, expect_fields, integer, number
 
 
@@ -39,7 +39,7 @@ def decode_phldc(s: Sentence, amap: ActuatorMap) -> tuple[Demand, ...]:
                 None if deflector is None else amap.deflector_percent(a, deflector),
             )
         )
-    return _nonempty(demands, s)
+    return nonempty(demands, s.address)
 
 
 def decode_phldt(s: Sentence, amap: ActuatorMap) -> tuple[Demand, ...]:
@@ -56,7 +56,7 @@ def decode_phldt(s: Sentence, amap: ActuatorMap) -> tuple[Demand, ...]:
         demands.append(
             Demand(a.index, None if thrust is None else amap.speed_percent(a, thrust), angle)
         )
-    return _nonempty(demands, s)
+    return nonempty(demands, s.address)
 
 
 def _actuators(text: str, amap: ActuatorMap) -> tuple[Actuator, ...]:
@@ -64,10 +64,3 @@ def _actuators(text: str, amap: ActuatorMap) -> tuple[Actuator, ...]:
         if text == a.name:
             return (a,)
     return amap.resolve(integer(text, "actuator"))
-
-
-def _nonempty(demands: list[Demand], s: Sentence) -> tuple[Demand, ...]:
-    kept = tuple(d for d in demands if d.moves_thrust or d.angle is not None)
-    if not kept:
-        raise Rejected("empty", f"{s.address} carries no value")
-    return kept
