@@ -1,0 +1,77 @@
+"""Closed loop over the wire: `hild run` and `hild pilot` as two processes, as a user runs them.
+
+The daemon runs the built-in default bench (Odin off Horten, its GNSS compass,
+anemometer and speed log, the jets' control unit) moved onto free ports, ten
+times faster than real time; the pilot reads the daemon's UDP sentences and
+sends TRC and ROR (or Odin's own PHLDC) to the jets' UDP port. The mission is thesis ch. 5's: four
+waypoints (the default 200 m square), in the thesis' scenario 1 (`calm`) and
+scenario 2 (`gale-calm-sea`: 20 m/s wind and 0.5 m/s current from the north).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.endpoints import Daemon, free_udp_port
+from tests.test_daemon import default_bench_on_free_ports
+
+TIME_SCALE = 10.0
+# The pilot's acceptance radius, its default: a waypoint counts as passed only inside it (the
+# pilot reports "by": "radius"); passing one by its perpendicular instead ("by": "passed")
+# fails the test. The in-process flights of test_pilot.py come within 9.7-14.9 m of the truth.
+RADIUS_M = 15.0
+MISSION_LIMIT_S = 400.0  # sensor time; the square takes about 170 s at 5 m/s
+
+
+@pytest.mark.parametrize(
+    ("weather", "protocol"), [("calm", "iec"), ("gale-calm-sea", "iec"), ("calm", "phldc")]
+)
+def test_hild_pilot_sails_the_mission_against_hild_run(tmp_path, weather, protocol):
+    sensors, commands = free_udp_port(), free_udp_port()
+    bench = Path(default_bench_on_free_ports(tmp_path, sensors, commands))
+    text = bench.read_text()
+    assert 'preset = "calm"' in text
+    bench.write_text(text.replace('preset = "calm"', f'preset = "{weather}"'))
+    pilot = subprocess.Popen(
+        [sys.executable, "-m", "hild.cli", "pilot",
+         "--nmea", f"udp://127.0.0.1:{sensors}", "--commands", f"udp://127.0.0.1:{commands}",
+         "--protocol", protocol, "--timeout", str(MISSION_LIMIT_S)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    daemon = None
+    try:
+        daemon = Daemon(str(bench), "--time-scale", str(TIME_SCALE), "--seed", "1",
+                        "--start-time", "2026-06-01T12:00:00Z",
+                        "--duration", str(MISSION_LIMIT_S + 60.0),
+                        "--run-dir", str(tmp_path / "run"), tmp=tmp_path)  # fmt: skip
+        out, err = pilot.communicate(timeout=MISSION_LIMIT_S / TIME_SCALE + 60.0)
+    finally:
+        if pilot.poll() is None:
+            pilot.kill()
+            pilot.communicate()
+        run = daemon.stop() if daemon is not None else None
+    assert pilot.returncode == 0, (out[-3000:], err[-3000:])
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert summary["event"] == "pilot.summary" and summary["completed"] is True
+    reached = summary["waypoints"]
+    assert [(w["index"], w["lap"], w["by"]) for w in reached] == [
+        (i, 0, "radius") for i in range(4)
+    ], reached
+    assert all(w["closest_m"] <= RADIUS_M for w in reached), reached
+    # 4 x 200 m at 5 m/s is 160 s; the start from rest and the corners add some, the current
+    # (0.5 m/s on two legs) a little: well over 200 s would mean the boat crawled or wandered.
+    assert 120.0 < reached[-1]["t"] < 230.0, reached
+    assert summary["malformed"] == 0
+    # The daemon applied what the pilot sent and refused nothing.
+    assert run is not None and run["reason"] == "SIGTERM"
+    assert run["commands_applied"] > 300 and run["commands_rejected"] == 0, run
+    jets = run["devices"]["jets"]
+    assert jets["watchdog_trips"] == 0 and jets["rejected_total"] == 0, jets
+    # the pilot's last (neutral) command reached the jets: idle RPM, deflector and nozzle at zero
+    for side in ("port", "starboard"):
+        assert run["actuators"][side]["commanded"] == [400.0, 0.0, 0.0], run["actuators"]
