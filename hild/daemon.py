@@ -29,6 +29,7 @@ from hild.control import ActuatorCommand, ControlQueue, SafeState
 from hild.environment.environment import Environment
 from hild.model.layout import S_SIZE
 from hild.model.simulation import Simulation
+from hild.observers import TickObserver
 from hild.sensors.device import Device
 from hild.sensors.factory import build_device
 from hild.sensors.truth import Truth
@@ -95,8 +96,14 @@ class DeviceRuntime:
 class Daemon:
     """Runs a bench in real time (or scaled time) until stopped or ``duration`` sim seconds."""
 
-    def __init__(self, bench: Bench, duration: float | None = None):
+    def __init__(
+        self,
+        bench: Bench,
+        duration: float | None = None,
+        observers: list[TickObserver] | None = None,
+    ):
         self.bench = bench
+        self.observers: list[TickObserver] = list(observers or [])
         self.duration = duration
         self.dt = 1.0 / bench.rate_hz
         self.sim = initial_simulation(bench, duration)
@@ -223,9 +230,13 @@ class Daemon:
             if rt.next_due_s <= t:  # fell behind (resync): skip the missed epochs
                 rt.next_due_s = t + rt.period_s
             truth = truth or self.truth(t)
-            for line in rt.device.sample(truth):
+            lines = rt.device.sample(truth)
+            for line in lines:
                 for port in rt.ports:
                     port.send(line)
+            if lines:
+                for observer in self.observers:
+                    observer.on_sentences(rt.device.config.name, lines)
 
     async def run(self, on_ready: Callable[[Daemon], None] | None = None) -> dict:
         """Open everything, run the loop, close everything; return the run's summary."""
@@ -235,10 +246,17 @@ class Daemon:
         self._warm_up()
         try:
             await self.open()
+            for observer in self.observers:
+                await observer.start(self)
             if on_ready:
                 on_ready(self)
             await self._loop()
         finally:
+            for observer in self.observers:
+                try:
+                    await observer.stop(self)
+                except Exception:  # an observer's trouble must not keep the ports open
+                    log.exception("observer.stop_failed", observer=type(observer).__name__)
             await self.close()
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
@@ -300,6 +318,8 @@ class Daemon:
             self.sim.tick()
             k += 1
             self.emit_due(k * self.dt)
+            for observer in self.observers:
+                observer.on_tick(self, k * self.dt)
             if k % stats_every == 0:
                 self._log_stats(k * self.dt)
 

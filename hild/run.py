@@ -9,6 +9,7 @@ from hild.bench import Bench, load_bench
 from hild.bus.device import CommandDevice
 from hild.daemon import Daemon
 from hild.log import configure_logging
+from hild.systemd import notifier_from_environment
 
 
 def check_bench(name_or_path: str | None) -> int:
@@ -89,7 +90,8 @@ def run_bench(
     """Check the bench, then run it until Ctrl-C, SIGTERM or ``duration``."""
     configure_logging(log_format, log_level)
     bench = load_bench(name_or_path, **overrides)
-    daemon = Daemon(bench, duration)
+    observers = [o for o in (notifier_from_environment(),) if o is not None]
+    daemon = Daemon(bench, duration, observers)
 
     def ready(d: Daemon) -> None:
         sys.stdout.write(banner(d) + "\n")

@@ -1,0 +1,32 @@
+"""Tick observers: what watches a run (the MQTT mirror, the systemd notifier) without slowing it.
+
+The daemon calls ``on_tick`` after every tick and ``on_sentences`` whenever a device has
+sent an epoch. Both run inside the tick: they must return at once, never await, never block
+on I/O, and only copy what they need into a latest-value store or a bounded queue that their
+own task (started in ``start``) drains. ``start`` runs once the ports are open, before the
+first tick; ``stop`` once the loop has ended, before the ports close.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hild.daemon import Daemon
+
+
+class TickObserver:
+    """The base: every hook does nothing, so an observer overrides only what it needs."""
+
+    async def start(self, daemon: Daemon) -> None:
+        """The ports are open and the loop is about to start."""
+
+    def on_tick(self, daemon: Daemon, t: float) -> None:
+        """After the tick that brought the simulation to ``t`` [s]: return at once."""
+
+    def on_sentences(self, device: str, lines: Sequence[bytes]) -> None:
+        """``device`` has just queued ``lines`` (one epoch) on its ports: return at once."""
+
+    async def stop(self, daemon: Daemon) -> None:
+        """The loop has ended (``daemon.stop_reason`` says why); the ports are still open."""
