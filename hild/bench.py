@@ -16,6 +16,7 @@ from typing import Any
 from hild.bus.models import COMMAND_MODELS
 from hild.config import ConfigError, Section, load_toml
 from hild.environment.weather import Weather, available_presets, load_weather
+from hild.mirror.config import MirrorConfig, read_mirror
 from hild.model.integrators import METHODS
 from hild.model.profile import Vessel, load_profile
 from hild.sensors.catalog import available_device_types, load_device_type, sentence_list, talker
@@ -78,6 +79,7 @@ class Bench:
     commands: dict[str, float]
     devices: tuple[DeviceConfig, ...]
     budgets: tuple[PortBudget, ...] = field(default=())
+    mqtt: MirrorConfig | None = None  # the [mqtt] table: the mirror is on when present
 
 
 def resolve_bench(name_or_path: str | None) -> Path:
@@ -111,6 +113,7 @@ def load_bench(name_or_path: str | None = None, **overrides: Any) -> Bench:
     vessel_part = attempt(_vessel, root, default=None)
     origin = attempt(_origin, root, default=Origin(0.0, 0.0))
     weather = attempt(_weather, root, default=Weather("calm"))
+    mqtt = attempt(_mqtt, root, default=None)
     run_dir = Path(overrides.get("run_dir") or general.get("run_dir", "/tmp/hild"))
     devices: list[DeviceConfig] = []
     for section in attempt(root.tables, "device", default=[]) or []:
@@ -162,6 +165,7 @@ def load_bench(name_or_path: str | None = None, **overrides: Any) -> Bench:
         commands=commands,
         devices=tuple(devices),
         budgets=tuple(budgets),
+        mqtt=mqtt,
     )
 
 
@@ -265,6 +269,11 @@ def _weather(root: Section) -> Weather:
     return weather
 
 
+def _mqtt(root: Section) -> MirrorConfig | None:
+    section = root.table("mqtt")
+    return None if section is None else read_mirror(section)
+
+
 def _maybe(section: Section, key: str, **limits) -> float | None:
     """An optional number: None when absent (the key still counts as known for typos)."""
     return section.number(key, **limits) if section.raw(key, None) is not None else None
@@ -292,7 +301,7 @@ def _noise(section: Section | None, quantities: dict[str, str]) -> dict[str, Noi
     return result
 
 
-def _faults(sections: list[Section], quantities: dict[str, str]) -> tuple[FaultSpec, ...]:
+def read_faults(sections: list[Section], quantities: dict[str, str]) -> tuple[FaultSpec, ...]:
     faults = []
     for s in sections:
         kind = s.string("kind", choices=FAULT_KINDS)
@@ -367,7 +376,7 @@ def _device(section: Section, run_dir: Path) -> DeviceConfig:
         lever_arm=tuple(section.array("position", (3,), list(dtype.position)).tolist()),
         ports=tuple(ports_value),
         noise=_noise(section.table("noise"), dtype.quantities),
-        faults=_faults(section.tables("fault"), dtype.quantities),
+        faults=read_faults(section.tables("fault"), dtype.quantities),
         settings=settings,
     )
     section.finish()

@@ -43,6 +43,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="console (key=value), json, or auto: json when not on a terminal",
     )
     run.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    mqtt = run.add_argument_group(
+        "MQTT mirror (a password comes from $HILD_MQTT_PASSWORD or "
+        "the bench's [mqtt] table, never the command line)"
+    )
+    mqtt.add_argument(
+        "--mqtt",
+        metavar="URL",
+        help="publish the run to this broker: mqtt://HOST[:PORT] or mqtts://...",
+    )
+    mqtt.add_argument("--mqtt-prefix", metavar="TOPIC", help="topic prefix (hild/<bench name>)")
+    mqtt.add_argument(
+        "--mqtt-control", action="store_true", help="accept runtime control on <prefix>/control/..."
+    )
+    mqtt.add_argument(
+        "--signalk", action="store_true", help="also publish Signal K paths under vessels/self/..."
+    )
 
     check = sub.add_parser(
         "check",
@@ -119,6 +135,11 @@ def _overrides(args: argparse.Namespace) -> dict:
     return {k: getattr(args, k) for k in keys}
 
 
+def _mqtt_options(args: argparse.Namespace) -> dict:
+    return {"url": args.mqtt, "prefix": args.mqtt_prefix, "control": args.mqtt_control,
+            "signalk": args.signalk}  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -126,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
             from hild.run import run_bench
 
             return run_bench(args.bench, _overrides(args), args.duration, args.log_format,
-                             args.log_level)  # fmt: skip
+                             args.log_level, _mqtt_options(args))  # fmt: skip
         if args.command == "check":
             from hild.run import check_bench
 

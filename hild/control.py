@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import collections
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from hild.bus.mapping import Demand
+from hild.sensors.faults import FaultSpec
+
+if TYPE_CHECKING:
+    from hild.environment.environment import Environment
 
 QUEUE_RECORDS = 4096
 
@@ -33,7 +38,48 @@ class SafeState:
     centre_angles: bool  # nozzles and azimuths centre (True) or hold where they are (False)
 
 
-ControlRecord = ActuatorCommand | SafeState
+@dataclass(frozen=True, slots=True)
+class WeatherChange:
+    """A new weather, its environment built off the tick and continuing the running one's."""
+
+    environment: Environment
+
+
+@dataclass(frozen=True, slots=True)
+class SensorFault:
+    """Add a fault to a sensor device, or (``fault`` None) clear those added at run time."""
+
+    device: str
+    fault: FaultSpec | None
+
+
+ACTUATOR_FAULTS = ("stuck", "lost", "clear")
+
+
+@dataclass(frozen=True, slots=True)
+class ActuatorFault:
+    """stuck: the actuator holds where it is; lost: it gives no thrust; clear: it obeys again.
+
+    A faulty actuator ignores every command and safe state until cleared.
+    """
+
+    actuator: int  # index in the vessel's actuators
+    kind: str  # one of ACTUATOR_FAULTS
+
+
+@dataclass(frozen=True, slots=True)
+class Reposition:
+    """Move the vessel: NED position [m], heading [rad] and surge speed [m/s], None: keep."""
+
+    north: float
+    east: float
+    heading: float | None = None
+    speed: float | None = None
+
+
+ControlRecord = (
+    ActuatorCommand | SafeState | WeatherChange | SensorFault | ActuatorFault | Reposition
+)
 
 
 class ControlQueue:

@@ -25,7 +25,15 @@ from hild.bus.arbiter import Arbiter
 from hild.bus.device import CommandDevice
 from hild.bus.dispatch import Dispatcher
 from hild.clock import DeadlineTimer
-from hild.control import ActuatorCommand, ControlQueue, SafeState
+from hild.control import (
+    ActuatorCommand,
+    ControlQueue,
+    ControlRecord,
+    Reposition,
+    SafeState,
+    SensorFault,
+    WeatherChange,
+)
 from hild.environment.environment import Environment
 from hild.model.layout import S_SIZE
 from hild.model.simulation import Simulation
@@ -83,6 +91,11 @@ def initial_simulation(bench: Bench, duration: float | None = None) -> Simulatio
         sim.set_command(name, value)
     sim.update_environment()
     return sim
+
+
+def vars_of(record: object) -> dict:
+    """A frozen record's fields, for a log line."""
+    return {k: getattr(record, k) for k in record.__dataclass_fields__}  # type: ignore[attr-defined]
 
 
 @dataclass
@@ -198,9 +211,43 @@ class Daemon:
         if not self.queue:
             return
         for record in self.queue.drain():
-            self.arbiter.apply(record)
             if isinstance(record, ActuatorCommand):
+                self.arbiter.apply(record)
                 self.latency.add(max(now - record.t_rx, 0.0))
+            else:
+                self._apply_runtime(record)
+
+    def _apply_runtime(self, record: ControlRecord) -> None:
+        """A watchdog's safe state, or a change asked for at run time (MQTT control)."""
+        sim = self.sim
+        if isinstance(record, WeatherChange):
+            record.environment.continue_from(sim.environment)
+            sim.adopt_environment(record.environment)
+            log.info("control.weather", **record.environment.summary())
+        elif isinstance(record, SensorFault):
+            for rt in self.devices:
+                device = rt.device
+                if device.config.name == record.device and isinstance(device, Device):
+                    if record.fault is None:
+                        device.faults = list(device.config.faults)
+                    else:
+                        device.faults.append(record.fault)
+            log.info("control.fault", device=record.device,
+                     fault=None if record.fault is None else vars_of(record.fault))  # fmt: skip
+        elif isinstance(record, Reposition):
+            x = sim.x
+            x[0], x[1] = record.north, record.east
+            if record.heading is not None:
+                x[5] = record.heading
+            if record.speed is not None:
+                x[6:12] = 0.0
+                x[6] = record.speed
+            sim.update_environment()
+            log.info("control.reposition", north=round(record.north, 3),
+                     east=round(record.east, 3), heading_deg=round(math.degrees(x[5]), 2),
+                     speed=round(float(x[6]), 3))  # fmt: skip
+        else:
+            self.arbiter.apply(record)
 
     async def close(self) -> None:
         for port in self.ports.values():

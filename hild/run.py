@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from dataclasses import replace
 
 from hild.bench import Bench, load_bench
 from hild.bus.device import CommandDevice
+from hild.config import ConfigError
 from hild.daemon import Daemon
 from hild.log import configure_logging
+from hild.mirror.config import from_url
+from hild.mirror.observer import Mirror
 from hild.systemd import notifier_from_environment
 
 
@@ -80,17 +84,39 @@ def command_example(device: CommandDevice, port) -> str:
     return ""
 
 
+def mirror(bench: Bench, options: dict) -> Mirror | None:
+    """The MQTT mirror the bench's [mqtt] table and the command line ask for, if any."""
+    config = bench.mqtt
+    if options.get("url"):
+        config = from_url(options["url"], config)
+    if config is None:
+        if any(options.get(k) for k in ("prefix", "control", "signalk")):
+            raise ConfigError("--mqtt", "url", None, "a broker (--mqtt mqtt://HOST:PORT or an "
+                              "[mqtt] table in the bench) for --mqtt-prefix, --mqtt-control "
+                              "and --signalk")  # fmt: skip
+        return None
+    if options.get("prefix"):
+        config = replace(config, prefix=options["prefix"].strip("/"))
+    if options.get("control"):
+        config = replace(config, control=True)
+    if options.get("signalk"):
+        config = replace(config, signalk=True)
+    return Mirror(config)
+
+
 def run_bench(
     name_or_path: str | None,
     overrides: dict,
     duration: float | None,
     log_format: str = "auto",
     log_level: str = "info",
+    mqtt_options: dict | None = None,
 ) -> int:
     """Check the bench, then run it until Ctrl-C, SIGTERM or ``duration``."""
     configure_logging(log_format, log_level)
     bench = load_bench(name_or_path, **overrides)
-    observers = [o for o in (notifier_from_environment(),) if o is not None]
+    observers = [o for o in (notifier_from_environment(), mirror(bench, mqtt_options or {}))
+                 if o is not None]  # fmt: skip
     daemon = Daemon(bench, duration, observers)
 
     def ready(d: Daemon) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from hild.bus.mapping import idle_speed
-from hild.control import ActuatorCommand, ControlRecord, SafeState
+from hild.control import ActuatorCommand, ActuatorFault, ControlRecord, SafeState
 from hild.model import layout as L
 from hild.model.profile import ActuatorSpec
 
@@ -28,6 +28,7 @@ class Arbiter:
         self.owner: list[str | None] = [None] * (len(specs) * L.S_SIZE)
         self.commands = 0  # commands applied since start
         self.safe_states = 0  # watchdog safe states applied since start
+        self.faulty: dict[int, str] = {}  # actuator index -> "stuck" or "lost"
 
     def apply(self, record: ControlRecord) -> None:
         if isinstance(record, ActuatorCommand):
@@ -36,10 +37,29 @@ class Arbiter:
         elif isinstance(record, SafeState):
             self._safe(record)
             self.safe_states += 1
+        elif isinstance(record, ActuatorFault):
+            self._fault(record)
+
+    def _fault(self, record: ActuatorFault) -> None:
+        index = record.actuator
+        base = index * L.S_SIZE
+        if record.kind == "clear":
+            self.faulty.pop(index, None)
+            return
+        self.faulty[index] = record.kind
+        if record.kind == "stuck":  # the commands follow the state: it stays where it is
+            self.act_cmd[base : base + L.S_SIZE] = self.act_state[base : base + L.S_SIZE]
+        else:  # lost: the engine or motor gives no thrust (idle, deflector neutral)
+            spec = self.specs[index]
+            self.act_cmd[base + L.S_SPEED] = idle_speed(spec.speed_range)
+            if spec.has_deflector:
+                self.act_cmd[base + L.S_DEFLECTOR] = 0.0
 
     def _command(self, record: ActuatorCommand) -> None:
         cmd, owner = self.act_cmd, self.owner
         for d in record.demands:
+            if d.actuator in self.faulty:
+                continue
             base = d.actuator * L.S_SIZE
             for slot, value in ((L.S_SPEED, d.speed), (L.S_ANGLE, d.angle),
                                 (L.S_DEFLECTOR, d.deflector)):  # fmt: skip
@@ -50,6 +70,8 @@ class Arbiter:
     def _safe(self, record: SafeState) -> None:
         cmd, source = self.act_cmd, record.source
         for spec in self.specs:
+            if spec.index in self.faulty:
+                continue
             base = spec.index * L.S_SIZE
             if self.owner[base + L.S_SPEED] == source:
                 cmd[base + L.S_SPEED] = idle_speed(spec.speed_range)

@@ -255,6 +255,24 @@ class Environment:
             self._streams[channel] = stream(self.seed, EL.NOISE_STREAMS[channel])
         self.wave_variance = float(np.sum(c.amplitude**2) / 2.0)
 
+    def continue_from(self, old: Environment) -> None:
+        """Take over a running environment's processes: a weather change in the middle of a run.
+
+        The slow processes keep their deviations, the filters their states and the noise its
+        streams; a sea whose spectrum did not change keeps its components and their phases.
+        Called off the tick; the loop then swaps this environment in at a tick boundary.
+        """
+        if old.dt != self.dt or old.vessel is not self.vessel:
+            raise ValueError("the environment was built for another step or vessel")
+        self.S[:] = old.S
+        self.O[:] = old.O
+        if self.weather.waves == old.weather.waves:
+            self.W = old.W
+        for channel in self._streams:
+            if channel in old._streams:
+                self._streams[channel] = old._streams[channel]
+        self.cursor = NOISE_BLOCK  # draw fresh noise at the next step
+
     # --- the shell's side of the noise -----------------------------------------------------
     def noise_window(self, n_steps: int) -> tuple[int, int]:
         """The first noise column for the next steps and how many steps it covers (>= 1)."""

@@ -70,6 +70,11 @@ class Simulation:
             self._env_arrays = (np.zeros(0), np.zeros((EL.W_ROWS, 0)))
             self._no_noise = np.zeros((EL.N_CHANNELS, 1))
 
+    @property
+    def actuator_force(self) -> np.ndarray:
+        """The actuators' generalized force of the last step, body frame [N, N m] (a view)."""
+        return self._tau_act
+
     # --- commands -----------------------------------------------------------------
     def command_slot(self, name: str) -> tuple[int, float]:
         """Index into the command array and the factor to SI units for a name like ``port.rpm``."""
@@ -107,6 +112,14 @@ class Simulation:
     def set_external_force(self, tau: np.ndarray) -> None:
         """Body-frame generalized force applied besides the actuators and the environment."""
         self.env[L.I_EXTERNAL : L.I_EXTERNAL + 6] = tau
+
+    def adopt_environment(self, environment: Environment) -> None:
+        """Swap in a new environment (built off the tick, see Environment.continue_from)."""
+        if environment.dt != self.dt or environment.vessel is not self.vessel:
+            raise ValueError("the environment was built for another step or vessel")
+        self.environment = environment
+        self._env_arrays = (environment.B, environment.W)
+        self.update_environment()
 
     def update_environment(self) -> None:
         """Evaluate the environment for the present state (the step does it too; idempotent)."""

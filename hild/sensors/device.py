@@ -71,17 +71,19 @@ class Device:
                     spec, np.random.default_rng(child)
                 )
         self._last: Measurement | None = None
+        # the bench's faults, and those added while running (runtime control)
+        self.faults: list[FaultSpec] = list(config.faults)
 
     def noisy(self, quantity: str, value: float, t: float, component: int = 0) -> float:
         """``value`` as the device measures it: noise, drift, bias and any bias-jump fault."""
         offset = sum(
-            f.value for f in self.config.faults
+            f.value for f in self.faults
             if f.kind == "bias_jump" and f.quantity == quantity and f.active(t)
         )  # fmt: skip
         return self._noise[(quantity, component)].apply(value, t, offset)
 
     def _fault(self, kind: str, t: float) -> bool:
-        return any(f.kind == kind and f.active(t) for f in self.config.faults)
+        return any(f.kind == kind and f.active(t) for f in self.faults)
 
     def sample(self, truth: Truth) -> list[bytes]:
         """The sentences of one epoch, back to back, or nothing during a dropout."""

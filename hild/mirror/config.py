@@ -1,0 +1,187 @@
+"""The mirror's configuration: broker, topics, rates, QoS, credentials, TLS, runtime control.
+
+Read from a bench's ``[mqtt]`` table and from ``hild run --mqtt URL``. Secrets never come
+from the command line: a password is read from an environment variable or a file.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from hild.config import ConfigError, Section
+
+DEFAULT_PORTS = {"mqtt": 1883, "mqtts": 8883}
+PASSWORD_ENV = "HILD_MQTT_PASSWORD"  # read when the bench names no other source
+
+
+@dataclass(frozen=True)
+class TopicConfig:
+    """How often a topic is published [Hz, wall clock] and at which QoS."""
+
+    rate_hz: float
+    qos: int = 0
+
+
+# Rates a dashboard needs without loading a Raspberry Pi's broker: the vessel's motion at
+# 10 Hz, what changes slowly at 1-2 Hz.
+DEFAULT_TOPICS: dict[str, TopicConfig] = {
+    "state": TopicConfig(10.0),
+    "actuators": TopicConfig(10.0),
+    "environment": TopicConfig(2.0),
+    "sensors": TopicConfig(2.0),
+    "bus": TopicConfig(1.0),
+    "stats": TopicConfig(1.0),
+    "signalk": TopicConfig(2.0),
+}
+
+
+@dataclass(frozen=True)
+class MirrorConfig:
+    """Everything the mirror needs; ``prefix`` None means ``hild/<bench name>``."""
+
+    host: str = "127.0.0.1"
+    port: int = 1883
+    tls: bool = False
+    prefix: str | None = None
+    client_id: str = ""
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
+    keepalive_s: int = 5  # a stalled broker is given up after 1.5 to 2 keepalives
+    timeout_s: float = 0.5  # for one publish or the broker's answer to connect
+    reconnect_min_s: float = 0.5
+    reconnect_max_s: float = 10.0
+    topics: dict[str, TopicConfig] = field(default_factory=lambda: dict(DEFAULT_TOPICS))
+    signalk: bool = False
+    signalk_prefix: str = "vessels/self"
+    control: bool = False
+
+    @property
+    def url(self) -> str:
+        return f"{'mqtts' if self.tls else 'mqtt'}://{self.host}:{self.port}"
+
+    def topic_prefix(self, bench_name: str) -> str:
+        return self.prefix if self.prefix is not None else f"hild/{bench_name}"
+
+
+def parse_broker_url(url: str, source: str = "--mqtt") -> tuple[str, int, bool, str | None]:
+    """``mqtt://HOST[:PORT]`` or ``mqtts://...`` -> (host, port, tls, username)."""
+    expected = "mqtt://HOST[:PORT] or mqtts://HOST[:PORT] (e.g. mqtt://127.0.0.1:1883)"
+    parts = urlsplit(url)
+    if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
+        raise ConfigError(source, "url", url, expected)
+    if parts.password is not None:
+        raise ConfigError(source, "url", "mqtt://...:***@...", "no password in the URL: set "
+                          f"${PASSWORD_ENV}, or password_env or password_file in the bench's "
+                          "[mqtt] table")  # fmt: skip
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ConfigError(source, "url", url, expected)
+    try:
+        port = parts.port or DEFAULT_PORTS[parts.scheme]
+    except ValueError:
+        raise ConfigError(source, "url", url, expected) from None
+    username = unquote(parts.username) if parts.username else None
+    return parts.hostname, port, parts.scheme == "mqtts", username
+
+
+def read_mirror(section: Section) -> MirrorConfig:
+    """A bench's ``[mqtt]`` table."""
+    url = section.string("url", "mqtt://127.0.0.1:1883")
+    try:
+        host, port, tls, username = parse_broker_url(url, section.file)
+    except ConfigError as e:
+        raise section.error("url", e.value, e.expected) from None
+    username = section.string("username", username or "") or None
+    password = _password(section)
+    files = {}
+    for key in ("ca_file", "cert_file", "key_file"):
+        value = section.string(key, "")
+        if value:
+            path = _relative_to(section.file, value)
+            if not path.is_file():
+                raise section.error(key, value, "a readable file (no such file)")
+            files[key] = str(path)
+    topics = dict(DEFAULT_TOPICS)
+    table = section.table("topics")
+    if table is not None:
+        for name in list(table.data):
+            if name not in DEFAULT_TOPICS:
+                raise table.error(name, table.data[name], "a topic: " + ", ".join(DEFAULT_TOPICS))
+            t = table.table(name, required=True)
+            assert t is not None
+            topics[name] = TopicConfig(
+                t.number("rate_hz", DEFAULT_TOPICS[name].rate_hz, positive=True, hi=100.0,
+                         unit="Hz"),
+                t.integer("qos", DEFAULT_TOPICS[name].qos, lo=0),
+            )  # fmt: skip
+            if topics[name].qos > 2:
+                raise t.error("qos", topics[name].qos, "0, 1 or 2")
+            t.finish()
+        table.finish()
+    config = MirrorConfig(
+        host=host, port=port, tls=tls or bool(files.get("ca_file")),
+        prefix=_prefix(section),
+        client_id=section.string("client_id", ""),
+        username=username, password=password,
+        ca_file=files.get("ca_file"), cert_file=files.get("cert_file"),
+        key_file=files.get("key_file"),
+        keepalive_s=section.integer("keepalive_s", 5, lo=2),
+        timeout_s=section.number("timeout_s", 0.5, lo=0.05, hi=30.0, unit="s"),
+        reconnect_max_s=section.number("reconnect_max_s", 10.0, lo=0.5, hi=600.0, unit="s"),
+        topics=topics,
+        signalk=section.boolean("signalk", False),
+        signalk_prefix=section.string("signalk_prefix", "vessels/self").strip("/"),
+        control=section.boolean("control", False),
+    )  # fmt: skip
+    if (config.cert_file is None) != (config.key_file is None):
+        raise section.error("cert_file", config.cert_file, "cert_file and key_file together")
+    section.finish()
+    return config
+
+
+def from_url(url: str, base: MirrorConfig | None = None) -> MirrorConfig:
+    """The bench's mirror (or the defaults) sent to the broker named by ``hild run --mqtt``."""
+    host, port, tls, username = parse_broker_url(url)
+    config = base or MirrorConfig(password=os.environ.get(PASSWORD_ENV))
+    return replace(config, host=host, port=port, tls=tls or config.tls,
+                   username=username or config.username)  # fmt: skip
+
+
+def _prefix(section: Section) -> str | None:
+    value = section.raw("prefix", None)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip("/") or any(c in value for c in "#+\0"):
+        raise section.error("prefix", value, "a topic prefix without '#', '+' (e.g. hild/odin)")
+    return value.strip("/")
+
+
+def _password(section: Section) -> str | None:
+    env = section.string("password_env", "")
+    file = section.string("password_file", "")
+    if section.has("password"):
+        raise section.error("password", "***", "no password in the bench file: password_env "
+                            "(an environment variable) or password_file")  # fmt: skip
+    if env and file:
+        raise section.error("password_file", file, "either password_env or password_file")
+    if file:
+        path = _relative_to(section.file, file)
+        try:
+            return path.read_text().strip()
+        except OSError as e:
+            raise section.error("password_file", file, f"a readable file ({e.strerror})") from None
+    if env:
+        if env not in os.environ:
+            raise section.error("password_env", env, "the name of a set environment variable")
+        return os.environ[env]
+    return os.environ.get(PASSWORD_ENV)
+
+
+def _relative_to(bench_file: str, value: str) -> Path:
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else Path(bench_file).parent / path

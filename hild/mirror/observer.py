@@ -1,0 +1,188 @@
+"""The mirror as a tick observer: due topics are built in the tick, published by a task.
+
+``on_tick`` costs one clock read when nothing is due; when a topic's time has come (by the
+wall clock, so a broker sees the configured rates whatever the time scale) it builds that
+topic's payload from the truth and puts it in the latest-value store. The session task does
+the JSON encoding and the network.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import os
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import structlog
+
+from hild import __version__
+from hild.bus.device import CommandDevice
+from hild.mirror import payloads
+from hild.mirror.config import MirrorConfig
+from hild.mirror.session import Session
+from hild.mirror.store import LatestStore, Message
+from hild.observers import TickObserver
+from hild.runtime import RuntimeControl
+
+if TYPE_CHECKING:
+    from hild.daemon import Daemon
+
+log = structlog.get_logger("hild.mirror")
+
+SENTENCES_KEPT = 256  # per device between two sensors/<device> messages; older ones are dropped
+STOP_TIMEOUT_S = 2.0
+
+
+class Mirror(TickObserver):
+    """Publishes a run's state, actuators, environment, sensors, bus and stats over MQTT."""
+
+    def __init__(self, config: MirrorConfig):
+        self.config = config
+        self.prefix = ""
+        self.store: LatestStore | None = None
+        self.session: Session | None = None
+        self.runtime: RuntimeControl | None = None  # runtime control, when enabled
+        self._task: asyncio.Task | None = None
+        self._due: dict[str, float] = {}
+        self._next_due = 0.0
+        self._sentences: dict[str, collections.deque[bytes]] = {}
+        self._sentences_dropped: dict[str, int] = {}
+        self._cpu = (time.monotonic(), time.process_time())
+
+    def topic(self, name: str) -> str:
+        return f"{self.prefix}/{name}"
+
+    # --- the observer's hooks -------------------------------------------------------------
+    async def start(self, daemon: Daemon) -> None:
+        bench = daemon.bench
+        self.prefix = self.config.topic_prefix(bench.name)
+        self.store = LatestStore()
+        if self.config.control:
+            self.runtime = RuntimeControl(daemon, self._answer)
+        online = {
+            "state": "online", "bench": bench.name, "file": bench.file,
+            "vessel": bench.vessel.name, "profile": bench.profile,
+            "weather": bench.weather.preset, "rate_hz": bench.rate_hz,
+            "time_scale": bench.time_scale, "seed": bench.seed,
+            "devices": [d.name for d in bench.devices], "pid": os.getpid(),
+            "hild": __version__, "signalk": self.config.signalk,
+            "control": self.runtime is not None,
+        }  # fmt: skip
+        self.session = Session(
+            self.config, self.store, self.topic("status"), online,
+            self.topic("control/+") if self.runtime is not None else None, self._on_control,
+        )  # fmt: skip
+        now = time.monotonic()
+        self._due = {name: now for name in self.config.topics}
+        if not self.config.signalk:
+            self._due.pop("signalk", None)
+        for rt in daemon.devices:
+            if not isinstance(rt.device, CommandDevice):
+                name = rt.device.config.name
+                self._sentences[name] = collections.deque(maxlen=SENTENCES_KEPT)
+                self._sentences_dropped[name] = 0
+        self._task = asyncio.create_task(self.session.run(), name="hild-mirror")
+        log.info("mirror.start", broker=self.config.url, prefix=self.prefix,
+                 control=self.runtime is not None, signalk=self.config.signalk)  # fmt: skip
+
+    async def _on_control(self, topic: str, payload: bytes) -> None:
+        request = topic.rsplit("/", 1)[-1]
+        if request == "result" or self.runtime is None:
+            return  # our own answers come back on the same subscription
+        await self.runtime.handle(request, payload)
+
+    def _answer(self, answer: dict) -> None:
+        assert self.session is not None
+        self.session.answer(Message(self.topic("control/result"), answer, qos=1))
+        log.info("control.request", **{k: v for k, v in answer.items() if k != "results"})
+
+    def on_sentences(self, device: str, lines: Sequence[bytes]) -> None:
+        kept = self._sentences.get(device)
+        if kept is not None:
+            overflow = len(kept) + len(lines) - SENTENCES_KEPT
+            if overflow > 0:
+                self._sentences_dropped[device] += overflow
+            kept.extend(lines)
+
+    def on_tick(self, daemon: Daemon, t: float) -> None:
+        now = time.monotonic()
+        if now < self._next_due:
+            return
+        truth = daemon.truth(t)
+        for name, due in self._due.items():
+            if now >= due:
+                self._publish_topic(name, daemon, truth)
+                period = 1.0 / self.config.topics[name].rate_hz
+                self._due[name] = due + period if now - due < period else now + period
+        self._next_due = min(self._due.values())
+
+    async def stop(self, daemon: Daemon) -> None:
+        if self.session is None or self._task is None:
+            return
+        await self.session.close({"state": "offline", "reason": daemon.stop_reason})
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), STOP_TIMEOUT_S)
+        except (TimeoutError, Exception):
+            self._task.cancel()
+        log.info("mirror.stop", **self.summary())
+
+    # --- the payloads ---------------------------------------------------------------------
+    def _publish_topic(self, name: str, daemon: Daemon, truth) -> None:
+        put, qos = self._put, self.config.topics[name].qos
+        sim = daemon.sim
+        if name == "state":
+            put("state", payloads.state(truth, daemon.bench.origin), qos)
+        elif name == "actuators":
+            force = sim.actuator_force
+            put("actuators", payloads.actuators(truth, daemon.bench.vessel.actuators, force), qos)
+        elif name == "environment":
+            put("environment", payloads.environment(truth, sim.environment), qos)
+        elif name == "sensors":
+            for device, kept in self._sentences.items():
+                dropped = self._sentences_dropped[device]
+                put(f"sensors/{device}", payloads.sentences(truth.t, truth.utc, kept, dropped),
+                    qos)  # fmt: skip
+                kept.clear()
+        elif name == "bus":
+            for device in daemon.command_devices:
+                put(f"bus/{device.config.name}",
+                    payloads.bus(truth.t, truth.utc, device.summary()), qos)  # fmt: skip
+        elif name == "stats":
+            put("stats", self._stats(daemon, truth), qos)
+        elif name == "signalk":
+            base = self.config.signalk_prefix
+            paths = payloads.signalk(truth, daemon.bench.origin, daemon.bench.vessel.actuators)
+            assert self.store is not None
+            for path, value in paths.items():
+                self.store.put(Message(f"{base}/{path}", value, qos))
+
+    def _put(self, name: str, payload: object, qos: int) -> None:
+        assert self.store is not None
+        self.store.put(Message(self.topic(name), payload, qos))
+
+    def _stats(self, daemon: Daemon, truth) -> dict:
+        wall, cpu = time.monotonic(), time.process_time()
+        cpu_percent = 100.0 * (cpu - self._cpu[1]) / max(wall - self._cpu[0], 1e-9)
+        self._cpu = (wall, cpu)
+        ports = [p.stats for p in daemon.ports.values()]
+        return {
+            **payloads.stamp(truth.t, truth.utc),
+            **daemon.jitter.summary(),
+            "cpu_percent": round(cpu_percent, 2),
+            "dropped_lines": sum(s.dropped_lines for s in ports),
+            "received_lines": daemon.dispatcher.received_lines,
+            "control_dropped": daemon.queue.dropped,
+            **{f"mqtt_{k}": v for k, v in self.summary().items()},
+        }
+
+    def summary(self) -> dict:
+        s = self.session.stats if self.session is not None else None
+        return {
+            "published": s.published if s else 0,
+            "dropped": s.dropped if s else 0,
+            "superseded": self.store.superseded if self.store is not None else 0,
+            "connects": s.connects if s else 0,
+            "connected": s.connected if s else False,
+        }

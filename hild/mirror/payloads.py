@@ -1,0 +1,140 @@
+"""What each mirror topic carries: flat JSON-ready dicts in SI units, built from the truth.
+
+Pure functions of the truth and a few counters; every payload has ``t`` (simulation seconds)
+and ``utc`` (ISO 8601). Angles are radians, speeds m/s, forces N; actuator speeds keep the
+unit their controls use, named in the key (``port.rpm`` [rev/min], ``port.cmd`` [-1, 1]).
+Keys are flat, ``port.rpm`` rather than nested tables, because Grafana's MQTT source reads one
+field per top-level key.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+import numpy as np
+
+from hild.environment.environment import Environment
+from hild.model import layout as L
+from hild.model.profile import ActuatorSpec
+from hild.sensors.geodesy import Origin
+from hild.sensors.kinematics import water_velocity_body
+from hild.sensors.truth import Truth
+
+Payload = dict[str, object]
+ORIGIN_POINT = np.zeros(3)  # the body frame's origin, CO
+
+
+def stamp(t: float, utc: datetime) -> Payload:
+    return {"t": round(t, 6), "utc": utc.isoformat().replace("+00:00", "Z")}
+
+
+def ned_velocity(truth: Truth) -> tuple[float, float, float]:
+    """Velocity over ground in NED [m/s]: R(Theta) nu_1 (Fossen eq. 2.18)."""
+    v = truth.rotation @ truth.nu[:3]
+    return float(v[0]), float(v[1]), float(v[2])
+
+
+def state(truth: Truth, origin: Origin) -> Payload:
+    """The vessel's motion: position (NED and geodetic), attitude, velocities, rates."""
+    eta, nu = truth.eta, truth.nu
+    lat, lon, height = origin.to_geodetic(float(eta[0]), float(eta[1]), float(eta[2]))
+    vn, ve, vd = ned_velocity(truth)
+    return {
+        **stamp(truth.t, truth.utc),
+        "north": float(eta[0]), "east": float(eta[1]), "down": float(eta[2]),
+        "latitude": lat, "longitude": lon, "height": height,  # degrees, degrees, m
+        "roll": float(eta[3]), "pitch": float(eta[4]),
+        "heading": float(eta[5]) % (2.0 * math.pi),
+        "u": float(nu[0]), "v": float(nu[1]), "w": float(nu[2]),
+        "p": float(nu[3]), "q": float(nu[4]), "r": float(nu[5]),
+        "v_north": vn, "v_east": ve, "v_down": vd,
+        "sog": math.hypot(vn, ve),
+        "cog": math.atan2(ve, vn) % (2.0 * math.pi),
+    }  # fmt: skip
+
+
+def actuators(truth: Truth, specs: Sequence[ActuatorSpec], force: Sequence[float]) -> Payload:
+    """Per actuator its commanded and actual speed, angle and deflector; the total force."""
+    out = stamp(truth.t, truth.utc)
+    for a in specs:
+        base = a.index * L.S_SIZE
+        speed, angle, deflector = a.state_columns
+        names = [(speed, L.S_SPEED)]
+        if a.angle_kind != "none":
+            names.append((angle, L.S_ANGLE))
+        if a.has_deflector:
+            names.append((deflector, L.S_DEFLECTOR))
+        for name, slot in names:
+            out[name] = float(truth.actuators[base + slot])
+            out[f"{name}_commanded"] = float(truth.commands[base + slot])
+    out["force.X"], out["force.Y"], out["force.N"] = (float(force[i]) for i in (0, 1, 5))
+    return out
+
+
+def environment(truth: Truth, env: Environment | None) -> Payload:
+    """True wind at 10 m, current, the sea surface at the vessel and the sea state's Hs."""
+    out = stamp(truth.t, truth.utc)
+    wn, we = truth.wind_ned
+    cn, ce = truth.current_ned
+    out.update({
+        "wind_speed": math.hypot(wn, we),
+        "wind_from": math.atan2(-we, -wn) % (2.0 * math.pi),  # where it blows from
+        "wind_north": wn, "wind_east": we,
+        "current_speed": math.hypot(cn, ce),
+        "current_to": math.atan2(ce, cn) % (2.0 * math.pi),  # where it sets to
+        "current_north": cn, "current_east": ce,
+        "wave_elevation": 0.0 if env is None else env.elevation,
+        "hs": 0.0 if env is None else env.weather.waves.hs,
+        "weather": "" if env is None else env.weather.preset,
+    })  # fmt: skip
+    return out
+
+
+def sentences(t: float, utc: datetime, lines: Iterable[bytes], dropped: int) -> Payload:
+    """A device's sentences sent since the last message (``dropped``: lines that did not fit)."""
+    text = [line.decode("ascii", "replace").rstrip("\r\n") for line in lines]
+    return {**stamp(t, utc), "sentences": text, "dropped": dropped}
+
+
+def bus(t: float, utc: datetime, summary: dict) -> Payload:
+    """A command device's counters, rejections by reason flattened for dashboards."""
+    out = {**stamp(t, utc), **{k: v for k, v in summary.items() if k != "rejected"}}
+    for reason, count in summary.get("rejected", {}).items():
+        out[f"rejected.{reason}"] = count
+    return out
+
+
+def signalk(truth: Truth, origin: Origin, specs: Sequence[ActuatorSpec]) -> dict[str, object]:
+    """Signal K paths (SI units, as its data model) -> value, as signalk-mqtt-gw publishes them."""
+    eta = truth.eta
+    stw = float(water_velocity_body(truth, ORIGIN_POINT)[0])  # as a speed log at the CO
+    lat, lon, _ = origin.to_geodetic(float(eta[0]), float(eta[1]), float(eta[2]))
+    vn, ve, _ = ned_velocity(truth)
+    wn, we = truth.wind_ned
+    cn, ce = truth.current_ned
+    paths: dict[str, object] = {
+        "navigation/position": {"latitude": lat, "longitude": lon},
+        "navigation/headingTrue": float(eta[5]) % (2.0 * math.pi),
+        "navigation/courseOverGroundTrue": math.atan2(ve, vn) % (2.0 * math.pi),
+        "navigation/speedOverGround": math.hypot(vn, ve),
+        "navigation/speedThroughWater": stw,
+        "navigation/attitude": {"roll": float(eta[3]), "pitch": float(eta[4]),
+                                "yaw": float(eta[5])},
+        "navigation/rateOfTurn": float(truth.nu[5]),
+        "environment/wind/speedTrue": math.hypot(wn, we),
+        "environment/wind/directionTrue": math.atan2(-we, -wn) % (2.0 * math.pi),
+        "environment/current": {"drift": math.hypot(cn, ce),
+                                "setTrue": math.atan2(ce, cn) % (2.0 * math.pi)},
+    }  # fmt: skip
+    angles = []
+    for a in specs:
+        base = a.index * L.S_SIZE
+        if a.speed_unit == "rpm":  # Signal K: revolutions in Hz
+            paths[f"propulsion/{a.name}/revolutions"] = float(truth.actuators[base]) / 60.0
+        if a.angle_kind != "none":
+            angles.append(float(truth.actuators[base + L.S_ANGLE]))
+    if angles:
+        paths["steering/rudderAngle"] = sum(angles) / len(angles)
+    return paths

@@ -1,0 +1,254 @@
+"""Runtime control: change the weather, fail a part or move the boat in the middle of a run.
+
+Each request is a JSON object (commands may also be bare NMEA lines) checked with the same
+rules as a bench file; a valid one becomes a control record on the loop's control queue,
+applied at the next tick boundary, and every request is answered with its ``id`` and either
+``ok: true`` or the error. Transport-agnostic: the MQTT mirror feeds it; so could a socket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import math
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from hild.bench import read_faults
+from hild.bus.device import CommandDevice
+from hild.config import ConfigError, Section, load_toml
+from hild.control import (
+    ACTUATOR_FAULTS,
+    ActuatorFault,
+    Reposition,
+    SensorFault,
+    WeatherChange,
+)
+from hild.environment.environment import Environment
+from hild.environment.weather import read_weather, resolve_weather
+from hild.sensors.catalog import load_device_type
+from hild.sensors.device import Device
+from hild.transport.base import Inbound
+
+if TYPE_CHECKING:
+    from hild.daemon import Daemon
+
+MAX_REQUEST_BYTES = 65536
+REQUESTS = ("commands", "weather", "fault", "reposition")
+Answer = Callable[[dict], None]
+
+
+class RequestError(ValueError):
+    """A request that cannot be applied; its text is the answer's ``error``."""
+
+
+def deep_merge(base: dict, change: dict) -> dict:
+    """``base`` with ``change`` laid over it: tables merge key by key, values replace."""
+    out = copy.deepcopy(base)
+    for key, value in change.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+class RuntimeControl:
+    """Turns requests into control records for one daemon, and answers each one."""
+
+    def __init__(self, daemon: Daemon, answer: Answer):
+        self.daemon = daemon
+        self.answer = answer
+        self.weather_doc = self._initial_weather_doc()
+        self.requests = 0
+        self.refused = 0
+
+    def _initial_weather_doc(self) -> dict:
+        """The running weather as a weather file would say it: its preset, with the bench's
+        mean overrides written in, so that a partial change keeps them."""
+        weather = self.daemon.bench.weather
+        try:
+            doc = load_toml(resolve_weather(weather.preset))
+        except (ConfigError, KeyError):
+            doc = {}
+        doc.setdefault("wind", {}).update(speed=weather.wind.speed, from_deg=weather.wind.from_deg)
+        doc.setdefault("current", {}).update(speed=weather.current.speed,
+                                             to_deg=weather.current.to_deg)  # fmt: skip
+        if "waves" in doc:
+            doc["waves"]["hs"] = weather.waves.hs
+        return doc
+
+    async def handle(self, request: str, payload: bytes) -> None:
+        """One request (``request`` is one of REQUESTS); answers it, never raises."""
+        self.requests += 1
+        answer: dict[str, Any] = {"id": None, "request": request}
+        try:
+            if len(payload) > MAX_REQUEST_BYTES:
+                raise RequestError(f"a request of at most {MAX_REQUEST_BYTES} bytes")
+            body = self._body(request, payload)
+            answer["id"] = body.pop("id", None)
+            if request == "commands":
+                answer.update(self._commands(body))
+            elif request == "weather":
+                answer.update(await self._weather(body))
+            elif request == "fault":
+                answer.update(self._fault(body))
+            elif request == "reposition":
+                answer.update(self._reposition(body))
+            else:
+                raise RequestError(f"a request among: {', '.join(REQUESTS)}")
+            answer["ok"] = True
+        except (RequestError, ConfigError) as e:
+            self.refused += 1
+            answer["ok"] = False
+            answer["error"] = str(e)
+        answer["t"] = round(self.daemon.sim.t, 6)
+        self.answer(answer)
+
+    @staticmethod
+    def _body(request: str, payload: bytes) -> dict:
+        text = payload.decode("utf-8", "replace").strip()
+        if request == "commands" and text.startswith(("$", "!")):
+            return {"lines": text.splitlines()}
+        try:
+            body = json.loads(text)
+        except ValueError as e:
+            raise RequestError(f"a JSON object ({e})") from None
+        if not isinstance(body, dict):
+            raise RequestError(f"a JSON object, not {type(body).__name__}")
+        return body
+
+    # --- commands: NMEA lines, as a controller sends them, through the command devices ----------
+    def _commands(self, body: dict) -> dict:
+        s = Section(body, "control/commands")
+        lines = s.raw("lines", None)
+        if lines is None:
+            lines = [s.string("line")]
+        if not isinstance(lines, list) or not lines or not all(isinstance(x, str) for x in lines):
+            raise s.error("lines", lines, "a list of NMEA sentences")
+        devices = list(self.daemon.command_devices)
+        name = s.string("device", "")
+        if name:
+            devices = [d for d in devices if d.config.name == name]
+        s.finish()
+        if not devices:
+            names = ", ".join(d.config.name for d in self.daemon.command_devices) or "none"
+            raise RequestError(f"device = {name or None!r}: expected a command device of the "
+                               f"bench ({names})")  # fmt: skip
+        results = []
+        for text in lines:
+            line = text.strip().encode("ascii", "replace")
+            results.append(self._command_line(devices, line))
+        return {"results": results}
+
+    def _command_line(self, devices: list[CommandDevice], line: bytes) -> str:
+        """'applied', or the reason the first device refused it (as its counters say)."""
+        reasons = []
+        for device in devices:
+            before = dict(device.stats.rejected)
+            record = device.receive(Inbound(line, "mqtt:control/commands", None, time.monotonic()))
+            if record is not None:
+                self.daemon.queue.put(record)
+                return "applied"
+            after = device.stats.rejected
+            reasons += [r for r in after if after[r] != before.get(r, 0)]
+        return reasons[0] if reasons else "rejected"
+
+    # --- weather: a preset, or any part of a weather file --------------------------------------
+    async def _weather(self, body: dict) -> dict:
+        if not body:
+            raise RequestError('a weather: {"preset": NAME} or part of a weather file')
+        preset = body.pop("preset", None)
+        if preset is not None:
+            if not isinstance(preset, str):
+                raise ConfigError("control/weather", "preset", preset, "a preset name")
+            try:
+                doc = load_toml(resolve_weather(preset))
+            except (ConfigError, KeyError) as e:
+                message = e.args[0] if isinstance(e, KeyError) else e.expected
+                raise ConfigError("control/weather", "preset", preset, str(message)) from None
+            name = preset
+        else:
+            doc = self.weather_doc
+            name = self.daemon.sim.environment.weather.preset
+        doc = deep_merge(doc, body)
+        root = Section(copy.deepcopy(doc), "control/weather")
+        weather = read_weather(root, name, "control/weather")
+        root.finish()
+        d = self.daemon
+        # the spectra, tables and wave components take a while: off the loop's thread
+        environment = await asyncio.to_thread(
+            Environment, weather, d.bench.vessel, d.dt, d.bench.seed, d.duration
+        )
+        d.queue.put(WeatherChange(environment))
+        self.weather_doc = doc
+        return {"weather": environment.summary()}
+
+    # --- faults: a sensor's dropout, freeze, invalid data or bias jump; an actuator's ----------
+    def _fault(self, body: dict) -> dict:
+        s = Section(body, "control/fault")
+        t_now = self.daemon.sim.t
+        if s.has("actuator"):
+            name = s.string("actuator")
+            kind = s.string("kind", choices=ACTUATOR_FAULTS)
+            s.finish()
+            specs = self.daemon.bench.vessel.actuators
+            index = next((a.index for a in specs if a.name == name), None)
+            if index is None:
+                raise s.error("actuator", name, "an actuator: " + ", ".join(a.name for a in specs))
+            self.daemon.queue.put(ActuatorFault(index, kind))
+            return {"actuator": name, "kind": kind}
+        name = s.string("device")
+        sensors = {rt.device.config.name: rt.device for rt in self.daemon.devices
+                   if isinstance(rt.device, Device)}  # fmt: skip
+        if name not in sensors:
+            raise s.error("device", name, "a sensor device: " + ", ".join(sensors))
+        if body.get("kind") == "clear":
+            s.raw("kind")
+            s.finish()
+            self.daemon.queue.put(SensorFault(name, None))
+            return {"device": name, "kind": "clear"}
+        fault = dict(body)
+        fault.pop("device")
+        fault.setdefault("start", t_now)
+        duration = fault.pop("duration", None)
+        if duration is not None:
+            if (
+                isinstance(duration, bool)
+                or not isinstance(duration, int | float)
+                or not (math.isfinite(duration) and duration > 0)
+            ):
+                raise s.error("duration", duration, "a number of seconds greater than 0")
+            fault["end"] = float(fault["start"]) + float(duration)
+        quantities = load_device_type(sensors[name].config.type).quantities
+        (spec,) = read_faults([Section(fault, "control/fault")], quantities)
+        self.daemon.queue.put(SensorFault(name, spec))
+        return {"device": name, "kind": spec.kind, "start": spec.start,
+                "end": spec.end if math.isfinite(spec.end) else None}  # fmt: skip
+
+    # --- reposition: where the boat is, which way it heads, how fast --------------------------
+    def _reposition(self, body: dict) -> dict:
+        s = Section(body, "control/reposition")
+        x = self.daemon.sim.x
+        origin = self.daemon.bench.origin
+        if s.has("latitude") or s.has("longitude"):
+            lat = s.number("latitude", lo=-89.0, hi=89.0, unit="degrees north")
+            lon = s.number("longitude", lo=-180.0, hi=180.0, unit="degrees east")
+            north, east, _ = origin.to_ned(lat, lon)
+            if math.hypot(north, east) > 100_000.0:
+                where = f"({origin.latitude_deg:.5f}, {origin.longitude_deg:.5f})"
+                raise s.error("latitude", lat, f"a position within 100 km of the origin {where}")
+        else:
+            north = s.number("north", float(x[0]), lo=-100_000.0, hi=100_000.0, unit="m")
+            east = s.number("east", float(x[1]), lo=-100_000.0, hi=100_000.0, unit="m")
+        heading = s.raw("heading_deg", None)
+        if heading is not None:
+            heading = math.radians(s.number("heading_deg", lo=-360.0, hi=360.0, unit="deg"))
+        speed = s.raw("speed", None)
+        if speed is not None:
+            speed = s.number("speed", lo=-20.0, hi=30.0, unit="m/s")
+        s.finish()
+        self.daemon.queue.put(Reposition(north, east, heading, speed))
+        return {"north": round(north, 3), "east": round(east, 3)}

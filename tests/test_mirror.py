@@ -1,0 +1,325 @@
+"""The MQTT mirror and runtime control against a real mosquitto (and a broker that hangs).
+
+Every test runs `hild run` as a subprocess on the default bench moved onto free ports, with
+an [mqtt] table pointing at a mosquitto the test starts on a free port.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import signal
+import time
+
+import pynmea2
+import pytest
+
+from hild.config import ConfigError, Section
+from hild.mirror.config import MirrorConfig, parse_broker_url, read_mirror
+from tests.endpoints import Daemon, free_udp_port, nmea_line
+from tests.mqtt_endpoints import Broker, StalledBroker, Subscriber, wait_until
+from tests.test_bus_fuzz import rss_kib
+from tests.test_daemon import default_bench_on_free_ports
+
+PREFIX = "hild/test"
+
+
+def bench_with_mqtt(tmp_path, port: int, **extra) -> str:
+    path = default_bench_on_free_ports(tmp_path, free_udp_port(), free_udp_port())
+    lines = ["", "[mqtt]", f'url = "mqtt://127.0.0.1:{port}"', f'prefix = "{PREFIX}"',
+             "reconnect_max_s = 1.0"]  # fmt: skip
+    lines += [f"{k} = {json.dumps(v)}" for k, v in extra.items()]
+    with open(path, "a") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture
+def broker(tmp_path):
+    b = Broker(tmp_path)
+    yield b
+    b.close()
+
+
+@pytest.fixture
+def subscriber(broker):
+    s = Subscriber(broker.port)
+    yield s
+    s.close()
+
+
+def start(tmp_path, bench: str, *args: str) -> Daemon:
+    return Daemon(bench, "--run-dir", str(tmp_path / "run"), "--stats-interval", "1", *args,
+                  tmp=tmp_path)  # fmt: skip
+
+
+def stop(daemon: Daemon) -> dict:
+    try:
+        return daemon.stop()
+    finally:
+        if daemon.proc.poll() is None:
+            daemon.proc.kill()
+
+
+# --- configuration -----------------------------------------------------------------------------
+def test_broker_urls_and_the_mqtt_table(tmp_path, monkeypatch):
+    assert parse_broker_url("mqtt://broker.local") == ("broker.local", 1883, False, None)
+    assert parse_broker_url("mqtts://u@10.0.0.2:8884") == ("10.0.0.2", 8884, True, "u")
+    for bad in ("http://x", "mqtt://", "mqtt://h:port", "mqtt://h/path"):
+        with pytest.raises(ConfigError, match="mqtt://HOST"):
+            parse_broker_url(bad)
+    with pytest.raises(ConfigError, match="no password in the URL"):
+        parse_broker_url("mqtt://u:secret@h")
+    secret = tmp_path / "secret"
+    secret.write_text("s3cret\n")
+    section = Section({"url": "mqtt://h:1", "username": "hild", "password_file": "secret",
+                       "topics": {"state": {"rate_hz": 20, "qos": 1}}}, tmp_path / "b.toml",
+                      "mqtt")  # fmt: skip
+    config = read_mirror(section)
+    assert (config.host, config.port, config.username, config.password) == (
+        "h",
+        1,
+        "hild",
+        "s3cret",
+    )
+    assert config.topics["state"].rate_hz == 20 and config.topics["state"].qos == 1
+    assert "s3cret" not in repr(config)
+    with pytest.raises(ConfigError, match="mqtt.password"):
+        read_mirror(Section({"password": "x"}, "b.toml", "mqtt"))
+    with pytest.raises(ConfigError, match="mqtt.topics.stat"):
+        read_mirror(Section({"topics": {"stat": {}}}, "b.toml", "mqtt"))
+    with pytest.raises(ConfigError, match="mqtt.password_env"):
+        monkeypatch.delenv("NO_SUCH_VARIABLE", raising=False)
+        read_mirror(Section({"password_env": "NO_SUCH_VARIABLE"}, "b.toml", "mqtt"))
+    assert MirrorConfig().topic_prefix("odin-bench") == "hild/odin-bench"
+
+
+# --- the mirror ------------------------------------------------------------------------------
+def test_every_topic_with_its_payload_and_a_clean_offline(tmp_path, broker, subscriber):
+    bench = bench_with_mqtt(tmp_path, broker.port, signalk=True)
+    daemon = start(tmp_path, bench, "--start-time", "2026-06-01T12:00:00Z")
+    try:
+        wait_until(lambda: len(subscriber.on(f"{PREFIX}/stats")) >= 3, 10.0)
+        t_window = time.monotonic()
+        time.sleep(2.0)
+    finally:
+        summary = stop(daemon)
+    on = subscriber.on
+    topics = subscriber.topics()
+    for name in ("state", "actuators", "environment", "sensors/gps", "sensors/wind",
+                 "sensors/speed", "bus/jets", "stats", "status"):  # fmt: skip
+        assert f"{PREFIX}/{name}" in topics, topics
+    for path in ("navigation/position", "navigation/headingTrue", "navigation/speedOverGround",
+                 "navigation/speedThroughWater", "environment/wind/speedTrue",
+                 "propulsion/port/revolutions", "steering/rudderAngle"):  # fmt: skip
+        assert f"vessels/self/{path}" in topics, topics
+    # state at its default 10 Hz (wall clock) over the 2 s window: 20 messages, +-3 for where
+    # the window's edges fall and a tick now and then held off the core
+    states = on(f"{PREFIX}/state", since=t_window)
+    assert 17 <= len(states) <= 23, len(states)
+    s = states[-1]
+    assert s["latitude"] == pytest.approx(59.41, abs=1e-6)  # lying still at the origin
+    assert s["longitude"] == pytest.approx(10.48, abs=1e-6)
+    assert s["heading"] == 0.0 and s["sog"] == 0.0 and s["north"] == 0.0
+    assert s["utc"].startswith("2026-06-01T12:00:0") and s["utc"].endswith("Z")
+    assert [x["t"] for x in states] == sorted(x["t"] for x in states)
+    a = on(f"{PREFIX}/actuators")[-1]
+    assert a["port.rpm"] == 400.0 and a["port.rpm_commanded"] == 400.0  # Odin idles at 400
+    assert {"starboard.nozzle", "starboard.deflector_commanded", "force.X"} <= set(a)
+    env = on(f"{PREFIX}/environment")[-1]
+    assert env["weather"] == "calm" and env["wind_speed"] == 0.0 and env["hs"] == 0.0
+    # the sensor topic carries the very sentences the GPS sent, and they say where the boat is
+    gps = [line for m in on(f"{PREFIX}/sensors/gps") for line in m["sentences"]]
+    gga = [pynmea2.parse(x) for x in gps if x.startswith("$GPGGA")]
+    assert len(gga) >= 3 and gga[-1].latitude == pytest.approx(59.41, abs=1e-5)
+    bus = on(f"{PREFIX}/bus/jets")[-1]
+    assert bus["watchdog"] == "waiting" and bus["commands"] == 0
+    stats = on(f"{PREFIX}/stats")[-1]
+    assert stats["mqtt_published"] > 0 and stats["mqtt_dropped"] == 0
+    assert stats["ticks"] > 100 and "jitter_p99_ms" in stats and "cpu_percent" in stats
+    position = json.loads(subscriber.raw("vessels/self/navigation/position")[-1])
+    assert position["latitude"] == pytest.approx(59.41, abs=1e-6)
+    # status: online (retained) with the run's description, then offline on the clean stop
+    status = on(f"{PREFIX}/status")
+    assert status[0]["state"] == "online" and status[0]["vessel"] == "odin"
+    assert status[-1] == {"state": "offline", "reason": "SIGTERM"}
+    assert summary["reason"] == "SIGTERM"
+
+
+def test_status_reads_offline_after_sigkill(tmp_path, broker, subscriber):
+    daemon = start(tmp_path, bench_with_mqtt(tmp_path, broker.port))
+    try:
+        assert wait_until(lambda: subscriber.on(f"{PREFIX}/status"), 10.0)
+        daemon.proc.send_signal(signal.SIGKILL)
+        daemon.proc.wait(5)
+    finally:
+        if daemon.proc.poll() is None:
+            daemon.proc.kill()
+    # the broker sends the will when the connection drops (0.7 s measured); a late reader
+    # gets it as the retained status
+    late = Subscriber(broker.port, f"{PREFIX}/status")
+    try:
+        assert wait_until(
+            lambda: late.on(f"{PREFIX}/status") == [{"state": "offline", "reason": "lost"}], 5.0
+        ), late.on(f"{PREFIX}/status")
+    finally:
+        late.close()
+
+
+def test_a_broker_that_goes_away_for_10_s_costs_nothing_and_the_mirror_resumes(
+    tmp_path, broker, subscriber
+):
+    daemon = start(tmp_path, bench_with_mqtt(tmp_path, broker.port))
+    try:
+        assert wait_until(lambda: subscriber.on(f"{PREFIX}/state"), 10.0)
+        time.sleep(1.0)
+        rss_before = rss_kib(daemon.proc.pid)
+        subscriber.close()
+        broker.stop()
+        time.sleep(10.0)
+        rss_during = rss_kib(daemon.proc.pid)
+        broker.start()
+        back = Subscriber(broker.port)
+        t_back = time.monotonic()
+        try:
+            # back-off is capped at reconnect_max_s = 1 s here: messages within a few seconds
+            assert wait_until(lambda: back.on(f"{PREFIX}/state", since=t_back), 5.0)
+            status = wait_until(lambda: back.on(f"{PREFIX}/status"), 2.0)
+            assert status and status[-1]["state"] == "online"
+        finally:
+            back.close()
+    finally:
+        summary = stop(daemon)
+    # no deadline lost to the outage: at most the 1 % of ticks this shared machine costs any run
+    assert summary["overruns"] <= max(3, summary["ticks"] // 100), summary
+    # memory flat: 10 s of messages kept would be ~30 topics x 10 s x ~400 B, over 100 KiB
+    # per second of outage; the store holds one payload per topic
+    assert rss_during - rss_before < 512, (rss_before, rss_during)
+    loop_stats = daemon.events("loop.stats")
+    assert loop_stats, daemon.stderr()[-2000:]
+
+
+def test_a_broker_that_never_reads_costs_no_deadline_and_no_memory(tmp_path):
+    stalled = StalledBroker()
+    daemon = start(tmp_path, bench_with_mqtt(tmp_path, stalled.port))
+    try:
+        time.sleep(2.0)
+        rss_before = rss_kib(daemon.proc.pid)
+        time.sleep(8.0)
+        rss_after = rss_kib(daemon.proc.pid)
+    finally:
+        summary = stop(daemon)
+        stalled.close()
+    assert len(stalled.accepted) >= 2  # it kept trying, with back-off
+    assert summary["overruns"] <= max(3, summary["ticks"] // 100), summary
+    assert rss_after - rss_before < 512, (rss_before, rss_after)
+    assert summary["reason"] == "SIGTERM"
+
+
+# --- runtime control -----------------------------------------------------------------------------
+def request(subscriber: Subscriber, topic: str, body: dict | str, timeout: float = 10.0) -> dict:
+    """Publish a control request and wait for its answer (the first one after publishing)."""
+    payload = body if isinstance(body, str) else json.dumps(body)
+    since = time.monotonic()
+    subscriber.publish(f"{PREFIX}/control/{topic}", payload)
+
+    def answered():
+        answers = [a for a in subscriber.on(f"{PREFIX}/control/result", since=since)
+                   if a["request"] == topic]  # fmt: skip
+        return answers[0] if answers else None
+
+    answer = wait_until(answered, timeout)
+    assert answer is not None, f"no answer to {body!r}"
+    return answer
+
+
+@pytest.fixture
+def controlled(tmp_path, broker, subscriber):
+    bench = bench_with_mqtt(tmp_path, broker.port, control=True)
+    daemon = start(tmp_path, bench)
+    assert wait_until(lambda: subscriber.on(f"{PREFIX}/environment"), 10.0)
+    yield daemon
+    stop(daemon)
+
+
+def test_weather_changes_at_run_time_and_bad_requests_change_nothing(controlled, subscriber):
+    bad = request(subscriber, "weather", {"id": "bad", "wind": {"speed": -5}})
+    assert bad["id"] == "bad" and bad["ok"] is False and "wind.speed = -5" in bad["error"]
+    assert "at least 0" in bad["error"]
+    for body, says in (("not json", "a JSON object"), ('{"id": "x", "hail": 1}', "hail"),
+                       ('{"id": "y", "preset": "no-such-sea"}', "no-such-sea")):  # fmt: skip
+        answer = request(subscriber, "weather", body)
+        assert answer["ok"] is False and says in answer["error"], answer
+    time.sleep(0.5)
+    env = subscriber.on(f"{PREFIX}/environment")[-1]
+    assert env["weather"] == "calm" and env["wind_speed"] == 0.0
+    good = request(subscriber, "weather", {"id": "gale", "preset": "gale-calm-sea"})
+    assert good["ok"] is True and good["id"] == "gale", good
+    since = time.monotonic()
+    time.sleep(1.5)
+    after = subscriber.on(f"{PREFIX}/environment", since=since)
+    assert after and all(e["weather"] == "gale-calm-sea" for e in after)
+    # thesis scenario 2: 20 m/s mean wind from the north, 0.5 m/s current; the preset's gusts
+    # and slow variation move the wind a few m/s about its mean
+    assert all(12.0 < e["wind_speed"] < 28.0 for e in after), after
+    assert all(e["current_speed"] == pytest.approx(0.5, abs=0.2) for e in after)
+    partial = request(subscriber, "weather", {"id": "west", "wind": {"from_deg": 270}})
+    assert partial["ok"] is True and partial["weather"]["wind_from_deg"] == 270
+    assert partial["weather"]["preset"] == "gale-calm-sea"  # the rest of it stays
+    since = time.monotonic()
+    time.sleep(1.5)
+    after = subscriber.on(f"{PREFIX}/environment", since=since)
+    west = math.radians(270.0)
+    assert after and all(abs(math.remainder(e["wind_from"] - west, 2 * math.pi)) < 0.5
+                         for e in after), after  # fmt: skip
+
+
+def test_reposition_moves_the_gps_output(controlled, subscriber):
+    answer = request(subscriber, "reposition", {"id": "r", "latitude": 59.42, "longitude": 10.5,
+                                                "heading_deg": 90})  # fmt: skip
+    assert answer["ok"] is True, answer
+    since = time.monotonic()
+
+    def gga_after():
+        lines = [x for m in subscriber.on(f"{PREFIX}/sensors/gps", since=since)
+                 for x in m["sentences"] if x.startswith("$GPGGA")]  # fmt: skip
+        return [pynmea2.parse(x) for x in lines]
+
+    fixes = wait_until(lambda: len(gga_after()) >= 2 and gga_after(), 5.0)
+    assert fixes, "no GGA after the reposition"
+    assert fixes[-1].latitude == pytest.approx(59.42, abs=2e-5)  # ~2 m: the GPS's noise
+    assert fixes[-1].longitude == pytest.approx(10.5, abs=4e-5)
+    state = subscriber.on(f"{PREFIX}/state", since=since)[-1]
+    assert state["heading"] == pytest.approx(math.pi / 2, abs=1e-3)
+    bad = request(subscriber, "reposition", {"id": "far", "latitude": 10.0, "longitude": 10.0})
+    assert bad["ok"] is False and "within 100 km" in bad["error"]
+
+
+def test_faults_and_commands_over_mqtt(controlled, subscriber):
+    answer = request(subscriber, "fault", {"id": "f", "device": "gps", "kind": "dropout",
+                                           "duration": 2.0})  # fmt: skip
+    assert answer["ok"] is True and answer["end"] == pytest.approx(answer["start"] + 2.0)
+    time.sleep(0.7)  # the fault started at the next tick; the sensors topic runs at 2 Hz
+    since = time.monotonic()
+    time.sleep(1.0)
+    silent = subscriber.on(f"{PREFIX}/sensors/gps", since=since)
+    assert silent and all(m["sentences"] == [] for m in silent), silent
+    wait_until(lambda: any(m["sentences"] for m in subscriber.on(f"{PREFIX}/sensors/gps",
+                                                                  since=since)), 3.0)  # fmt: skip
+    assert any(m["sentences"] for m in subscriber.on(f"{PREFIX}/sensors/gps", since=since))
+    bad = request(subscriber, "fault", {"id": "g", "device": "sonar", "kind": "dropout"})
+    assert bad["ok"] is False and "sonar" in bad["error"] and "gps" in bad["error"]
+    # commands as a controller sends them: the jets' device decodes them, the watchdog applies
+    framed = nmea_line("RCTRC,1,1200.0,R,100.0,P,,B,C").decode().strip()
+    result = request(subscriber, "commands", {"id": "c", "lines": [framed, "$RCTRC,garbage*00"]})
+    assert result["ok"] is True and result["results"] == ["applied", "bad_checksum"], result
+    since = time.monotonic()
+    time.sleep(0.3)
+    act = subscriber.on(f"{PREFIX}/actuators", since=since)
+    assert act and act[-1]["starboard.rpm_commanded"] == 1200.0
+    # ... and the same watchdog: silence for 0.5 s trips it and idles the jet
+    assert wait_until(lambda: subscriber.on(f"{PREFIX}/bus/jets")[-1]["watchdog"] == "tripped",
+                      3.0)  # fmt: skip
+    since = time.monotonic()
+    time.sleep(0.3)
+    assert subscriber.on(f"{PREFIX}/actuators", since=since)[-1]["starboard.rpm_commanded"] == 400
