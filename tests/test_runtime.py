@@ -1,0 +1,143 @@
+"""The pure parts of the mirror and of runtime control: payloads, the store, actuator faults,
+a weather change that continues the running processes. Oracles are worked by hand."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+from conftest import vessel
+from test_bus import ODIN_IDLE, arrays, index, triple
+
+from hild.bus.arbiter import Arbiter
+from hild.bus.mapping import Demand
+from hild.control import ActuatorCommand, ActuatorFault, SafeState
+from hild.environment import layout as EL
+from hild.environment.environment import Environment
+from hild.environment.weather import load_weather
+from hild.mirror import payloads
+from hild.mirror.store import LatestStore, Message
+from hild.model.simulation import Simulation
+from hild.runtime import deep_merge
+from hild.sensors.geodesy import Origin
+from hild.sensors.truth import Truth
+
+UTC0 = datetime(2026, 6, 1, 12, 0, 0, tzinfo=UTC)
+ORIGIN = Origin(59.41, 10.48)
+
+
+def truth(heading_deg=90.0, u=2.0, v=0.0, r=0.0, current=(0.0, 0.0), wind=(0.0, 0.0)):
+    eta = np.array([10.0, -5.0, 0.0, 0.0, 0.0, math.radians(heading_deg)])
+    nu = np.array([u, v, 0.0, 0.0, 0.0, r])
+    odin = vessel("odin")
+    state = np.zeros(odin.n_act * 3)
+    state[0], state[3] = 1200.0, 600.0  # rpm of actuators 0 and 1
+    return Truth(12.5, UTC0, eta, nu, current, wind, state, state * 0.5)
+
+
+def test_state_payload_by_hand():
+    s = payloads.state(truth(heading_deg=90.0, u=2.0, v=0.5), ORIGIN)
+    assert (s["t"], s["utc"]) == (12.5, "2026-06-01T12:00:00Z")
+    # heading east: surge goes east, sway (to starboard) goes south
+    assert s["v_north"] == pytest.approx(-0.5) and s["v_east"] == pytest.approx(2.0)
+    assert s["sog"] == pytest.approx(math.hypot(2.0, 0.5))
+    assert s["cog"] == pytest.approx(math.atan2(2.0, -0.5))
+    assert s["heading"] == pytest.approx(math.pi / 2)
+    # 10 m north over the WGS-84 meridian radius at 59.41 N, a (1 - e^2) / (1 - e^2 sin^2)^1.5
+    # = 6,335,439 m / 0.992576 = 6,382,824 m: 8.9766e-5 degrees (1e-9 deg is 0.1 mm)
+    assert s["latitude"] == pytest.approx(59.41 + 10.0 / 6_382_824 * 180 / math.pi, abs=1e-9)
+    assert s["longitude"] < 10.48
+    s = payloads.state(truth(heading_deg=-90.0), ORIGIN)
+    assert s["heading"] == pytest.approx(1.5 * math.pi)  # 0 .. 2 pi, as a compass
+
+
+def test_environment_and_signalk_payloads_by_hand():
+    t = truth(heading_deg=0.0, u=3.0, current=(0.0, 0.5), wind=(-10.0, 0.0))
+    e = payloads.environment(t, None)
+    assert e["wind_speed"] == 10.0 and e["wind_from"] == pytest.approx(0.0)  # from the north
+    assert e["current_speed"] == 0.5 and e["current_to"] == pytest.approx(math.pi / 2)
+    k = payloads.signalk(t, ORIGIN, vessel("odin").actuators)
+    assert k["navigation/speedThroughWater"] == pytest.approx(3.0)  # a beam current: no change
+    assert k["environment/wind/directionTrue"] == pytest.approx(0.0)
+    assert k["environment/current"] == {"drift": 0.5, "setTrue": pytest.approx(math.pi / 2)}
+    odin = vessel("odin")
+    rpm = {a.name: 1200.0 if a.index == 0 else 600.0 for a in odin.actuators}
+    for name, value in rpm.items():  # Signal K's revolutions are in Hz
+        assert k[f"propulsion/{name}/revolutions"] == pytest.approx(value / 60.0)
+    head_current = truth(heading_deg=0.0, u=3.0, current=(-0.5, 0.0))
+    stw = payloads.signalk(head_current, ORIGIN, odin.actuators)["navigation/speedThroughWater"]
+    assert stw == pytest.approx(3.5)
+
+
+def test_actuator_payload_keys_say_their_units():
+    a = payloads.actuators(truth(), vessel("odin").actuators, np.arange(6.0))
+    first = vessel("odin").actuators[0].name
+    assert a[f"{first}.rpm"] == 1200.0 and a[f"{first}.rpm_commanded"] == 600.0
+    assert (a["force.X"], a["force.Y"], a["force.N"]) == (0.0, 1.0, 5.0)
+    otter = payloads.actuators(truth(), vessel("otter").actuators[:1], np.zeros(6))
+    assert not any("nozzle" in k or "deflector" in k for k in otter)
+
+
+def test_store_keeps_the_latest_per_topic():
+    store = LatestStore()
+    store.put(Message("a", 1))
+    store.put(Message("b", 2))
+    store.put(Message("a", 3))
+    assert store.superseded == 1 and len(store) == 2 and store.ready.is_set()
+    assert [(m.topic, m.payload) for m in store.take()] == [("a", 3), ("b", 2)]
+    assert len(store) == 0 and not store.ready.is_set()
+
+
+def test_deep_merge_lays_a_part_over_the_whole():
+    base = {"wind": {"speed": 20, "gust": {"model": "vrx"}}, "current": {"speed": 0.5}}
+    merged = deep_merge(base, {"wind": {"from_deg": 270, "gust": {"sigma": 2}}})
+    assert merged == {"wind": {"speed": 20, "from_deg": 270,
+                               "gust": {"model": "vrx", "sigma": 2}},
+                      "current": {"speed": 0.5}}  # fmt: skip
+    assert base["wind"] == {"speed": 20, "gust": {"model": "vrx"}}  # untouched
+
+
+def test_stuck_and_lost_actuators_ignore_commands_until_cleared():
+    specs, cmd, state = arrays("odin", angles_deg=(5.0, 7.0))
+    port, stbd = index("odin", "port"), index("odin", "starboard")
+    arb = Arbiter(specs, cmd, state)
+    state[port * 3] = 1300.0  # the port engine is at 1300 rpm, nozzle 5 deg, deflector 0.2
+    state[port * 3 + 2] = 0.2
+    arb.apply(ActuatorFault(port, "stuck"))
+    assert triple(cmd, port) == pytest.approx((1300.0, 5.0, 0.2))
+    both = (Demand(port, 1800.0, 0.0, 1.0), Demand(stbd, 1800.0, 0.0, 1.0))
+    arb.apply(ActuatorCommand("jets", 1.0, both))
+    assert triple(cmd, port) == pytest.approx((1300.0, 5.0, 0.2))  # stuck
+    assert triple(cmd, stbd) == pytest.approx((1800.0, 0.0, 1.0))
+    arb.apply(SafeState("jets", 2.0, centre_angles=True))
+    assert triple(cmd, port) == pytest.approx((1300.0, 5.0, 0.2))  # even by the watchdog
+    arb.apply(ActuatorFault(stbd, "lost"))
+    assert triple(cmd, stbd)[0] == ODIN_IDLE and triple(cmd, stbd)[2] == 0.0
+    arb.apply(ActuatorFault(port, "clear"))
+    arb.apply(ActuatorCommand("jets", 3.0, both))
+    assert triple(cmd, port) == pytest.approx((1800.0, 0.0, 1.0))
+    assert triple(cmd, stbd)[0] == ODIN_IDLE  # still lost
+
+
+def test_a_weather_change_continues_the_running_processes():
+    odin = vessel("odin")
+    gale = load_weather("gale-calm-sea")
+    old = Environment(gale, odin, 0.01, seed=3)
+    sim = Simulation(odin, dt=0.01, environment=old)
+    for _ in range(500):
+        sim.tick()
+    deviation = old.S[EL.S_WIND]
+    assert deviation != 0.0  # the slow wind has wandered off its mean
+    stronger = gale.with_means(wind_speed=25.0)
+    new = Environment(stronger, odin, 0.01, seed=3)
+    new.continue_from(old)
+    sim.adopt_environment(new)
+    assert new.S[EL.S_WIND] == deviation  # the same excursion, about the new mean
+    assert new.W is old.W  # the sea did not change: its components carry on
+    assert sim.environment is new
+    sim.tick()
+    assert abs(new.O[EL.O_WIND_SPEED] - (25.0 + deviation)) < 3.0  # gusts on top
+    with pytest.raises(ValueError, match="another step"):
+        Environment(gale, odin, 0.02).continue_from(old)
