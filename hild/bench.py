@@ -306,7 +306,7 @@ def read_faults(sections: list[Section], quantities: dict[str, str]) -> tuple[Fa
     for s in sections:
         kind = s.string("kind", choices=FAULT_KINDS)
         start = s.number("start", lo=0.0, unit="s")
-        end = s.number("end", math.inf, unit="s")
+        end = s.number("end", unit="s") if s.raw("end", None) is not None else math.inf
         if end <= start:
             raise s.error("end", end, f"a time after start ({start:g} s)")
         quantity, value = "", 0.0

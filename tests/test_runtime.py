@@ -141,3 +141,16 @@ def test_a_weather_change_continues_the_running_processes():
     assert abs(new.O[EL.O_WIND_SPEED] - (25.0 + deviation)) < 3.0  # gusts on top
     with pytest.raises(ValueError, match="another step"):
         Environment(gale, odin, 0.02).continue_from(old)
+
+
+def test_a_fault_without_end_lasts_for_good():
+    from hild.bench import read_faults
+    from hild.config import Section
+
+    quantities = {"heading": "deg"}
+    table = {"kind": "bias_jump", "start": 5.0, "quantity": "heading", "value": 5.0}
+    (fault,) = read_faults([Section(table, "b.toml", "device.fault")], quantities)
+    assert fault.end == math.inf and fault.active(1e9) and not fault.active(4.9)
+    with pytest.raises(Exception, match="device.fault.end = 4"):
+        read_faults([Section({"kind": "dropout", "start": 5.0, "end": 4.0}, "b.toml",
+                             "device.fault")], quantities)  # fmt: skip
