@@ -62,6 +62,12 @@ def banner(daemon: Daemon) -> str:
     if commands:
         lines.append("Send actuator commands (feedback comes back on the same port), e.g.:")
         lines.extend(f"  {c}" for c in commands if c)
+    for observer in daemon.observers:
+        if isinstance(observer, Mirror):
+            where = f"MQTT: {observer.config.url}, topics {observer.prefix}/#"
+            if observer.runtime is not None:
+                where += f", runtime control on {observer.prefix}/control/..."
+            lines.append(where + f"  (mosquitto_sub -t '{observer.prefix}/#' -v)")
     lines.append("Ctrl-C stops. Logs go to stderr.")
     return "\n".join(lines)
 

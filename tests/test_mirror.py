@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import math
 import signal
+import subprocess
+import sys
 import time
 
 import pynmea2
@@ -323,3 +325,18 @@ def test_faults_and_commands_over_mqtt(controlled, subscriber):
     since = time.monotonic()
     time.sleep(0.3)
     assert subscriber.on(f"{PREFIX}/actuators", since=since)[-1]["starboard.rpm_commanded"] == 400
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--mqtt-control"], "a broker (--mqtt mqtt://HOST:PORT"),
+        (["--mqtt", "mqtt://hild:secret@127.0.0.1"], "no password in the URL"),
+        (["--mqtt", "http://127.0.0.1"], "mqtt://HOST[:PORT]"),
+    ],
+)
+def test_run_refuses_bad_mqtt_options(tmp_path, args, says):
+    p = subprocess.run([sys.executable, "-m", "hild.cli", "run", "--run-dir", str(tmp_path),
+                        *args], capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert "secret" not in p.stderr
