@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import socket
@@ -32,12 +33,15 @@ def wait_until(predicate, timeout: float, step: float = 0.05):
 class Broker:
     """mosquitto on 127.0.0.1 and a free port; stop() and start() keep the port."""
 
-    def __init__(self, tmp: Path):
+    def __init__(self, tmp: Path, extra: str = "", anonymous: bool = True):
         if not Path(MOSQUITTO).exists():
             pytest.skip("mosquitto is not installed (.ci/run installs it)")
         self.port = free_tcp_port()
         self.conf = tmp / "mosquitto.conf"
-        self.conf.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous true\n"
+        # as root mosquitto drops to its own user, which cannot read the test's private files
+        user = "user root\n" if os.geteuid() == 0 else ""
+        self.conf.write_text(f"{user}listener {self.port} 127.0.0.1\n{extra}"
+                             f"allow_anonymous {str(anonymous).lower()}\n"
                              "persistence false\n")  # fmt: skip
         self.log = open(tmp / "mosquitto.log", "ab")  # noqa: SIM115
         self.proc: subprocess.Popen | None = None
@@ -136,3 +140,21 @@ class StalledBroker:
         for conn in self.accepted:
             conn.close()
         self.server.close()
+
+
+def make_tls_files(tmp: Path) -> dict[str, Path]:
+    """A throwaway CA and a server certificate for 127.0.0.1, made with the openssl tool."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    ca_key, ca, key, csr, cert = (tmp / n for n in ("ca.key", "ca.crt", "server.key",
+                                                     "server.csr", "server.crt"))  # fmt: skip
+    run = lambda *a: subprocess.run(["openssl", *a], check=True, capture_output=True)  # noqa: E731
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=hild test CA",
+        "-keyout", str(ca_key), "-out", str(ca))  # fmt: skip
+    run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", str(key),
+        "-out", str(csr))  # fmt: skip
+    ext = tmp / "san.ext"
+    ext.write_text("subjectAltName = IP:127.0.0.1\n")
+    run("x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key),
+        "-CAcreateserial", "-days", "2", "-extfile", str(ext), "-out", str(cert))  # fmt: skip
+    return {"ca": ca, "cert": cert, "key": key}

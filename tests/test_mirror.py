@@ -8,18 +8,20 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import signal
 import subprocess
 import sys
 import time
 
+import paho.mqtt.client as mqtt
 import pynmea2
 import pytest
 
 from hild.config import ConfigError, Section
 from hild.mirror.config import MirrorConfig, parse_broker_url, read_mirror
 from tests.endpoints import Daemon, free_udp_port, nmea_line
-from tests.mqtt_endpoints import Broker, StalledBroker, Subscriber, wait_until
+from tests.mqtt_endpoints import Broker, StalledBroker, Subscriber, make_tls_files, wait_until
 from tests.test_bus_fuzz import rss_kib
 from tests.test_daemon import default_bench_on_free_ports
 
@@ -340,3 +342,41 @@ def test_run_refuses_bad_mqtt_options(tmp_path, args, says):
                         *args], capture_output=True, text=True, timeout=60)  # fmt: skip
     assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, p.stderr
     assert "secret" not in p.stderr
+
+
+def test_tls_and_a_password_from_the_environment(tmp_path):
+    """mqtts:// to a broker that wants TLS and a user: the CA from the bench, the password
+    from $HILD_MQTT_PASSWORD (never the command line)."""
+    tls = make_tls_files(tmp_path)
+    passwords = tmp_path / "passwd"
+    subprocess.run(["mosquitto_passwd", "-b", "-c", str(passwords), "hild", "s3cret"],
+                   check=True, capture_output=True)  # fmt: skip
+    conf = (f"cafile {tls['ca']}\ncertfile {tls['cert']}\nkeyfile {tls['key']}\n"
+            f"password_file {passwords}\n")  # fmt: skip
+    broker = Broker(tmp_path, extra=conf, anonymous=False)
+    path = default_bench_on_free_ports(tmp_path, free_udp_port(), free_udp_port())
+    with open(path, "a") as f:
+        f.write(f'\n[mqtt]\nurl = "mqtts://hild@127.0.0.1:{broker.port}"\n'
+                f'prefix = "{PREFIX}"\nca_file = "{tls["ca"]}"\n')  # fmt: skip
+    os.environ["HILD_MQTT_PASSWORD"] = "s3cret"  # the daemon inherits it
+    try:
+        daemon = start(tmp_path, path)
+    finally:
+        del os.environ["HILD_MQTT_PASSWORD"]
+    try:
+        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
+        client.tls_set(ca_certs=str(tls["ca"]))
+        client.username_pw_set("hild", "s3cret")
+        received: list[str] = []
+        client.on_message = lambda _c, _u, m: received.append(m.topic)
+        client.connect("127.0.0.1", broker.port)
+        client.subscribe(f"{PREFIX}/#")
+        client.loop_start()
+        assert wait_until(lambda: f"{PREFIX}/state" in received, 10.0), received
+        client.loop_stop()
+        client.disconnect()
+    finally:
+        summary = stop(daemon)
+        broker.close()
+    assert summary["reason"] == "SIGTERM"
+    assert "s3cret" not in daemon.stderr()
