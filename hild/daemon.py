@@ -35,6 +35,7 @@ from hild.control import (
     WeatherChange,
 )
 from hild.environment.environment import Environment
+from hild.log import route_asyncio_errors
 from hild.model.layout import S_SIZE
 from hild.model.simulation import Simulation
 from hild.observers import TickObserver
@@ -45,6 +46,7 @@ from hild.transport import Inbound, Port, open_port, parse_port_url
 
 log = structlog.get_logger("hild.daemon")
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # each stops the run cleanly
 RESYNC_AFTER_S = 1.0  # a loop this far behind (suspend, debugger) jumps ahead instead of racing
 
 
@@ -288,7 +290,8 @@ class Daemon:
     async def run(self, on_ready: Callable[[Daemon], None] | None = None) -> dict:
         """Open everything, run the loop, close everything; return the run's summary."""
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        route_asyncio_errors(loop)
+        for sig in STOP_SIGNALS:
             loop.add_signal_handler(sig, self.stop, signal.Signals(sig).name)
         self._warm_up()
         try:
@@ -305,7 +308,7 @@ class Daemon:
                 except Exception:  # an observer's trouble must not keep the ports open
                     log.exception("observer.stop_failed", observer=type(observer).__name__)
             await self.close()
-            for sig in (signal.SIGINT, signal.SIGTERM):
+            for sig in STOP_SIGNALS:
                 loop.remove_signal_handler(sig)
         summary = self.summary()
         log.info("run.summary", **summary)

@@ -71,3 +71,8 @@ class RateLimited:
         self._last = now
         self.suppressed = 0
         return True
+
+
+def route_asyncio_errors(loop) -> None:
+    """Send asyncio's own error reports (failed accepts, callbacks that raised) through
+    structlog, rate-limited, so that the log stays one event per line (to be written)."""
