@@ -29,6 +29,28 @@ from hild.transport.url import PortSpec, PortUrlError, parse_port_url
 BENCH_DIR = Path(__file__).resolve().parents[1] / "profiles" / "bench"
 DEFAULT_BENCH = "default"
 BITS_PER_BYTE = 10  # start + 8 data + stop bits on an asynchronous serial line
+MAX_BAUD = 4_000_000  # the fastest rate Linux's termios names (B4000000)
+# Start times a run can mean: GPS time begins 1980-01-06; RMC carries a two-digit year and
+# the date must stay representable for any run length (datetime ends at 9999).
+EARLIEST_START = datetime(1980, 1, 6, tzinfo=UTC)
+LATEST_START = datetime(2199, 12, 31, tzinfo=UTC)
+# Noise, biases and bias jumps beyond this, in the quantity's own unit (m, deg, m/s, kn),
+# describe no instrument: they only overflow the sentence fields.
+MAX_ERROR = 1e4
+# Numeric device settings: the values a sentence field can carry or a receiver can mean.
+SETTING_LIMITS: dict[str, tuple[float, float]] = {
+    "fix_quality": (0, 8),  # GGA quality indicator 0-8 (NMEA 0183 v4.10)
+    "satellites": (0, 99),  # GGA: two digits
+    "hdop": (0.0, 99.9),
+    "pdop": (0.0, 99.9),
+    "vdop": (0.0, 99.9),
+    "geoid_separation": (-200.0, 200.0),  # m: the geoid stays within about 110 m of WGS 84
+    # ddmm.mmmmmm: with 7 decimals a GGA at the field widths' extremes needs 83 characters
+    "position_decimals": (0, 6),
+    "accuracy_deg": (0.0, 90.0),
+    "watchdog_s": (0.01, 3600.0),
+    "battery_voltage": (0.0, 100.0),
+}
 
 
 class BenchError(ValueError):
@@ -136,6 +158,17 @@ def load_bench(name_or_path: str | None = None, **overrides: Any) -> Bench:
     for name in {n for n in names if names.count(n) > 1}:
         errors.append(ConfigError(path, "device.name", name, "a name used by one device only"))
     vessel = vessel_part[0] if vessel_part is not None else None
+    if vessel is not None:
+        # a sensor sits on the hull or its mast: within a hull length of the body origin
+        # (the vessel's centre of origin, near midships), or 10 m for the smallest boats
+        reach = max(vessel.length, 10.0)
+        for d in devices:
+            if any(abs(c) > reach for c in d.lever_arm):
+                errors.append(ConfigError(
+                    path, f"device ({d.name}).position", list(d.lever_arm),
+                    f"a position [x, y, z] within {reach:g} m of {vessel.name}'s body origin "
+                    "on each axis (metres forward, starboard, down)",
+                ))  # fmt: skip
     budgets: list[PortBudget] = []
     command_errors = _command_device_errors(path, devices, vessel)
     errors.extend(command_errors)
@@ -188,6 +221,9 @@ def _general(root: Section, overrides: dict[str, Any]) -> dict[str, Any]:
             ) from None
         if start_time.tzinfo is None:
             start_time = start_time.replace(tzinfo=UTC)
+    if start_time is not None and not (EARLIEST_START <= start_time <= LATEST_START):
+        raise bench.error("start_time", start, "'wall' or a UTC time from 1980-01-06 (GPS time "
+                          "begins) to 2199-12-31")  # fmt: skip
     result = {
         "name": bench.string("name", Path(root.file).stem),
         "start_time": start_time,
@@ -269,6 +305,19 @@ def _weather(root: Section) -> Weather:
     return weather
 
 
+def _within(table: Section, key: str, value: float) -> None:
+    limits = SETTING_LIMITS.get(key)
+    if limits is not None and not (limits[0] <= value <= limits[1]):
+        raise table.error(key, value, f"a value from {limits[0]:g} to {limits[1]:g}")
+
+
+def _baud(section: Section, default: int) -> int:
+    baud = section.integer("baud", default, lo=300)
+    if baud > MAX_BAUD:
+        raise section.error("baud", baud, f"a baud rate from 300 to {MAX_BAUD}")
+    return baud
+
+
 def _mqtt(root: Section) -> MirrorConfig | None:
     section = root.table("mqtt")
     return None if section is None else read_mirror(section)
@@ -292,10 +341,10 @@ def _noise(section: Section | None, quantities: dict[str, str]) -> dict[str, Noi
         table = section.table(quantity)
         assert table is not None
         result[quantity] = NoiseSpec(
-            white=table.number("white", 0.0, lo=0.0),
-            bias=table.number("bias", 0.0),
-            random_walk=table.number("random_walk", 0.0, lo=0.0),
-            quantization=table.number("quantization", 0.0, lo=0.0),
+            white=table.number("white", 0.0, lo=0.0, hi=MAX_ERROR),
+            bias=table.number("bias", 0.0, lo=-MAX_ERROR, hi=MAX_ERROR),
+            random_walk=table.number("random_walk", 0.0, lo=0.0, hi=MAX_ERROR),
+            quantization=table.number("quantization", 0.0, lo=0.0, hi=MAX_ERROR),
         )
         table.finish()
     return result
@@ -312,7 +361,7 @@ def read_faults(sections: list[Section], quantities: dict[str, str]) -> tuple[Fa
         quantity, value = "", 0.0
         if kind == "bias_jump":
             quantity = s.string("quantity", choices=tuple(quantities))
-            value = s.number("value")
+            value = s.number("value", lo=-MAX_ERROR, hi=MAX_ERROR)
         s.finish()
         faults.append(FaultSpec(kind, start, end, quantity, value))
     return tuple(faults)
@@ -358,8 +407,10 @@ def _device(section: Section, run_dir: Path) -> DeviceConfig:
                 settings[key] = table.boolean(key)
             elif isinstance(default, int):
                 settings[key] = table.integer(key, lo=0)
+                _within(table, key, settings[key])
             elif isinstance(default, float):
                 settings[key] = table.number(key)
+                _within(table, key, settings[key])
             else:
                 settings[key] = table.string(key)
         table.finish()
@@ -369,7 +420,7 @@ def _device(section: Section, run_dir: Path) -> DeviceConfig:
         model=dtype.model.model,
         talker=talker(section, "talker", dtype.talker),
         rate_hz=section.number("rate_hz", dtype.rate_hz, positive=True, hi=100.0, unit="Hz"),
-        baud=section.integer("baud", dtype.baud, lo=300),
+        baud=_baud(section, dtype.baud),
         sentences=sentence_list(
             section, "sentences", dtype.model.sentences_available, list(dtype.sentences)
         ),

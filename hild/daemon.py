@@ -35,7 +35,7 @@ from hild.control import (
     WeatherChange,
 )
 from hild.environment.environment import Environment
-from hild.log import route_asyncio_errors
+from hild.log import RateLimited, route_asyncio_errors
 from hild.model.layout import S_SIZE
 from hild.model.simulation import Simulation
 from hild.observers import TickObserver
@@ -106,6 +106,10 @@ class DeviceRuntime:
     ports: list[Port]
     period_s: float
     next_due_s: float = 0.0
+    failures: int = 0  # epochs lost to an error in sampling or encoding
+    log_failure: RateLimited = field(
+        default_factory=lambda: RateLimited(log, "device.sample_failed", level="error")
+    )
 
 
 class Daemon:
@@ -279,7 +283,13 @@ class Daemon:
             if rt.next_due_s <= t:  # fell behind (resync): skip the missed epochs
                 rt.next_due_s = t + rt.period_s
             truth = truth or self.truth(t)
-            lines = rt.device.sample(truth)
+            try:
+                lines = rt.device.sample(truth)
+            except Exception as e:  # one device's bug or absurd value must not end the run
+                rt.failures += 1
+                rt.log_failure(device=rt.device.config.name, t=round(t, 3), error=repr(e)[:300],
+                               failures=rt.failures)  # fmt: skip
+                continue
             for line in lines:
                 for port in rt.ports:
                     port.send(line)
@@ -426,7 +436,10 @@ class Daemon:
             "cpu_percent": round(100.0 * self.loop_cpu_s / max(self.loop_wall_s, 1e-9), 2),
             "received_lines": self.dispatcher.received_lines,
             **self._bus_summary(),
-            "devices": {rt.device.config.name: rt.device.summary() for rt in self.devices},
+            "devices": {
+                rt.device.config.name: {**rt.device.summary(), "failures": rt.failures}
+                for rt in self.devices
+            },  # fmt: skip
             "ports": {p.spec.url: p.stats.as_dict() for p in self.ports.values()},
             "position_ned": [round(float(v), 3) for v in x[:3]],
             "heading_deg": round(math.degrees(x[5]) % 360.0, 3),

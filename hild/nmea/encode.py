@@ -13,6 +13,10 @@ from datetime import datetime
 
 # NMEA 0183: at most 82 characters from "$" to the final <LF>.
 MAX_SENTENCE_CHARS = 82
+# The largest magnitude a numeric field is printed with: six integer digits. Values beyond
+# it (a runaway noise model, a fault's bias) saturate, as an instrument's display would,
+# so that no sentence outgrows its 82 characters.
+FIELD_MAX = 999_999.0
 
 
 class SentenceTooLongError(ValueError):
@@ -39,6 +43,7 @@ def fixed(value: float, decimals: int) -> str:
     """A number with a fixed number of decimals, never "-0.00"; empty when not finite."""
     if not math.isfinite(value):
         return ""
+    value = min(max(value, -FIELD_MAX), FIELD_MAX)
     text = f"{value:.{decimals}f}"
     if text.startswith("-") and float(text) == 0.0:
         text = text[1:]
@@ -52,7 +57,10 @@ def signed(value: float, decimals: int) -> str:
 
 
 def angle360(value_deg: float, decimals: int = 1, width: int = 3) -> str:
-    """An angle in [0, 360) with leading zeros ("084.4"), the way receivers print courses."""
+    """An angle in [0, 360) with leading zeros ("084.4"), the way receivers print courses;
+    empty when not finite."""
+    if not math.isfinite(value_deg):
+        return ""
     scale = 10**decimals
     units = round((value_deg % 360.0) * scale) % (360 * scale)
     whole, frac = divmod(units, scale)
@@ -68,13 +76,15 @@ def _degrees_minutes(value_deg: float, decimals: int) -> tuple[int, int, int]:
 
 
 def latitude(lat_deg: float, decimals: int = 5) -> tuple[str, str]:
-    """Latitude as (``ddmm.mmmmm``, "N"|"S")."""
+    """Latitude as (``ddmm.mmmmm``, "N"|"S"), saturating at the poles."""
+    lat_deg = min(max(lat_deg, -90.0), 90.0)
     d, m, f = _degrees_minutes(lat_deg, decimals)
     return f"{d:02d}{m:02d}.{f:0{decimals}d}", "N" if lat_deg >= 0.0 else "S"
 
 
 def longitude(lon_deg: float, decimals: int = 5) -> tuple[str, str]:
-    """Longitude as (``dddmm.mmmmm``, "E"|"W")."""
+    """Longitude as (``dddmm.mmmmm``, "E"|"W"), wrapped into [-180, 180)."""
+    lon_deg = (lon_deg + 180.0) % 360.0 - 180.0
     d, m, f = _degrees_minutes(lon_deg, decimals)
     return f"{d:03d}{m:02d}.{f:0{decimals}d}", "E" if lon_deg >= 0.0 else "W"
 

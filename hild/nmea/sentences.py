@@ -23,6 +23,10 @@ from hild.nmea.encode import (
 from hild.units import KMH_PER_KNOT, KNOTS_PER_MS
 
 
+def _clamp(value: float, lo: float, hi: float) -> float:
+    return min(max(value, lo), hi)
+
+
 def _opt(value: float | None, decimals: int) -> str:
     return "" if value is None else fixed(value, decimals)
 
@@ -51,10 +55,12 @@ def gga(
         lat, ns = latitude(lat_deg, decimals)
         lon, ew = longitude(lon_deg, decimals)
         pos = f"{lat},{ns},{lon},{ew}"
-        alt = f"{fixed(altitude, 1)},M,{fixed(geoid_separation, 1)},M"
-    return frame(
-        f"{talker}GGA,{utc_time(utc)},{pos},{quality},{satellites:02d},{fixed(hdop, 1)},{alt},,"
-    )
+        # the widths receivers print: altitude -9999.9..99999.9 m, separation +-999.9 m
+        alt = (f"{fixed(_clamp(altitude, -9999.9, 99999.9), 1)},M,"
+               f"{fixed(_clamp(geoid_separation, -999.9, 999.9), 1)},M")  # fmt: skip
+    hdop_text = fixed(_clamp(hdop, 0.0, 99.9), 1)
+    sats = min(max(int(satellites), 0), 99)
+    return frame(f"{talker}GGA,{utc_time(utc)},{pos},{quality},{sats:02d},{hdop_text},{alt},,")
 
 
 def rmc(

@@ -1,0 +1,106 @@
+"""Absurd values never crash a run: `hild check` refuses what cannot be meant, the encoders
+saturate what does not fit, and a device that fails is skipped for that epoch, counted."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+
+import pytest
+
+from hild.bench import load_bench
+from hild.daemon import Daemon
+from hild.nmea import sentences as s
+from hild.nmea.encode import MAX_SENTENCE_CHARS, fixed, latitude, longitude
+
+BENCH = """[bench]
+name = "absurd"
+start_time = "{start}"
+run_dir = "{run_dir}"
+time_scale = 10
+[vessel]
+profile = "odin"
+[[device]]
+name = "gps"
+type = "gps"
+baud = {baud}
+position = {position}
+ports = ["pty://gps"]
+{extra}
+[[device]]
+name = "wind"
+type = "anemometer"
+ports = ["pty://wind"]
+"""
+SANE = {"start": "2026-06-01T12:00:00Z", "baud": 4800, "position": "[0, 0, -2]", "extra": ""}
+
+
+def write(tmp_path, **changes) -> str:
+    path = tmp_path / "absurd.toml"
+    path.write_text(BENCH.format(run_dir=tmp_path / "run", **{**SANE, **changes}))
+    return str(path)
+
+
+# Each of these crashed `hild run` (traceback, no summary) or hung `hild check` at full CPU
+# with growing memory, and `hild check` passed all of them.
+@pytest.mark.parametrize(
+    ("changes", "key", "says"),
+    [
+        ({"extra": '[[device.fault]]\nkind = "bias_jump"\nstart = 5.0\nquantity = "heading"\n'
+                   "value = 1e15"}, "device[0].fault[0].value", "at most 10000"),
+        ({"start": "9999-12-31T23:59:59Z"}, "bench.start_time", "2199-12-31"),
+        ({"position": "[1e7, 0, 0]"}, "device (gps).position", "within 10.5 m"),
+        ({"extra": "[device.noise.position]\nwhite = 1e300"}, "noise.position.white",
+         "at most 10000"),
+        ({"extra": "[device.settings]\nposition_decimals = 100000"},
+         "settings.position_decimals", "from 0 to 6"),
+        ({"extra": "[device.settings]\nposition_decimals = 1000000000000"},
+         "settings.position_decimals", "from 0 to 6"),
+        ({"baud": 10**12}, "device[0].baud", "300 to 4000000"),
+        ({"extra": "[device.settings]\nfix_quality = 42"}, "settings.fix_quality", "0 to 8"),
+    ],
+)  # fmt: skip
+def test_check_refuses_values_that_cannot_be_meant(tmp_path, changes, key, says):
+    bench = write(tmp_path, **changes)
+    p = subprocess.run([sys.executable, "-m", "hild.cli", "check", bench], capture_output=True,
+                       text=True, timeout=30)  # fmt: skip
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert key in p.stderr and says in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+def test_fields_saturate_so_that_no_sentence_outgrows_82_characters():
+    assert fixed(1e15, 2) == "999999.00" and fixed(-1e300, 1) == "-999999.0"
+    assert fixed(12.345, 2) == "12.35"  # unchanged within range
+    assert latitude(148.0) == ("9000.00000", "N")  # a pole, not 148 degrees
+    assert longitude(190.0) == ("17000.00000", "W")  # 190 E is 170 W
+    utc = __import__("datetime").datetime(2026, 6, 1, 12, tzinfo=__import__("datetime").UTC)
+    line = s.gga("GP", utc, 89.9, -179.9, 4, 99, 1e9, 1e12, -1e12, decimals=6)
+    assert len(line) <= MAX_SENTENCE_CHARS, line
+    for line in (s.hdt("HE", 1e300), s.vtg("GP", float("inf"), 1e20),
+                 s.mwv("WI", 1e9, "R", 1e9, "M")):  # fmt: skip
+        assert len(line) <= MAX_SENTENCE_CHARS, line
+
+
+def test_a_device_that_fails_is_skipped_and_counted_and_the_run_goes_on(tmp_path, monkeypatch):
+    bench = load_bench(write(tmp_path))
+    daemon = Daemon(bench, duration=3.0)
+
+    def broken(truth):
+        raise OverflowError("a value the encoder cannot print")
+
+    async def run():
+        await daemon.open()
+        gps = next(rt for rt in daemon.devices if rt.device.config.name == "gps")
+        monkeypatch.setattr(gps.device, "sample", broken)
+        daemon.open = _no_open  # already open
+        return await daemon.run()
+
+    async def _no_open():
+        return None
+
+    summary = asyncio.run(run())
+    assert summary["reason"] == "duration" and summary["t"] == pytest.approx(3.0)
+    assert summary["devices"]["gps"]["failures"] == 4  # epochs at t = 0, 1, 2, 3 s
+    assert summary["devices"]["wind"]["failures"] == 0
+    assert summary["devices"]["wind"]["sentences"] >= 8  # its epochs went out as usual
