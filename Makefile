@@ -1,0 +1,25 @@
+# Two commands on a fresh machine, each setting itself up on first use:
+#   make run    the built-in default bench (Odin off Horten), until Ctrl-C
+#   make test   lint and the test suite (what CI runs)
+# Both create .venv and install hild into it when it is missing or pyproject.toml changed.
+# ARGS passes arguments on: make run ARGS="example --time-scale 5", make test ARGS="-k mirror".
+
+PYTHON ?= python3
+VENV := .venv
+STAMP := $(VENV)/.installed
+
+.PHONY: run test
+
+run: $(STAMP)
+	$(VENV)/bin/hild run $(ARGS)
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check hild tests bench
+	$(VENV)/bin/ruff format --check hild tests bench
+	$(VENV)/bin/python -m pytest $(ARGS)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV)/bin/python -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
