@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hild.bus.models import COMMAND_MODELS
-from hild.config import ConfigError, Section, load_toml
+from hild.config import MISSING, ConfigError, Section, load_toml
 from hild.environment.weather import Weather, available_presets, load_weather
 from hild.mirror.config import MirrorConfig, read_mirror
 from hild.model.integrators import METHODS
@@ -115,7 +115,13 @@ def resolve_bench(name_or_path: str | None) -> Path:
     if os.sep not in name_or_path and builtin.is_file():
         return builtin
     names = ", ".join(sorted(p.stem for p in BENCH_DIR.glob("*.toml")))
-    raise BenchError([ConfigError(name_or_path, "", None, f"a bench file or one of: {names}")])
+    if candidate.is_dir():
+        expected = "a bench file, not a directory"
+    elif os.sep in name_or_path or name_or_path.endswith(".toml"):
+        expected = f"an existing bench file (no such file; built-in benches: {names})"
+    else:
+        expected = f"a bench file or a built-in bench: {names}"
+    raise BenchError([ConfigError(name_or_path, "", MISSING, expected)])
 
 
 def load_bench(name_or_path: str | None = None, **overrides: Any) -> Bench:

@@ -32,17 +32,49 @@ class _Missing:
 
 
 _MISSING = _Missing()
+MISSING = _MISSING  # for a ConfigError about a whole file, which has no value to show
+
+
+MAX_CONFIG_BYTES = 1 << 20  # a bench, profile or weather file is a few kB; 1 MiB is no config
+UTF8_BOM = b"\xef\xbb\xbf"
 
 
 def load_toml(path: Path) -> dict[str, Any]:
-    """Parse a TOML file, turning syntax errors into a ConfigError that names the file."""
+    """Parse a TOML file; every way it can fail is a ConfigError that names the file.
+
+    A UTF-8 byte-order mark (which some Windows editors write) is accepted; text that is not
+    UTF-8 (a Latin-1 "ø" in a comment, a binary file) is located by line and column.
+    """
     try:
         with open(path, "rb") as f:
-            return tomllib.load(f)
+            data = f.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
-        raise ConfigError(path, "", _MISSING, "an existing TOML file") from None
+        raise ConfigError(path, "", _MISSING, "an existing TOML file (no such file)") from None
+    except IsADirectoryError:
+        raise ConfigError(path, "", _MISSING, "a TOML file, not a directory") from None
+    except OSError as e:
+        raise ConfigError(path, "", _MISSING, f"a readable TOML file ({e.strerror})") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(path, "", _MISSING, f"a TOML file of at most {MAX_CONFIG_BYTES} bytes")
+    if data.startswith(UTF8_BOM):
+        data = data[len(UTF8_BOM) :]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise ConfigError(
+            path, "", _MISSING,
+            f"UTF-8 text (byte 0x{data[e.start]:02x} at line {line}, column {column} is not "
+            "UTF-8: save the file as UTF-8)",
+        ) from None  # fmt: skip
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(path, "", _MISSING, f"valid TOML ({e})") from None
+    except RecursionError:
+        raise ConfigError(path, "", _MISSING, "TOML nested less deeply (arrays or tables "
+                          "inside each other hundreds of levels deep)") from None  # fmt: skip
 
 
 def natural_sorted(names) -> list[str]:

@@ -1,0 +1,71 @@
+"""Bad files and options end with a message naming the file, key and value, exit status 2,
+and never a traceback or a hang. Each case runs the real command line in a subprocess."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT = (REPO / "profiles" / "bench" / "default.toml").read_bytes()
+ODIN = (REPO / "profiles" / "odin.toml").read_bytes()
+CALM = (REPO / "profiles" / "weather" / "calm.toml").read_bytes()
+
+
+def hild(*args: str, timeout: float = 60.0) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "hild.cli", *args], capture_output=True,
+                          text=True, timeout=timeout)  # fmt: skip
+
+
+LATIN1 = "# Jølner's hull\n".encode("latin-1")
+DEEP = b"a = " + b"[" * 100_000 + b"]" * 100_000 + b"\n"
+BINARY = bytes(range(256)) * 8
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (LATIN1 + DEFAULT, "byte 0xf8 at line 1, column 4 is not UTF-8"),
+        (DEEP, "nested less deeply"),
+        (BINARY, "UTF-8 text"),
+        (b"[bench\nname = 1\n", "valid TOML"),
+    ],
+    ids=["latin-1", "deep", "binary", "syntax"],
+)
+@pytest.mark.parametrize("kind", ["bench", "profile", "weather"])
+def test_unreadable_files_are_named_with_what_is_wrong(tmp_path, content, says, kind):
+    path = tmp_path / f"bad-{kind}.toml"
+    path.write_bytes(content)
+    if kind == "bench":
+        runs = [hild("check", str(path)), hild("run", str(path), "--run-dir", str(tmp_path))]
+    elif kind == "profile":
+        runs = [hild("sim", str(path), "--duration", "1")]
+    else:
+        runs = [hild("sim", "odin", "--duration", "1", "--weather", str(path))]
+    for p in runs:
+        assert p.returncode == 2, (p.args, p.stdout, p.stderr)
+        assert "Traceback" not in p.stderr and str(path) in p.stderr and says in p.stderr, p.stderr
+
+
+def test_a_utf8_byte_order_mark_is_accepted(tmp_path):
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + DEFAULT)
+    p = hild("check", str(path))
+    assert p.returncode == 0 and "OK" in p.stdout, p.stderr
+
+
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [
+        ("/no/such/bench.toml", "no such file"),
+        ("no-such-bench", "a built-in bench: default, example, frontseat"),
+        (".", "not a directory"),
+    ],
+)
+def test_a_bench_that_is_not_there_says_so(target, says):
+    p = hild("check", target)
+    assert p.returncode == 2 and says in p.stderr and "= None" not in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr
