@@ -75,8 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
         f"built-in profiles: {', '.join(available_profiles())}.",
     )
     sim.add_argument("profile", help="profile name (e.g. odin) or path to a profile TOML")
-    sim.add_argument("--duration", type=float, required=True, metavar="SECONDS")
-    sim.add_argument("--dt", type=float, default=0.01, metavar="SECONDS", help="step (0.01)")
+    sim.add_argument("--duration", type=_positive, required=True, metavar="SECONDS")
+    sim.add_argument("--dt", type=_step, default=0.01, metavar="SECONDS",
+                     help="step, up to 1 s (0.01)")  # fmt: skip
     sim.add_argument("--method", choices=tuple(METHODS), default="rk4")
     sim.add_argument(
         "--cmd", action="append", default=[], metavar="NAME=VALUE",
@@ -85,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--schedule", type=Path, metavar="FILE.csv", help="t,name,value rows")
     sim.add_argument("--out", type=Path, metavar="FILE.csv", help="write the trajectory here")
     sim.add_argument(
-        "--output-interval", type=float, default=0.1, metavar="SECONDS",
+        "--output-interval", type=_positive, default=0.1, metavar="SECONDS",
         help="time between rows of --out (0.1)",
     )  # fmt: skip
     sim.add_argument(
@@ -93,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="weather preset name or TOML file (calm); presets: "
         + ", ".join(available_presets()),
     )  # fmt: skip
-    sim.add_argument("--seed", type=int, default=0, help="random seed of the weather (0)")
+    sim.add_argument("--seed", type=_seed, default=0, help="random seed of the weather (0)")
 
     pilot = sub.add_parser(
         "pilot",
@@ -104,6 +105,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pilot_options.add_arguments(pilot)
     return parser
+
+
+def _step(text: str) -> float:
+    value = _positive(text)
+    if value > 1.0:
+        raise argparse.ArgumentTypeError(f"expected a step of at most 1 s, not {text!r} (the "
+                                         "integrators need steps well below the vessel's "
+                                         "fastest time constant)")  # fmt: skip
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number of 0 or more, not {text!r}")
+    return value
 
 
 def _positive(text: str) -> float:
@@ -119,15 +139,34 @@ def _positive(text: str) -> float:
 def _bench_overrides(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--time-scale",
-        type=float,
+        type=_within(0.0, 1000.0, "a time scale", low_open=True),
         metavar="X",
-        help="run X times faster than real time (0.5: half speed)",
+        help="run X times faster than real time (0.5: half speed; up to 1000)",
     )
-    p.add_argument("--rate", dest="rate_hz", type=float, metavar="HZ", help="model steps per s")
-    p.add_argument("--seed", type=int, help="random seed of the run")
+    p.add_argument("--rate", dest="rate_hz", type=_within(1.0, 2000.0, "a rate in Hz"),
+                   metavar="HZ", help="model steps per s (1 to 2000)")  # fmt: skip
+    p.add_argument("--seed", type=_seed, help="random seed of the run")
     p.add_argument("--start-time", metavar="UTC", help="'wall' or e.g. 2026-06-01T12:00:00Z")
     p.add_argument("--run-dir", metavar="DIR", help="where pty:// symlinks go (/tmp/hild)")
-    p.add_argument("--stats-interval", type=float, metavar="SECONDS", help="loop statistics period")
+    p.add_argument("--stats-interval", type=_within(0.01, 86400.0, "seconds"),
+                   metavar="SECONDS", help="loop statistics period")  # fmt: skip
+
+
+def _within(lo: float, hi: float, what: str, low_open: bool = False):
+    """An argparse type: a finite number in [lo, hi] (or (lo, hi])."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        ok = (lo < value if low_open else lo <= value) and value <= hi
+        if not ok:
+            bound = f"greater than {lo:g}" if low_open else f"from {lo:g}"
+            raise argparse.ArgumentTypeError(f"expected {what} {bound} to {hi:g}, not {text!r}")
+        return value
+
+    return parse
 
 
 def _overrides(args: argparse.Namespace) -> dict:

@@ -65,6 +65,9 @@ def read_schedule(path: Path) -> list[ScheduledCommand]:
     return rows
 
 
+CHUNK_STEPS = 100_000  # steps per compiled call: 1,000 s at 100 Hz
+
+
 def run_sim(
     profile: str,
     duration: float,
@@ -94,25 +97,34 @@ def run_sim(
 
     n_total = int(round(duration / dt))
     every = max(1, int(round(output_interval / dt)))
-    chunks = [sim.row()[None, :]]
+    writer = CsvRows(out, sim.columns()) if out is not None else None
+    last = sim.row()[None, :]
+    if writer is not None:
+        writer.write(last)
     sim.advance(0, every)  # compile (or load from cache) before timing
     wall = 0.0
     pending = [ev for ev in events if ev.t > 0.0]
-    while sim.steps < n_total:
-        # events apply at the first step that starts at or after their time
-        while pending and math.ceil(pending[0].t / dt - 1e-9) <= sim.steps:
-            ev = pending.pop(0)
-            sim.set_command(ev.name, ev.value)
-        stop = n_total
-        if pending:
-            stop = min(stop, max(sim.steps + 1, math.ceil(pending[0].t / dt - 1e-9)))
-        t0 = time.perf_counter()
-        rows = sim.advance(stop - sim.steps, every)
-        wall += time.perf_counter() - t0
-        chunks.append(rows)
-    table = np.concatenate(chunks)
-    if out is not None:
-        write_csv(out, sim.columns(), table)
+    try:
+        while sim.steps < n_total:
+            # events apply at the first step that starts at or after their time
+            while pending and math.ceil(pending[0].t / dt - 1e-9) <= sim.steps:
+                ev = pending.pop(0)
+                sim.set_command(ev.name, ev.value)
+            # at most CHUNK_STEPS at a time: rows go to the file as they come, memory stays flat
+            stop = min(n_total, sim.steps + CHUNK_STEPS)
+            if pending:
+                stop = min(stop, max(sim.steps + 1, math.ceil(pending[0].t / dt - 1e-9)))
+            t0 = time.perf_counter()
+            rows = sim.advance(stop - sim.steps, every)
+            wall += time.perf_counter() - t0
+            if len(rows):
+                last = rows
+                if writer is not None:
+                    writer.write(rows)
+    finally:
+        if writer is not None:
+            writer.close()
+    table = last
     state = {name: float(val) for name, val in zip(sim.columns()[1:13], sim.x, strict=True)}
     n_vessel = 13 + 3 * vessel.n_act + 6
     actuators = {
@@ -141,13 +153,23 @@ def run_sim(
     }
 
 
-def write_csv(path: Path, columns: list[str], table: np.ndarray) -> None:
-    """Write rows with a header; full precision, one row per output interval."""
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(columns)
+class CsvRows:
+    """The --out file: a header, then rows as the run produces them (full precision)."""
+
+    def __init__(self, path: Path, columns: list[str]):
+        try:
+            self._file = open(path, "w", newline="")  # noqa: SIM115  (closed by close())
+        except OSError as e:
+            raise CommandError(f"--out {path}: cannot write it ({e.strerror})") from None
+        self._csv = csv.writer(self._file)
+        self._csv.writerow(columns)
+
+    def write(self, table: np.ndarray) -> None:
         for row in table:
-            w.writerow([f"{v:.9g}" for v in row])
+            self._csv.writerow([f"{v:.9g}" for v in row])
+
+    def close(self) -> None:
+        self._file.close()
 
 
 def summary_text(s: dict) -> str:

@@ -69,3 +69,29 @@ def test_a_bench_that_is_not_there_says_so(target, says):
     p = hild("check", target)
     assert p.returncode == 2 and says in p.stderr and "= None" not in p.stderr, p.stderr
     assert "Traceback" not in p.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["sim", "odin", "--duration", "1", "--dt", "0"], "--dt"),
+        (["sim", "odin", "--duration", "1", "--dt", "-1"], "--dt"),
+        (["sim", "odin", "--duration", "1", "--dt", "nan"], "--dt"),
+        (["sim", "odin", "--duration", "1", "--dt", "5"], "--dt"),
+        (["sim", "odin", "--duration", "nan"], "--duration"),
+        (["sim", "odin", "--duration", "-5"], "--duration"),
+        (["sim", "odin", "--duration", "1", "--seed", "-1"], "--seed"),
+        (["sim", "odin", "--duration", "1", "--output-interval", "0"], "--output-interval"),
+        (["sim", "odin", "--duration", "1", "--out", "/proc/no/x.csv"], "--out /proc/no/x.csv"),
+        (["run", "--time-scale", "0"], "--time-scale"),
+        (["run", "--time-scale", "1e9"], "--time-scale"),
+        (["run", "--rate", "0"], "--rate"),
+        (["run", "--seed", "x"], "--seed"),
+        (["run", "--stats-interval", "1e-9"], "--stats-interval"),
+    ],
+)
+def test_options_out_of_range_are_named_as_options(args, option):
+    p = hild(*args)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert option in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert "bench." not in p.stderr  # blamed on the option, not on a key of the bench file
