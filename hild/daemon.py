@@ -48,6 +48,7 @@ log = structlog.get_logger("hild.daemon")
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # each stops the run cleanly
 RESYNC_AFTER_S = 1.0  # a loop this far behind (suspend, debugger) jumps ahead instead of racing
+TIME_SCALE_HELD = 0.95  # below this share of the asked time scale over a stats window: warn
 
 
 @dataclass
@@ -137,6 +138,7 @@ class Daemon:
         self.command_devices: list[CommandDevice] = []
         self.latency = JitterStats()  # command arrival to the tick that applies it
         self._window_base = (0, 0)  # commands applied and lines rejected at the last loop.stats
+        self._window_clock: tuple[float, float] | None = None  # (sim t, wall) of that event
         self._stop = asyncio.Event()
         self.stop_reason = "duration"
         self.loop_wall_s = 0.0
@@ -350,6 +352,7 @@ class Daemon:
         stats_every = max(1, round(self.bench.stats_interval / self.dt))
         last_k = None if self.duration is None else round(self.duration / self.dt)
         wall0, cpu0 = time.monotonic(), time.process_time()
+        self._window_clock = (0.0, wall0)
         self.emit_due(0.0)
         self._timer = DeadlineTimer()
         try:
@@ -387,9 +390,19 @@ class Daemon:
         ports = {p.spec.url: p.stats.as_dict() for p in self.ports.values()}
         dropped = sum(s["dropped_lines"] for s in ports.values())
         applied, rejected = self._command_totals()
+        now = time.monotonic()
+        t_prev, wall_prev = self._window_clock or (0.0, now)
+        achieved = (t - t_prev) / max(now - wall_prev, 1e-9)
+        self._window_clock = (t, now)
         log.info("loop.stats", t=round(t, 3), **self.window.summary(), dropped_lines=dropped,
                  commands=applied - self._window_base[0],
-                 rejected=rejected - self._window_base[1])  # fmt: skip
+                 rejected=rejected - self._window_base[1],
+                 time_scale=round(achieved, 3))  # fmt: skip
+        wanted = self.bench.time_scale
+        if achieved < TIME_SCALE_HELD * wanted:
+            log.warning("loop.time_scale_not_held", wanted=wanted, achieved=round(achieved, 2),
+                        hint="lower --time-scale or --rate; the machine cannot step this "
+                        "fast")  # fmt: skip
         self._window_base = (applied, rejected)
         self.window = JitterStats()
 
