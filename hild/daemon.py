@@ -305,7 +305,14 @@ class Daemon:
         route_asyncio_errors(loop)
         for sig in STOP_SIGNALS:
             loop.add_signal_handler(sig, self.stop, signal.Signals(sig).name)
+        started = time.monotonic()
+        log.info(
+            "run.preparing",
+            note="the first run compiles the vessel model, which takes "
+            "a while (up to a minute on a Raspberry Pi); later runs load it from the cache",
+        )
         self._warm_up()
+        log.info("run.prepared", seconds=round(time.monotonic() - started, 2))
         try:
             await self.open()
             for observer in self.observers:
