@@ -1,0 +1,57 @@
+"""Where numba caches the compiled kernels: a directory keyed on the kernels' own sources.
+
+numba checks only a kernel's own file for staleness, so a kernel compiled against an older
+layout module (or an older callee in another file) would be loaded from its cache and index
+the arrays wrongly. Keying the cache directory on the contents of every module of the
+compiled core (``hild/model`` and ``hild/environment``) makes any change there compile
+afresh. The directory is the user's cache (``$XDG_CACHE_HOME/hild`` or ``~/.cache/hild``),
+or under ``$NUMBA_CACHE_DIR`` when that is set (the systemd units set it), and falls back to
+a per-user directory in the temporary folder when neither can be written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent
+COMPILED = ("model", "environment")  # the packages whose modules numba compiles or inlines
+PREFIX = "kernels-"
+
+
+def sources_key() -> str:
+    """A short hash of every module of the compiled core, names and contents."""
+    digest = hashlib.sha256()
+    for folder in COMPILED:
+        for path in sorted((PACKAGE / folder).glob("*.py")):
+            digest.update(path.name.encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _writable(path: Path) -> bool:
+    try:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError:
+        return False
+    return os.access(path, os.W_OK | os.X_OK)
+
+
+def configure_kernel_cache() -> str | None:
+    """Point NUMBA_CACHE_DIR at the keyed directory; returns it (None: left to numba)."""
+    given = os.environ.get("NUMBA_CACHE_DIR", "")
+    if Path(given).name.startswith(PREFIX):
+        return given  # set by a parent hild process: already keyed
+    if given:
+        root = Path(given)
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        root = Path(xdg) / "hild"
+    key = PREFIX + sources_key()
+    for candidate in (root, Path(tempfile.gettempdir()) / f"hild-cache-{os.getuid()}"):
+        if _writable(candidate / key):
+            os.environ["NUMBA_CACHE_DIR"] = str(candidate / key)
+            return os.environ["NUMBA_CACHE_DIR"]
+    return None

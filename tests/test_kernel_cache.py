@@ -1,0 +1,68 @@
+"""The compiled kernels' cache is keyed on the core's sources: a layout change recompiles.
+
+numba checks only a kernel's own file for staleness. This test edits a layout constant in a
+copy of the package (swapping the slots of two cross-flow coefficients, which the profile
+packer and the kernel both read from the layout) and runs the same turn before and after:
+compiled afresh, the swap changes nothing; a stale kernel would read sway's coefficient as
+yaw's and turn differently.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from hild.kernel_cache import PREFIX, sources_key
+
+REPO = Path(__file__).resolve().parents[1]
+TURN = """
+import json
+from hild.model.profile import load_profile
+from hild.model.simulation import Simulation
+sim = Simulation(load_profile("odin"), dt=0.01)
+for side in ("port", "starboard"):
+    sim.set_command(side + ".rpm", 1500.0)
+    sim.set_command(side + ".deflector", 1.0)
+    sim.set_command(side + ".nozzle_deg", 20.0)
+sim.advance(1500)
+print(json.dumps([float(v) for v in sim.x]))
+"""
+
+
+def run_turn(root: Path, cache: Path) -> list[float]:
+    env = {**os.environ, "PYTHONPATH": str(root), "NUMBA_CACHE_DIR": str(cache)}
+    p = subprocess.run([sys.executable, "-c", TURN], env=env, cwd=root, capture_output=True,
+                       text=True, timeout=300)  # fmt: skip
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout)
+
+
+def test_a_layout_change_is_compiled_afresh(tmp_path):
+    root = tmp_path / "copy"
+    shutil.copytree(REPO / "hild", root / "hild", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "profiles", root / "profiles")
+    cache = tmp_path / "cache"
+    before = run_turn(root, cache)
+    layout = root / "hild" / "model" / "layout.py"
+    text = layout.read_text()
+    assert "P_CF_Y = 162" in text and "P_CF_N = 163" in text
+    swapped = text.replace("P_CF_Y = 162", "P_CF_Y = SWAP").replace("P_CF_N = 163", "P_CF_N = 162")
+    layout.write_text(swapped.replace("P_CF_Y = SWAP", "P_CF_Y = 163"))
+    swapped = layout.read_text()
+    assert "P_CF_Y = 163" in swapped and "P_CF_N = 162" in swapped
+    after = run_turn(root, cache)
+    # the same physics, bit for bit: the kernel saw the new layout. (With one cache directory
+    # for both runs, numba loads the old kernel and the turn ends about 3.7 rad apart.)
+    assert after == before
+    keyed = sorted(p.name for p in cache.iterdir())
+    assert len(keyed) == 2 and all(name.startswith(PREFIX) for name in keyed), keyed
+    assert abs(before[11]) > 0.05  # it was turning (yaw rate, rad/s), so cross-flow drag acted
+
+
+def test_the_key_follows_the_sources():
+    assert len(sources_key()) == 16 and sources_key() == sources_key()
+    assert os.environ["NUMBA_CACHE_DIR"].endswith(PREFIX + sources_key())  # set at import
