@@ -10,7 +10,7 @@ from hild import __version__
 from hild.bench import BenchError
 from hild.config import ConfigError
 from hild.environment.weather import available_presets
-from hild.log import FORMATS
+from hild.log import FORMATS, write_or_drop
 from hild.model.integrators import METHODS
 from hild.model.profile import available_profiles
 from hild.model.simulation import CommandError
@@ -203,15 +203,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "pilot":
             return pilot_options.run_from_args(args)
     except BenchError as e:
-        sys.stderr.write(f"hild: {len(e.errors)} error(s) in the bench:\n")
+        write_or_drop(sys.stderr, f"hild: {len(e.errors)} error(s) in the bench:\n")
         for error in e.errors:
-            sys.stderr.write(f"  {error}\n")
+            write_or_drop(sys.stderr, f"  {error}\n")
         return 2
     except (ConfigError, CommandError) as e:
-        sys.stderr.write(f"hild: error: {e}\n")
+        write_or_drop(sys.stderr, f"hild: error: {e}\n")
         return 2
     except OSError as e:  # a port that cannot be created: address in use, path taken, ...
-        sys.stderr.write(f"hild: error: {e}\n")
+        write_or_drop(sys.stderr, f"hild: error: {e}\n")
         return 1
     return 0
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from dataclasses import replace
 
@@ -10,9 +11,10 @@ from hild.bench import Bench, load_bench
 from hild.bus.device import CommandDevice
 from hild.config import ConfigError
 from hild.daemon import Daemon
-from hild.log import configure_logging
+from hild.log import configure_logging, write_or_drop
 from hild.mirror.config import from_url
 from hild.mirror.observer import Mirror
+from hild.rundir import RunDir, bench_uses_run_dir
 from hild.systemd import notifier_from_environment
 
 
@@ -77,6 +79,8 @@ def command_example(device: CommandDevice, port) -> str:
     line = device.example_line().decode()
     spec = port.spec
     if spec.scheme == "udp":
+        if not getattr(port, "receives", True):
+            return ""  # a send-only UDP port refuses what arrives
         host, number = spec.host, spec.port
         local = getattr(port, "local_address", None)
         if local:
@@ -121,13 +125,16 @@ def run_bench(
     """Check the bench, then run it until Ctrl-C, SIGTERM or ``duration``."""
     configure_logging(log_format, log_level)
     bench = load_bench(name_or_path, **overrides)
-    observers = [o for o in (notifier_from_environment(), mirror(bench, mqtt_options or {}))
-                 if o is not None]  # fmt: skip
-    daemon = Daemon(bench, duration, observers)
+    # Held for the whole run when pty links go in it: checked, locked against a second daemon,
+    # cleaned of the links a dead one left (hild.rundir).
+    held = RunDir(bench.run_dir) if bench_uses_run_dir(bench) else contextlib.nullcontext()
+    with held:
+        observers = [o for o in (notifier_from_environment(), mirror(bench, mqtt_options or {}))
+                     if o is not None]  # fmt: skip
+        daemon = Daemon(bench, duration, observers)
 
-    def ready(d: Daemon) -> None:
-        sys.stdout.write(banner(d) + "\n")
-        sys.stdout.flush()
+        def ready(d: Daemon) -> None:
+            write_or_drop(sys.stdout, banner(d) + "\n")  # a closed stdout must not end the run
 
-    asyncio.run(daemon.run(ready))
+        asyncio.run(daemon.run(ready))
     return 0

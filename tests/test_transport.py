@@ -735,6 +735,11 @@ async def test_tcp_clients_all_get_every_line_and_can_send():
         assert before <= received[0].t_rx <= time.monotonic()
 
         w1.close()
+        # Its FIN could be a half-close (it may still read): it is known gone only once lines
+        # sent to it meet its RST.
+        for _ in range(2):
+            port.send(GGA)
+            assert await r2.readexactly(len(GGA)) == GGA
         await wait_for(lambda: port.stats.clients == 1, what="the client to be removed")
         assert port.describe() == f"tcp 127.0.0.1:{bound} (1 client)"
         port.send(GGA)

@@ -58,27 +58,48 @@ class PortStats:
 
 
 class LineQueue:
-    """A bounded FIFO of outgoing lines: full means the oldest line is dropped and counted."""
+    """A bounded FIFO of outgoing lines: full means the oldest line is dropped and counted.
+
+    Lines are grouped into epochs: the lines put while the event loop runs one callback (one
+    tick of the daemon, with no await between the puts) form one epoch. A writer can ask
+    whether the line it took starts an epoch (``starts_epoch``) and whether a later epoch is
+    already waiting behind it (``newer_epoch_waiting``); ``keep_latest_epoch`` drops what is
+    older than the latest epoch put.
+    """
 
     def __init__(self, maxlen: int, stats: PortStats):
         if maxlen < 1:
             raise ValueError(f"queue_lines must be at least 1, not {maxlen}")
-        self._lines: collections.deque[bytes] = collections.deque()
+        self._lines: collections.deque[tuple[int, bytes]] = collections.deque()
         self._maxlen = maxlen
         self._stats = stats
         self._wake = asyncio.Event()
         self._busy = False
+        self._epoch = 0  # the epoch put() fills; a new one begins with each loop callback
+        self._batch_open = False
+        self._taken_epoch = 0  # the epoch of the line get() returned last
+        self.starts_epoch = False  # whether that line was the first of its epoch
 
     def __len__(self) -> int:
         return len(self._lines)
 
     def put(self, line: bytes) -> None:
         """Append a line without ever waiting, dropping the oldest when full."""
+        if not self._batch_open:
+            self._epoch += 1
+            try:
+                asyncio.get_running_loop().call_soon(self._end_batch)
+                self._batch_open = True
+            except RuntimeError:  # no loop running: each line is an epoch of its own
+                pass
         if len(self._lines) >= self._maxlen:
             self._lines.popleft()
             self._stats.dropped_lines += 1
-        self._lines.append(line)
+        self._lines.append((self._epoch, line))
         self._wake.set()
+
+    def _end_batch(self) -> None:
+        self._batch_open = False
 
     async def get(self) -> bytes:
         """Wait for the next line; the queue counts as busy until done() is called."""
@@ -86,7 +107,10 @@ class LineQueue:
             self._wake.clear()
             await self._wake.wait()
         self._busy = True
-        return self._lines.popleft()
+        epoch, line = self._lines.popleft()
+        self.starts_epoch = epoch != self._taken_epoch
+        self._taken_epoch = epoch
+        return line
 
     def done(self) -> None:
         """Mark the line returned by get() as finished (written or lost)."""
@@ -97,6 +121,20 @@ class LineQueue:
         """True when nothing is queued and no line is being written."""
         return not self._lines and not self._busy
 
+    @property
+    def newer_epoch_waiting(self) -> bool:
+        """True when a later epoch than the one of the line taken last is queued."""
+        return bool(self._lines) and self._lines[-1][0] != self._taken_epoch
+
+    def keep_latest_epoch(self) -> int:
+        """Drop queued lines older than the latest epoch put, count them and return how many."""
+        n = 0
+        while self._lines and self._lines[0][0] != self._epoch:
+            self._lines.popleft()
+            n += 1
+        self._stats.dropped_lines += n
+        return n
+
     def discard(self) -> int:
         """Drop everything still queued, count it as dropped and return how many."""
         n = len(self._lines)
@@ -106,16 +144,22 @@ class LineQueue:
 
 
 async def run_writer(
-    queue: LineQueue, write: Callable[[bytes], Awaitable[bool]], stats: PortStats
+    queue: LineQueue,
+    write: Callable[[bytes], Awaitable[bool]],
+    stats: PortStats,
+    begin_epoch: Callable[[], None] | None = None,
 ) -> None:
     """Write queued lines one at a time, forever; write returns False for a line it dropped.
 
-    An exception from write ends the task (the line is counted as dropped), so the owner can
-    react, e.g. by reopening a device.
+    begin_epoch, if given, is called before the first line of each epoch is written (see
+    LineQueue). An exception from write ends the task (the line is counted as dropped), so
+    the owner can react, e.g. by reopening a device.
     """
     while True:
         line = await queue.get()
         try:
+            if begin_epoch is not None and queue.starts_epoch:
+                begin_epoch()
             written = await write(line)
         except Exception:
             stats.dropped_lines += 1

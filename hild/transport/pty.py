@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import array
 import asyncio
 import errno
+import fcntl
+import math
 import os
 import termios
 import tty
@@ -11,19 +14,38 @@ import tty
 import structlog
 
 from hild.log import RateLimited
+from hild.rundir import check_replaceable, make_link_dir, remove_own_symlink, replace_symlink
 from hild.transport.base import Port, cancel_and_wait, run_writer
 from hild.transport.fd import FdChannel
 from hild.transport.url import PortSpec
 
 log = structlog.get_logger("hild.transport")
 
+BITS_PER_BYTE = 10  # start + 8 data + stop bits, as on the serial line the pty stands for
+PACE_QUANTUM_S = 0.02  # paced bytes go out at this grid's ticks, all paced ports together
+PACE_SLACK_S = 0.05  # a line that starts this soon after the last one ended follows it at once
+READER_GONE_S = 2.0  # a slave whose reader has read nothing for this long counts as unread
+
 
 class PtyPort(Port):
     """A pty pair: the daemon drives the master, a client opens the slave via spec.path.
 
     The daemon keeps the slave open too, so the master never reads EIO while no client is
-    attached. When the master is full (nobody reading), the slave's unread input is flushed so
-    that a client attaching later reads fresh sentences, not old ones.
+    attached.
+
+    Fresh data: at the start of each epoch (the lines queued in one tick, see LineQueue) the
+    port looks at how many bytes wait unread on the slave. If nobody has read from the slave
+    for READER_GONE_S, what waits there is stale and is flushed, so a client that attaches
+    late (or comes back) reads the current epoch first, never a backlog. A client that keeps
+    reading loses nothing. When the master is full (a slow reader), the slave's unread input
+    is flushed too.
+
+    Pacing (``pace=1``, the default when the port has a baud rate): bytes leave at the line's
+    rate, 10 bits a byte, each written once its last bit would have arrived on a real line
+    (in small bursts, every PACE_QUANTUM_S); so a 239-byte epoch at 4800 baud takes 0.5 s, as
+    on the wire. Pacing never lets the port fall behind: when a later epoch is already queued
+    (a line loaded beyond its budget, or --time-scale), or the port is closing, the rest of
+    the current epoch goes at once.
     """
 
     def __init__(self, spec: PortSpec, queue_lines: int = 64, default_baud: int | None = None):
@@ -32,11 +54,17 @@ class PtyPort(Port):
             raise ValueError(f"{spec.url}: a pty port needs a path")
         self.path: str = spec.path
         self.baud = spec.baud or default_baud
+        self.pace = spec.option("pace", "1") == "1" and self.baud is not None
         self.tty_name: str | None = None
         self._master: int | None = None
         self._slave: int | None = None
         self._channel: FdChannel | None = None
         self._writer: asyncio.Task | None = None
+        self._byte_s = BITS_PER_BYTE / self.baud if self.baud else 0.0
+        self._line_free_at = 0.0  # loop time when the paced line has sent its last byte
+        self._reader_seen_at = 0.0  # loop time when the slave's reader was last seen reading
+        self._unread_before: int | None = 0  # unread bytes at the last check (None: unknown)
+        self._written_since = 0  # bytes written to the master since that check
         self._error_logs = {
             event: RateLimited(log, event)
             for event in ("pty.write_failed", "pty.flush_failed", "pty.read_failed")
@@ -49,15 +77,15 @@ class PtyPort(Port):
         return self._with_direction(f"{self.path} (-> {self.tty_name})")
 
     async def _open(self) -> None:
-        os.makedirs(os.path.dirname(self.path), exist_ok=True)
-        _check_replaceable(self.path)
+        make_link_dir(self.path)
+        check_replaceable(self.path)
         master, slave = os.openpty()
         try:
             tty.setraw(slave)
             if self.baud is not None:
                 _set_speed(slave, self.baud)
             self.tty_name = os.ttyname(slave)
-            _replace_symlink(self.path, self.tty_name)
+            replace_symlink(self.path, self.tty_name)
         except BaseException:
             os.close(master)
             os.close(slave)
@@ -65,23 +93,81 @@ class PtyPort(Port):
             raise
         self._master, self._slave = master, slave
         self.stats.connected = True
+        loop = asyncio.get_running_loop()
+        self._reader_seen_at = loop.time()  # a client attaching right after start gets it all
         splitter = self._new_splitter()
         self._channel = FdChannel(master, splitter.feed, self._read_lost, self._flush_stale)
         self._channel.start_reading()
         self._writer = asyncio.create_task(
-            run_writer(self._queue, self._write, self.stats), name=f"hild-pty-writer {self.path}"
+            run_writer(self._queue, self._write, self.stats, self._begin_epoch),
+            name=f"hild-pty-writer {self.path}",
         )
 
     async def _write(self, line: bytes) -> bool:
         assert self._channel is not None
         try:
-            return await self._channel.write(line)
+            if self.pace:
+                await self._write_paced(line)
+            else:
+                await self._channel.write(line)
+                self._written_since += len(line)
+            return True
         except OSError as e:
             if self._closed:
                 raise
             self.stats.dropped_lines += 1
             self._count_error("pty.write_failed", e)
             return False
+
+    async def _write_paced(self, line: bytes) -> None:
+        """Write line at the baud rate: each byte once its last bit would be out on the line.
+
+        The bytes that are due go out together at ticks of a PACE_QUANTUM_S grid shared by
+        every paced port, so that the ports wake the loop together, not each on its own.
+        """
+        assert self._channel is not None
+        loop = asyncio.get_running_loop()
+        start = self._line_free_at
+        if start < loop.time() - PACE_SLACK_S:
+            start = loop.time()  # the line was idle: this line starts it afresh
+        view = memoryview(line)
+        size, sent, hurried = len(view), 0, False
+        while sent < size:
+            if self._queue.newer_epoch_waiting or self._closed:  # behind, or closing:
+                n, hurried = size - sent, True  # the rest of this epoch goes at once
+            else:
+                out = int((loop.time() - start) / self._byte_s + 1e-6)  # bytes out by now
+                n = min(size, out) - sent
+                if n <= 0:
+                    due = start + (sent + 1) * self._byte_s
+                    await _sleep_until(loop, math.ceil(due / PACE_QUANTUM_S) * PACE_QUANTUM_S)
+                    continue
+            await self._channel.write(view[sent : sent + n])
+            self._written_since += n
+            sent += n
+        self._line_free_at = loop.time() if hurried else start + size * self._byte_s
+
+    def _begin_epoch(self) -> None:
+        """Before an epoch is written: flush what waits unread if its reader is gone.
+
+        A reader counts as present when the slave holds fewer unread bytes than at the last
+        look plus what was written since. Never raises: it runs in the writer task.
+        """
+        if self._slave is None:
+            return
+        now = asyncio.get_running_loop().time()
+        try:
+            unread = _unread_bytes(self._slave)
+        except OSError as e:
+            self._count_error("pty.flush_failed", e)
+            self._unread_before = None
+            return
+        if self._unread_before is not None and unread < self._unread_before + self._written_since:
+            self._reader_seen_at = now
+        if unread and now - self._reader_seen_at > READER_GONE_S:
+            self._flush_stale()
+            unread = 0
+        self._unread_before, self._written_since = unread, 0
 
     def _flush_stale(self) -> None:
         """Discard what the slave holds unread: nobody is reading it, or not fast enough."""
@@ -92,6 +178,8 @@ class PtyPort(Port):
         except termios.error as e:
             self._count_error("pty.flush_failed", e)
             return
+        # What a mid-write flush removed is unknown: no evidence of a reader until next look.
+        self._unread_before, self._written_since = None, 0
         self.stats.flushes += 1
         log.debug("pty.flushed", path=self.path, flushes=self.stats.flushes)
 
@@ -108,7 +196,7 @@ class PtyPort(Port):
         if self._channel is not None:
             self._channel.close()
         if self.tty_name is not None:
-            _remove_own_symlink(self.path, self.tty_name)
+            remove_own_symlink(self.path, self.tty_name)
         for fd in (self._master, self._slave):
             if fd is not None:
                 os.close(fd)
@@ -116,37 +204,26 @@ class PtyPort(Port):
         self.stats.connected = False
 
 
-def _check_replaceable(path: str) -> None:
-    """Refuse to put the link where a real file or directory is; a symlink may be replaced."""
-    if os.path.lexists(path) and not os.path.islink(path):
-        kind = "a directory" if os.path.isdir(path) else "a file that is not a symlink"
-        raise FileExistsError(
-            errno.EEXIST,
-            f"refusing to replace {kind} with the pty link; remove it or choose another pty name",
-            path,
-        )
-
-
-def _replace_symlink(path: str, target: str) -> None:
-    """Point path at target atomically, replacing a stale link left by an earlier run."""
-    tmp = f"{path}.{os.getpid()}.tmp"
-    if os.path.lexists(tmp):
-        os.unlink(tmp)
-    os.symlink(target, tmp)
+async def _sleep_until(loop: asyncio.AbstractEventLoop, when: float) -> None:
+    """Sleep until loop.time() reaches when (timers at the same time fire together)."""
+    waiter = loop.create_future()
+    handle = loop.call_at(when, _wake, waiter)
     try:
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+        await waiter
+    finally:
+        handle.cancel()
 
 
-def _remove_own_symlink(path: str, target: str) -> None:
-    """Remove the link if it still points at our pty (another run may have replaced it)."""
-    try:
-        if os.readlink(path) == target:
-            os.unlink(path)
-    except OSError:
-        pass
+def _wake(waiter: asyncio.Future) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
+def _unread_bytes(fd: int) -> int:
+    """How many bytes wait unread in a tty's input queue (FIONREAD)."""
+    buf = array.array("i", [0])
+    fcntl.ioctl(fd, termios.FIONREAD, buf, True)
+    return buf[0]
 
 
 def _set_speed(fd: int, baud: int) -> None:

@@ -24,8 +24,9 @@ STABLE_S = 5.0  # a device that stayed open this long starts its back-off afresh
 class SerialPort(Port):
     """A serial device driven through its fd; absent or vanished devices are retried with back-off.
 
-    While the device is away, send() keeps queueing (dropping the oldest lines); the queue is
-    written out once the device is back.
+    While the device is away, the queue keeps only the latest epoch (the lines of the last
+    tick that sent any, see LineQueue), so a device that comes back gets the current epoch
+    first, never a backlog of old sentences; the lines given up are counted as dropped.
     """
 
     def __init__(self, spec: PortSpec, queue_lines: int = 64, default_baud: int = 4800):
@@ -103,6 +104,7 @@ class SerialPort(Port):
             error = self._connect()
             connected = error is None
             if connected:
+                self._queue.keep_latest_epoch()
                 self.stats.reopens += 1
                 log.info("port.reopened", url=self.spec.url, reopens=self.stats.reopens)
             else:
@@ -140,6 +142,11 @@ class SerialPort(Port):
             _close_quietly(self._serial)
             self._serial = None
         self.stats.connected = False
+
+    def _enqueue(self, line: bytes) -> None:
+        self._queue.put(line)
+        if not self.stats.connected:
+            self._queue.keep_latest_epoch()
 
     def _drained(self) -> bool:
         return not self.stats.connected or self._queue.idle

@@ -1,10 +1,20 @@
 """UDP: one datagram per line to a unicast, broadcast or multicast address, with optional
 receiving (?bind=); or, with ?listen=1, a port bound to its address that replies to its senders.
+
+A port receives only where its URL says: on ?bind=HOST:PORT or, with ?listen=1, on its own
+address. A port with neither only sends: its socket is bound to loopback when the destination
+is (so nothing from outside this machine reaches it) and whatever arrives on it anyway is
+dropped and counted in ``refused``. Bound addresses are never shared (no SO_REUSEADDR, no
+SO_REUSEPORT): a port another socket already holds fails at start, naming the address.
+Received datagrams are worked through under the process-wide input budget (see tcp.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
+import errno
+import ipaddress
 import socket
 import time
 
@@ -12,6 +22,7 @@ import structlog
 
 from hild.log import RateLimited
 from hild.transport.base import LineSplitter, Port, cancel_and_wait, run_writer
+from hild.transport.tcp import SLICE_BYTES, InputBudget
 from hild.transport.url import (
     BROADCAST_ADDRESS,
     PortSpec,
@@ -25,6 +36,7 @@ log = structlog.get_logger("hild.transport")
 MAX_BUFFERED_BYTES = 64 * 1024
 MAX_PEERS = 8  # a listening port replies to at most this many senders, the most recent ones
 PEER_TIMEOUT_S = 30.0  # and forgets a sender it has not heard from for this long
+INBOX_DATAGRAMS = 16  # received, not yet worked through (reading pauses at the first)
 
 
 class UdpPort(Port):
@@ -47,6 +59,7 @@ class UdpPort(Port):
         self.ttl = int(spec.option("ttl", "1") or 1)
         self.bind: str | None = spec.option("bind")
         self.listen = spec.option("listen") == "1"
+        self.receives = self.listen or self.bind is not None  # else input is refused
         # listen=1: (host, port) -> (socket address, time.monotonic() last heard); oldest first
         self._peers: dict[tuple[str, int], tuple[tuple, float]] = {}
         self._dest: tuple | None = None
@@ -54,6 +67,14 @@ class UdpPort(Port):
         self._writer: asyncio.Task | None = None
         self._lines: LineSplitter = self._new_splitter()
         self._log_error = RateLimited(log, "port.udp_error")
+        self._budget: InputBudget | None = None
+        # received datagrams waiting for the input budget: (data, address, t_rx)
+        self._inbox: collections.deque[tuple[bytes, tuple, float]] = collections.deque()
+        # the datagram being worked through, a slice at a time
+        self._current: bytes = b""
+        self._offset = 0
+        self._peer: tuple[str, int] | None = None
+        self._t_rx = 0.0
 
     @property
     def local_address(self) -> tuple | None:
@@ -86,21 +107,27 @@ class UdpPort(Port):
 
     async def _open(self) -> None:
         loop = asyncio.get_running_loop()
+        self._budget = InputBudget.of(loop)
         infos = await loop.getaddrinfo(self.host, self.port, type=socket.SOCK_DGRAM)
         family, _, _, _, dest = infos[0]
         sock = socket.socket(family, socket.SOCK_DGRAM)
         try:
             sock.setblocking(False)
             self._configure(sock, family)
+            # No SO_REUSEADDR or SO_REUSEPORT anywhere: an address this port receives on is
+            # its own, and one that another socket holds is an error at start.
             if self.listen:
-                sock.bind(dest)
+                _bind(sock, dest, "receive on")
             elif self.bind is not None:
                 bind_host, bind_port = split_host_port(self.bind)
                 bind_infos = await loop.getaddrinfo(
                     bind_host, int(bind_port or 0), family=family, type=socket.SOCK_DGRAM
                 )
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                sock.bind(bind_infos[0][4])
+                _bind(sock, bind_infos[0][4], "receive on")
+            elif _is_loopback(dest[0]):
+                # send-only, to this machine: send from loopback too, so the socket is not
+                # reachable from other machines (unbound, it would be 0.0.0.0 on the first send)
+                _bind(sock, ("::1" if family == socket.AF_INET6 else "127.0.0.1", 0), "send from")
             self._transport, _ = await loop.create_datagram_endpoint(
                 lambda: _Protocol(self), sock=sock
             )
@@ -171,17 +198,60 @@ class UdpPort(Port):
         self._log_error(url=self.spec.url, error=str(error), errors=self.stats.errors)
 
     def _on_datagram(self, data: bytes, addr: tuple) -> None:
-        """Check one received datagram's source, note it as a peer, split it into lines."""
-        t_rx = time.monotonic()
+        """Take one received datagram in; it is worked through under the input budget."""
+        if len(self._inbox) >= INBOX_DATAGRAMS:  # only if reading could not be paused
+            self._on_error(OSError(errno.ENOBUFS, "input arrives faster than it can be read"))
+            return
+        self._inbox.append((data, addr, time.monotonic()))
+        if self._budget is not None:
+            self._budget.run(self)
+
+    def input_slice(self) -> bool:
+        """Work through a slice of the received datagrams; True while some are left."""
+        if self._offset >= len(self._current):
+            if not self._inbox:
+                return False
+            data, addr, t_rx = self._inbox.popleft()
+            if not self._accept(data, addr, t_rx):
+                return bool(self._inbox)
+        start, end = self._offset, self._offset + SLICE_BYTES
+        data = self._current
+        chunk = data if start == 0 and end >= len(data) else data[start:end]
+        self._offset = end
+        if end >= len(data):  # the datagram's last slice: its last line needs no end
+            self._current, self._offset = b"", 0
+            self._lines.feed_datagram(chunk, self._peer, self._t_rx)
+            return bool(self._inbox)
+        self._lines.feed(chunk, self._peer, self._t_rx)
+        return True
+
+    def _accept(self, data: bytes, addr: tuple, t_rx: float) -> bool:
+        """Check a datagram's source and note it as a peer; True when its lines are to be read."""
         peer = (str(addr[0]), int(addr[1]))
+        if not self.receives:
+            self._refuse(peer, "datagram to a port that only sends")
+            return False
         if not self.allow.allows(peer[0]):
             self._refuse(peer, "datagram")
-            return
+            return False
         if self.listen:
             self._remember_peer(peer, addr, t_rx)
-        self._lines.feed_datagram(data, peer, t_rx)
+        self._current, self._offset, self._peer, self._t_rx = data, 0, peer, t_rx
+        return True
+
+    def input_pause(self) -> None:
+        if self._transport is not None and not self._transport.is_closing():
+            self._transport.pause_reading()
+
+    def input_resume(self) -> None:
+        if self._transport is not None and not self._transport.is_closing():
+            self._transport.resume_reading()
 
     async def _release(self) -> None:
+        if self._budget is not None:
+            self._budget.forget(self)
+        self._inbox.clear()
+        self._current, self._offset = b"", 0
         await cancel_and_wait(self._writer)
         if self._transport is not None:
             self._transport.close()
@@ -200,3 +270,22 @@ class _Protocol(asyncio.DatagramProtocol):
 
     def error_received(self, exc: Exception) -> None:
         self.port._on_error(exc)
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.partition("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def _bind(sock: socket.socket, address: tuple, what: str) -> None:
+    """Bind, or raise an OSError that names the address (and who may hold it)."""
+    try:
+        sock.bind(address)
+    except OSError as e:
+        where = format_host_port(str(address[0]), int(address[1]))
+        reason = (e.strerror or str(e)).lower()
+        if e.errno == errno.EADDRINUSE:
+            reason += " (another socket is bound to it)"
+        raise OSError(e.errno, f"cannot {what} {where}: {reason}") from None

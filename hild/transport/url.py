@@ -26,6 +26,8 @@ STANDARD_BAUDS = (
     921600,
 )
 LOOPBACK = "127.0.0.1"
+DEFAULT_MAX_CLIENTS = 16  # a TCP port's clients at a time: plotters, loggers, controllers
+MAX_CLIENTS_LIMIT = 1000
 BROADCAST_ADDRESS = "255.255.255.255"
 
 EXAMPLES = {
@@ -41,14 +43,14 @@ FORMS = {
         "[&mode=both|send|receive], or udp://HOST:PORT?listen=1[&allow=...][&mode=...]"
         " to receive on HOST:PORT and reply to the senders"
     ),
-    "tcp": "tcp://[HOST]:PORT[?allow=ADDRESSES|any][&mode=both|send|receive]",
-    "pty": "pty://NAME or pty:///ABSOLUTE/PATH[?baud=RATE][&mode=both|send|receive]",
+    "tcp": "tcp://[HOST]:PORT[?allow=ADDRESSES|any][&mode=both|send|receive][&max_clients=N]",
+    "pty": "pty://NAME or pty:///ABSOLUTE/PATH[?baud=RATE][&mode=both|send|receive][&pace=0]",
 }
 ALLOWED_OPTIONS: dict[str, tuple[str, ...]] = {
     "serial": ("baud", "mode"),
-    "pty": ("baud", "mode"),
+    "pty": ("baud", "mode", "pace"),
     "udp": ("broadcast", "ttl", "bind", "listen", "allow", "mode"),
-    "tcp": ("allow", "mode"),
+    "tcp": ("allow", "mode", "max_clients"),
 }
 MODES = ("both", "send", "receive")
 _NAME = re.compile(r"[A-Za-z0-9._-]+")
@@ -173,7 +175,7 @@ def _parse_query(url: str, scheme: str, query: str, expected: str) -> dict[str, 
 
 
 def _check_option(url: str, key: str, value: str, expected: str) -> str:
-    if key in ("broadcast", "listen"):
+    if key in ("broadcast", "listen", "pace"):
         if value.lower() in _TRUE:
             return "1"
         if value.lower() in _FALSE:
@@ -194,6 +196,15 @@ def _check_option(url: str, key: str, value: str, expected: str) -> str:
                 f"or allow=any; {expected}"
             )
             raise PortUrlError(url, str(e), allow_expected) from None
+    if key == "max_clients":
+        clients = _decimal(value)
+        if clients is None or not 1 <= clients <= MAX_CLIENTS_LIMIT:
+            raise PortUrlError(
+                url,
+                f"max_clients={value!r} is not a number of clients",
+                f"an integer 1..{MAX_CLIENTS_LIMIT} (default {DEFAULT_MAX_CLIENTS}); {expected}",
+            )
+        return str(clients)
     if key == "ttl":
         ttl = _decimal(value)
         if ttl is None or not 0 <= ttl <= 255:

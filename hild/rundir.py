@@ -1,0 +1,329 @@
+"""The run directory (/tmp/hild by default): where the pty links live, held by one daemon.
+
+A daemon whose bench has pty:// ports under its run directory holds the directory for the
+whole run (``RunDir``):
+
+- the directory is created with mode 0755 when missing; an existing one must be a real
+  directory (not a symlink), owned by the user running hild, and writable by nobody else;
+  anything else is refused with a message naming the path, its owner and mode;
+- ``.lock`` in it is locked (flock) and holds the daemon's PID: a second daemon on the same
+  directory refuses to start, naming the first one's PID, and leaves its links alone;
+- once locked, the links into /dev/pts/ left in it by a daemon that died without cleaning up
+  are removed (no live daemon can own them: it would hold the lock). Nothing else is touched.
+
+The pty port's link policy is here too: a link is replaced only when it is dangling or points
+into /dev/pts/, atomically, and removed at exit only if it still points at the port's pty.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import pwd
+import stat
+
+import structlog
+
+from hild.config import ConfigError
+
+log = structlog.get_logger("hild.rundir")
+
+DEFAULT_RUN_DIR = "/tmp/hild"
+LOCK_NAME = ".lock"
+PTS_DIR = "/dev/pts/"
+# 0755, not 0700: a controller run by another user must be able to look the links up (whether
+# it may then open the pty is the pty's own mode and group); only this user can create,
+# replace or remove links in it, so nobody else can point /tmp/hild/jets at their own pty.
+DIR_MODE = 0o755
+ELSEWHERE = "give the run another directory with --run-dir DIR (or run_dir in the bench)"
+
+
+class RunDirError(ConfigError):
+    """A run directory that cannot be used; the message says why and what to do.
+
+    A ConfigError, so `hild run` reports it in one line without a traceback and exits with 2.
+    """
+
+    def __init__(self, path: str | os.PathLike, problem: str, remedy: str = ELSEWHERE):
+        ValueError.__init__(self, f"run directory {os.fspath(path)} {problem}; {remedy}")
+        self.file = os.fspath(path)
+        self.key = "run_dir"
+        self.value = os.fspath(path)
+        self.expected = remedy
+        self.problem = problem
+
+
+def owner_name(uid: int) -> str:
+    """The user name of uid, or the number when it has none."""
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def describe_stat(st: os.stat_result) -> str:
+    """``owner alice, mode 0755 = drwxr-xr-x`` for a message."""
+    mode = stat.S_IMODE(st.st_mode)
+    return f"owner {owner_name(st.st_uid)}, mode {mode:04o} = {stat.filemode(st.st_mode)}"
+
+
+def check_private_dir(path: str, st: os.stat_result) -> None:
+    """Refuse a directory (from lstat) that is a symlink, not ours, or writable by others."""
+    me = os.geteuid()
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            target = os.readlink(path)
+        except OSError:
+            target = "?"
+        raise RunDirError(path, f"is a symlink (to {target}; {describe_stat(st)}): hild puts "
+                          "its links only in a real directory", f"remove the symlink, or "
+                          f"{ELSEWHERE}")  # fmt: skip
+    if not stat.S_ISDIR(st.st_mode):
+        raise RunDirError(path, f"is not a directory ({describe_stat(st)})")
+    if st.st_uid != me:
+        raise RunDirError(path, f"belongs to another user ({describe_stat(st)}), not to "
+                          f"{owner_name(me)} who runs hild: that user could replace the pty "
+                          "links in it")  # fmt: skip
+    if stat.S_IMODE(st.st_mode) & (stat.S_IWGRP | stat.S_IWOTH):
+        raise RunDirError(path, f"is writable by others ({describe_stat(st)}), who could "
+                          "replace the pty links in it", f"make it private (chmod 755 {path}), "
+                          f"remove it, or {ELSEWHERE}")  # fmt: skip
+
+
+def make_private_dir(path: str) -> None:
+    """Create path (and missing parents) if needed and check it is a private directory."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        parent = os.path.dirname(path)
+        try:
+            if parent:
+                os.makedirs(parent, exist_ok=True)
+            os.mkdir(path, DIR_MODE)
+            os.chmod(path, DIR_MODE, follow_symlinks=False)  # whatever the umask said
+        except FileExistsError:
+            pass  # made meanwhile: checked below like any existing directory
+        except OSError as e:
+            raise RunDirError(path, f"cannot be created ({e.strerror or e})") from None
+        st = os.lstat(path)
+    except OSError as e:
+        raise RunDirError(path, f"cannot be examined ({e.strerror or e})") from None
+    check_private_dir(path, st)
+
+
+class RunDir:
+    """Hold a run directory for one run: checked, locked, cleaned of stale links.
+
+    ``with RunDir(path):`` around the run; a second holder of the same directory (another
+    process) gets a RunDirError naming the first one's PID.
+    """
+
+    def __init__(self, path: str | os.PathLike = DEFAULT_RUN_DIR):
+        self.path = os.path.abspath(os.fspath(path))
+        self._dir_fd: int | None = None
+        self._lock_fd: int | None = None
+
+    def __enter__(self) -> RunDir:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+    def acquire(self) -> None:
+        """Create or check the directory, take its lock, remove stale pty links."""
+        make_private_dir(self.path)
+        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            dir_fd = os.open(self.path, flags)
+        except OSError as e:  # replaced by a symlink since it was checked
+            raise RunDirError(self.path, f"cannot be opened ({e.strerror or e})") from None
+        try:
+            check_private_dir(self.path, os.fstat(dir_fd))
+            self._lock_fd = self._lock(dir_fd)
+        except BaseException:
+            os.close(dir_fd)
+            raise
+        self._dir_fd = dir_fd
+        os.pwrite(self._lock_fd, f"{os.getpid()}\n".encode(), 0)
+        os.ftruncate(self._lock_fd, len(f"{os.getpid()}\n"))
+        log.debug("rundir.locked", path=self.path, pid=os.getpid())
+        remove_stale_links(self.path)
+
+    def _lock(self, dir_fd: int) -> int:
+        """Lock .lock in the directory; retry when it was removed by a holder that just left."""
+        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        for _ in range(10):
+            try:
+                fd = os.open(LOCK_NAME, flags, 0o644, dir_fd=dir_fd)
+            except OSError as e:
+                lock = os.path.join(self.path, LOCK_NAME)
+                raise RunDirError(self.path, f"has a lock file {lock} that cannot "
+                                  f"be opened ({e.strerror or e})") from None  # fmt: skip
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as e:
+                holder = _read_pid(fd)
+                os.close(fd)
+                if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                    raise RunDirError(self.path, f"cannot be locked ({e.strerror or e})") from None
+                who = "another hild" if holder is None else f"another hild (PID {holder})"
+                raise RunDirError(
+                    self.path,
+                    f"is in use by {who}, whose pty links are in it",
+                    f"stop that one first, or {ELSEWHERE}",
+                ) from None
+            try:
+                current = os.stat(LOCK_NAME, dir_fd=dir_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                current = None
+            if current is not None and os.path.samestat(current, os.fstat(fd)):
+                return fd
+            os.close(fd)  # the holder removed that file as it left: lock the new one
+        raise RunDirError(self.path, "has a lock file that keeps changing under us")
+
+    def release(self) -> None:
+        """Remove the lock file and let the lock go; idempotent."""
+        if self._lock_fd is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(LOCK_NAME, dir_fd=self._dir_fd)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+        if self._dir_fd is not None:
+            os.close(self._dir_fd)
+            self._dir_fd = None
+
+
+def _read_pid(fd: int) -> int | None:
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def link_target(path: str) -> str | None:
+    """Where the symlink at path points, as an absolute normalised path; None if no symlink."""
+    try:
+        target = os.readlink(path)
+    except OSError:
+        return None
+    return os.path.normpath(os.path.join(os.path.dirname(path), target))
+
+
+def points_into_pts(target: str | None) -> bool:
+    """True for a link target under /dev/pts/ (a pty slave, live or gone)."""
+    return target is not None and target.startswith(PTS_DIR)
+
+
+def remove_stale_links(root: str) -> list[str]:
+    """Remove every symlink into /dev/pts/ under root (held, so no live daemon owns them).
+
+    Only symlinks are looked at, and only those into /dev/pts/ removed; subdirectories (from
+    pty:// names with '/') are searched, symlinked ones are not followed. Returns the paths
+    removed.
+    """
+    removed: list[str] = []
+    pending = [root]
+    while pending:
+        folder = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(entry.path)
+                continue
+            if not entry.is_symlink():
+                continue
+            target = link_target(entry.path)
+            if not points_into_pts(target):
+                continue
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry.path)
+                removed.append(entry.path)
+                log.info("rundir.stale_link_removed", path=entry.path, target=target,
+                         target_exists=os.path.exists(target))  # fmt: skip
+    return removed
+
+
+def make_link_dir(path: str) -> None:
+    """Create the directory a pty link goes in, when missing (mode 0755)."""
+    parent = os.path.dirname(path)
+    if parent and not os.path.isdir(parent):
+        os.makedirs(parent, DIR_MODE, exist_ok=True)
+
+
+def check_replaceable(path: str) -> None:
+    """Refuse to put a pty link where something is that is not a dangling or pty link.
+
+    A regular file or directory is never replaced; nor is a symlink that resolves to something
+    outside /dev/pts/ (a udev link such as /dev/gps -> ttyUSB0, a user's file), since replacing
+    it would silently take over what it names.
+    """
+    if not os.path.lexists(path):
+        return
+    if not os.path.islink(path):
+        kind = "a directory" if os.path.isdir(path) else "a file that is not a symlink"
+        raise FileExistsError(
+            errno.EEXIST,
+            f"refusing to replace {kind} with the pty link; remove it or choose another pty name",
+            path,
+        )
+    target = link_target(path)
+    if points_into_pts(target) or not os.path.exists(path):
+        return
+    raise FileExistsError(
+        errno.EEXIST,
+        f"refusing to replace the symlink to {target} with the pty link: hild replaces only "
+        "dangling links and links into /dev/pts/; remove it or choose another pty path",
+        path,
+    )
+
+
+def replace_symlink(path: str, target: str) -> None:
+    """Point path at target atomically, replacing a stale link left by an earlier run."""
+    old = link_target(path)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    if os.path.lexists(tmp):
+        os.unlink(tmp)
+    os.symlink(target, tmp)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    if old is not None and old != target:
+        log.info("pty.link_replaced", path=path, old_target=old, target=target)
+
+
+def remove_own_symlink(path: str, target: str) -> None:
+    """Remove the link if it still points at our pty (another run may have replaced it)."""
+    try:
+        if os.readlink(path) == target:
+            os.unlink(path)
+    except OSError:
+        pass
+
+
+def pty_paths_under(specs, run_dir: str | os.PathLike) -> list[str]:
+    """The pty link paths among specs (PortSpecs) that lie under run_dir."""
+    root = os.path.abspath(os.fspath(run_dir))
+    return [
+        spec.path
+        for spec in specs
+        if spec.scheme == "pty"
+        and spec.path is not None
+        and os.path.commonpath([root, os.path.abspath(spec.path)]) == root
+    ]
+
+
+def bench_uses_run_dir(bench) -> bool:
+    """Whether a bench has a pty:// port whose link goes under its run_dir."""
+    from hild.transport.url import parse_port_url
+
+    specs = [parse_port_url(url, bench.run_dir) for d in bench.devices for url in d.ports]
+    return bool(pty_paths_under(specs, bench.run_dir))

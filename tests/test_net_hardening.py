@@ -1,0 +1,519 @@
+"""Hardening of the network ports (issue 11): the real daemon under hostile TCP and UDP traffic.
+
+The tests run `hild run` as a subprocess (JSON logs, its file-descriptor limit lowered to 256)
+and talk to it over real sockets on 127.0.0.1; the last few check the pieces in-process. Each
+says what it reproduces: the finding it guards against, which it failed on before the fix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import gc
+import json
+import os
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from endpoints import free_tcp_port, free_udp_port, nmea_line
+from structlog.testing import capture_logs
+
+from hild.log import SurvivingStream, route_asyncio_errors
+from hild.transport.tcp import INPUT_BUDGET_S, WINDOW_S, InputBudget
+from hild.transport.url import PortUrlError, parse_port_url
+
+DAEMON_NOFILE = 256  # the daemon's file-descriptor limit in these tests (systemd's is 1024)
+CONNECTIONS = 2000
+RUN_S = 4.0  # the length of every measured run, traffic or baseline
+
+# A run with traffic may show this many more overruns than the baseline run of the same bench
+# and length just before it. The fix bounds what received input may cost: 2 ms of every 10 ms
+# window plus one 128-byte slice (under 1 ms: the worst lines cost 5 us a byte), so a tick is
+# at most ~3 ms late on its account, well inside the 10 ms an overrun takes; with the machine
+# to itself these runs show no overrun at all. What the tolerance is for is the machine: two
+# CPUs shared by the daemon, the test process (busy opening sockets or writing while the daemon
+# runs) and whatever else runs, where back-to-back baseline runs of 600 ticks were seen to
+# differ by up to 8 overruns. Before the fix the same traffic gave 177 overruns in 600 ticks
+# (2,000 connections) and 80 of every 100 ticks (the flood), so the margin is wide both ways.
+OVERRUN_TOLERANCE = 8
+
+HEAD = """
+[bench]
+rate_hz = 100
+seed = 1
+start_time = "2026-06-01T12:00:00Z"
+run_dir = "{run_dir}"
+stats_interval = 1.0
+[vessel]
+profile = "odin"
+"""
+
+NET = """
+[[device]]
+name = "jets"
+type = "jet-controller"
+rate_hz = 5
+ports = ["tcp://127.0.0.1:{tcp}"]
+[[device]]
+name = "gps"
+type = "gps"
+rate_hz = 10
+baud = 115200
+ports = ["tcp://127.0.0.1:{tcp}", "pty://gps"]
+"""
+
+TRC = nmea_line("RCTRC,0,1500.0,R,100.0,P,,B,C")
+
+
+def write_bench(tmp_path: Path, body: str, name: str = "bench", **fields) -> str:
+    path = tmp_path / f"{name}.toml"
+    text = HEAD + textwrap.dedent(body)
+    path.write_text(text.format(run_dir=tmp_path / "run", **fields))
+    return str(path)
+
+
+def _limit_fds() -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (DAEMON_NOFILE, DAEMON_NOFILE))
+
+
+class Run:
+    """`hild run BENCH --log-format json ...`: a lowered fd limit, stdout and stderr to files."""
+
+    def __init__(self, bench: str, tmp: Path, *args: str, name: str = "daemon"):
+        self.stdout_path = tmp / f"{name}.stdout"
+        self.stderr_path = tmp / f"{name}.stderr"
+        with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "hild.cli", "run", bench, "--log-format", "json", *args],
+                stdout=out, stderr=err, stdin=subprocess.DEVNULL, preexec_fn=_limit_fds,
+            )  # fmt: skip
+
+    def ready(self, timeout: float = 60.0) -> Run:
+        """Wait for the banner (the ports are open, the loop starts right after)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if b"Ctrl-C stops" in self.stdout_path.read_bytes():
+                return self
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        raise AssertionError(f"no banner\n{self.stderr_path.read_text()}")
+
+    def finish(self, timeout: float = 30.0, stop: bool = False) -> dict:
+        """Wait for the end of the run (SIGTERM first if stop); check the log; the summary."""
+        if stop and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            assert self.proc.wait(timeout) == 0, self.stderr_path.read_text()[-3000:]
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+        events = json_events(self.stderr_path.read_text())
+        summaries = [e for e in events if e["event"] == "run.summary"]
+        assert len(summaries) == 1
+        return summaries[0]
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def json_events(text: str) -> list[dict]:
+    """Every line of the log is one JSON event: nothing else (a traceback, a bare message)."""
+    events = []
+    for number, line in enumerate(text.splitlines(), 1):
+        try:
+            event = json.loads(line)
+        except ValueError:
+            raise AssertionError(f"line {number} of the log is not JSON: {line[:300]!r}") from None
+        assert isinstance(event, dict) and "event" in event, line
+        events.append(event)
+    return events
+
+
+def baseline(tmp_path: Path, bench: str) -> dict:
+    """The same bench for the same time with no traffic at all: what this machine shows."""
+    return Run(bench, tmp_path, "--duration", str(RUN_S), name="baseline").ready().finish()
+
+
+def figures(summary: dict) -> str:
+    keys = ("ticks", "overruns", "jitter_p50_ms", "jitter_p99_ms", "jitter_max_ms", "cpu_percent")
+    return " ".join(f"{k}={summary[k]}" for k in keys)
+
+
+def assert_no_extra_overruns(quiet: dict, loaded: dict) -> None:
+    assert loaded["ticks"] == quiet["ticks"] == round(RUN_S * 100)
+    message = f"baseline: {figures(quiet)}; with traffic: {figures(loaded)}"
+    print(message)
+    assert loaded["overruns"] <= quiet["overruns"] + OVERRUN_TOLERANCE, message
+
+
+def raise_own_fd_limit(need: int) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft >= need:
+        return
+    if hard != resource.RLIM_INFINITY and hard < need:
+        pytest.skip(f"this test needs {need} file descriptors, the hard limit is {hard}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
+
+
+def connect_nowait(port: int) -> socket.socket:
+    """A TCP connection to 127.0.0.1:port that completes in the kernel, without waiting here."""
+    s = socket.socket()
+    s.setblocking(False)
+    code = s.connect_ex(("127.0.0.1", port))
+    assert code in (0, errno.EINPROGRESS), os.strerror(code)
+    return s
+
+
+# --- TCP: connections, floods, half-closed clients ----------------------------------------------
+
+
+def test_two_thousand_tcp_connections_are_refused_and_cost_no_deadline(tmp_path):
+    # Reproduces: with no client limit about 1,100 idle connections exhausted the daemon's fds,
+    # every tick overran, and asyncio logged a traceback for each failed accept (non-JSON text
+    # in the JSON log); 200 clients connecting and leaving made ticks 114-121 ms late.
+    raise_own_fd_limit(CONNECTIONS + 256)
+    tcp = free_tcp_port()
+    bench = write_bench(tmp_path, NET, tcp=tcp)
+    quiet = baseline(tmp_path, bench)
+    run = Run(bench, tmp_path, "--duration", str(RUN_S)).ready()
+    held: list[socket.socket] = []
+    try:
+        for _ in range(200):  # churn: connect and leave at once
+            connect_nowait(tcp).close()
+        for _ in range(CONNECTIONS // 100):  # then 2,000 held open, in batches of 100
+            held.extend(connect_nowait(tcp) for _ in range(100))
+            time.sleep(0.05)
+        loaded = run.finish()
+    finally:
+        run.kill()
+        for s in held:
+            s.close()
+    assert_no_extra_overruns(quiet, loaded)
+    stats = loaded["ports"][f"tcp://127.0.0.1:{tcp}"]
+    # 16 clients (the default max_clients) may stay; the rest, held or not, are refused. Of the
+    # 200 that left at once some may be gone before they are accepted (they count as clients
+    # that came and went, or not at all), so the bound is for the 2,000 held ones.
+    assert stats["refused"] >= CONNECTIONS - 16, stats
+    events = json_events(run.stderr_path.read_text())
+    assert [e for e in events if e["event"] == "port.refused"]  # logged, rate-limited
+    assert len([e for e in events if e["event"] == "port.refused"]) <= 5
+
+
+def flood(sock: socket.socket, stop: threading.Event, sent: list[int]) -> None:
+    """Write valid commands as fast as the daemon takes them, until stop or the port closes."""
+    block = TRC * (65536 // len(TRC))
+    sock.settimeout(0.2)
+    while not stop.is_set():
+        try:
+            sent[0] += sock.send(block)
+        except TimeoutError:
+            continue
+        except OSError:
+            return
+
+
+def test_a_tcp_line_flood_costs_no_deadline(tmp_path):
+    # Reproduces: one client flooding lines caused 66-115 overruns per 500 ticks: the port's
+    # reader went through everything buffered without yielding to the loop.
+    tcp = free_tcp_port()
+    bench = write_bench(tmp_path, NET, tcp=tcp)
+    quiet = baseline(tmp_path, bench)
+    run = Run(bench, tmp_path, "--duration", str(RUN_S)).ready()
+    stop, sent = threading.Event(), [0]
+    sock = socket.create_connection(("127.0.0.1", tcp), timeout=5)
+    writer = threading.Thread(target=flood, args=(sock, stop, sent), daemon=True)
+    writer.start()
+    try:
+        loaded = run.finish()
+    finally:
+        stop.set()
+        writer.join(5)
+        sock.close()
+        run.kill()
+    print(f"flood: {sent[0] / 1e6:.1f} MB written in {RUN_S} s")
+    assert_no_extra_overruns(quiet, loaded)
+    jets = loaded["devices"]["jets"]
+    assert jets["commands"] > 1000  # the flood's lines were read, as commands, on the usual path
+    assert loaded["ports"][f"tcp://127.0.0.1:{tcp}"]["received_lines"] >= jets["commands"]
+
+
+def test_a_half_closed_tcp_client_keeps_receiving_sentences(tmp_path):
+    # Reproduces: a client that shut down its sending side (shutdown(SHUT_WR), as `nc -N` or a
+    # logger that never talks does) was dropped at once: it read end of file, no sentences.
+    tcp = free_tcp_port()
+    run = Run(write_bench(tmp_path, NET, tcp=tcp), tmp_path).ready()
+    try:
+        client = socket.create_connection(("127.0.0.1", tcp), timeout=5)
+        client.sendall(TRC)  # a last command, then nothing more to say
+        client.shutdown(socket.SHUT_WR)
+        data, deadline = b"", time.monotonic() + 1.5
+        while time.monotonic() < deadline:
+            chunk = client.recv(65536)
+            assert chunk, f"dropped after {len(data)} bytes"
+            data += chunk
+        client.close()
+        summary = run.finish(stop=True)
+    finally:
+        run.kill()
+    assert data.count(b"$GPGGA") >= 10  # 10 Hz for 1.5 s
+    assert summary["devices"]["jets"]["commands"] == 1
+
+
+# --- UDP: bound ports, send-only ports -----------------------------------------------------------
+
+
+def test_a_bound_udp_port_is_not_shared_with_another_socket(tmp_path):
+    # Reproduces: ?bind= set SO_REUSEADDR, so another local socket could bind the same port and
+    # receive the controller's datagrams (100 of 100 in the probe), and hild started without a
+    # word when the port was already held.
+    held = free_udp_port()
+    bench = write_bench(tmp_path, """
+        [[device]]
+        name = "jets"
+        type = "jet-controller"
+        ports = ["udp://127.0.0.1:{out}?bind=127.0.0.1:{held}"]
+    """, out=free_udp_port(), held=held)  # fmt: skip
+    thief = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    thief.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    thief.bind(("127.0.0.1", held))
+    first = Run(bench, tmp_path, name="first")
+    try:
+        code = first.proc.wait(60)
+    finally:
+        first.kill()
+        thief.close()
+    error = first.stderr_path.read_text()
+    assert code != 0 and "Traceback" not in error, error
+    assert f"127.0.0.1:{held}" in error and "in use" in error, error
+
+    run = Run(bench, tmp_path).ready()
+    try:
+        for option in (socket.SO_REUSEADDR, socket.SO_REUSEPORT):
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as thief:
+                thief.setsockopt(socket.SOL_SOCKET, option, 1)
+                with pytest.raises(OSError) as info:
+                    thief.bind(("127.0.0.1", held))
+                assert info.value.errno == errno.EADDRINUSE
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as controller:
+            for _ in range(5):
+                controller.sendto(TRC, ("127.0.0.1", held))
+        time.sleep(0.3)
+        summary = run.finish(stop=True)
+    finally:
+        run.kill()
+    assert summary["devices"]["jets"]["commands"] == 5  # all of them reached hild
+
+
+def test_a_send_only_udp_port_takes_no_controller_input(tmp_path):
+    # Reproduces: a UDP port that only sends (no listen=1, no bind=) sent from a socket bound to
+    # 0.0.0.0 on an ephemeral port, and whatever arrived there was taken as controller input:
+    # any local process (or one on another interface) could drive the jets through it.
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as feedback:
+        feedback.bind(("127.0.0.1", 0))
+        feedback.settimeout(10)
+        url = f"udp://127.0.0.1:{feedback.getsockname()[1]}"
+        bench = write_bench(tmp_path, """
+            [[device]]
+            name = "jets"
+            type = "jet-controller"
+            rate_hz = 10
+            ports = ["{url}"]
+        """, url=url)  # fmt: skip
+        run = Run(bench, tmp_path).ready()
+        try:
+            _, source = feedback.recvfrom(4096)  # where the daemon sends from
+            assert source[0] == "127.0.0.1"
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as foreign:
+                for _ in range(5):
+                    foreign.sendto(TRC, source)
+                    foreign.sendto(TRC, ("127.0.0.2", source[1]))  # reaches a 0.0.0.0 socket only
+            time.sleep(0.3)
+            summary = run.finish(stop=True)
+        finally:
+            run.kill()
+    assert summary["devices"]["jets"]["commands"] == 0 and summary["commands_applied"] == 0
+    stats = summary["ports"][url]
+    assert stats["refused"] == 5 and stats["received_lines"] == 0, stats  # counted and dropped
+    assert stats["sent_lines"] > 0
+
+
+# --- Closed standard streams ----------------------------------------------------------------------
+
+
+def test_a_closed_stderr_does_not_end_the_run(tmp_path):
+    # Reproduces: `hild run 2>&1 | head -1`: once the reader had gone, the next log line raised
+    # BrokenPipeError, the daemon died before its --duration and left its pty link behind.
+    bench = write_bench(tmp_path, NET, tcp=free_tcp_port())
+    link = tmp_path / "run" / "gps"
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hild.cli", "run", bench, "--log-format", "json",
+         "--duration", "3"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        first = proc.stderr.readline()
+        proc.stderr.close()  # what `| head -1` does after one line
+        assert json.loads(first)["event"]
+        code = proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert code == 0
+    assert time.monotonic() - started >= 3.0  # it ran to its --duration
+    assert not os.path.lexists(link)  # and cleaned up after itself
+
+
+def test_a_closed_stdout_does_not_end_the_run(tmp_path):
+    # Reproduces: `hild run | head -1`: writing the banner to a closed stdout raised
+    # BrokenPipeError and ended the run before it started.
+    bench = write_bench(tmp_path, NET, tcp=free_tcp_port())
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hild.cli", "run", bench, "--log-format", "json",
+         "--duration", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        proc.stdout.close()
+        code = proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert code == 0
+    assert time.monotonic() - started >= 2.0
+    assert not os.path.lexists(tmp_path / "run" / "gps")
+
+
+# --- In-process: the pieces ----------------------------------------------------------------------
+
+
+def test_asyncio_errors_become_one_rate_limited_event_each():
+    # Reproduces: asyncio's default handler printed every failed accept, callback that raised
+    # and unretrieved task exception as a multi-line traceback on stderr, outside the JSON log
+    # (214,028 of them, 87 MB, in the probe).
+    def boom():
+        raise ValueError("bad value")
+
+    async def fails():
+        raise KeyError("lost")
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        route_asyncio_errors(loop)
+        for _ in range(5):
+            loop.call_soon(boom)
+        emfile = OSError(errno.EMFILE, "Too many open files")
+        for _ in range(3):
+            loop.call_exception_handler(
+                {"message": "socket.accept() out of system resource", "exception": emfile}
+            )
+        task = loop.create_task(fails())
+        await asyncio.sleep(0.01)
+        del task  # never awaited: its exception is reported when it is collected
+        gc.collect()
+
+    with capture_logs() as logs:
+        asyncio.run(main())
+    events = [e for e in logs if e["event"] == "asyncio.error"]
+    by_message = {e["message"].split(" at ")[0]: e for e in events}
+    assert len(events) == len(by_message) == 3, events  # one per kind; repeats are held back
+    callback = next(e for m, e in by_message.items() if m.startswith("Exception in callback"))
+    assert callback["error"] == "ValueError('bad value')" and "in boom" in callback["where"]
+    accept = by_message["socket.accept() out of system resource"]
+    assert accept["error"] == "OSError(24, 'Too many open files')"
+    assert by_message["Task exception was never retrieved"]["error"] == "KeyError('lost')"
+    assert all("\n" not in str(value) for e in events for value in e.values())
+
+
+def test_a_stream_whose_reader_has_gone_is_let_go_of_quietly(tmp_path):
+    # Reproduces: structlog printed to stderr with print(): a broken pipe raised in whatever
+    # code was logging, and the interpreter's last flush at exit failed again.
+    read_end, write_end = os.pipe()
+    stream = os.fdopen(write_end, "w")
+    surviving = SurvivingStream(stream)
+    surviving.write("one\n")
+    surviving.flush()
+    assert os.read(read_end, 100) == b"one\n"
+    os.close(read_end)  # the reader goes away
+    surviving.write("two\n")
+    surviving.flush()  # EPIPE: dropped, not raised
+    assert surviving.lost
+    surviving.write("three\n")
+    assert surviving.dropped >= 2
+    stream.write("the fd is /dev/null now\n")
+    stream.flush()  # what else writes to it (the interpreter at exit) succeeds too
+    stream.close()
+
+
+def test_a_flooding_reader_leaves_the_loop_and_the_other_readers_their_time():
+    # Reproduces: a TCP client's data was all worked through in one go (the stream reader's
+    # loop never yielded while data was buffered), so one flooding client held the loop for
+    # 100 ms and more and every other input waited behind it.
+    class Reader:
+        def __init__(self, slices: int, cost_s: float):
+            self.left, self.cost_s = slices, cost_s
+            self.paused = self.done = False
+
+        def input_slice(self) -> bool:
+            start = time.perf_counter()
+            while time.perf_counter() - start < self.cost_s:
+                pass
+            self.left -= 1
+            return self.left > 0
+
+        def input_pause(self) -> None:
+            self.paused = True
+
+        def input_resume(self) -> None:
+            self.paused, self.done = False, True
+
+    async def main() -> tuple[float, float, Reader, Reader, InputBudget]:
+        budget = InputBudget.of()
+        flood, command = Reader(10**9, 0.0002), Reader(3, 0.0002)
+        budget.run(flood)
+        budget.run(command)
+        assert flood.paused and command.paused  # both wait: the flood spent the window
+        late, start = 0.0, time.monotonic()
+        while time.monotonic() - start < 0.3:  # a 100 Hz ticker, as the daemon's loop
+            deadline = time.monotonic() + WINDOW_S
+            await asyncio.sleep(WINDOW_S)
+            late = max(late, time.monotonic() - deadline)
+        return late, flood.left, flood, command, budget
+
+    late, left, flood, command, budget = asyncio.run(main())
+    assert command.done and not command.paused  # served in turn, within a window or two
+    assert flood.paused and not flood.done  # still waiting its turns
+    # the flood got about the budget's share of the time (30 windows of 2 ms = 0.06 s of work)
+    slices = 10**9 - left
+    assert slices * 0.0002 <= 0.3 * INPUT_BUDGET_S / WINDOW_S * 1.5, slices
+    # Without the budget run() would never have returned; with it the ticker is late by the
+    # budget and a slice at most (3 ms), the rest of the bound is for a busy machine.
+    assert late < 5 * WINDOW_S, late
+
+
+@pytest.mark.parametrize("value", ["0", "1001", "many", "-1", "2.5"])
+def test_max_clients_must_be_a_number_of_clients(value):
+    url = f"tcp://127.0.0.1:10110?max_clients={value}"
+    with pytest.raises(PortUrlError) as info:
+        parse_port_url(url)
+    message = str(info.value)
+    assert f"max_clients={value!r} is not a number of clients" in message
+    assert "1..1000" in message and "(default 16)" in message
+
+
+def test_max_clients_is_a_tcp_option():
+    assert parse_port_url("tcp://127.0.0.1:10110?max_clients=04").options == (("max_clients", "4"),)
+    with pytest.raises(PortUrlError, match="unknown query parameter 'max_clients'"):
+        parse_port_url("udp://127.0.0.1:10110?max_clients=4")
