@@ -27,7 +27,7 @@ from endpoints import free_tcp_port, free_udp_port, nmea_line
 from structlog.testing import capture_logs
 
 from hild.log import SurvivingStream, route_asyncio_errors
-from hild.transport.tcp import INPUT_BUDGET_S, WINDOW_S, InputBudget
+from hild.transport.budget import INPUT_BUDGET_S, WINDOW_S, InputBudget
 from hild.transport.url import PortUrlError, parse_port_url
 
 DAEMON_NOFILE = 256  # the daemon's file-descriptor limit in these tests (systemd's is 1024)
@@ -517,3 +517,47 @@ def test_max_clients_is_a_tcp_option():
     assert parse_port_url("tcp://127.0.0.1:10110?max_clients=04").options == (("max_clients", "4"),)
     with pytest.raises(PortUrlError, match="unknown query parameter 'max_clients'"):
         parse_port_url("udp://127.0.0.1:10110?max_clients=4")
+
+
+PTY_JETS = """
+[[device]]
+name = "jets"
+type = "jet-controller"
+rate_hz = 5
+ports = ["pty://jets"]
+"""
+
+
+def test_a_pty_flood_of_garbage_lines_costs_no_deadline(tmp_path):
+    # Reproduces: "x\n" written to the jets pty as fast as it is read caused 496 overruns in
+    # 500 ticks: each 4 kB read went to the decoder (2,000 lines, each refused and counted) in
+    # one go, about 20 ms. A tty's reads now share the input budget with the network ports.
+    bench = write_bench(tmp_path, PTY_JETS)
+    quiet = baseline(tmp_path, bench)
+    run = Run(bench, tmp_path, "--duration", str(RUN_S)).ready()
+    fd = os.open(tmp_path / "run" / "jets", os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+    stop, written = threading.Event(), [0]
+
+    def write_garbage() -> None:
+        block = b"x\n" * 2048
+        while not stop.is_set():
+            try:
+                written[0] += os.write(fd, block)
+            except BlockingIOError:
+                time.sleep(0.001)
+            except OSError:
+                return
+
+    writer = threading.Thread(target=write_garbage, daemon=True)
+    writer.start()
+    try:
+        loaded = run.finish()
+    finally:
+        stop.set()
+        writer.join(5)
+        os.close(fd)
+        run.kill()
+    print(f"pty flood: {written[0] / 1e6:.1f} MB written in {RUN_S} s")
+    assert_no_extra_overruns(quiet, loaded)
+    rejected = loaded["devices"]["jets"]["rejected_total"]
+    assert rejected > 10_000  # the garbage was read and refused, at the budget's pace

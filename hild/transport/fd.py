@@ -7,15 +7,19 @@ import errno
 import os
 from collections.abc import Callable
 
+from hild.transport.budget import SLICE_BYTES, InputBudget
+
 READ_SIZE = 4096
 
 
 class FdChannel:
     """Event-loop I/O on a non-blocking fd; the owner opens and closes the fd itself.
 
-    on_data gets every chunk read; on_lost is called once when reading hits an error or end of
-    file (None); on_would_block, if given, is called when a write would block, before waiting
-    for the fd to become writable (the pty port uses it to discard stale input).
+    on_data gets what is read, in slices of SLICE_BYTES under the loop's InputBudget (a flood
+    of garbage on a tty takes its share of each tick, no more: the rest waits in the kernel);
+    on_lost is called once when reading hits an error or end of file (None); on_would_block,
+    if given, is called when a write would block, before waiting for the fd to become
+    writable (the pty port uses it to discard stale input).
     """
 
     def __init__(
@@ -33,11 +37,15 @@ class FdChannel:
         self._reading = False
         self._waiter: asyncio.Future[None] | None = None
         self._closed = False
+        self._budget = InputBudget.of(self._loop)
+        self._pending = b""  # read but not yet handed to on_data
+        self._offset = 0
+        self._paused = False  # by the budget: start_reading waits for input_resume
         os.set_blocking(fd, False)
 
     def start_reading(self) -> None:
         """Start calling on_data with what arrives on the fd."""
-        if not self._reading and not self._closed:
+        if not self._reading and not self._closed and not self._paused:
             self._loop.add_reader(self.fd, self._readable)
             self._reading = True
 
@@ -73,6 +81,8 @@ class FdChannel:
             return
         self._closed = True
         self.stop_reading()
+        self._budget.forget(self)
+        self._pending = b""
         if self._waiter is not None:
             self._loop.remove_writer(self.fd)
             if not self._waiter.done():
@@ -107,4 +117,25 @@ class FdChannel:
             self.stop_reading()
             self._on_lost(None)
             return
-        self._on_data(data)
+        self._pending, self._offset = data, 0
+        self._budget.run(self)
+
+    # -- the budget's reader interface --
+    def input_slice(self) -> bool:
+        """Hand one slice of what was read to on_data; True while some is left."""
+        start, end = self._offset, self._offset + SLICE_BYTES
+        data = self._pending
+        if start >= len(data):
+            return False
+        self._offset = end
+        self._on_data(data if start == 0 and end >= len(data) else data[start:end])
+        return end < len(data)
+
+    def input_pause(self) -> None:
+        self.stop_reading()
+        self._paused = True
+
+    def input_resume(self) -> None:
+        self._pending, self._offset = b"", 0
+        self._paused = False
+        self.start_reading()

@@ -22,7 +22,7 @@ import structlog
 
 from hild.log import RateLimited
 from hild.transport.base import LineSplitter, Port, cancel_and_wait, run_writer
-from hild.transport.tcp import SLICE_BYTES, InputBudget
+from hild.transport.budget import SLICE_BYTES, InputBudget
 from hild.transport.url import (
     BROADCAST_ADDRESS,
     PortSpec,
