@@ -104,3 +104,19 @@ def test_a_device_that_fails_is_skipped_and_counted_and_the_run_goes_on(tmp_path
     assert summary["devices"]["gps"]["failures"] == 4  # epochs at t = 0, 1, 2, 3 s
     assert summary["devices"]["wind"]["failures"] == 0
     assert summary["devices"]["wind"]["sentences"] >= 8  # its epochs went out as usual
+
+
+def test_sighup_stops_the_run_cleanly(tmp_path):
+    # Reproduces: SIGHUP (a closed terminal) exited 129 with no summary and left the links.
+    import signal
+
+    from tests.endpoints import Daemon, free_udp_port
+    from tests.test_daemon import default_bench_on_free_ports
+
+    bench = default_bench_on_free_ports(tmp_path, free_udp_port(), free_udp_port())
+    daemon = Daemon(bench, "--run-dir", str(tmp_path / "run"), tmp=tmp_path)
+    assert (tmp_path / "run" / "gps").is_symlink()
+    daemon.proc.send_signal(signal.SIGHUP)
+    summary = daemon.wait(10.0)
+    assert daemon.proc.returncode == 0 and summary["reason"] == "SIGHUP"
+    assert not (tmp_path / "run" / "gps").exists()
