@@ -40,6 +40,8 @@ def banner(daemon: Daemon) -> str:
         f"{abs(o.latitude_deg):.5f} {'N' if o.latitude_deg >= 0 else 'S'} "
         f"{abs(o.longitude_deg):.5f} {'E' if o.longitude_deg >= 0 else 'W'}, "
         f"{bench.rate_hz:g} Hz, time scale {bench.time_scale:g}.",
+        f"  {weather_line(bench)}",
+        f"  {start_line(bench)}",
         "Connect to:",
     ]
     example = None
@@ -72,6 +74,25 @@ def banner(daemon: Daemon) -> str:
             lines.append(where + f"  (mosquitto_sub -t '{observer.prefix}/#' -v)")
     lines.append("Ctrl-C stops. Logs go to stderr.")
     return "\n".join(lines)
+
+
+def weather_line(bench: Bench) -> str:
+    """The weather as the run has it: the preset's means, moved by the bench's own."""
+    w = bench.weather
+    parts = [f"wind {w.wind.speed:g} m/s from {w.wind.from_deg % 360:g} deg"
+             + (f" with {w.wind.gust.model} gusts" if w.wind.gust.model != "none"
+                and w.wind.speed > 0 else "")]  # fmt: skip
+    parts.append(f"current {w.current.speed:g} m/s to {w.current.to_deg % 360:g} deg")
+    waves = w.waves
+    parts.append(f"waves Hs {waves.hs:g} m ({waves.spectrum})" if waves.active else "no waves")
+    return "Weather: " + ", ".join(parts) + "."
+
+
+def start_line(bench: Bench) -> str:
+    """How the vessel starts: heading, speed, and the commands held until a controller's."""
+    held = ", ".join(f"{k}={v:g}" for k, v in bench.commands.items()) or "none (idle)"
+    return (f"Start: heading {bench.heading_deg % 360:g} deg, {bench.speed:g} m/s; held "
+            f"commands: {held}.")  # fmt: skip
 
 
 def command_example(device: CommandDevice, port) -> str:
