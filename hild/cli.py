@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from pathlib import Path
 
@@ -174,6 +175,28 @@ def _overrides(args: argparse.Namespace) -> dict:
     return {k: getattr(args, k) for k in keys}
 
 
+# Errors of opening a port that the bench (or the machine's set-up) must fix: an address in
+# use or not on this machine, a name that does not resolve, a path that is missing or taken,
+# a permission. Anything else (the disk full, a device failing) is a run-time failure.
+CONFIGURATION_ERRNOS = frozenset(
+    {
+        errno.EADDRINUSE,
+        errno.EADDRNOTAVAIL,
+        errno.EACCES,
+        errno.EPERM,
+        errno.ENOENT,
+        errno.EEXIST,
+        errno.ENOTDIR,
+        errno.EISDIR,
+        errno.ENODEV,
+        errno.ENXIO,
+        -2,
+        -3,
+        -5,
+    }
+)  # fmt: skip  (-2, -3, -5: getaddrinfo's EAI_NONAME, EAI_AGAIN, EAI_NODATA)
+
+
 def _mqtt_options(args: argparse.Namespace) -> dict:
     return {"url": args.mqtt, "prefix": args.mqtt_prefix, "control": args.mqtt_control,
             "signalk": args.signalk}  # fmt: skip
@@ -212,7 +235,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except OSError as e:  # a port that cannot be created: address in use, path taken, ...
         write_or_drop(sys.stderr, f"hild: error: {e}\n")
-        return 1
+        # what the user must change in the bench or the machine is a configuration error
+        return 2 if e.errno in CONFIGURATION_ERRNOS else 1
     return 0
 
 

@@ -95,3 +95,27 @@ def test_options_out_of_range_are_named_as_options(args, option):
     assert p.returncode == 2, (p.stdout, p.stderr)
     assert option in p.stderr and "Traceback" not in p.stderr, p.stderr
     assert "bench." not in p.stderr  # blamed on the option, not on a key of the bench file
+
+
+def test_check_warns_of_a_port_in_use_and_run_refuses_it_as_a_configuration_error(tmp_path):
+    import socket
+
+    held = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    held.bind(("127.0.0.1", 0))
+    port = held.getsockname()[1]
+    free = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    free.bind(("127.0.0.1", 0))
+    out_port = free.getsockname()[1]
+    free.close()
+    text = DEFAULT.decode().replace("10112", str(port)).replace("10110", str(out_port))
+    path = tmp_path / "held.toml"
+    path.write_text(text)
+    try:
+        check = hild("check", str(path))
+        run = hild("run", str(path), "--run-dir", str(tmp_path / "run"))
+    finally:
+        held.close()
+    assert check.returncode == 0, check.stderr  # a warning: the port may be free at run time
+    assert f"warning: udp://127.0.0.1:{port}?listen=1 (device jets): cannot bind" in check.stdout
+    assert run.returncode == 2 and f"127.0.0.1:{port}" in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr
