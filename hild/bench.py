@@ -236,8 +236,8 @@ def _general(root: Section, overrides: dict[str, Any]) -> dict[str, Any]:
         "seed": bench.integer("seed", 0, lo=0),
         "rate_hz": bench.number("rate_hz", 100.0, lo=1.0, hi=2000.0, unit="Hz"),
         "time_scale": bench.number("time_scale", 1.0, positive=True, hi=1000.0),
-        "run_dir": bench.string("run_dir", "/tmp/hild"),
-        "stats_interval": bench.number("stats_interval", 10.0, positive=True, unit="s"),
+        "run_dir": _run_dir(bench),
+        "stats_interval": bench.number("stats_interval", 10.0, lo=0.01, hi=86400.0, unit="s"),
     }
     bench.finish()
     return result
@@ -269,6 +269,10 @@ def _vessel(root: Section):
                 raise table.error(
                     name, value, "one of " + ", ".join(f"{actuator}.{c}" for c in spec.commands)
                 )
+            lo, hi, unit = _command_range(spec, command)
+            if not lo <= value <= hi:
+                raise table.error(name, value, f"a value from {lo:g} to {hi:g}{unit} "
+                                  f"({vessel.name}'s {actuator} limits)")  # fmt: skip
             commands[name] = value
         table.finish()
     vessel_section.finish()
@@ -309,6 +313,24 @@ def _weather(root: Section) -> Weather:
                             "spectrum (use a preset with [waves])")  # fmt: skip
     section.finish()
     return weather
+
+
+def _command_range(spec, command: str) -> tuple[float, float, str]:
+    """What an actuator's command may be: its speed range, angle range or the deflector's."""
+    if command in ("rpm", "cmd"):
+        lo, hi = spec.speed_range
+        return lo, hi, " rpm" if command == "rpm" else ""
+    if command.endswith("_deg"):
+        lo, hi = spec.angle_range_deg
+        return lo, hi, " deg"
+    return -1.0, 1.0, ""
+
+
+def _run_dir(bench: Section) -> str:
+    value = bench.string("run_dir", "/tmp/hild")
+    if not value.strip() or "\0" in value:
+        raise bench.error("run_dir", value, "a directory for the pty links, e.g. /tmp/hild")
+    return value
 
 
 def _within(table: Section, key: str, value: float) -> None:

@@ -119,3 +119,25 @@ def test_check_warns_of_a_port_in_use_and_run_refuses_it_as_a_configuration_erro
     assert f"warning: udp://127.0.0.1:{port}?listen=1 (device jets): cannot bind" in check.stdout
     assert run.returncode == 2 and f"127.0.0.1:{port}" in run.stderr, run.stderr
     assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("change", "key", "says"),
+    [
+        (('run_dir = "/tmp/hild"', 'run_dir = ""'), "bench.run_dir", "a directory"),
+        (("seed = 0", "seed = 0\nstats_interval = 1e-9"), "bench.stats_interval",
+         "at least 0.01"),
+        (('heading_deg = 0.0', 'heading_deg = 0.0\ncommands = { "port.rpm" = 99999 }'),
+         "vessel.commands.port.rpm", "from 400 to 2000 rpm"),
+        (('heading_deg = 0.0', 'heading_deg = 0.0\ncommands = { "port.nozzle_deg" = 45 }'),
+         "vessel.commands.port.nozzle_deg", "from -27 to 27 deg"),
+    ],
+)  # fmt: skip
+def test_bench_values_that_cannot_be_meant(tmp_path, change, key, says):
+    text = DEFAULT.decode()
+    assert change[0] in text
+    path = tmp_path / "bench.toml"
+    path.write_text(text.replace(change[0], change[1], 1))
+    p = hild("check", str(path))
+    assert p.returncode == 2 and key in p.stderr and says in p.stderr, p.stderr
+    assert str(path) in p.stderr and "Traceback" not in p.stderr
