@@ -145,6 +145,9 @@ def load_bench(name_or_path: str | None = None, **overrides: Any) -> Bench:
     run_dir = Path(overrides.get("run_dir") or general.get("run_dir", "/tmp/hild"))
     devices: list[DeviceConfig] = []
     for section in attempt(root.tables, "device", default=[]) or []:
+        name = section.data.get("name")
+        if isinstance(name, str) and name:  # errors say which device by its name, not its place
+            section.prefix = f"device ({name})"
         config = attempt(_device, section, run_dir, default=None)
         if config is not None:
             devices.append(config)

@@ -86,7 +86,7 @@ def test_check_refuses_a_typo_in_a_key(tmp_path):
     path = write(tmp_path, GOOD + "rate_hx = 5\n")
     result = hild("check", str(path))
     assert result.returncode == 2
-    assert "device[0].rate_hx" in result.stderr and "did you mean 'rate_hz'" in result.stderr
+    assert "device (gps).rate_hx" in result.stderr and "did you mean 'rate_hz'" in result.stderr
     assert str(path) in result.stderr
 
 
@@ -115,7 +115,7 @@ def test_unknown_command_lists_the_actuator_commands(tmp_path):
 @pytest.mark.parametrize(
     ("extra", "needle"),
     [
-        ('type = "gpss"', "device[1].type = 'gpss': expected a device type: anemometer, front"),
+        ('type = "gpss"', "device (two).type = 'gpss': expected a device type: anemometer, front"),
         ('type = "gps"\nsentences = ["GGA", "MWV"]', "'MWV' is not one of them"),
         ('type = "gps"\ntalker = "gps"', "two-letter NMEA talker ID"),
         ('type = "heading"\nrate_hz = 100', "(two).rate_hz = 100.0: expected at most the loop"),

@@ -48,7 +48,7 @@ def write(tmp_path, **changes) -> str:
     ("changes", "key", "says"),
     [
         ({"extra": '[[device.fault]]\nkind = "bias_jump"\nstart = 5.0\nquantity = "heading"\n'
-                   "value = 1e15"}, "device[0].fault[0].value", "at most 10000"),
+                   "value = 1e15"}, "device (gps).fault[0].value", "at most 10000"),
         ({"start": "9999-12-31T23:59:59Z"}, "bench.start_time", "2199-12-31"),
         ({"position": "[1e7, 0, 0]"}, "device (gps).position", "within 10.5 m"),
         ({"extra": "[device.noise.position]\nwhite = 1e300"}, "noise.position.white",
@@ -57,7 +57,7 @@ def write(tmp_path, **changes) -> str:
          "settings.position_decimals", "from 0 to 6"),
         ({"extra": "[device.settings]\nposition_decimals = 1000000000000"},
          "settings.position_decimals", "from 0 to 6"),
-        ({"baud": 10**12}, "device[0].baud", "300 to 4000000"),
+        ({"baud": 10**12}, "device (gps).baud", "300 to 4000000"),
         ({"extra": "[device.settings]\nfix_quality = 42"}, "settings.fix_quality", "0 to 8"),
     ],
 )  # fmt: skip
