@@ -107,6 +107,7 @@ class Session:
                 self.stats.connect_failures += not self.stats.connected
                 self._log_error(None, broker=self.config.url, error=str(e),
                                 retry_s=delay)  # fmt: skip
+                self._close_socket()
             except OSError as e:  # TLS or socket trouble outside aiomqtt's own wrapping
                 self._log_error(None, broker=self.config.url, error=str(e), retry_s=delay)
             finally:
@@ -170,6 +171,19 @@ class Session:
         except aiomqtt.MqttError as e:
             self.stats.dropped += 1
             self._log_error(None, broker=self.config.url, error=str(e), topic=message.topic)
+
+    def _close_socket(self) -> None:
+        """Close what a failed attempt left open, here on the loop's thread.
+
+        A connect that timed out (a broker that never answers) leaves paho's socket open, its
+        reader registered and aiomqtt's housekeeping task running; the next attempt would
+        close it from aiomqtt's connect thread, unregistering the reader from outside the
+        loop's thread. Closing it now, on the loop's thread, leaves nothing to race.
+        """
+        close = getattr(self.client._client, "_sock_close", None)  # paho 2.x
+        if close is not None:
+            with contextlib.suppress(Exception):
+                close()
 
     def _drop_waiting(self) -> None:
         """While disconnected, telemetry is not kept: only the newest matters when back."""
