@@ -16,7 +16,6 @@ the same way on the same machine at the same time:
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import socket
 import subprocess
@@ -25,13 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-
-
-def free_port(kind: int) -> int:
-    with socket.socket(socket.AF_INET, kind) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from common import REPO, free_port, last_events
 
 
 def bench_file(folder: Path, mqtt_url: str | None, signalk: bool) -> Path:
@@ -52,16 +45,8 @@ def run(folder: Path, mqtt_url: str | None, duration: float, signalk: bool = Fal
          "--run-dir", str(folder / "run"), "--log-format", "json"],
         capture_output=True, text=True, timeout=duration + 120,
     )  # fmt: skip
-    summary, mirror = {}, {}
-    for line in p.stderr.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if event.get("event") == "run.summary":
-            summary = event
-        elif event.get("event") == "mirror.stop":
-            mirror = event
+    events = last_events(p.stderr.splitlines(), "run.summary", "mirror.stop")
+    summary, mirror = events.get("run.summary", {}), events.get("mirror.stop", {})
     if not summary:
         raise SystemExit(f"no run.summary:\n{p.stderr[-2000:]}")
     return {**summary, "mirror": mirror}

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import random
 import socket
 import subprocess
@@ -29,20 +28,9 @@ import threading
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from common import REPO, free_port, last_events, rss_kib
 
-
-def free_port(kind: int) -> int:
-    with socket.socket(socket.AF_INET, kind) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def checksum(body: str) -> str:
-    value = 0
-    for byte in body.encode():
-        value ^= byte
-    return f"${body}*{value:02X}\r\n"
+from hild.nmea.encode import frame
 
 
 def bench_text(udp_out: int, tcp_heading: int, udp_jets: int, tcp_jets: int, run_dir: str) -> str:
@@ -60,14 +48,6 @@ def bench_text(udp_out: int, tcp_heading: int, udp_jets: int, tcp_jets: int, run
         f'ports = ["udp://127.0.0.1:{udp_jets}?listen=1", "tcp://127.0.0.1:{tcp_jets}"]\n'
     )
     return text
-
-
-def rss_kib(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 class Load:
@@ -106,8 +86,7 @@ class Load:
 
     def commands(self, i: int) -> bytes:
         rpm = 800 + 400 * ((i // 100) % 3)
-        return (checksum(f"RCTRC,0,{rpm}.0,R,100.0,P,,B,C") +
-                checksum("RCROR,5.0,A,5.0,A,B")).encode()  # fmt: skip
+        return frame(f"RCTRC,0,{rpm}.0,R,100.0,P,,B,C") + frame("RCROR,5.0,A,5.0,A,B")
 
     def udp_commands(self) -> None:
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -167,14 +146,7 @@ def main() -> None:
                 rss.append((round(time.monotonic() - t0), rss_kib(proc.pid)))
         load.stop.set()
         stderr.seek(0)
-        summary = {}
-        for line in stderr:
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if event.get("event") == "run.summary":
-                summary = event
+        summary = last_events(stderr, "run.summary").get("run.summary", {})
     start = next((kib for t, kib in rss if t >= 30), rss[0][1] if rss else 0)
     print(f"soak: example bench, all sensors at 10 Hz, {args.duration:g} s under load "
           f"{load.counts}")  # fmt: skip

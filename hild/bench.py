@@ -48,7 +48,6 @@ SETTING_LIMITS: dict[str, tuple[float, float]] = {
     # ddmm.mmmmmm: with 7 decimals a GGA at the field widths' extremes needs 83 characters
     "position_decimals": (0, 6),
     "accuracy_deg": (0.0, 90.0),
-    "watchdog_s": (0.01, 3600.0),
     "battery_voltage": (0.0, 100.0),
 }
 

@@ -14,7 +14,7 @@ import math
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -94,11 +94,6 @@ def initial_simulation(bench: Bench, duration: float | None = None) -> Simulatio
         sim.set_command(name, value)
     sim.update_environment()
     return sim
-
-
-def vars_of(record: object) -> dict:
-    """A frozen record's fields, for a log line."""
-    return {k: getattr(record, k) for k in record.__dataclass_fields__}  # type: ignore[attr-defined]
 
 
 @dataclass
@@ -241,7 +236,7 @@ class Daemon:
                     else:
                         device.faults.append(record.fault)
             log.info("control.fault", device=record.device,
-                     fault=None if record.fault is None else vars_of(record.fault))  # fmt: skip
+                     fault=None if record.fault is None else asdict(record.fault))  # fmt: skip
         elif isinstance(record, Reposition):
             x = sim.x
             x[0], x[1] = record.north, record.east

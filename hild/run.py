@@ -17,7 +17,7 @@ from hild.mirror.config import from_url
 from hild.mirror.observer import Mirror
 from hild.rundir import RunDir, bench_uses_run_dir
 from hild.systemd import notifier_from_environment
-from hild.transport.url import parse_port_url
+from hild.transport.url import parse_port_url, split_host_port
 
 
 def check_bench(name_or_path: str | None) -> int:
@@ -52,8 +52,8 @@ def port_warnings(bench: Bench) -> list[str]:
             elif spec.option("listen") == "1":
                 address = (spec.host, spec.port)
             elif spec.option("bind"):
-                host, _, number = str(spec.option("bind")).rpartition(":")
-                address = (host.strip("[]") or "127.0.0.1", int(number))
+                host, number = split_host_port(str(spec.option("bind")))
+                address = (host or "127.0.0.1", int(number or 0))
             else:
                 try:  # a destination: it must resolve
                     socket.getaddrinfo(spec.host, spec.port, type=socket.SOCK_DGRAM)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import signal
 import subprocess
 import sys
@@ -344,7 +343,7 @@ def test_run_refuses_bad_mqtt_options(tmp_path, args, says):
     assert "secret" not in p.stderr
 
 
-def test_tls_and_a_password_from_the_environment(tmp_path):
+def test_tls_and_a_password_from_the_environment(tmp_path, monkeypatch):
     """mqtts:// to a broker that wants TLS and a user: the CA from the bench, the password
     from $HILD_MQTT_PASSWORD (never the command line)."""
     tls = make_tls_files(tmp_path)
@@ -358,11 +357,8 @@ def test_tls_and_a_password_from_the_environment(tmp_path):
     with open(path, "a") as f:
         f.write(f'\n[mqtt]\nurl = "mqtts://hild@127.0.0.1:{broker.port}"\n'
                 f'prefix = "{PREFIX}"\nca_file = "{tls["ca"]}"\n')  # fmt: skip
-    os.environ["HILD_MQTT_PASSWORD"] = "s3cret"  # the daemon inherits it
-    try:
-        daemon = start(tmp_path, path)
-    finally:
-        del os.environ["HILD_MQTT_PASSWORD"]
+    monkeypatch.setenv("HILD_MQTT_PASSWORD", "s3cret")  # the daemon inherits it
+    daemon = start(tmp_path, path)
     try:
         client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
         client.tls_set(ca_certs=str(tls["ca"]))

@@ -50,10 +50,15 @@ class Arbiter:
         if record.kind == "stuck":  # the commands follow the state: it stays where it is
             self.act_cmd[base : base + L.S_SIZE] = self.act_state[base : base + L.S_SIZE]
         else:  # lost: the engine or motor gives no thrust (idle, deflector neutral)
-            spec = self.specs[index]
+            self._no_thrust(self.specs[index], speed=True, deflector=True)
+
+    def _no_thrust(self, spec: ActuatorSpec, speed: bool, deflector: bool) -> None:
+        """Idle speed and a neutral deflector (zero thrust), for the parts asked."""
+        base = spec.index * L.S_SIZE
+        if speed:
             self.act_cmd[base + L.S_SPEED] = idle_speed(spec.speed_range)
-            if spec.has_deflector:
-                self.act_cmd[base + L.S_DEFLECTOR] = 0.0
+        if deflector and spec.has_deflector:
+            self.act_cmd[base + L.S_DEFLECTOR] = 0.0
 
     def _command(self, record: ActuatorCommand) -> None:
         cmd, owner = self.act_cmd, self.owner
@@ -73,10 +78,8 @@ class Arbiter:
             if spec.index in self.faulty:
                 continue
             base = spec.index * L.S_SIZE
-            if self.owner[base + L.S_SPEED] == source:
-                cmd[base + L.S_SPEED] = idle_speed(spec.speed_range)
-            if spec.has_deflector and self.owner[base + L.S_DEFLECTOR] == source:
-                cmd[base + L.S_DEFLECTOR] = 0.0
+            self._no_thrust(spec, speed=self.owner[base + L.S_SPEED] == source,
+                            deflector=self.owner[base + L.S_DEFLECTOR] == source)  # fmt: skip
             if spec.angle_kind != "none" and self.owner[base + L.S_ANGLE] == source:
                 held = self.act_state[base + L.S_ANGLE]
                 cmd[base + L.S_ANGLE] = 0.0 if record.centre_angles else held

@@ -19,7 +19,7 @@ from hild.environment.environment import Environment
 from hild.model import layout as L
 from hild.model.profile import ActuatorSpec
 from hild.sensors.geodesy import Origin
-from hild.sensors.kinematics import water_velocity_body
+from hild.sensors.kinematics import velocity_ned, water_velocity_body
 from hild.sensors.truth import Truth
 
 Payload = dict[str, object]
@@ -31,8 +31,8 @@ def stamp(t: float, utc: datetime) -> Payload:
 
 
 def ned_velocity(truth: Truth) -> tuple[float, float, float]:
-    """Velocity over ground in NED [m/s]: R(Theta) nu_1 (Fossen eq. 2.18)."""
-    v = truth.rotation @ truth.nu[:3]
+    """Velocity over ground of the body origin in NED [m/s]."""
+    v = velocity_ned(truth, ORIGIN_POINT)
     return float(v[0]), float(v[1]), float(v[2])
 
 
