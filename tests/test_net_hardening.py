@@ -28,6 +28,7 @@ from structlog.testing import capture_logs
 
 from hild.log import SurvivingStream, route_asyncio_errors
 from hild.transport.budget import INPUT_BUDGET_S, WINDOW_S, InputBudget
+from hild.transport.tcp import BACKLOG
 from hild.transport.url import PortUrlError, parse_port_url
 
 DAEMON_NOFILE = 256  # the daemon's file-descriptor limit in these tests (systemd's is 1024)
@@ -203,8 +204,10 @@ def test_two_thousand_tcp_connections_are_refused_and_cost_no_deadline(tmp_path)
     stats = loaded["ports"][f"tcp://127.0.0.1:{tcp}"]
     # 16 clients (the default max_clients) may stay; the rest, held or not, are refused. Of the
     # 200 that left at once some may be gone before they are accepted (they count as clients
-    # that came and went, or not at all), so the bound is for the 2,000 held ones.
-    assert stats["refused"] >= CONNECTIONS - 16, stats
+    # that came and went, or not at all), so the bound is for the 2,000 held ones. Accepting
+    # runs under the input budget (about 400 connections a second), so when the run ends some
+    # of the last ones may still wait, unaccepted, in the kernel's backlog: at most BACKLOG.
+    assert stats["refused"] >= CONNECTIONS - 16 - BACKLOG, stats
     events = json_events(run.stderr_path.read_text())
     assert [e for e in events if e["event"] == "port.refused"]  # logged, rate-limited
     assert len([e for e in events if e["event"] == "port.refused"]) <= 5
