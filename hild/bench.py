@@ -14,12 +14,19 @@ from pathlib import Path
 from typing import Any
 
 from hild.bus.models import COMMAND_MODELS
-from hild.config import MISSING, ConfigError, Section, load_toml
+from hild.config import MISSING, ConfigError, MultipleConfigError, Problems, Section, load_toml
 from hild.environment.weather import Weather, available_presets, load_weather
 from hild.mirror.config import MirrorConfig, read_mirror
 from hild.model.integrators import METHODS
 from hild.model.profile import Vessel, load_profile
-from hild.sensors.catalog import available_device_types, load_device_type, sentence_list, talker
+from hild.sensors.catalog import (
+    MAX_RATE_HZ,
+    MIN_RATE_HZ,
+    available_device_types,
+    load_device_type,
+    sentence_list,
+    talker,
+)
 from hild.sensors.device import DeviceConfig
 from hild.sensors.faults import FAULT_KINDS, FaultSpec
 from hild.sensors.geodesy import Origin
@@ -52,12 +59,8 @@ SETTING_LIMITS: dict[str, tuple[float, float]] = {
 }
 
 
-class BenchError(ValueError):
+class BenchError(MultipleConfigError):
     """Everything wrong with a bench file, one ConfigError per problem."""
-
-    def __init__(self, errors: list[ConfigError]):
-        self.errors = errors
-        super().__init__("\n".join(str(e) for e in errors))
 
 
 @dataclass(frozen=True)
@@ -127,14 +130,8 @@ def load_bench(name_or_path: str | None = None, **overrides: Any) -> Bench:
     """Read and check a bench file; ``overrides`` replace [bench] keys (from the command line)."""
     path = resolve_bench(name_or_path)
     root = Section(load_toml(path), path)
-    errors: list[ConfigError] = []
-
-    def attempt(fn, *args, default=None):
-        try:
-            return fn(*args)
-        except ConfigError as e:
-            errors.append(e)
-            return default
+    problems = Problems()
+    errors, attempt = problems.errors, problems.attempt
 
     general = attempt(_general, root, overrides, default={})
     vessel_part = attempt(_vessel, root, default=None)
@@ -210,28 +207,41 @@ def load_bench(name_or_path: str | None = None, **overrides: Any) -> Bench:
     )
 
 
+START_TIME_EXPECTED = (
+    "'wall' or a time from 1980-01-06 (GPS time begins) to 2199-12-31 such as "
+    "2026-06-01T12:00:00Z (UTC) or 2026-06-01T14:00:00+02:00"
+)
+
+
+def parse_start_time(value: Any) -> datetime | None:
+    """A run's start: None for 'wall' (the clock), else an aware time; a time without an
+    offset is UTC. ValueError says what was expected."""
+    if value == "wall":
+        return None
+    if isinstance(value, datetime):
+        start = value
+    else:
+        try:
+            start = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError(START_TIME_EXPECTED) from None
+    if start.tzinfo is None:
+        start = start.replace(tzinfo=UTC)
+    if not (EARLIEST_START <= start <= LATEST_START):
+        raise ValueError(START_TIME_EXPECTED)
+    return start.astimezone(UTC)
+
+
 def _general(root: Section, overrides: dict[str, Any]) -> dict[str, Any]:
     bench = root.table("bench") or Section({}, root.file, "bench")
     for key, value in overrides.items():
         if value is not None:
             bench.data[key] = value
     start = bench.raw("start_time", "wall")
-    if start == "wall":
-        start_time = None
-    elif isinstance(start, datetime):
-        start_time = start if start.tzinfo else start.replace(tzinfo=UTC)
-    else:
-        try:
-            start_time = datetime.fromisoformat(str(start).replace("Z", "+00:00"))
-        except ValueError:
-            raise bench.error(
-                "start_time", start, "'wall' or a UTC time such as 2026-06-01T12:00:00Z"
-            ) from None
-        if start_time.tzinfo is None:
-            start_time = start_time.replace(tzinfo=UTC)
-    if start_time is not None and not (EARLIEST_START <= start_time <= LATEST_START):
-        raise bench.error("start_time", start, "'wall' or a UTC time from 1980-01-06 (GPS time "
-                          "begins) to 2199-12-31")  # fmt: skip
+    try:
+        start_time = parse_start_time(start)
+    except ValueError as e:
+        raise bench.error("start_time", start, str(e)) from None
     result = {
         "name": bench.string("name", Path(root.file).stem),
         "start_time": start_time,
@@ -271,7 +281,7 @@ def _vessel(root: Section):
                 raise table.error(
                     name, value, "one of " + ", ".join(f"{actuator}.{c}" for c in spec.commands)
                 )
-            lo, hi, unit = _command_range(spec, command)
+            lo, hi, unit = spec.command_range(command)
             if not lo <= value <= hi:
                 raise table.error(name, value, f"a value from {lo:g} to {hi:g}{unit} "
                                   f"({vessel.name}'s {actuator} limits)")  # fmt: skip
@@ -315,17 +325,6 @@ def _weather(root: Section) -> Weather:
                             "spectrum (use a preset with [waves])")  # fmt: skip
     section.finish()
     return weather
-
-
-def _command_range(spec, command: str) -> tuple[float, float, str]:
-    """What an actuator's command may be: its speed range, angle range or the deflector's."""
-    if command in ("rpm", "cmd"):
-        lo, hi = spec.speed_range
-        return lo, hi, " rpm" if command == "rpm" else ""
-    if command.endswith("_deg"):
-        lo, hi = spec.angle_range_deg
-        return lo, hi, " deg"
-    return -1.0, 1.0, ""
 
 
 def _run_dir(bench: Section) -> str:
@@ -415,11 +414,12 @@ def _device(section: Section, run_dir: Path) -> DeviceConfig:
         or not all(isinstance(p, str) for p in ports_value)
     ):
         raise section.error("ports", ports_value, "a list of port URLs such as 'pty://gps'")
-    for url in ports_value:
+    for i, url in enumerate(ports_value):
         try:
             parse_port_url(url, run_dir)
         except PortUrlError as e:
-            raise section.error("port", url, str(e)) from None
+            key = f"ports[{i}]" if section.has("ports") else "port"  # the key the user wrote
+            raise section.error(key, url, str(e)) from None
     settings = dict(dtype.settings)
     table = section.table("settings")
     if table is not None:
@@ -449,7 +449,7 @@ def _device(section: Section, run_dir: Path) -> DeviceConfig:
         type=type_name,
         model=dtype.model.model,
         talker=talker(section, "talker", dtype.talker),
-        rate_hz=section.number("rate_hz", dtype.rate_hz, positive=True, hi=100.0, unit="Hz"),
+        rate_hz=section.number("rate_hz", dtype.rate_hz, lo=MIN_RATE_HZ, hi=MAX_RATE_HZ, unit="Hz"),
         baud=_baud(section, dtype.baud),
         sentences=sentence_list(
             section, "sentences", dtype.model.sentences_available, list(dtype.sentences)

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from hild import __version__
-from hild.bench import BenchError
-from hild.config import ConfigError
+from hild.bench import BENCH_DIR, BenchError, parse_start_time
+from hild.config import ConfigError, MultipleConfigError, builtin_names
 from hild.environment.weather import available_presets
 from hild.log import FORMATS, write_or_drop
 from hild.model.integrators import METHODS
@@ -23,6 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="hild", description="Hardware-in-the-loop emulator for unmanned surface vessels."
     )
     parser.add_argument("--version", action="version", version=f"hild {__version__}")
+    parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser(
@@ -31,7 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run a bench in real time: the vessel model, its sensors on serial ports, "
         "ptys, UDP and TCP. With no bench file it runs the built-in default: Odin in calm water "
         "off Horten with a GNSS compass, an anemometer and a speed log on virtual serial ports "
-        "under /tmp/hild/, and every sentence on UDP 127.0.0.1:10110.",
+        "under /tmp/hild/, and every sentence on UDP 127.0.0.1:10110. Built-in benches: "
+        + ", ".join(builtin_names(BENCH_DIR))
+        + ".",
     )
     run.add_argument("bench", nargs="?", help="bench file, or a built-in bench name (default)")
     _bench_overrides(run)
@@ -43,7 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help="console (key=value), json, or auto: json when not on a terminal",
     )
-    run.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    run.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
+                     help="the least severe log lines shown (info)")  # fmt: skip
     mqtt = run.add_argument_group(
         "MQTT mirror (a password comes from $HILD_MQTT_PASSWORD or "
         "the bench's [mqtt] table, never the command line)"
@@ -105,7 +109,13 @@ def build_parser() -> argparse.ArgumentParser:
         "PI speed). Exits 0 when the mission is complete, 1 on --timeout or a signal.",
     )
     pilot_options.add_arguments(pilot)
+    for command in (run, check, sim, pilot):  # also after the command: hild run --debug
+        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                             help=DEBUG_HELP)  # fmt: skip
     return parser
+
+
+DEBUG_HELP = "show the Python traceback of an error (for bug reports)"
 
 
 def _step(text: str) -> float:
@@ -147,10 +157,22 @@ def _bench_overrides(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rate", dest="rate_hz", type=_within(1.0, 2000.0, "a rate in Hz"),
                    metavar="HZ", help="model steps per s (1 to 2000)")  # fmt: skip
     p.add_argument("--seed", type=_seed, help="random seed of the run")
-    p.add_argument("--start-time", metavar="UTC", help="'wall' or e.g. 2026-06-01T12:00:00Z")
+    p.add_argument(
+        "--start-time", type=_start_time, metavar="TIME",
+        help="'wall' (the clock) or e.g. 2026-06-01T12:00:00Z; an offset such as +02:00 is "
+        "honoured, a time without one is UTC",
+    )  # fmt: skip
     p.add_argument("--run-dir", metavar="DIR", help="where pty:// symlinks go (/tmp/hild)")
     p.add_argument("--stats-interval", type=_within(0.01, 86400.0, "seconds"),
                    metavar="SECONDS", help="loop statistics period")  # fmt: skip
+
+
+def _start_time(text: str) -> str:
+    try:
+        parse_start_time(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"expected {e}, not {text!r}") from None
+    return text
 
 
 def _within(lo: float, hi: float, what: str, low_open: bool = False):
@@ -225,18 +247,32 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.write(summary_text(summary) + "\n")
         if args.command == "pilot":
             return pilot_options.run_from_args(args)
-    except BenchError as e:
-        write_or_drop(sys.stderr, f"hild: {len(e.errors)} error(s) in the bench:\n")
+    except Exception as e:
+        if args.debug:
+            raise
+        return _report(e)
+    return 0
+
+
+def _report(e: Exception) -> int:
+    """One message and an exit status for an error: 2 for what the user must change in a file,
+    an option or the machine's set-up, 1 for a failure of the run (and for a bug)."""
+    if isinstance(e, MultipleConfigError):
+        where = "the bench" if isinstance(e, BenchError) else e.file
+        write_or_drop(sys.stderr, f"hild: {len(e.errors)} error(s) in {where}:\n")
         for error in e.errors:
             write_or_drop(sys.stderr, f"  {error}\n")
         return 2
-    except (ConfigError, CommandError) as e:
+    if isinstance(e, ConfigError | CommandError):
         write_or_drop(sys.stderr, f"hild: error: {e}\n")
         return 2
-    except OSError as e:  # a port that cannot be created: address in use, path taken, ...
+    if isinstance(e, OSError):  # a port that cannot be created: address in use, path taken, ...
         write_or_drop(sys.stderr, f"hild: error: {e}\n")
         # what the user must change in the bench or the machine is a configuration error
         return 2 if e.errno in CONFIGURATION_ERRNOS else 1
+    write_or_drop(sys.stderr, f"hild: internal error: {type(e).__name__}: {e} (run again with "
+                  "--debug for the traceback, and please report it)\n")  # fmt: skip
+    return 1
     return 0
 
 

@@ -22,8 +22,55 @@ class ConfigError(ValueError):
         self.value = value
         self.expected = expected
         where = f"{self.file}: {key}" if key else self.file
-        shown = "" if value is _MISSING else f" = {value!r}"
+        shown = "" if value is _MISSING else f" = {_short_repr(value)}"
         super().__init__(f"{where}{shown}: expected {expected}")
+
+
+SHOWN_VALUE_CHARS = 120  # a whole table as the value of an unknown key is shortened to this
+
+
+def _short_repr(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= SHOWN_VALUE_CHARS else text[: SHOWN_VALUE_CHARS - 5] + " ...}"
+
+
+class MultipleConfigError(ConfigError):
+    """Every problem found in one reading, each a ConfigError; itself one, for its first."""
+
+    def __init__(self, errors: list[ConfigError]):
+        first = errors[0]
+        super().__init__(first.file, first.key, first.value, first.expected)
+        self.errors = errors
+        self.args = ("\n".join(str(e) for e in errors),)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+class Problems:
+    """Collects MultipleConfigError so that a reader reports every problem of a file at once.
+
+    ``attempt`` runs one independent part of a reading (a table, an actuator) and keeps its
+    errors; ``raise_any`` ends the reading with all of them.
+    """
+
+    def __init__(self) -> None:
+        self.errors: list[ConfigError] = []
+
+    def attempt(self, fn, *args, default=None):
+        try:
+            return fn(*args)
+        except MultipleConfigError as e:
+            self.errors.extend(e.errors)
+        except ConfigError as e:
+            self.errors.append(e)
+        return default
+
+    def raise_any(self) -> None:
+        if len(self.errors) == 1:
+            raise self.errors[0]
+        if self.errors:
+            raise MultipleConfigError(self.errors)
 
 
 class _Missing:
@@ -39,27 +86,27 @@ MAX_CONFIG_BYTES = 1 << 20  # a bench, profile or weather file is a few kB; 1 Mi
 UTF8_BOM = b"\xef\xbb\xbf"
 
 
-def load_toml(path: Path) -> dict[str, Any]:
-    """Parse a TOML file; every way it can fail is a ConfigError that names the file.
+def read_text(path: Path, kind: str = "TOML", max_bytes: int = MAX_CONFIG_BYTES) -> str:
+    """A text file's contents; every way reading it can fail is a ConfigError naming the file.
 
     A UTF-8 byte-order mark (which some Windows editors write) is accepted; text that is not
     UTF-8 (a Latin-1 "ø" in a comment, a binary file) is located by line and column.
     """
     try:
         with open(path, "rb") as f:
-            data = f.read(MAX_CONFIG_BYTES + 1)
+            data = f.read(max_bytes + 1)
     except FileNotFoundError:
-        raise ConfigError(path, "", _MISSING, "an existing TOML file (no such file)") from None
+        raise ConfigError(path, "", _MISSING, f"an existing {kind} file (no such file)") from None
     except IsADirectoryError:
-        raise ConfigError(path, "", _MISSING, "a TOML file, not a directory") from None
+        raise ConfigError(path, "", _MISSING, f"a {kind} file, not a directory") from None
     except OSError as e:
-        raise ConfigError(path, "", _MISSING, f"a readable TOML file ({e.strerror})") from None
-    if len(data) > MAX_CONFIG_BYTES:
-        raise ConfigError(path, "", _MISSING, f"a TOML file of at most {MAX_CONFIG_BYTES} bytes")
+        raise ConfigError(path, "", _MISSING, f"a readable {kind} file ({e.strerror})") from None
+    if len(data) > max_bytes:
+        raise ConfigError(path, "", _MISSING, f"a {kind} file of at most {max_bytes} bytes")
     if data.startswith(UTF8_BOM):
         data = data[len(UTF8_BOM) :]
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
@@ -68,6 +115,11 @@ def load_toml(path: Path) -> dict[str, Any]:
             f"UTF-8 text (byte 0x{data[e.start]:02x} at line {line}, column {column} is not "
             "UTF-8: save the file as UTF-8)",
         ) from None  # fmt: skip
+
+
+def load_toml(path: Path) -> dict[str, Any]:
+    """Parse a TOML file; every way it can fail is a ConfigError that names the file."""
+    text = read_text(path)
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -135,8 +187,16 @@ class Section:
         if name in self.data:
             return self.data[name]
         if default is _MISSING:
-            raise ConfigError(self.file, self.key(name), _MISSING, "this key to be present")
+            unread = [k for k in self.data if k not in self._used]
+            close = difflib.get_close_matches(name, unread, n=1)
+            hint = f" (the file has {close[0]!r}: a typo?)" if close else ""
+            raise ConfigError(self.file, self.key(name), _MISSING, f"this key to be present{hint}")
         return default
+
+    def skip(self, *names: str) -> None:
+        """Mark keys as read without reading them: tables left unread because a table they
+        depend on failed are not unknown keys."""
+        self._used.update(names)
 
     def number(
         self,
@@ -225,12 +285,16 @@ class Section:
         return [Section(v, self.file, f"{self.key(name)}[{i}]") for i, v in enumerate(value)]
 
     def finish(self) -> None:
-        """Refuse keys that nothing read: a typo must not be silently ignored."""
+        """Refuse keys that nothing read: a typo must not be silently ignored (all at once)."""
+        problems = Problems()
         for name in self.data:
             if name not in self._used:
                 close = difflib.get_close_matches(name, list(self._used), n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
                 known = ", ".join(sorted(self._used)) or "none"
-                raise ConfigError(
-                    self.file, self.key(name), self.data[name], f"a known key ({known}){hint}"
+                problems.errors.append(
+                    ConfigError(
+                        self.file, self.key(name), self.data[name], f"a known key ({known}){hint}"
+                    )
                 )
+        problems.raise_any()

@@ -55,3 +55,10 @@ def configure_kernel_cache() -> str | None:
             os.environ["NUMBA_CACHE_DIR"] = str(candidate / key)
             return os.environ["NUMBA_CACHE_DIR"]
     return None
+
+
+def kernels_cached() -> bool:
+    """Whether compiled kernels are in the cache (False: this run compiles them, which takes
+    seconds here and up to a minute on a Raspberry Pi)."""
+    folder = os.environ.get("NUMBA_CACHE_DIR", "")
+    return bool(folder) and any(Path(folder).rglob("*.nbi"))

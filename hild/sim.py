@@ -5,16 +5,19 @@ from __future__ import annotations
 import csv
 import json
 import math
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from hild.config import ConfigError
+from hild.config import ConfigError, read_text
 from hild.environment.environment import Environment
 from hild.environment.weather import load_weather
-from hild.model.profile import load_profile
+from hild.kernel_cache import kernels_cached
+from hild.log import write_or_drop
+from hild.model.profile import Vessel, load_profile
 from hild.model.simulation import CommandError, Simulation
 from hild.units import KNOTS_PER_MS
 
@@ -26,6 +29,7 @@ class ScheduledCommand:
     t: float
     name: str
     value: float
+    line: int = 0  # the schedule file's line, for errors
 
 
 def parse_command(text: str) -> tuple[str, float]:
@@ -39,30 +43,47 @@ def parse_command(text: str) -> tuple[str, float]:
         raise CommandError(f"--cmd {text!r}: the value {value!r} is not a number") from None
 
 
+MAX_SCHEDULE_BYTES = 64 << 20  # about three million rows
+
+
 def read_schedule(path: Path) -> list[ScheduledCommand]:
     """Read ``t,name,value`` rows (a header row is optional), sorted by time."""
     rows: list[ScheduledCommand] = []
-    try:
-        with open(path, newline="") as f:
-            for lineno, row in enumerate(csv.reader(f), start=1):
-                if not row or row[0].lstrip().startswith("#"):
-                    continue
-                if lineno == 1 and row[0].strip() == "t":
-                    continue
-                key = f"line {lineno}"
-                if len(row) != 3:
-                    raise ConfigError(path, key, ",".join(row), "three columns: t,name,value")
-                try:
-                    t, value = float(row[0]), float(row[2])
-                except ValueError:
-                    raise ConfigError(path, key, ",".join(row), "numbers for t and value") from None
-                if not (math.isfinite(t) and t >= 0.0 and math.isfinite(value)):
-                    raise ConfigError(path, key, ",".join(row), "t >= 0 and finite values")
-                rows.append(ScheduledCommand(t, row[1].strip(), value))
-    except FileNotFoundError:
-        raise ConfigError(path, "", None, "an existing schedule file") from None
+    text = read_text(path, "schedule", MAX_SCHEDULE_BYTES)
+    for lineno, row in enumerate(csv.reader(text.splitlines()), start=1):
+        if not row or row[0].lstrip().startswith("#"):
+            continue
+        if lineno == 1 and row[0].strip() == "t":
+            continue
+        key = f"line {lineno}"
+        if len(row) != 3:
+            raise ConfigError(path, key, ",".join(row), "three columns: t,name,value")
+        try:
+            t, value = float(row[0]), float(row[2])
+        except ValueError:
+            raise ConfigError(path, key, ",".join(row), "numbers for t and value") from None
+        if not (math.isfinite(t) and t >= 0.0 and math.isfinite(value)):
+            raise ConfigError(path, key, ",".join(row), "t >= 0 and finite values")
+        rows.append(ScheduledCommand(t, row[1].strip(), value, lineno))
     rows.sort(key=lambda r: r.t)
     return rows
+
+
+def command_problem(vessel: Vessel, name: str, value: float) -> str:
+    """What is wrong with a command for this vessel ('' if nothing): an unknown actuator or
+    command, or a value outside the actuator's range (which the model would silently clip)."""
+    actuator, _, command = name.partition(".")
+    try:
+        spec = vessel.actuator(actuator)
+    except KeyError as e:
+        return f"a known command ({e.args[0]})"
+    if command not in spec.commands:
+        return (f"a known command ({vessel.name}.{actuator} has no command {command!r}; it "
+                f"takes: {', '.join(spec.commands)})")  # fmt: skip
+    lo, hi, unit = spec.command_range(command)
+    if not lo <= value <= hi:
+        return f"{name} from {lo:g} to {hi:g}{unit} ({vessel.name}'s limits)"
+    return ""
 
 
 CHUNK_STEPS = 100_000  # steps per compiled call: 1,000 s at 100 Hz
@@ -84,16 +105,27 @@ def run_sim(
     if not duration > 0.0:
         raise CommandError(f"--duration must be positive, not {duration}")
     vessel = load_profile(profile)
-    environment = Environment(load_weather(weather), vessel, dt, seed=seed, duration=duration)
-    sim = Simulation(vessel, dt=dt, method=method, environment=environment)
-    for text in commands or []:
-        sim.set_command(*parse_command(text))
+    weather_spec = load_weather(weather)
+    held = [parse_command(text) for text in commands or []]
+    for (name, value), text in zip(held, commands or [], strict=True):
+        problem = command_problem(vessel, name, value)
+        if problem:
+            raise CommandError(f"--cmd {text!r}: expected {problem}")
     events = read_schedule(schedule) if schedule else []
-    for ev in events:  # check every name before running; apply those at t = 0
+    for ev in events:  # every row is checked before anything runs
+        problem = command_problem(vessel, ev.name, ev.value)
+        if problem:
+            raise ConfigError(schedule, f"line {ev.line}", f"{ev.name},{ev.value:g}", problem)
+    if not kernels_cached():
+        write_or_drop(sys.stderr, "hild: compiling the vessel model (the first run only; "
+                      "later runs load it from the cache) ...\n")  # fmt: skip
+    environment = Environment(weather_spec, vessel, dt, seed=seed, duration=duration)
+    sim = Simulation(vessel, dt=dt, method=method, environment=environment)
+    for name, value in held:
+        sim.set_command(name, value)
+    for ev in events:  # those at t = 0 apply before the first step
         if ev.t == 0.0:
             sim.set_command(ev.name, ev.value)
-        else:
-            sim.command_slot(ev.name)
 
     n_total = int(round(duration / dt))
     every = max(1, int(round(output_interval / dt)))

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from hild.config import Section, builtin_names, load_toml, resolve_file
+from hild.config import Problems, Section, builtin_names, load_toml, resolve_file
 
 WEATHER_DIR = Path(__file__).resolve().parents[2] / "profiles" / "weather"
 
@@ -143,24 +143,33 @@ def load_weather(name_or_path: str) -> Weather:
     """Read and check a weather preset."""
     path = resolve_weather(name_or_path)
     root = Section(load_toml(path), path)
-    weather = read_weather(root, path.stem, str(path))
-    root.finish()
-    return weather
+    return read_weather(root, path.stem, str(path))
 
 
 def read_weather(root: Section, name: str, source: str) -> Weather:
-    """A Weather from an open TOML table (a preset file)."""
-    description = root.string("description", "")
-    air = root.table("air") or Section({}, root.file, "air")
-    air_density = air.number("density", 1.225, lo=0.9, hi=1.5, unit="kg/m^3")
-    air.finish()
-    wind = _wind(root.table("wind") or Section({}, root.file, "wind"))
-    current = _current(root.table("current") or Section({}, root.file, "current"))
-    waves = _waves(root.table("waves") or Section({}, root.file, "waves"), wind.from_deg)
+    """A Weather from an open TOML table (a preset file), with every problem reported at once."""
+
+    def table(name: str) -> Section:
+        return root.table(name) or Section({}, root.file, name)
+
+    problems = Problems()
+    description = problems.attempt(root.string, "description", "", default="")
+    air_density = problems.attempt(_air_density, table("air"), default=1.225)
+    wind = problems.attempt(_wind, table("wind"), default=WindSpec())
+    current = problems.attempt(_current, table("current"), default=CurrentSpec())
+    waves = problems.attempt(_waves, table("waves"), wind.from_deg, default=WaveSpec())
+    problems.attempt(root.finish)
+    problems.raise_any()
     return Weather(
         preset=name, description=description, source=source, air_density=air_density,
         wind=wind, current=current, waves=waves,
     )  # fmt: skip
+
+
+def _air_density(air: Section) -> float:
+    density = air.number("density", 1.225, lo=0.9, hi=1.5, unit="kg/m^3")
+    air.finish()
+    return density
 
 
 def _gauss_markov(s: Section | None, unit: str, deg: bool = False) -> GaussMarkov:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hild.config import ConfigError, Section, builtin_names, load_toml, resolve_file
+from hild.config import ConfigError, Problems, Section, builtin_names, load_toml, resolve_file
 from hild.model import layout as L
 
 PROFILE_DIR = Path(__file__).resolve().parents[2] / "profiles"
@@ -59,6 +59,17 @@ class ActuatorSpec:
         if self.has_deflector:
             names.append("deflector")
         return tuple(names)
+
+    def command_range(self, command: str) -> tuple[float, float, str]:
+        """What one of ``commands`` may be, with its unit: the speed range, the angle range
+        in degrees, or the deflector's -1 (astern) to 1 (ahead)."""
+        if command in ("rpm", "cmd"):
+            lo, hi = self.speed_range
+            return lo, hi, " rpm" if command == "rpm" else ""
+        if command.endswith("_deg"):
+            lo, hi = self.angle_range_deg
+            return lo, hi, " deg"
+        return -1.0, 1.0, ""
 
     @property
     def state_columns(self) -> tuple[str, str, str]:
@@ -114,12 +125,10 @@ def resolve_profile(name_or_path: str) -> Path:
 
 
 def load_profile(name_or_path: str) -> Vessel:
-    """Read, check and compile a vessel profile."""
+    """Read, check and compile a vessel profile; every problem of the file is reported at once."""
     path = resolve_profile(name_or_path)
     root = Section(load_toml(path), path)
-    vessel = _read_vessel(root, path)
-    root.finish()
-    return vessel
+    return _read_vessel(root, path)
 
 
 def rigid_body_mass_matrix(m: float, r_g: np.ndarray, I_o: np.ndarray) -> np.ndarray:
@@ -153,8 +162,9 @@ def _symmetric_positive_definite(M: np.ndarray) -> bool:
     return True
 
 
-def _read_vessel(root: Section, path: Path) -> Vessel:
+def _read_hull(root: Section, path: Path) -> tuple[str, float, float, float, str]:
     hull = root.table("vessel", required=True)
+    assert hull is not None
     name = hull.string("name", path.stem)
     hull.string("description", "")
     length = hull.number("length", positive=True, unit="m")
@@ -163,45 +173,76 @@ def _read_vessel(root: Section, path: Path) -> Vessel:
     # the point the added mass and linear damping derivatives are given about
     reference = hull.string("hydrodynamic_reference", "co", choices=("co", "cg"))
     hull.finish()
+    return name, length, beam, draft, reference
 
+
+def _read_water(root: Section, path: Path) -> tuple[float, float]:
     water = root.table("water") or Section({}, path, "water")
     rho = water.number("density", 1025.0, lo=990.0, hi=1040.0, unit="kg/m^3")
     nu_water = water.number("kinematic_viscosity", 1.0e-6, positive=True, unit="m^2/s")
     water.finish()
+    return rho, nu_water
+
+
+def _read_vessel(root: Section, path: Path) -> Vessel:
+    """Each table is read on its own, so that one run lists every problem of the file; a
+    table that needs another's values (damping needs the mass) is read once those are good."""
+    problems = Problems()
+    hull = problems.attempt(_read_hull, root, path)
+    rho, nu_water = problems.attempt(_read_water, root, path, default=(1025.0, 1.0e-6))
+    M_RB = problems.attempt(lambda: _read_rigid_body(root.table("rigid_body", required=True)))
+    M_A, munk = problems.attempt(
+        lambda: _read_added_mass(root.table("added_mass")), default=(None, True)
+    )
+    G = problems.attempt(lambda: _read_restoring(root.table("restoring")))
+    length, beam, draft = hull[1:4] if hull is not None else (None, None, None)
+    if hull is not None:
+        actuators, A = problems.attempt(
+            _read_actuators, root.tables("actuator"), length, beam, default=(None, None)
+        )
+        wind = problems.attempt(lambda: _read_wind(root.table("wind"), length))
+    else:
+        root.skip("actuator", "wind")  # they need the hull's size
+    wave_gains = problems.attempt(lambda: _read_waves(root.table("waves")))
 
     P = np.zeros(L.P_SIZE)
     P[L.P_WATER_NU] = nu_water
+    D_L = None
+    if hull is not None and M_RB is not None and M_A is not None and G is not None:
+        reference = hull[4]
+        r_g = _cg_from_mass_matrix(M_RB)
+        if reference == "cg":
+            M_A = move_to_co(M_A, r_g)
+        M = M_RB + M_A
+        if not _symmetric_positive_definite(M):
+            eig = np.linalg.eigvalsh(0.5 * (M + M.T))
+            problems.errors.append(ConfigError(
+                path, "added_mass", f"smallest eigenvalue of M {eig.min():.4g}",
+                "M = M_RB + M_A to be positive definite",
+            ))  # fmt: skip
+        else:
+            r_about = r_g if reference == "cg" else None
+            D_L = problems.attempt(
+                lambda: _read_damping(
+                    root.table("damping"), P, M, G, r_about, length, beam, draft, rho
+                )
+            )
+    else:
+        root.skip("damping")  # it needs the hull and the mass
+    problems.attempt(root.finish)
+    problems.raise_any()
+    assert hull is not None and M_RB is not None and M_A is not None and D_L is not None
 
-    M_RB = _read_rigid_body(root.table("rigid_body", required=True))
-    r_g = _cg_from_mass_matrix(M_RB)
-    M_A, munk = _read_added_mass(root.table("added_mass"))
-    if reference == "cg":
-        M_A = move_to_co(M_A, r_g)
-    M = M_RB + M_A
-    if not _symmetric_positive_definite(M):
-        eig = np.linalg.eigvalsh(0.5 * (M + M.T))
-        raise ConfigError(
-            path, "added_mass", f"smallest eigenvalue of M {eig.min():.4g}",
-            "M = M_RB + M_A to be positive definite",
-        )  # fmt: skip
-    G = _read_restoring(root.table("restoring"))
-    r_about = r_g if reference == "cg" else None
-    D_L = _read_damping(root.table("damping"), P, M, G, r_about, length, beam, draft, rho)
-
-    P[L.P_M_INV : L.P_M_INV + 36] = np.linalg.inv(M).ravel()
+    P[L.P_M_INV : L.P_M_INV + 36] = np.linalg.inv(M_RB + M_A).ravel()
     P[L.P_MA : L.P_MA + 36] = M_A.ravel()
     P[L.P_MASS] = M_RB[0, 0]
-    P[L.P_RG : L.P_RG + 3] = r_g
+    P[L.P_RG : L.P_RG + 3] = _cg_from_mass_matrix(M_RB)
     P[L.P_IO : L.P_IO + 9] = M_RB[3:, 3:].ravel()
     P[L.P_DL : L.P_DL + 36] = D_L.ravel()
     P[L.P_G : L.P_G + 36] = G.ravel()
     P[L.P_MUNK] = 1.0 if munk else 0.0
-
-    actuators, A = _read_actuators(root.tables("actuator"), length, beam)
-    wind = _read_wind(root.table("wind"), length)
-    wave_gains = _read_waves(root.table("waves"))
     return Vessel(
-        name=name, source=str(path), params=P, actuator_params=A, actuators=actuators,
+        name=hull[0], source=str(path), params=P, actuator_params=A, actuators=actuators,
         M_RB=M_RB, M_A=M_A, D_L=D_L, G=G, length=length, wind=wind, wave_gains=wave_gains,
     )  # fmt: skip
 
@@ -372,95 +413,100 @@ GLF_KEYS = ("A", "K", "B", "nu", "C", "M")
 
 
 def _read_actuators(sections: list[Section], length: float, beam: float):
+    """Every actuator is read on its own: the errors of all of them are reported together."""
     specs: list[ActuatorSpec] = []
     A = np.zeros(max(1, len(sections)) * L.A_SIZE)
     names: set[str] = set()
+    problems = Problems()
     for i, s in enumerate(sections):
-        a = i * L.A_SIZE
-        name = s.string("name")
-        if name in names or not name.isidentifier():
-            raise s.error("name", name, "a unique identifier such as 'port' or 'starboard'")
-        names.add(name)
-        kind = s.string("kind", choices=("propeller", "waterjet", "thruster"))
-        pos = s.array("position", (3,))
-        if abs(pos[0]) > length or abs(pos[1]) > beam:
-            raise s.error("position", pos.tolist(), "a position on the hull (x, y, z from CO, m)")
-        A[a + L.A_X : a + L.A_Z + 1] = pos
-        A[a + L.A_MOUNT] = s.number("mount_deg", 0.0, lo=-180.0, hi=180.0) * DEGREES
-
-        thrust = s.table("thrust", required=True)
-        law = thrust.string("law", choices=tuple(LAWS))
-        A[a + L.A_LAW] = LAWS[law]
-        if law == "glf":
-            for k0, side in ((L.A_GLF_FWD, "forward"), (L.A_GLF_REV, "reverse")):
-                g = thrust.table(side, required=True)
-                for j, key in enumerate(GLF_KEYS):
-                    A[a + k0 + j] = g.number(key)
-                if A[a + k0 + 3] == 0.0:
-                    raise g.error("nu", 0.0, "a non-zero exponent")
-                g.finish()
-        else:
-            key = "k_forward" if thrust.has("k_forward") else "k"
-            fwd = thrust.number(key, lo=0.0)
-            rev = thrust.number("k_reverse", fwd, lo=0.0)
-            A[a + L.A_K_FWD] = fwd
-            A[a + L.A_K_REV] = rev
-        thrust.finish()
-
-        speed = s.table("speed", required=True)
-        unit = speed.string("unit", choices=("rpm", "normalized"))
-        hi = (
-            speed.number("max", 1.0) if unit == "normalized" else speed.number("max", positive=True)
-        )
-        lo = speed.number("min", -hi if unit == "normalized" else 0.0)
-        if lo >= hi:
-            raise speed.error("min", lo, f"less than max ({hi:g})")
-        _first_order(speed, A, a + L.A_SPEED, lo, hi, "rate", "unit/s")
-        speed0 = speed.number("initial", min(max(0.0, lo), hi), lo=lo, hi=hi)
-        speed.finish()
-
-        angle_kind = "none"
-        angle_range = (0.0, 0.0)
-        angle0 = 0.0
-        for key in ("azimuth", "nozzle"):
-            t = s.table(key)
-            if t is None:
-                continue
-            if angle_kind != "none":
-                raise s.error(key, t.data, "either an azimuth or a nozzle, not both")
-            angle_kind = key
-            lo_deg = t.number("min_deg", lo=-180.0, hi=0.0)
-            hi_deg = t.number("max_deg", lo=0.0, hi=180.0)
-            _first_order(
-                t, A, a + L.A_ANGLE, lo_deg * DEGREES, hi_deg * DEGREES, "rate_deg", "deg/s"
-            )
-            angle0 = t.number("initial_deg", 0.0, lo=lo_deg, hi=hi_deg) * DEGREES
-            angle_range = (lo_deg, hi_deg)
-            t.finish()
-        A[a + L.A_ANGLE_KIND] = {"none": 0.0, "azimuth": 1.0, "nozzle": 2.0}[angle_kind]
-
-        has_deflector = False
-        deflector0 = 1.0
-        t = s.table("deflector")
-        if t is not None:
-            if kind != "waterjet":
-                raise s.error("deflector", t.data, "a deflector only on kind = 'waterjet'")
-            has_deflector = True
-            A[a + L.A_HAS_DEFLECTOR] = 1.0
-            dlo = t.number("min", -1.0, lo=-1.0, hi=0.0)
-            dhi = t.number("max", 1.0, lo=0.0, hi=1.0)
-            _first_order(t, A, a + L.A_DEFLECTOR, dlo, dhi, "rate", "1/s")
-            deflector0 = t.number("initial", 0.0, lo=dlo, hi=dhi)
-            t.finish()
-        s.finish()
-        specs.append(
-            ActuatorSpec(
-                name=name, index=i, kind=kind, speed_unit=unit, speed_range=(lo, hi),
-                angle_kind=angle_kind, angle_range_deg=angle_range, has_deflector=has_deflector,
-                initial=(speed0, angle0, deflector0),
-            )
-        )  # fmt: skip
+        spec = problems.attempt(_read_actuator, s, i, A, names, length, beam)
+        if spec is not None:
+            specs.append(spec)
+    problems.raise_any()
     return specs, A
+
+
+def _read_actuator(
+    s: Section, i: int, A: np.ndarray, names: set[str], length: float, beam: float
+) -> ActuatorSpec:
+    a = i * L.A_SIZE
+    name = s.string("name")
+    if name in names or not name.isidentifier():
+        raise s.error("name", name, "a unique identifier such as 'port' or 'starboard'")
+    names.add(name)
+    kind = s.string("kind", choices=("propeller", "waterjet", "thruster"))
+    pos = s.array("position", (3,))
+    if abs(pos[0]) > length or abs(pos[1]) > beam:
+        raise s.error("position", pos.tolist(), "a position on the hull (x, y, z from CO, m)")
+    A[a + L.A_X : a + L.A_Z + 1] = pos
+    A[a + L.A_MOUNT] = s.number("mount_deg", 0.0, lo=-180.0, hi=180.0) * DEGREES
+
+    thrust = s.table("thrust", required=True)
+    law = thrust.string("law", choices=tuple(LAWS))
+    A[a + L.A_LAW] = LAWS[law]
+    if law == "glf":
+        for k0, side in ((L.A_GLF_FWD, "forward"), (L.A_GLF_REV, "reverse")):
+            g = thrust.table(side, required=True)
+            for j, key in enumerate(GLF_KEYS):
+                A[a + k0 + j] = g.number(key)
+            if A[a + k0 + 3] == 0.0:
+                raise g.error("nu", 0.0, "a non-zero exponent")
+            g.finish()
+    else:
+        key = "k_forward" if thrust.has("k_forward") else "k"
+        fwd = thrust.number(key, lo=0.0)
+        rev = thrust.number("k_reverse", fwd, lo=0.0)
+        A[a + L.A_K_FWD] = fwd
+        A[a + L.A_K_REV] = rev
+    thrust.finish()
+
+    speed = s.table("speed", required=True)
+    unit = speed.string("unit", choices=("rpm", "normalized"))
+    hi = speed.number("max", 1.0) if unit == "normalized" else speed.number("max", positive=True)
+    lo = speed.number("min", -hi if unit == "normalized" else 0.0)
+    if lo >= hi:
+        raise speed.error("min", lo, f"less than max ({hi:g})")
+    _first_order(speed, A, a + L.A_SPEED, lo, hi, "rate", "unit/s")
+    speed0 = speed.number("initial", min(max(0.0, lo), hi), lo=lo, hi=hi)
+    speed.finish()
+
+    angle_kind = "none"
+    angle_range = (0.0, 0.0)
+    angle0 = 0.0
+    for key in ("azimuth", "nozzle"):
+        t = s.table(key)
+        if t is None:
+            continue
+        if angle_kind != "none":
+            raise s.error(key, t.data, "either an azimuth or a nozzle, not both")
+        angle_kind = key
+        lo_deg = t.number("min_deg", lo=-180.0, hi=0.0)
+        hi_deg = t.number("max_deg", lo=0.0, hi=180.0)
+        _first_order(t, A, a + L.A_ANGLE, lo_deg * DEGREES, hi_deg * DEGREES, "rate_deg", "deg/s")
+        angle0 = t.number("initial_deg", 0.0, lo=lo_deg, hi=hi_deg) * DEGREES
+        angle_range = (lo_deg, hi_deg)
+        t.finish()
+    A[a + L.A_ANGLE_KIND] = {"none": 0.0, "azimuth": 1.0, "nozzle": 2.0}[angle_kind]
+
+    has_deflector = False
+    deflector0 = 1.0
+    t = s.table("deflector")
+    if t is not None:
+        if kind != "waterjet":
+            raise s.error("deflector", t.data, "a deflector only on kind = 'waterjet'")
+        has_deflector = True
+        A[a + L.A_HAS_DEFLECTOR] = 1.0
+        dlo = t.number("min", -1.0, lo=-1.0, hi=0.0)
+        dhi = t.number("max", 1.0, lo=0.0, hi=1.0)
+        _first_order(t, A, a + L.A_DEFLECTOR, dlo, dhi, "rate", "1/s")
+        deflector0 = t.number("initial", 0.0, lo=dlo, hi=dhi)
+        t.finish()
+    s.finish()
+    return ActuatorSpec(
+        name=name, index=i, kind=kind, speed_unit=unit, speed_range=(lo, hi),
+        angle_kind=angle_kind, angle_range_deg=angle_range, has_deflector=has_deflector,
+        initial=(speed0, angle0, deflector0),
+    )  # fmt: skip
 
 
 def _first_order(t: Section, A: np.ndarray, k: int, lo: float, hi: float, rate_key: str, unit: str):

@@ -16,6 +16,10 @@ from hild.sensors.gps import Gps
 from hild.sensors.heading import Heading
 from hild.sensors.speed_log import SpeedLog
 
+# A device's sentence rate: from once per 100 s (a slow status sentence) to 100 Hz (the
+# fastest heading and IMU outputs on an NMEA bus); never more than the loop's rate either.
+MIN_RATE_HZ = 0.01
+MAX_RATE_HZ = 100.0
 DEVICE_DIR = Path(__file__).resolve().parents[2] / "devices"
 SENSOR_MODELS: dict[str, type[Device]] = {
     cls.model: cls for cls in (Gps, Heading, Anemometer, SpeedLog)
@@ -83,7 +87,7 @@ def load_device_type(name: str) -> DeviceType:
         description=dev.string("description", ""),
         model=model,
         talker=talker(dev, "talker"),
-        rate_hz=dev.number("rate_hz", positive=True, unit="Hz"),
+        rate_hz=dev.number("rate_hz", lo=MIN_RATE_HZ, hi=MAX_RATE_HZ, unit="Hz"),
         baud=dev.integer("baud", lo=300),
         sentences=sentences,
         position=tuple(dev.array("position", (3,), [0.0, 0.0, 0.0]).tolist()),
