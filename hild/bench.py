@@ -19,6 +19,7 @@ from hild.environment.weather import Weather, available_presets, load_weather
 from hild.mirror.config import MirrorConfig, read_mirror
 from hild.model.integrators import METHODS
 from hild.model.profile import Vessel, load_profile
+from hild.record.config import RecordConfig, read_record
 from hild.sensors.catalog import (
     MAX_RATE_HZ,
     MIN_RATE_HZ,
@@ -104,6 +105,7 @@ class Bench:
     devices: tuple[DeviceConfig, ...]
     budgets: tuple[PortBudget, ...] = field(default=())
     mqtt: MirrorConfig | None = None  # the [mqtt] table: the mirror is on when present
+    record: RecordConfig | None = None  # the [record] table: recording is on when present
 
 
 def resolve_bench(name_or_path: str | None) -> Path:
@@ -138,6 +140,7 @@ def load_bench(name_or_path: str | None = None, **overrides: Any) -> Bench:
     origin = attempt(_origin, root, default=Origin(0.0, 0.0))
     weather = attempt(_weather, root, default=Weather("calm"))
     mqtt = attempt(_mqtt, root, default=None)
+    record = attempt(_record, root, general.get("rate_hz", 100.0), default=None)
     run_dir = Path(overrides.get("run_dir") or general.get("run_dir", "/tmp/hild"))
     devices: list[DeviceConfig] = []
     for section in attempt(root.tables, "device", default=[]) or []:
@@ -204,6 +207,7 @@ def load_bench(name_or_path: str | None = None, **overrides: Any) -> Bench:
         devices=tuple(devices),
         budgets=tuple(budgets),
         mqtt=mqtt,
+        record=record,
     )
 
 
@@ -350,6 +354,11 @@ def _baud(section: Section, default: int) -> int:
 def _mqtt(root: Section) -> MirrorConfig | None:
     section = root.table("mqtt")
     return None if section is None else read_mirror(section)
+
+
+def _record(root: Section, loop_rate_hz: float) -> RecordConfig | None:
+    section = root.table("record")
+    return None if section is None else read_record(section, loop_rate_hz)
 
 
 def _maybe(section: Section, key: str, **limits) -> float | None:

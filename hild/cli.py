@@ -48,6 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
                      help="the least severe log lines shown (info)")  # fmt: skip
+    run.add_argument(
+        "--record", metavar="FILE.mcap",
+        help="record the run to this MCAP file (and its sentences to FILE.nmea.log, Signal K's "
+        "log format); {bench} and {utc} in the name become the bench's name and start time",
+    )  # fmt: skip
     mqtt = run.add_argument_group(
         "MQTT mirror (a password comes from $HILD_MQTT_PASSWORD or "
         "the bench's [mqtt] table, never the command line)"
@@ -90,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     sim.add_argument("--schedule", type=Path, metavar="FILE.csv", help="t,name,value rows")
     sim.add_argument("--out", type=Path, metavar="FILE.csv", help="write the trajectory here")
+    sim.add_argument("--record", type=Path, metavar="FILE.mcap",
+                     help="record the run as `hild run --record` does, a sample every "
+                     "--output-interval")  # fmt: skip
     sim.add_argument(
         "--output-interval", type=_positive, default=0.1, metavar="SECONDS",
         help="time between rows of --out (0.1)",
@@ -231,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
             from hild.run import run_bench
 
             return run_bench(args.bench, _overrides(args), args.duration, args.log_format,
-                             args.log_level, _mqtt_options(args))  # fmt: skip
+                             args.log_level, _mqtt_options(args), args.record)  # fmt: skip
         if args.command == "check":
             from hild.run import check_bench
 
@@ -243,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.profile, args.duration, dt=args.dt, method=args.method,
                 commands=args.cmd, schedule=args.schedule, out=args.out,
                 output_interval=args.output_interval, weather=args.weather, seed=args.seed,
+                record=args.record,
             )  # fmt: skip
             sys.stdout.write(summary_text(summary) + "\n")
         if args.command == "pilot":

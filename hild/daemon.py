@@ -129,6 +129,7 @@ class Daemon:
         self.start_utc: datetime | None = None
         self.queue = ControlQueue()
         self.dispatcher = Dispatcher(self.queue)
+        self.dispatcher.listeners.extend(o.on_received for o in self.observers)
         self.arbiter = Arbiter(bench.vessel.actuators, self.sim.act_cmd, self.sim.act_state)
         self.command_devices: list[CommandDevice] = []
         self.latency = JitterStats()  # command arrival to the tick that applies it
@@ -138,6 +139,7 @@ class Daemon:
         self.stop_reason = "duration"
         self.loop_wall_s = 0.0
         self.loop_cpu_s = 0.0
+        self.late_s = 0.0  # the last tick's lateness against its deadline [s]
 
     def stop(self, reason: str = "stop") -> None:
         """Ask the loop to finish after the current tick."""
@@ -219,6 +221,8 @@ class Daemon:
                 self.latency.add(max(now - record.t_rx, 0.0))
             else:
                 self._apply_runtime(record)
+                for observer in self.observers:
+                    observer.on_control(self, record)
 
     def _apply_runtime(self, record: ControlRecord) -> None:
         """A watchdog's safe state, or a change asked for at run time (MQTT control)."""
@@ -258,17 +262,7 @@ class Daemon:
 
     def truth(self, t: float) -> Truth:
         assert self.start_utc is not None
-        x = self.sim.x
-        return Truth(
-            t=t,
-            utc=self.start_utc + timedelta(seconds=t),
-            eta=x[:6].copy(),
-            nu=x[6:12].copy(),
-            current_ned=self.sim.environment.current_ned,
-            wind_ned=self.sim.environment.wind_ned,
-            actuators=self.sim.act_state.copy(),
-            commands=self.sim.act_cmd.copy(),
-        )
+        return Truth.of(self.sim, t, self.start_utc + timedelta(seconds=t))
 
     def emit_due(self, t: float) -> None:
         """Let each device whose epoch has come sample the truth; queue its sentences."""
@@ -374,6 +368,7 @@ class Daemon:
                 log.warning("loop.resync", behind_s=round(late, 3))
                 t0 += late
                 late = 0.0
+            self.late_s = late
             self.jitter.add(late)
             self.window.add(late)
             if late > wall_dt:

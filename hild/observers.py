@@ -1,10 +1,12 @@
 """Tick observers: what watches a run (the MQTT mirror, the systemd notifier) without slowing it.
 
-The daemon calls ``on_tick`` after every tick and ``on_sentences`` whenever a device has
-sent an epoch. Both run inside the tick: they must return at once, never await, never block
-on I/O, and only copy what they need into a latest-value store or a bounded queue that their
-own task (started in ``start``) drains. ``start`` runs once the ports are open, before the
-first tick; ``stop`` once the loop has ended, before the ports close.
+The daemon calls ``on_tick`` after every tick, ``on_sentences`` whenever a device has
+sent an epoch, ``on_received`` for every line a command device decodes and ``on_control`` for
+every other change applied between ticks. All run inside the loop: they must return at once,
+never await, never block on I/O, and only copy what they need into a latest-value store or a
+bounded queue that their own task (started in ``start``) drains. ``start`` runs once the
+ports are open, before the first tick; ``stop`` once the loop has ended, before the ports
+close.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from hild.control import ActuatorCommand, ControlRecord
     from hild.daemon import Daemon
+    from hild.transport.base import Inbound
 
 
 class TickObserver:
@@ -27,6 +31,20 @@ class TickObserver:
 
     def on_sentences(self, device: str, lines: Sequence[bytes]) -> None:
         """``device`` has just queued ``lines`` (one epoch) on its ports: return at once."""
+
+    def on_received(
+        self,
+        device: str,
+        inbound: Inbound,
+        command: ActuatorCommand | None,
+        rejected: tuple[str, str] | None,
+    ) -> None:
+        """Command device ``device`` decoded ``inbound``: ``command`` when valid, else
+        ``rejected`` (reason, detail). Called between ticks: return at once."""  # fmt: skip
+
+    def on_control(self, daemon: Daemon, record: ControlRecord) -> None:
+        """A record other than a command was applied between two ticks (a watchdog's safe
+        state, a weather change, a fault, a reposition): return at once."""
 
     async def stop(self, daemon: Daemon) -> None:
         """The loop has ended (``daemon.stop_reason`` says why); the ports are still open."""

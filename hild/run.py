@@ -7,6 +7,7 @@ import contextlib
 import socket
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 from hild.bench import Bench, load_bench
 from hild.bus.device import CommandDevice
@@ -15,6 +16,8 @@ from hild.daemon import Daemon
 from hild.log import configure_logging, write_or_drop
 from hild.mirror.config import from_url
 from hild.mirror.observer import Mirror
+from hild.record.config import DEFAULT_RATE_HZ, RecordConfig
+from hild.record.observer import Recorder
 from hild.rundir import RunDir, bench_uses_run_dir
 from hild.systemd import notifier_from_environment
 from hild.transport.url import parse_port_url, split_host_port
@@ -112,6 +115,10 @@ def banner(daemon: Daemon) -> str:
             if observer.runtime is not None:
                 where += f", runtime control on {observer.prefix}/control/..."
             lines.append(where + f"  (mosquitto_sub -t '{observer.prefix}/#' -v)")
+        if isinstance(observer, Recorder) and observer.writer is not None:
+            nmea = observer.writer.nmea_path
+            lines.append(f"Recording: {observer.writer.path}" + (f" and {nmea}" if nmea else "")
+                         + f" (hild plot {observer.writer.path})")  # fmt: skip
     lines.append("Ctrl-C stops. Logs go to stderr.")
     return "\n".join(lines)
 
@@ -175,6 +182,18 @@ def mirror(bench: Bench, options: dict) -> Mirror | None:
     return Mirror(config)
 
 
+def recorder(bench: Bench, record_file: str | None) -> Recorder | None:
+    """The recorder the bench's [record] table and --record ask for, if any."""
+    config = bench.record
+    if record_file:
+        config = (
+            replace(config, file=Path(record_file))
+            if config
+            else RecordConfig(Path(record_file), rate_hz=min(DEFAULT_RATE_HZ, bench.rate_hz))
+        )
+    return Recorder(config) if config is not None else None
+
+
 def run_bench(
     name_or_path: str | None,
     overrides: dict,
@@ -182,6 +201,7 @@ def run_bench(
     log_format: str = "auto",
     log_level: str = "info",
     mqtt_options: dict | None = None,
+    record_file: str | None = None,
 ) -> int:
     """Check the bench, then run it until Ctrl-C, SIGTERM or ``duration``."""
     configure_logging(log_format, log_level)
@@ -190,8 +210,8 @@ def run_bench(
     # cleaned of the links a dead one left (hild.rundir).
     held = RunDir(bench.run_dir) if bench_uses_run_dir(bench) else contextlib.nullcontext()
     with held:
-        observers = [o for o in (notifier_from_environment(), mirror(bench, mqtt_options or {}))
-                     if o is not None]  # fmt: skip
+        observers = [o for o in (notifier_from_environment(), mirror(bench, mqtt_options or {}),
+                                 recorder(bench, record_file)) if o is not None]  # fmt: skip
         daemon = Daemon(bench, duration, observers)
 
         def ready(d: Daemon) -> None:

@@ -8,17 +8,22 @@ import math
 import sys
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 
-from hild.config import ConfigError, read_text
+from hild.config import MISSING, ConfigError, read_text
 from hild.environment.environment import Environment
 from hild.environment.weather import load_weather
 from hild.kernel_cache import kernels_cached
 from hild.log import write_or_drop
 from hild.model.profile import Vessel, load_profile
 from hild.model.simulation import CommandError, Simulation
+from hild.record.observer import file_text, run_metadata, sample
+from hild.record.writer import RecordWriter
+from hild.sensors.geodesy import Origin
+from hild.sensors.truth import Truth
 from hild.units import KNOTS_PER_MS
 
 
@@ -86,6 +91,44 @@ def command_problem(vessel: Vessel, name: str, value: float) -> str:
     return ""
 
 
+SIM_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)  # a batch run's UTC at t = 0: fixed, repeatable
+SIM_ORIGIN = Origin(59.41, 10.48)  # the default bench's, off Horten
+
+
+class SimRecording:
+    """`hild sim --record`: the truth's channels at every output interval, in the same format
+    as a daemon's recording (sentences, bus and loop channels stay empty: nothing is sent)."""
+
+    def __init__(self, path: Path, vessel: Vessel, profile: str, weather: str, seed: int,
+                 dt: float, method: str, every: int):  # fmt: skip
+        metadata = run_metadata("sim", profile=profile, weather=weather, seed=seed, dt=dt,
+                                method=method, start_utc=SIM_EPOCH.isoformat(),
+                                origin=f"{SIM_ORIGIN.latitude_deg},{SIM_ORIGIN.longitude_deg}",
+                                output_interval=every * dt)  # fmt: skip
+        metadata["profile"] = {"file": vessel.source, "text": file_text(vessel.source)}
+        self.writer = RecordWriter(path, metadata, nmea_log=False)
+        try:
+            self.writer.start()
+        except OSError as e:
+            raise ConfigError(f"--record {path}", "", MISSING,
+                              f"a file that can be written ({e.strerror})") from None  # fmt: skip
+        self.vessel = vessel
+
+    def sample(self, sim: Simulation) -> None:
+        truth = Truth.of(sim, sim.t, SIM_EPOCH + timedelta(seconds=sim.t))
+        sample(self.writer, truth, SIM_ORIGIN, self.vessel.actuators, sim.actuator_force,
+               sim.environment)  # fmt: skip
+        # batch runs must not drop: wait for the writer whenever its queue fills
+        while self.writer.dropped:
+            self.writer.dropped = 0
+            time.sleep(0.01)
+            sample(self.writer, truth, SIM_ORIGIN, self.vessel.actuators, sim.actuator_force,
+                   sim.environment)  # fmt: skip
+
+    def close(self) -> None:
+        self.writer.close()
+
+
 CHUNK_STEPS = 100_000  # steps per compiled call: 1,000 s at 100 Hz
 
 
@@ -100,6 +143,7 @@ def run_sim(
     output_interval: float = 0.1,
     weather: str = "calm",
     seed: int = 0,
+    record: Path | None = None,
 ) -> dict:
     """Run one simulation; write the CSV if asked; return the summary."""
     if not duration > 0.0:
@@ -136,6 +180,10 @@ def run_sim(
     sim.advance(0, every)  # compile (or load from cache) before timing
     wall = 0.0
     pending = [ev for ev in events if ev.t > 0.0]
+    recording = None
+    if record is not None:
+        recording = SimRecording(record, vessel, profile, weather, seed, dt, method, every)
+        recording.sample(sim)
     try:
         while sim.steps < n_total:
             # events apply at the first step that starts at or after their time
@@ -144,11 +192,15 @@ def run_sim(
                 sim.set_command(ev.name, ev.value)
             # at most CHUNK_STEPS at a time: rows go to the file as they come, memory stays flat
             stop = min(n_total, sim.steps + CHUNK_STEPS)
+            if recording is not None:  # a sample at every output interval
+                stop = min(stop, (sim.steps // every + 1) * every)
             if pending:
                 stop = min(stop, max(sim.steps + 1, math.ceil(pending[0].t / dt - 1e-9)))
             t0 = time.perf_counter()
             rows = sim.advance(stop - sim.steps, every)
             wall += time.perf_counter() - t0
+            if recording is not None and sim.steps % every == 0:
+                recording.sample(sim)
             if len(rows):
                 last = rows
                 if writer is not None:
@@ -156,6 +208,8 @@ def run_sim(
     finally:
         if writer is not None:
             writer.close()
+        if recording is not None:
+            recording.close()
     table = last
     state = {name: float(val) for name, val in zip(sim.columns()[1:13], sim.x, strict=True)}
     n_vessel = 13 + 3 * vessel.n_act + 6

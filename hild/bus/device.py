@@ -108,6 +108,7 @@ class CommandDevice:
         self.centre_angles = s.get("on_timeout_angle", "hold") == "centre"
         self.watchdog = Watchdog(float(s.get("watchdog_s", 0.5)), bool(s.get("neutral_first")))
         self.stats = BusStats()
+        self.last_rejection: tuple[str, str] | None = None  # (reason, detail) of the last line
         self._log_rejected = RateLimited(log, "bus.rejected")
         self._numbered = sorted((a for a in self.amap.actuators if a.number > 0),
                                 key=lambda a: a.number)  # fmt: skip
@@ -169,6 +170,7 @@ class CommandDevice:
     def receive(self, inbound: Inbound) -> ActuatorCommand | None:
         """Decode one received line: a control record for a valid command, else None (counted)."""
         self.stats.lines += 1
+        self.last_rejection = None
         was_latched = self.watchdog.latched
         try:
             if inbound.overlong:
@@ -178,6 +180,7 @@ class CommandDevice:
             if not self.watchdog.admit(inbound.t_rx, self.amap.is_neutral(demands)):
                 raise Rejected("latched", "send a neutral command (idle, deflector 0, no thrust)")
         except Rejected as r:
+            self.last_rejection = (r.reason, r.detail)
             self.stats.rejected[r.reason] += 1
             self.stats.clamped = self.amap.clamped
             self._log_rejected(

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from hild.bus.device import CommandDevice
-from hild.control import ControlQueue
+from hild.control import ActuatorCommand, ControlQueue
 from hild.transport.base import Inbound
+
+# (device name, the line, its command or None, (reason, detail) when refused)
+Listener = Callable[[str, Inbound, ActuatorCommand | None, tuple[str, str] | None], None]
 
 
 class Dispatcher:
@@ -18,6 +23,7 @@ class Dispatcher:
         self.queue = queue
         self.received_lines = 0
         self._devices: dict[str, list[CommandDevice]] = {}
+        self.listeners: list[Listener] = []  # told of every decoding (the recorder)
 
     def attach(self, port_url: str, device: CommandDevice) -> None:
         """Send the lines of the port named ``port_url`` (its PortSpec.url) to ``device``."""
@@ -32,3 +38,5 @@ class Dispatcher:
             record = device.receive(inbound)
             if record is not None:
                 self.queue.put(record)
+            for listener in self.listeners:
+                listener(device.config.name, inbound, record, device.last_rejection)

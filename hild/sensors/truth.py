@@ -25,6 +25,16 @@ class Truth:
     commands: np.ndarray = field(default_factory=lambda: np.zeros(0))
     rotation: np.ndarray = field(init=False)  # body -> NED (thesis eq. 2.7)
 
+    @classmethod
+    def of(cls, sim, t: float, utc: datetime) -> Truth:
+        """A simulation's instant (copies of its arrays: the simulation steps on)."""
+        x = sim.x
+        return cls(
+            t=t, utc=utc, eta=x[:6].copy(), nu=x[6:12].copy(),
+            current_ned=sim.environment.current_ned, wind_ned=sim.environment.wind_ned,
+            actuators=sim.act_state.copy(), commands=sim.act_cmd.copy(),
+        )  # fmt: skip
+
     def __post_init__(self) -> None:
         r9 = np.empty(9)
         body_to_ned(self.eta[3], self.eta[4], self.eta[5], r9)  # the model's own R(Theta)

@@ -1,0 +1,132 @@
+"""The channels of a recording: topic names, their JSON schemas, and Foxglove's two messages.
+
+Topics (published: scripts and Foxglove layouts name them):
+
+- ``/state``, ``/actuators``, ``/environment``: the mirror's payloads (hild/mirror/payloads.py),
+  SI units, ``t`` (simulation seconds) and ``utc`` in each;
+- ``/location`` (``foxglove.LocationFix``) and ``/pose`` (``foxglove.PoseInFrame``, frame
+  ``ned``): so that Foxglove's Map and 3D panels show the boat;
+- ``/sensors/<device>``: one message per sentence sent, ``{"t", "utc", "sentence"}``;
+- ``/bus/<device>``: one message per line received, with its decoding result;
+- ``/control``: watchdog trips, weather changes, faults, repositions;
+- ``/stats``: tick jitter and overruns over each second of simulated time.
+
+A message's log time is its simulated UTC (the time in its sentences).
+"""
+
+from __future__ import annotations
+
+import math
+
+STATE = "/state"
+ACTUATORS = "/actuators"
+ENVIRONMENT = "/environment"
+LOCATION = "/location"
+POSE = "/pose"
+SENSORS = "/sensors/"
+BUS = "/bus/"
+CONTROL = "/control"
+STATS = "/stats"
+FIXED = (STATE, ACTUATORS, ENVIRONMENT, LOCATION, POSE, CONTROL, STATS)
+
+# Foxglove's schemas (foxglove-sdk schemas/jsonschema), as its panels recognise them by name.
+TIME = {
+    "type": "object",
+    "properties": {
+        "sec": {"type": "integer", "minimum": 0},
+        "nsec": {"type": "integer", "minimum": 0, "maximum": 999_999_999},
+    },
+}
+VECTOR3 = {"type": "object", "properties": {k: {"type": "number"} for k in "xyz"}}
+QUATERNION = {"type": "object", "properties": {k: {"type": "number"} for k in "xyzw"}}
+LOCATION_FIX = {
+    "title": "foxglove.LocationFix",
+    "type": "object",
+    "properties": {
+        "timestamp": TIME,
+        "frame_id": {"type": "string"},
+        "latitude": {"type": "number"},
+        "longitude": {"type": "number"},
+        "altitude": {"type": "number"},
+        "position_covariance": {
+            "type": "array", "items": {"type": "number"}, "minItems": 9, "maxItems": 9,
+        },
+        "position_covariance_type": {"type": "integer", "minimum": 0, "maximum": 3},
+    },
+}  # fmt: skip
+POSE_IN_FRAME = {
+    "title": "foxglove.PoseInFrame",
+    "type": "object",
+    "properties": {
+        "timestamp": TIME,
+        "frame_id": {"type": "string"},
+        "pose": {
+            "type": "object", "properties": {"position": VECTOR3, "orientation": QUATERNION},
+        },
+    },
+}  # fmt: skip
+FOXGLOVE = {LOCATION: LOCATION_FIX, POSE: POSE_IN_FRAME}
+JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
+              (list, "array"), (dict, "object"))  # fmt: skip
+
+
+def schema_name(topic: str) -> str:
+    """``/sensors/gps`` -> ``hild.sensors``; Foxglove's own names for its two channels."""
+    if topic in FOXGLOVE:
+        return str(FOXGLOVE[topic]["title"])
+    return "hild." + topic.strip("/").split("/")[0]
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    for kind, name in JSON_TYPES:
+        if isinstance(value, kind):
+            return name
+    return "string"
+
+
+def schema_for(topic: str, payload: object) -> tuple[str, dict]:
+    """A channel's schema name and JSON schema, from its first payload (flat, typed keys)."""
+    name = schema_name(topic)
+    if topic in FOXGLOVE:
+        return name, FOXGLOVE[topic]
+    properties = {}
+    if isinstance(payload, dict):
+        for key, value in payload.items():
+            kind = _json_type(value)
+            # a number that happens to be whole in the first message is a number all the same
+            properties[key] = {"type": ["number", "null"] if kind in ("integer", "number")
+                               else [kind, "null"]}  # fmt: skip
+    return name, {"title": name, "type": "object", "properties": properties}
+
+
+def timestamp(utc_ns: int) -> dict[str, int]:
+    return {"sec": utc_ns // 1_000_000_000, "nsec": utc_ns % 1_000_000_000}
+
+
+def location_fix(utc_ns: int, latitude: float, longitude: float, height: float) -> dict:
+    """The true position as a foxglove.LocationFix (covariance unknown: it is the truth)."""
+    return {
+        "timestamp": timestamp(utc_ns), "frame_id": "wgs84",
+        "latitude": latitude, "longitude": longitude, "altitude": height,
+        "position_covariance": [0.0] * 9, "position_covariance_type": 0,
+    }  # fmt: skip
+
+
+def pose_in_frame(utc_ns: int, eta) -> dict:
+    """NED position and the attitude quaternion of R(Theta) = Rz(psi) Ry(theta) Rx(phi)
+    (Fossen's zyx convention, thesis eq. 2.7), in the frame ``ned``."""
+    phi, theta, psi = (float(a) / 2.0 for a in eta[3:6])
+    cr, sr = math.cos(phi), math.sin(phi)
+    cp, sp = math.cos(theta), math.sin(theta)
+    cy, sy = math.cos(psi), math.sin(psi)
+    orientation = {
+        "w": cr * cp * cy + sr * sp * sy,
+        "x": sr * cp * cy - cr * sp * sy,
+        "y": cr * sp * cy + sr * cp * sy,
+        "z": cr * cp * sy - sr * sp * cy,
+    }
+    position = {"x": float(eta[0]), "y": float(eta[1]), "z": float(eta[2])}
+    return {"timestamp": timestamp(utc_ns), "frame_id": "ned",
+            "pose": {"position": position, "orientation": orientation}}  # fmt: skip

@@ -1,0 +1,33 @@
+"""What to record: the bench's ``[record]`` table, or ``--record FILE``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from hild.config import Section
+
+DEFAULT_RATE_HZ = 20.0  # truth samples per simulated second: above the hulls' fastest modes
+
+
+@dataclass(frozen=True)
+class RecordConfig:
+    file: Path  # the MCAP file; the sentences go beside it to <stem>.nmea.log
+    rate_hz: float = DEFAULT_RATE_HZ  # state, actuators, environment, location and pose
+    nmea_log: bool = True  # also write the Signal K multiplexed log of the sentences
+
+
+def read_record(section: Section, loop_rate_hz: float) -> RecordConfig:
+    """The ``[record]`` table: ``file``, ``rate_hz`` (up to the loop's rate), ``nmea_log``."""
+    file = section.string("file")
+    if not file.strip() or "\0" in file:
+        raise section.error("file", file, "a file name for the recording, e.g. 'run.mcap'")
+    config = RecordConfig(
+        file=Path(file),
+        rate_hz=section.number(
+            "rate_hz", min(DEFAULT_RATE_HZ, loop_rate_hz), lo=0.1, hi=loop_rate_hz, unit="Hz"
+        ),  # fmt: skip
+        nmea_log=section.boolean("nmea_log", True),
+    )
+    section.finish()
+    return config

@@ -1,0 +1,229 @@
+"""The recorder as a tick observer: payloads built in the tick, written by the writer's thread.
+
+Every ``record_every`` ticks it samples the truth into the state, actuator, environment,
+location and pose channels; every sentence, received line and control change is queued as it
+happens; each second of simulated time it adds the loop's tick jitter over that second.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import structlog
+
+from hild import __version__
+from hild.control import SafeState, WeatherChange
+from hild.mirror import payloads
+from hild.observers import TickObserver
+from hild.record import channels
+from hild.record.config import RecordConfig
+from hild.record.writer import RecordWriter
+
+if TYPE_CHECKING:
+    from hild.control import ActuatorCommand, ControlRecord
+    from hild.daemon import Daemon
+    from hild.transport.base import Inbound
+
+log = structlog.get_logger("hild.record")
+
+STATS_PERIOD_S = 1.0  # simulated seconds per /stats message
+
+
+def utc_ns(utc: datetime) -> int:
+    """Nanoseconds since the epoch, exact to the microsecond (no float rounding)."""
+    whole = int(utc.replace(microsecond=0).timestamp())
+    return whole * 1_000_000_000 + utc.microsecond * 1000
+
+
+def file_text(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def run_metadata(kind: str, **facts: object) -> dict[str, dict[str, str]]:
+    """How a recording was made: MCAP metadata records of string values."""
+    info = {"kind": kind, "hild": __version__, "command": " ".join(sys.argv)}
+    info.update({k: str(v) for k, v in facts.items()})
+    return {"hild": info}
+
+
+def sample(writer: RecordWriter, truth, origin, specs, force, environment) -> None:
+    """The truth's channels at one instant (shared by the daemon's recorder and `hild sim`)."""
+    ns = utc_ns(truth.utc)
+    state = payloads.state(truth, origin)
+    writer.put(channels.STATE, ns, state)
+    writer.put(channels.ACTUATORS, ns, payloads.actuators(truth, specs, force))
+    writer.put(channels.ENVIRONMENT, ns, payloads.environment(truth, environment))
+    writer.put(
+        channels.LOCATION,
+        ns,
+        channels.location_fix(ns, state["latitude"], state["longitude"], state["height"]),
+    )
+    writer.put(channels.POSE, ns, channels.pose_in_frame(ns, truth.eta))  # fmt: skip
+
+
+class Recorder(TickObserver):
+    """Records a daemon run to MCAP (and its sentences to a Signal K log) while it runs."""
+
+    def __init__(self, config: RecordConfig):
+        self.config = config
+        self.writer: RecordWriter | None = None
+        self._daemon: Daemon | None = None
+        self._every = 1
+        self._tick = 0
+        self._stats_due = STATS_PERIOD_S
+        self._window_ticks = 0
+        self._window_overruns = 0
+        self._window_late: list[float] = []
+
+    async def start(self, daemon: Daemon) -> None:
+        bench = daemon.bench
+        self._daemon = daemon
+        self._every = max(1, round(bench.rate_hz / self.config.rate_hz))
+        metadata = run_metadata(
+            "run", bench=bench.name, bench_file=bench.file, profile=bench.profile,
+            weather=bench.weather.preset, seed=bench.seed, rate_hz=bench.rate_hz,
+            time_scale=bench.time_scale, start_utc=daemon.start_utc or "",
+            devices=",".join(d.name for d in bench.devices),
+            origin=f"{bench.origin.latitude_deg},{bench.origin.longitude_deg}",
+        )  # fmt: skip
+        metadata["bench"] = {"file": bench.file, "text": file_text(bench.file)}
+        metadata["profile"] = {"file": bench.vessel.source, "text": file_text(bench.vessel.source)}
+        metadata["weather"] = {"file": bench.weather.source,
+                               "text": file_text(bench.weather.source)}  # fmt: skip
+        self.writer = RecordWriter(self.file_for(bench.name, daemon.start_utc), metadata,
+                                   self.config.nmea_log)  # fmt: skip
+        self.writer.start()
+        self._declare(daemon)
+        log.info("record.start", file=str(self.writer.path), rate_hz=self.config.rate_hz,
+                 nmea_log=str(self.writer.nmea_path or ""))  # fmt: skip
+
+    def _declare(self, daemon: Daemon) -> None:
+        """Every channel of the run, with its keys, before the first tick."""
+        assert self.writer is not None
+        stamp = {"t": 0.0, "utc": ""}
+        for rt in daemon.devices:
+            self.writer.declare(channels.SENSORS + rt.device.config.name,
+                                {**stamp, "sentence": ""})  # fmt: skip
+        for device in daemon.command_devices:
+            self.writer.declare(channels.BUS + device.config.name, {
+                **stamp, "port": "", "peer": "", "line": "", "ok": True, "reason": "",
+                "detail": "", "demands": [],
+            })  # fmt: skip
+        self.writer.declare(channels.CONTROL, {**stamp, "kind": ""})
+        self.writer.declare(channels.STATS, {
+            **stamp, "ticks": 0, "overruns": 0, "jitter_p50_ms": 0.0, "jitter_p99_ms": 0.0,
+            "jitter_max_ms": 0.0, "record_dropped": 0,
+        })  # fmt: skip
+
+    def file_for(self, bench: str, start: datetime | None) -> Path:
+        """The file name with ``{bench}`` and ``{utc}`` (the start, 20260601T120000Z) filled."""
+        stamp = (start or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+        return Path(str(self.config.file).replace("{bench}", bench).replace("{utc}", stamp))
+
+    def _now(self) -> tuple[float, datetime, int]:
+        """Simulation time, its UTC and that in ns (cheap: no copy of the state)."""
+        daemon = self._daemon
+        assert daemon is not None and daemon.start_utc is not None
+        t = daemon.sim.t
+        utc = daemon.start_utc + timedelta(seconds=t)
+        return t, utc, utc_ns(utc)
+
+    def on_tick(self, daemon: Daemon, t: float) -> None:
+        writer = self.writer
+        if writer is None:
+            return
+        self._window_ticks += 1
+        self._window_late.append(daemon.late_s)
+        if daemon.late_s > daemon.dt / daemon.bench.time_scale:
+            self._window_overruns += 1
+        self._tick += 1
+        if self._tick % self._every == 0:
+            truth = daemon.truth(t)
+            sample(writer, truth, daemon.bench.origin, daemon.bench.vessel.actuators,
+                   daemon.sim.actuator_force, daemon.sim.environment)  # fmt: skip
+        if t + 1e-9 >= self._stats_due:
+            self._stats_due += STATS_PERIOD_S
+            self._put_stats(daemon, t)
+
+    def _put_stats(self, daemon: Daemon, t: float) -> None:
+        late = sorted(self._window_late)
+        n = len(late)
+
+        def pct(p: float) -> float:
+            return round(late[min(n - 1, math.ceil(p / 100.0 * n) - 1)] * 1e3, 3) if n else 0.0
+
+        _, truth_utc, ns = self._now()
+        assert self.writer is not None
+        self.writer.put(channels.STATS, ns, {
+            **payloads.stamp(t, truth_utc), "ticks": n, "overruns": self._window_overruns,
+            "jitter_p50_ms": pct(50), "jitter_p99_ms": pct(99),
+            "jitter_max_ms": round(late[-1] * 1e3, 3) if n else 0.0,
+            "record_dropped": self.writer.dropped,
+        })  # fmt: skip
+        self._window_late = []
+        self._window_ticks = 0
+        self._window_overruns = 0
+
+    def on_sentences(self, device: str, lines: Sequence[bytes]) -> None:
+        if self.writer is None:
+            return
+        t, utc, ns = self._now()
+        topic = channels.SENSORS + device
+        stamp = payloads.stamp(t, utc)
+        for line in lines:
+            sentence = line.decode("ascii", "replace").rstrip("\r\n")
+            self.writer.put(topic, ns, {**stamp, "sentence": sentence})
+
+    def on_received(
+        self, device: str, inbound: Inbound, command: ActuatorCommand | None,
+        rejected: tuple[str, str] | None,
+    ) -> None:  # fmt: skip
+        if self.writer is None or self._daemon is None or self._daemon.start_utc is None:
+            return
+        t, utc, ns = self._now()
+        message: dict[str, object] = {
+            **payloads.stamp(t, utc), "port": inbound.port,
+            "peer": f"{inbound.peer[0]}:{inbound.peer[1]}" if inbound.peer else "",
+            "line": inbound.line.decode("ascii", "replace"), "ok": command is not None,
+            "reason": rejected[0] if rejected else "", "detail": rejected[1] if rejected else "",
+        }  # fmt: skip
+        if command is not None:
+            message["demands"] = [
+                {k: v for k, v in dataclasses.asdict(d).items() if v is not None}
+                for d in command.demands
+            ]
+        self.writer.put(channels.BUS + device, ns, message)
+
+    def on_control(self, daemon: Daemon, record: ControlRecord) -> None:
+        if self.writer is None:
+            return
+        t, utc, ns = self._now()
+        message: dict[str, object] = {**payloads.stamp(t, utc),
+                                      "kind": type(record).__name__}  # fmt: skip
+        if isinstance(record, WeatherChange):
+            message.update(record.environment.summary())
+        elif isinstance(record, SafeState):
+            message.update(source=record.source, centre_angles=record.centre_angles)
+        else:
+            for key, value in dataclasses.asdict(record).items():
+                message[key] = value if isinstance(value, int | float | str | None) else str(value)
+        self.writer.put(channels.CONTROL, ns, message)
+
+    async def stop(self, daemon: Daemon) -> None:
+        if self.writer is None:
+            return
+        stats = self.writer.close()
+        log.info("record.stop", file=str(self.writer.path), **dataclasses.asdict(stats),
+                 error=self.writer.error or "")  # fmt: skip
+
+    def summary(self) -> dict:
+        return dataclasses.asdict(self.writer.stats()) if self.writer else {}
