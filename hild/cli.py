@@ -16,6 +16,7 @@ from hild.model.integrators import METHODS
 from hild.model.profile import available_profiles
 from hild.model.simulation import CommandError
 from hild.pilot import options as pilot_options
+from hild.pilot.mission import parse_waypoints
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -117,7 +118,63 @@ def build_parser() -> argparse.ArgumentParser:
         "PI speed). Exits 0 when the mission is complete, 1 on --timeout or a signal.",
     )
     pilot_options.add_arguments(pilot)
-    for command in (run, check, sim, pilot):  # also after the command: hild run --debug
+
+    inspect = sub.add_parser(
+        "inspect", help="what a recording holds and how it was made",
+        description="Print how a recording was made (bench, profile, weather, command line), "
+        "its duration and the messages per channel; says whether the file is complete or was "
+        "cut short by a crash.",
+    )  # fmt: skip
+    inspect.add_argument("file", type=Path, metavar="FILE.mcap")
+
+    plot = sub.add_parser(
+        "plot", help="PNG figures of a recording",
+        description="Write PNG figures of a recording (hild run or hild sim --record): "
+        "trajectory, heading, speeds, actuators, wind and current, tick jitter.",
+    )  # fmt: skip
+    plot.add_argument("file", type=Path, metavar="FILE.mcap")
+    plot.add_argument("--out", type=Path, metavar="DIR",
+                      help="where the PNG files go (FILE-plots/ beside the recording)")  # fmt: skip
+    plot.add_argument(
+        "--waypoints", type=_plot_waypoints, default=(), metavar="N,E;N,E;...|pilot",
+        help="draw waypoints (metres from the start), or 'pilot' for hild pilot's default square",
+    )  # fmt: skip
+
+    replay = sub.add_parser(
+        "replay", help="send a recording's sentences to ports again, with their timing",
+        description="Send the sentences of a recording to ports (bench port URLs) at their "
+        "recorded times. A pty makes its link under --run-dir; add ?pace=0 for no baud pacing.",
+    )  # fmt: skip
+    replay.add_argument("file", type=Path, metavar="FILE.mcap")
+    replay.add_argument(
+        "--to", action="append", default=[], metavar="[DEVICE=]URL",
+        help="a port URL, all devices' sentences or (gps=pty://gps) one device's; repeatable "
+        "(udp://127.0.0.1:10110)",
+    )  # fmt: skip
+    replay.add_argument("--device", action="append", default=[], metavar="NAME",
+                        help="replay only this device (repeatable; all by default)")  # fmt: skip
+    replay.add_argument("--speed", type=_within(0.01, 1000.0, "a speed factor"), default=1.0,
+                        metavar="X", help="X times the recorded pace (1)")  # fmt: skip
+    replay.add_argument("--loop", action="store_true", help="start again at the end, until Ctrl-C")
+    replay.add_argument("--start", type=_within(0.0, 1e9, "seconds"), default=0.0,
+                        metavar="SECONDS", help="skip this much of the recording")  # fmt: skip
+    replay.add_argument("--end", type=_within(0.0, 1e9, "seconds"), metavar="SECONDS",
+                        help="stop at this time of the recording")  # fmt: skip
+    replay.add_argument("--wait", type=_within(0.0, 3600.0, "seconds"), default=0.0,
+                        metavar="SECONDS", help="wait after opening the ports, before the "
+                        "first sentence (time to connect a reader to a new pty)")  # fmt: skip
+    replay.add_argument("--run-dir", type=Path, default=Path("/tmp/hild"), metavar="DIR",
+                        help="where pty:// links go (/tmp/hild)")  # fmt: skip
+
+    for command in (
+        run,
+        check,
+        sim,
+        pilot,
+        inspect,
+        plot,
+        replay,
+    ):  # also after the command: hild run --debug
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                              help=DEBUG_HELP)  # fmt: skip
     return parser
@@ -173,6 +230,15 @@ def _bench_overrides(p: argparse.ArgumentParser) -> None:
     p.add_argument("--run-dir", metavar="DIR", help="where pty:// symlinks go (/tmp/hild)")
     p.add_argument("--stats-interval", type=_within(0.01, 86400.0, "seconds"),
                    metavar="SECONDS", help="loop statistics period")  # fmt: skip
+
+
+def _plot_waypoints(text: str) -> tuple[tuple[float, float], ...]:
+    if text == "pilot":
+        return ("pilot",)  # type: ignore[return-value]  (resolved against the start heading)
+    try:
+        return tuple(parse_waypoints(text))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _start_time(text: str) -> str:
@@ -256,6 +322,10 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.write(summary_text(summary) + "\n")
         if args.command == "pilot":
             return pilot_options.run_from_args(args)
+        if args.command in ("inspect", "plot", "replay"):
+            from hild.record.commands import run_record_command
+
+            return run_record_command(args)
     except Exception as e:
         if args.debug:
             raise

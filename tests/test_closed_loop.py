@@ -11,12 +11,16 @@ scenario 2 (`gale-calm-sea`: 20 m/s wind and 0.5 m/s current from the north).
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from hild.pilot.mission import default_waypoints
+from hild.record import channels
+from hild.record.reader import messages
 from tests.endpoints import Daemon, free_udp_port
 from tests.test_daemon import default_bench_on_free_ports
 
@@ -43,12 +47,14 @@ def test_hild_pilot_sails_the_mission_against_hild_run(tmp_path, weather, protoc
          "--protocol", protocol, "--timeout", str(MISSION_LIMIT_S)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
+    record = tmp_path / "mission.mcap"
     daemon = None
     try:
         daemon = Daemon(str(bench), "--time-scale", str(TIME_SCALE), "--seed", "1",
                         "--start-time", "2026-06-01T12:00:00Z",
                         "--duration", str(MISSION_LIMIT_S + 60.0),
-                        "--run-dir", str(tmp_path / "run"), tmp=tmp_path)  # fmt: skip
+                        "--run-dir", str(tmp_path / "run"), "--record", str(record),
+                        tmp=tmp_path)  # fmt: skip
         out, err = pilot.communicate(timeout=MISSION_LIMIT_S / TIME_SCALE + 60.0)
     finally:
         if pilot.poll() is None:
@@ -75,3 +81,24 @@ def test_hild_pilot_sails_the_mission_against_hild_run(tmp_path, weather, protoc
     # the pilot's last (neutral) command reached the jets: idle RPM, deflector and nozzle at zero
     for side in ("port", "starboard"):
         assert run["actuators"][side]["commanded"] == [400.0, 0.0, 0.0], run["actuators"]
+    check_the_recording(tmp_path, record)
+
+
+def check_the_recording(tmp_path: Path, record: Path) -> None:
+    """The recording shows the mission: the true track within the radius of every waypoint,
+    every command line decoded, and `hild plot` draws it."""
+    state = [m.payload for m in messages(record, [channels.STATE])]
+    start = state[0]
+    corners = default_waypoints(start["heading"])
+    for north, east in corners:
+        closest = min(math.hypot(s["north"] - start["north"] - north,
+                                 s["east"] - start["east"] - east) for s in state)  # fmt: skip
+        assert closest <= RADIUS_M, (north, east, closest)
+    bus = [m.payload for m in messages(record, [channels.BUS + "jets"])]
+    assert len(bus) > 300 and all(b["ok"] for b in bus)
+    p = subprocess.run([sys.executable, "-m", "hild.cli", "plot", str(record), "--waypoints",
+                        "pilot", "--out", str(tmp_path / "figures")], capture_output=True,
+                       text=True, timeout=120)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    names = {Path(x).stem for x in p.stdout.split()}
+    assert names == {"trajectory", "heading", "speeds", "actuators", "environment", "jitter"}

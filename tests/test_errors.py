@@ -142,6 +142,10 @@ OPTIONS = [
     Case("start-time-text", ("run", "--start-time", "noon"), ("--start-time", "2026-06-01")),
     Case("start-time-far", ("run", "--start-time", "9999-01-01T00:00:00Z"),
          ("--start-time", "2199-12-31")),
+    Case("replay-speed-zero", ("replay", "x.mcap", "--speed", "0"), ("--speed",)),
+    Case("plot-waypoints", ("plot", "x.mcap", "--waypoints", "north"), ("--waypoints",)),
+    Case("inspect-no-such-file", ("inspect", "/no/such/run.mcap"),
+         ("/no/such/run.mcap", "no such file")),
 ]  # fmt: skip
 
 # an option's value is blamed on the option, not on a key of the bench file
@@ -190,6 +194,10 @@ BENCH_VALUES = [
      "did you mean 'heading_deg'"),
     ("weather-typo", ('preset = "calm"', 'preset = "calm"\nwnd_speed = 3'),
      "weather.wnd_speed", "did you mean 'wind_speed'"),
+    ("record-no-file", ('[weather]', '[record]\nfile = ""\n[weather]'), "record.file",
+     "a file name for the recording"),
+    ("record-rate", ('[weather]', '[record]\nfile = "r.mcap"\nrate_hz = 500\n[weather]'),
+     "record.rate_hz", "at most 100"),
 ]  # fmt: skip
 BENCH_CASES = [
     Case(f"bench-{name}", ("check", "{tmp}/bench.toml"), ("{tmp}/bench.toml", key, says),

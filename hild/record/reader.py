@@ -1,8 +1,8 @@
 """Reading a recording back, whole or cut short by a crash.
 
-The non-seeking reader goes through the file in order and needs no summary at its end, so a
-file whose writer was killed reads back up to its last flush (ecosystem.md "Recording": the
-seeking reader returns nothing from such a file).
+The file is read as a stream of records, in order, needing no summary at its end, so a file
+whose writer was killed reads back up to its last flush (ecosystem.md "Recording": the seeking
+reader returns nothing from such a file).
 """
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mcap.exceptions import McapError
-from mcap.reader import NonSeekingReader
+from mcap.records import Channel, Footer, Message, Metadata, Schema
+from mcap.stream_reader import StreamReader
 
 from hild.config import MISSING, ConfigError
 
 
 @dataclass(frozen=True)
-class Message:
+class RecordedMessage:
     topic: str
     log_time_ns: int
     payload: dict
@@ -58,38 +59,54 @@ def _open(path: Path):
         raise ConfigError(path, "", MISSING, f"a readable recording ({e.strerror})") from None
 
 
-def _records(path: Path, stream, contents: Contents | None, topics: set[str] | None):
-    reader = NonSeekingReader(stream)
+READ_ERRORS = (McapError, EOFError, ValueError, KeyError, struct.error)
+
+
+def _stream(path: Path, stream, contents: Contents, topics: set[str] | None):
+    """Every message of ``topics`` (None: all), in file order, filling ``contents``; a file
+    that ends early (no footer) stops where its flushed data ends."""
+    channel_topics: dict[int, str] = {}
+    schema_names: dict[int, str] = {}
+    seen_any = False
     try:
-        for schema, channel, message in reader.iter_messages(log_time_order=False):
-            if contents is not None:
-                contents.counts[channel.topic] += 1
-                if channel.topic not in contents.channels:
-                    contents.channels.append(channel.topic)
-                    contents.schemas[channel.topic] = schema.name if schema else ""
-                t = message.log_time
+        for record in StreamReader(stream, skip_magic=False).records:
+            seen_any = True
+            if isinstance(record, Schema):
+                schema_names[record.id] = record.name
+            elif isinstance(record, Channel):
+                channel_topics[record.id] = record.topic
+                if record.topic not in contents.channels:
+                    contents.channels.append(record.topic)
+                    contents.schemas[record.topic] = schema_names.get(record.schema_id, "")
+            elif isinstance(record, Metadata):
+                contents.metadata[record.name] = dict(record.metadata)
+            elif isinstance(record, Message):
+                topic = channel_topics[record.channel_id]
+                contents.counts[topic] += 1
+                t = record.log_time
                 contents.first_ns = t if contents.first_ns is None else min(contents.first_ns, t)
                 contents.last_ns = t if contents.last_ns is None else max(contents.last_ns, t)
-            if (
-                topics is None
-                or channel.topic in topics
-                or any(channel.topic.startswith(p) for p in topics if p.endswith("/"))
-            ):
-                yield Message(channel.topic, message.log_time, json.loads(message.data))
-    except (McapError, EOFError, ValueError, KeyError, struct.error) as e:
-        if contents is None and stream.tell() <= 8:
+                if (
+                    topics is None
+                    or topic in topics
+                    or any(topic.startswith(p) for p in topics if p.endswith("/"))
+                ):
+                    yield RecordedMessage(topic, t, json.loads(record.data))
+            elif isinstance(record, Footer):
+                contents.complete = True
+                return
+    except READ_ERRORS as e:
+        if not seen_any:
             raise ConfigError(path, "", MISSING, f"an MCAP recording ({e})") from None
-        if contents is not None:
-            if contents.first_ns is None and not contents.counts and stream.tell() <= 8:
-                raise ConfigError(path, "", MISSING, f"an MCAP recording ({e})") from None
-            contents.complete = False
+    contents.complete = False
 
 
-def messages(path: Path, topics: Iterable[str] | None = None) -> Iterator[Message]:
+def messages(path: Path, topics: Iterable[str] | None = None) -> Iterator[RecordedMessage]:
     """The messages in the order written, of the given topics (``/sensors/`` takes all under
     it) or all; a file cut short yields what was flushed."""
-    with _open(Path(path)) as stream:
-        yield from _records(Path(path), stream, None, set(topics) if topics else None)
+    path = Path(path)
+    with _open(path) as stream:
+        yield from _stream(path, stream, Contents(str(path)), set(topics) if topics else None)
 
 
 def inspect(path: Path) -> Contents:
@@ -97,16 +114,8 @@ def inspect(path: Path) -> Contents:
     path = Path(path)
     contents = Contents(str(path))
     with _open(path) as stream:
-        for _ in _records(path, stream, contents, set()):
+        for _ in _stream(path, stream, contents, set()):
             pass
-        stream.seek(0)
-        try:
-            for record in NonSeekingReader(stream).iter_metadata():
-                contents.metadata[record.name] = dict(record.metadata)
-        except (McapError, EOFError, ValueError, struct.error):
-            pass
-    if not contents.complete and not contents.counts and not contents.metadata:
-        raise ConfigError(path, "", MISSING, "an MCAP recording")
     return contents
 
 

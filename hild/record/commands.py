@@ -1,0 +1,50 @@
+"""`hild inspect`, `hild plot` and `hild replay`: the recording commands behind the CLI."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from hild.log import configure_logging, write_or_drop
+from hild.record import channels
+from hild.record.reader import describe, inspect, messages
+
+
+def run_record_command(args: argparse.Namespace) -> int:
+    if args.command == "inspect":
+        write_or_drop(sys.stdout, describe(inspect(args.file)) + "\n")
+        return 0
+    if args.command == "plot":
+        from hild.record.plot import plot
+
+        waypoints = args.waypoints
+        if waypoints == ("pilot",):
+            waypoints = pilot_square(args.file)
+        for path in plot(args.file, args.out, waypoints):
+            write_or_drop(sys.stdout, f"{path}\n")
+        return 0
+    from hild.record.replay import DEFAULT_TARGET, ReplayPlan, parse_target, replay
+
+    configure_logging("auto", "info")
+    plan = ReplayPlan(
+        file=args.file, targets=tuple(parse_target(t) for t in args.to or [DEFAULT_TARGET]),
+        devices=tuple(args.device), speed=args.speed, loop=args.loop, start_s=args.start,
+        end_s=args.end, run_dir=args.run_dir, wait_s=args.wait,
+    )  # fmt: skip
+
+    def ready(ports) -> None:
+        where = ", ".join(p.describe() for p in ports)
+        write_or_drop(sys.stdout, f"Replaying {args.file} to {where}\n")
+
+    asyncio.run(replay(plan, ready))
+    return 0
+
+
+def pilot_square(file) -> tuple[tuple[float, float], ...]:
+    """hild pilot's default mission for the recording's start heading."""
+    from hild.pilot.mission import default_waypoints
+
+    for m in messages(file, [channels.STATE]):
+        return tuple(default_waypoints(float(m.payload["heading"])))
+    return ()

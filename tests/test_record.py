@@ -1,0 +1,253 @@
+"""Recordings: a daemon run's MCAP file has every channel and reads back with the `mcap`
+package, a killed writer loses at most the last second, and a replay keeps the timing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from mcap.reader import make_reader
+
+from hild.record import channels
+from hild.record.reader import inspect, messages
+from hild.record.replay import ReplayPlan, replay
+from hild.record.writer import RecordWriter
+from tests.endpoints import Daemon, PtyClient, free_udp_port
+from tests.test_daemon import default_bench_on_free_ports
+
+START = "2026-06-01T12:00:00Z"
+
+
+def frame(body: str) -> bytes:
+    """An NMEA 0183 line: $, the body, * and the XOR of the body's bytes in hex."""
+    checksum = 0
+    for c in body.encode():
+        checksum ^= c
+    return f"${body}*{checksum:02X}\r\n".encode()
+
+
+def test_a_recorded_run_has_every_channel_and_its_metadata(tmp_path):
+    sensors, commands = free_udp_port(), free_udp_port()
+    bench = default_bench_on_free_ports(tmp_path, sensors, commands)
+    record = tmp_path / "run.mcap"
+    daemon = Daemon(bench, "--time-scale", "2", "--start-time", START, "--record", str(record),
+                    "--run-dir", str(tmp_path / "run"), tmp=tmp_path)  # fmt: skip
+    try:
+        assert f"Recording: {record}" in daemon.banner
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.sendto(b"$RCTRC,1,1200.0,R,100.0,P,,B,C*00\r\n", ("127.0.0.1", commands))  # bad sum
+            s.sendto(frame("RCTRC,1,1200.0,R,100.0,P,,B,C"), ("127.0.0.1", commands))
+            time.sleep(3.0)
+    finally:
+        run = daemon.stop()
+    assert run["received_lines"] == 2
+    # the `mcap` package's own seeking reader: the file is complete, with its summary
+    with open(record, "rb") as f:
+        reader = make_reader(f)
+        summary = reader.get_summary()
+        assert summary is not None
+        topics = {c.topic for c in summary.channels.values()}
+        counts = {summary.channels[i].topic: n
+                  for i, n in summary.statistics.channel_message_counts.items()}  # fmt: skip
+        metadata = {m.name: m.metadata for m in reader.iter_metadata()}
+    devices = ("gps", "wind", "speed", "jets")
+    expected = {*channels.FIXED, *(channels.SENSORS + d for d in devices), channels.BUS + "jets"}
+    assert topics == expected, topics ^ expected
+    for topic in (
+        channels.STATE,
+        channels.ACTUATORS,
+        channels.ENVIRONMENT,
+        channels.LOCATION,
+        channels.POSE,
+        channels.STATS,
+        *(channels.SENSORS + d for d in devices),
+    ):
+        assert counts.get(topic, 0) > 0, (topic, counts)  # fmt: skip
+    schemas = {c.topic: summary.schemas[c.schema_id].name for c in summary.channels.values()}
+    assert schemas[channels.LOCATION] == "foxglove.LocationFix"
+    assert schemas[channels.POSE] == "foxglove.PoseInFrame"
+    assert metadata["hild"]["bench"] == "default" and metadata["hild"]["profile"] == "odin"
+    assert 'profile = "odin"' in metadata["bench"]["text"]
+    assert "[rigid_body]" in metadata["profile"]["text"] and metadata["weather"]["file"]
+    # both received lines, with their decoding: the bad checksum refused, the TRC applied
+    bus = [m.payload for m in messages(record, [channels.BUS + "jets"])]
+    assert [(b["ok"], b["reason"]) for b in bus] == [(False, "bad_checksum"), (True, "")], bus
+    assert bus[1]["demands"] and bus[1]["peer"].startswith("127.0.0.1:")
+    # the simulated times: the state at 20 Hz from 0 s, its UTC the run's start plus t
+    state = [m for m in messages(record, [channels.STATE])]
+    assert abs(state[1].payload["t"] - state[0].payload["t"] - 0.05) < 1e-9
+    assert state[0].payload["utc"].startswith("2026-06-01T12:00:00")
+    assert state[0].log_time_ns == 1780315200 * 10**9 + round(state[0].payload["t"] * 1e9)
+    # the Signal K log holds every sentence sent, as <ms>;N;<sentence>, in the same order
+    sent = [m.payload["sentence"] for m in messages(record, [channels.SENSORS])]
+    log_lines = (tmp_path / "run.nmea.log").read_text().splitlines()
+    assert [line.split(";", 2)[2] for line in log_lines] == sent
+    assert all(re.fullmatch(r"1780315\d{6};N;\$[A-Z]{5}.*\*[0-9A-F]{2}", x) for x in log_lines)
+
+
+def test_a_killed_writer_loses_at_most_the_last_second(tmp_path):
+    sensors, commands = free_udp_port(), free_udp_port()
+    bench = default_bench_on_free_ports(tmp_path, sensors, commands)
+    record = tmp_path / "crash.mcap"
+    daemon = Daemon(bench, "--start-time", START, "--record", str(record),
+                    "--run-dir", str(tmp_path / "run"), tmp=tmp_path)  # fmt: skip
+    started = time.monotonic()  # after the banner: the loop has begun (sim time <= this)
+    time.sleep(3.2)
+    alive_s = time.monotonic() - started
+    daemon.proc.send_signal(signal.SIGKILL)  # no clean-up at all: as a crash or power cut
+    daemon.proc.wait(10)
+    contents = inspect(record)
+    assert not contents.complete  # no summary: the seeking reader would find nothing
+    state = [m.payload["t"] for m in messages(record, [channels.STATE])]
+    # every sample up to the last flush, in order, none missing (20 Hz from t = 0)
+    assert state[0] == 0.05 and all(
+        abs(b - a - 0.05) < 1e-6 for a, b in zip(state, state[1:], strict=False)
+    )
+    # the writer flushes every 0.5 s: what the kill lost is at most the last second
+    assert state[-1] >= alive_s - 1.0, (state[-1], alive_s)
+    assert contents.counts[channels.SENSORS + "gps"] >= 2
+
+
+def synthetic_recording(path: Path, offsets: list[float]) -> None:
+    """Sentences at known, irregular times: the oracle for the replay's timing."""
+    writer = RecordWriter(path, {"hild": {"kind": "test"}}, nmea_log=False)
+    writer.start()
+    t0 = 1_780_315_200 * 10**9
+    for i, offset in enumerate(offsets):
+        sentence = frame(f"GPTXT,01,01,02,line {i}").decode().rstrip()
+        writer.put(channels.SENSORS + ("gps" if i % 3 else "wind"), t0 + round(offset * 1e9),
+                   {"t": offset, "utc": "", "sentence": sentence})  # fmt: skip
+    writer.close()
+
+
+def replay_through_a_pty(tmp_path: Path, record: Path) -> tuple[dict, list]:
+    """`hild replay` in its own process, as a user runs it, to a pty with no baud pacing; the
+    reader attaches during --wait. Returns the summary and the lines with arrival times."""
+    link = tmp_path / "run" / "replay"
+    replaying = subprocess.Popen(
+        [sys.executable, "-m", "hild.cli", "replay", str(record), "--to", "pty://replay?pace=0",
+         "--run-dir", str(tmp_path / "run"), "--wait", "1.5"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30.0
+    while not link.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    client = PtyClient(link).start()
+    out, err = replaying.communicate(timeout=60)
+    time.sleep(0.1)
+    client.close()
+    assert replaying.returncode == 0, err
+    summary = [json.loads(x) for x in err.splitlines() if '"replay.done"' in x][-1]
+    return summary, client.lines
+
+
+def test_a_replay_to_a_pty_keeps_the_recorded_timing_within_5_ms(tmp_path):
+    offsets = [0.0, 0.0, 0.013, 0.1, 0.107, 0.25, 0.25, 0.251, 0.4, 0.55, 0.61, 0.8, 0.95,
+               1.0, 1.002, 1.2, 1.35, 1.5, 1.9, 2.0, 2.0, 2.3]  # fmt: skip
+    record = tmp_path / "synthetic.mcap"
+    synthetic_recording(record, offsets)
+    recorded = [m.payload["sentence"].encode() + b"\r\n" for m in messages(record)]
+    worst = []
+    # This shared 2-core machine's own timer now and then wakes a process 5-7 ms late when
+    # idle (measured: p99 0.3-0.8 ms, max up to 6.3 ms over 200 sleeps), which no program can
+    # avoid; so one of three replays must keep every sentence within 5 ms, and every replay
+    # must keep the median within 1 ms. A timing bug (a fixed delay per line as gpsfake's,
+    # delays that add up, the wrong clock) fails all three.
+    for _attempt in range(3):
+        summary, arrivals = replay_through_a_pty(tmp_path, record)
+        assert summary["sent"] == len(offsets)
+        assert [line for _, line in arrivals] == recorded
+        first = arrivals[0][0]
+        errors_ms = sorted(abs((t - first) - offset) * 1e3 for (t, _), offset in
+                           zip(arrivals, offsets, strict=True))  # fmt: skip
+        assert errors_ms[len(errors_ms) // 2] < 1.0, errors_ms
+        worst.append(errors_ms[-1])
+        if errors_ms[-1] < 5.0:
+            break
+    assert min(worst) < 5.0, worst
+
+
+def test_replay_speed_device_choice_and_window(tmp_path):
+    offsets = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0, 1.2]
+    record = tmp_path / "synthetic.mcap"
+    synthetic_recording(record, offsets)
+    clients: list[PtyClient] = []
+    plan = ReplayPlan(record, (("pty://gps?pace=0", ("gps",)),), speed=2.0, start_s=0.3,
+                      end_s=1.1, run_dir=tmp_path / "run")  # fmt: skip
+    asyncio.run(replay(plan, lambda ports: clients.append(
+        PtyClient(tmp_path / "run" / "gps").start())))  # fmt: skip
+    time.sleep(0.2)
+    clients[0].close()
+    # gps sentences are those with i % 3 != 0: within 0.3-1.1 s, i = 2 (0.4), 4 (0.8), 5 (1.0)
+    got = [line for _, line in clients[0].lines]
+    assert [re.search(rb"line (\d+)", x).group(1) for x in got] == [b"2", b"4", b"5"], got
+    times = [t for t, _ in clients[0].lines]
+    # half the recorded intervals (0.4 s and 0.6 s): 20 ms tells them from the recorded ones
+    # with room for this machine's scheduling hiccups (the test above measures the precision)
+    assert abs((times[1] - times[0]) - 0.2) < 0.02 and abs((times[2] - times[0]) - 0.3) < 0.02
+
+
+def test_inspect_and_plot_on_the_command_line(tmp_path):
+    record = tmp_path / "sim.mcap"
+    argv = [sys.executable, "-m", "hild.cli", "sim", "otter", "--duration", "20", "--cmd",
+            "port.rpm=900", "--cmd", "starboard.rpm=600", "--record", str(record)]  # fmt: skip
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    info = subprocess.run([sys.executable, "-m", "hild.cli", "inspect", str(record)],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert info.returncode == 0 and "complete" in info.stdout, info.stderr
+    assert re.search(r"/state\s+201\s+hild.state", info.stdout), info.stdout  # 0..20 s at 10 Hz
+    assert "profile    otter" in info.stdout and "duration   20.000 s" in info.stdout
+    argv = [sys.executable, "-m", "hild.cli", "plot", str(record), "--out", str(tmp_path / "fig")]
+    plot = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert plot.returncode == 0, plot.stderr
+    written = [Path(x) for x in plot.stdout.split()]
+    assert {p.stem for p in written} == {"trajectory", "heading", "speeds", "actuators",
+                                         "environment"}  # fmt: skip
+    for path in written:
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
+    # the command the user ran, and the sim's own numbers, are what the file says
+    state = [m.payload for m in messages(record, [channels.STATE])]
+    summary = json.loads(p.stdout.strip().splitlines()[-1])
+    assert abs(state[-1]["north"] - summary["state"]["x"]) < 1e-9
+
+
+def test_a_file_that_is_no_recording_is_named(tmp_path):
+    bad = tmp_path / "notes.mcap"
+    bad.write_text("hello\n")
+    for command in ("inspect", "plot", "replay"):
+        p = subprocess.run([sys.executable, "-m", "hild.cli", command, str(bad)],
+                           capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert p.returncode == 2 and str(bad) in p.stderr and "MCAP" in p.stderr, p.stderr
+        assert "Traceback" not in p.stderr
+
+
+def test_the_pose_quaternion_rotates_as_the_models_rotation_matrix():
+    """Foxglove's 3D panel turns the boat by /pose's quaternion: it must be R(Theta) of the
+    model (thesis eq. 2.7), here computed by the model's own compiled function."""
+    import numpy as np
+
+    from hild.model.dynamics import rotation
+
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        eta = np.concatenate([rng.normal(size=3) * 100.0, rng.uniform(-np.pi, np.pi, 3)])
+        eta[4] = rng.uniform(-1.4, 1.4)  # pitch away from the +-90 deg singularity
+        q = channels.pose_in_frame(0, eta)["pose"]["orientation"]
+        w, x, y, z = q["w"], q["x"], q["y"], q["z"]
+        from_quaternion = np.array([
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ])  # fmt: skip
+        r9 = np.empty(9)
+        rotation(eta[3], eta[4], eta[5], r9)
+        assert np.allclose(from_quaternion, r9.reshape(3, 3), atol=1e-12)
+        assert abs(w * w + x * x + y * y + z * z - 1.0) < 1e-12
