@@ -72,7 +72,11 @@ def drain(paths: list[Path], sock: socket.socket, stop: threading.Event, counts:
     while not stop.is_set():
         ready, _, _ = select.select(watch, [], [], 0.2)
         for fd in ready:
-            data = sock.recv(65536) if fd == sock.fileno() else os.read(fd, 65536)
+            try:
+                data = sock.recv(65536) if fd == sock.fileno() else os.read(fd, 65536)
+            except OSError:  # the daemon has ended and closed its side of the pty
+                watch.remove(fd)
+                continue
             key = "udp" if fd == sock.fileno() else fds[fd]
             counts[key] = counts.get(key, 0) + len(data)
     for fd in fds:

@@ -120,6 +120,7 @@ class RecordWriter:
                     break
                 if item is not None:
                     self._write(writer, nmea, *item)
+                    time.sleep(0)  # let the loop's thread take the GIL between two messages
                 if time.monotonic() >= next_flush:
                     self._flush(writer, stream, nmea)
                     next_flush = time.monotonic() + FLUSH_INTERVAL_S
