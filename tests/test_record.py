@@ -80,6 +80,11 @@ def test_a_recorded_run_has_every_channel_and_its_metadata(tmp_path):
     bus = [m.payload for m in messages(record, [channels.BUS + "jets"])]
     assert [(b["ok"], b["reason"]) for b in bus] == [(False, "bad_checksum"), (True, "")], bus
     assert bus[1]["demands"] and bus[1]["peer"].startswith("127.0.0.1:")
+    # half a second (of wall time: 1 s simulated at --time-scale 2) after that one command the
+    # jets' watchdog tripped: a control change; a tick of 10 ms wall and some slack for load
+    control = [m.payload for m in messages(record, [channels.CONTROL])]
+    assert [(c["kind"], c["source"]) for c in control] == [("SafeState", "jets")], control
+    assert 0.98 < control[0]["t"] - bus[1]["t"] < 1.3, (control, bus)
     # the simulated times: the state at 20 Hz from 0 s, its UTC the run's start plus t
     state = [m for m in messages(record, [channels.STATE])]
     assert abs(state[1].payload["t"] - state[0].payload["t"] - 0.05) < 1e-9
@@ -158,8 +163,9 @@ def test_a_replay_to_a_pty_keeps_the_recorded_timing_within_5_ms(tmp_path):
     # This shared 2-core machine's own timer now and then wakes a process 5-7 ms late when
     # idle (measured: p99 0.3-0.8 ms, max up to 6.3 ms over 200 sleeps), which no program can
     # avoid; so one of three replays must keep every sentence within 5 ms, and every replay
-    # must keep the median within 1 ms. A timing bug (a fixed delay per line as gpsfake's,
-    # delays that add up, the wrong clock) fails all three.
+    # must keep the median within 2.5 ms (about 0.3 ms on an idle machine, 1.1 ms measured
+    # while the rest of the suite ran). A timing bug (a fixed delay per line as gpsfake's,
+    # delays that add up, the wrong clock) is off by tens of ms and fails all three.
     for _attempt in range(3):
         summary, arrivals = replay_through_a_pty(tmp_path, record)
         assert summary["sent"] == len(offsets)
@@ -167,7 +173,7 @@ def test_a_replay_to_a_pty_keeps_the_recorded_timing_within_5_ms(tmp_path):
         first = arrivals[0][0]
         errors_ms = sorted(abs((t - first) - offset) * 1e3 for (t, _), offset in
                            zip(arrivals, offsets, strict=True))  # fmt: skip
-        assert errors_ms[len(errors_ms) // 2] < 1.0, errors_ms
+        assert errors_ms[len(errors_ms) // 2] < 2.5, errors_ms
         worst.append(errors_ms[-1])
         if errors_ms[-1] < 5.0:
             break
