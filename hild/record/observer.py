@@ -80,7 +80,6 @@ class Recorder(TickObserver):
         self._every = 1
         self._tick = 0
         self._stats_due = STATS_PERIOD_S
-        self._window_ticks = 0
         self._window_overruns = 0
         self._window_late: list[float] = []
 
@@ -141,7 +140,6 @@ class Recorder(TickObserver):
         writer = self.writer
         if writer is None:
             return
-        self._window_ticks += 1
         self._window_late.append(daemon.late_s)
         if daemon.late_s > daemon.dt / daemon.bench.time_scale:
             self._window_overruns += 1
@@ -170,7 +168,6 @@ class Recorder(TickObserver):
             "record_dropped": self.writer.dropped,
         })  # fmt: skip
         self._window_late = []
-        self._window_ticks = 0
         self._window_overruns = 0
 
     def on_sentences(self, device: str, lines: Sequence[bytes]) -> None:

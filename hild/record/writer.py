@@ -52,7 +52,7 @@ class RecordWriter:
     ``put`` may be called from the loop's thread at any time after ``start``; it never blocks.
     """
 
-    def __init__(self, path: Path, metadata: dict[str, str], nmea_log: bool = True):
+    def __init__(self, path: Path, metadata: dict[str, dict[str, str]], nmea_log: bool = True):
         self.path = Path(path)
         self.metadata = metadata
         self.nmea_path = nmea_log_path(self.path) if nmea_log else None
@@ -73,8 +73,8 @@ class RecordWriter:
         nmea = open(self.nmea_path, "w", encoding="ascii") if self.nmea_path else None  # noqa: SIM115
         writer = Writer(stream, chunk_size=CHUNK_BYTES, compression=CompressionType.ZSTD)
         writer.start(profile="", library="hild")
-        for name, data in self.metadata.items():
-            writer.add_metadata(name, {"text": data} if isinstance(data, str) else data)
+        for name, data in self.metadata.items():  # how the recording was made
+            writer.add_metadata(name, data)
         writer.flush()
         self._thread = threading.Thread(
             target=self._run, args=(writer, stream, nmea), name="hild-record", daemon=True
