@@ -12,6 +12,7 @@ from hild.transport.url import STANDARD_BAUDS, PortSpec, PortUrlError, parse_por
 
 __all__ = [
     "MAX_LINE_BYTES",
+    "PORT_TYPES",
     "STANDARD_BAUDS",
     "Inbound",
     "LineSplitter",
@@ -29,14 +30,16 @@ __all__ = [
 ]
 
 
+# The port types by URL scheme: a new transport is one class with a ``scheme`` and one entry.
+PORT_TYPES: dict[str, type[Port]] = {
+    cls.scheme: cls for cls in (SerialPort, PtyPort, UdpPort, TcpServerPort)
+}
+
+
 def open_port(spec: PortSpec, queue_lines: int = 64, default_baud: int = 4800) -> Port:
-    """Construct (without starting) the port class for spec's scheme."""
-    if spec.scheme == "serial":
-        return SerialPort(spec, queue_lines, default_baud=default_baud)
-    if spec.scheme == "pty":
-        return PtyPort(spec, queue_lines, default_baud=default_baud)
-    if spec.scheme == "udp":
-        return UdpPort(spec, queue_lines)
-    if spec.scheme == "tcp":
-        return TcpServerPort(spec, queue_lines)
-    raise ValueError(f"{spec.url}: no port class for scheme {spec.scheme!r}")
+    """Construct (without starting) the port type of spec's scheme."""
+    try:
+        port_type = PORT_TYPES[spec.scheme]
+    except KeyError:
+        raise ValueError(f"{spec.url}: no port type for scheme {spec.scheme!r}") from None
+    return port_type(spec, queue_lines, default_baud=default_baud)

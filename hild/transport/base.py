@@ -10,6 +10,7 @@ import dataclasses
 import itertools
 import time
 from collections.abc import Awaitable, Callable
+from typing import ClassVar
 
 import structlog
 
@@ -267,6 +268,8 @@ class Port(abc.ABC):
     (counted in refused). A receive-only port (mode=receive) writes nothing: send() counts the
     line in unsent_lines.
     """
+
+    scheme: ClassVar[str]  # the URL scheme this port type serves (hild.transport.PORT_TYPES)
 
     def __init__(self, spec: PortSpec, queue_lines: int = 64):
         self.spec = spec

@@ -48,6 +48,8 @@ class PtyPort(Port):
     the current epoch goes at once.
     """
 
+    scheme = "pty"
+
     def __init__(self, spec: PortSpec, queue_lines: int = 64, default_baud: int | None = None):
         super().__init__(spec, queue_lines)
         if spec.path is None:

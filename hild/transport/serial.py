@@ -29,6 +29,8 @@ class SerialPort(Port):
     first, never a backlog of old sentences; the lines given up are counted as dropped.
     """
 
+    scheme = "serial"
+
     def __init__(self, spec: PortSpec, queue_lines: int = 64, default_baud: int = 4800):
         super().__init__(spec, queue_lines)
         if not spec.path:

@@ -238,8 +238,10 @@ class TcpServerPort(Port):
     beyond max_clients, or with file descriptors running out) and lines from outside allow=.
     """
 
-    def __init__(self, spec: PortSpec, queue_lines: int = 64):
-        super().__init__(spec, queue_lines)
+    scheme = "tcp"
+
+    def __init__(self, spec: PortSpec, queue_lines: int = 64, default_baud: int | None = None):
+        super().__init__(spec, queue_lines)  # a network port has no baud rate
         if spec.port is None:
             raise ValueError(f"{spec.url}: a tcp port needs a port number")
         self.host: str = spec.host or LOOPBACK

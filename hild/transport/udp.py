@@ -48,8 +48,10 @@ class UdpPort(Port):
     sent_lines and sent_bytes count each line once, however many peers it went to.
     """
 
-    def __init__(self, spec: PortSpec, queue_lines: int = 64):
-        super().__init__(spec, queue_lines)
+    scheme = "udp"
+
+    def __init__(self, spec: PortSpec, queue_lines: int = 64, default_baud: int | None = None):
+        super().__init__(spec, queue_lines)  # a network port has no baud rate
         if spec.host is None or spec.port is None:
             raise ValueError(f"{spec.url}: a udp port needs a host and a port")
         self.host: str = spec.host
