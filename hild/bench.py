@@ -32,7 +32,7 @@ from hild.sensors.device import DeviceConfig
 from hild.sensors.faults import FAULT_KINDS, FaultSpec
 from hild.sensors.geodesy import Origin
 from hild.sensors.noise import NoiseSpec
-from hild.transport.url import PortSpec, PortUrlError, parse_port_url
+from hild.transport.url import DEFAULT_RUN_DIR, PortSpec, PortUrlError, parse_port_url
 
 BENCH_DIR = Path(__file__).resolve().parents[1] / "profiles" / "bench"
 DEFAULT_BENCH = "default"
@@ -141,7 +141,7 @@ def load_bench(name_or_path: str | None = None, **overrides: Any) -> Bench:
     weather = attempt(_weather, root, default=Weather("calm"))
     mqtt = attempt(_mqtt, root, default=None)
     record = attempt(_record, root, general.get("rate_hz", 100.0), default=None)
-    run_dir = Path(overrides.get("run_dir") or general.get("run_dir", "/tmp/hild"))
+    run_dir = Path(overrides.get("run_dir") or general.get("run_dir", DEFAULT_RUN_DIR))
     devices: list[DeviceConfig] = []
     for section in attempt(root.tables, "device", default=[]) or []:
         name = section.data.get("name")
@@ -332,9 +332,11 @@ def _weather(root: Section) -> Weather:
 
 
 def _run_dir(bench: Section) -> str:
-    value = bench.string("run_dir", "/tmp/hild")
+    value = bench.string("run_dir", DEFAULT_RUN_DIR)
     if not value.strip() or "\0" in value:
-        raise bench.error("run_dir", value, "a directory for the pty links, e.g. /tmp/hild")
+        raise bench.error(
+            "run_dir", value, f"a directory for the pty links, e.g. {DEFAULT_RUN_DIR}"
+        )
     return value
 
 

@@ -17,6 +17,7 @@ from hild.model.profile import available_profiles
 from hild.model.simulation import CommandError
 from hild.pilot import options as pilot_options
 from hild.pilot.mission import parse_waypoints
+from hild.transport.url import DEFAULT_RUN_DIR
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -163,8 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--wait", type=_within(0.0, 3600.0, "seconds"), default=0.0,
                         metavar="SECONDS", help="wait after opening the ports, before the "
                         "first sentence (time to connect a reader to a new pty)")  # fmt: skip
-    replay.add_argument("--run-dir", type=Path, default=Path("/tmp/hild"), metavar="DIR",
-                        help="where pty:// links go (/tmp/hild)")  # fmt: skip
+    replay.add_argument("--run-dir", type=Path, default=Path(DEFAULT_RUN_DIR), metavar="DIR",
+                        help=f"where pty:// links go ({DEFAULT_RUN_DIR})")  # fmt: skip
 
     for command in (
         run,
@@ -227,7 +228,7 @@ def _bench_overrides(p: argparse.ArgumentParser) -> None:
         help="'wall' (the clock) or e.g. 2026-06-01T12:00:00Z; an offset such as +02:00 is "
         "honoured, a time without one is UTC",
     )  # fmt: skip
-    p.add_argument("--run-dir", metavar="DIR", help="where pty:// symlinks go (/tmp/hild)")
+    p.add_argument("--run-dir", metavar="DIR", help=f"where pty:// symlinks go ({DEFAULT_RUN_DIR})")
     p.add_argument("--stats-interval", type=_within(0.01, 86400.0, "seconds"),
                    metavar="SECONDS", help="loop statistics period")  # fmt: skip
 

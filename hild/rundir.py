@@ -27,10 +27,10 @@ import stat
 import structlog
 
 from hild.config import ConfigError
+from hild.transport.url import DEFAULT_RUN_DIR
 
 log = structlog.get_logger("hild.rundir")
 
-DEFAULT_RUN_DIR = "/tmp/hild"
 LOCK_NAME = ".lock"
 PTS_DIR = "/dev/pts/"
 # 0755, not 0700: a controller run by another user must be able to look the links up (whether

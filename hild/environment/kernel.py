@@ -102,9 +102,9 @@ from hild.environment.layout import (
     W_THETA,
     WAVE_RESYNC_STEPS,
 )  # fmt: skip
+from hild.environment.spectra import G  # one gravity for the whole environment
 from hild.model.layout import I_CURRENT, I_TAU
 
-GRAVITY = 9.81
 S0 = E_SIZE  # the process states follow the parameters in the buffer
 O0 = E_SIZE + S_SIZE  # then the outputs
 G0 = E_SIZE + S_SIZE + O_SIZE  # then the gust table
@@ -327,7 +327,7 @@ def evaluate(B, W, k, x, dt, env):
         # encounter frequency, thesis eq. 3.33 (beta = 0: following seas); held off
         # zero so that the transfer functions stay oscillators on a crest
         w0 = B[E_WAVE_OMEGA0]
-        B[S0 + S_ENCOUNTER] = max(abs(w0 - w0 * w0 / GRAVITY * u * cb), 0.1 * w0)
+        B[S0 + S_ENCOUNTER] = max(abs(w0 - w0 * w0 / G * u * cb), 0.1 * w0)
     for i in range(6):
         env[I_TAU + i] = B[O0 + O_TAU_WIND + i] + B[O0 + O_TAU_WAVE + i]
 

@@ -24,7 +24,7 @@ from hild.config import MISSING, ConfigError
 from hild.record import channels
 from hild.record.reader import messages
 from hild.transport import open_port
-from hild.transport.url import PortUrlError, parse_port_url
+from hild.transport.url import DEFAULT_RUN_DIR, PortUrlError, parse_port_url
 
 log = structlog.get_logger("hild.replay")
 
@@ -49,7 +49,7 @@ class ReplayPlan:
     loop: bool = False
     start_s: float = 0.0  # from the recording's first sentence
     end_s: float | None = None
-    run_dir: Path = field(default=Path("/tmp/hild"))
+    run_dir: Path = field(default=Path(DEFAULT_RUN_DIR))
     wait_s: float = 0.0  # after the ports open, before the first sentence (to connect a reader)
 
 

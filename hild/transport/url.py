@@ -26,6 +26,7 @@ STANDARD_BAUDS = (
     921600,
 )
 LOOPBACK = "127.0.0.1"
+DEFAULT_RUN_DIR = "/tmp/hild"  # where pty://NAME links go unless a bench or --run-dir says
 DEFAULT_MAX_CLIENTS = 16  # a TCP port's clients at a time: plotters, loggers, controllers
 MAX_CLIENTS_LIMIT = 1000
 BROADCAST_ADDRESS = "255.255.255.255"
@@ -110,7 +111,7 @@ def split_host_port(text: str) -> tuple[str | None, str | None]:
     return host or None, port
 
 
-def parse_port_url(url: str, run_dir: str | os.PathLike = "/tmp/hild") -> PortSpec:
+def parse_port_url(url: str, run_dir: str | os.PathLike = DEFAULT_RUN_DIR) -> PortSpec:
     """Parse and validate a port URL, resolving relative pty names against run_dir."""
     if not isinstance(url, str) or not url.strip():
         raise PortUrlError(str(url), "it is empty", _any_form())
