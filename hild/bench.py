@@ -7,14 +7,20 @@ the key, the value and what was expected, and all of them are reported at once.
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from hild.bus.models import COMMAND_MODELS
-from hild.config import MISSING, ConfigError, MultipleConfigError, Problems, Section, load_toml
+from hild.config import (
+    ConfigError,
+    MultipleConfigError,
+    Problems,
+    Section,
+    load_toml,
+    resolve_file,
+)
 from hild.environment.weather import Weather, available_presets, load_weather
 from hild.mirror.config import MirrorConfig, read_mirror
 from hild.model.integrators import METHODS
@@ -110,22 +116,11 @@ class Bench:
 
 def resolve_bench(name_or_path: str | None) -> Path:
     """A bench file from a path, or a built-in name from ``profiles/bench/``."""
-    if name_or_path is None:
-        return BENCH_DIR / f"{DEFAULT_BENCH}.toml"
-    candidate = Path(name_or_path)
-    if candidate.is_file():
-        return candidate
-    builtin = BENCH_DIR / f"{name_or_path}.toml"
-    if os.sep not in name_or_path and builtin.is_file():
-        return builtin
-    names = ", ".join(sorted(p.stem for p in BENCH_DIR.glob("*.toml")))
-    if candidate.is_dir():
-        expected = "a bench file, not a directory"
-    elif os.sep in name_or_path or name_or_path.endswith(".toml"):
-        expected = f"an existing bench file (no such file; built-in benches: {names})"
-    else:
-        expected = f"a bench file or a built-in bench: {names}"
-    raise BenchError([ConfigError(name_or_path, "", MISSING, expected)])
+    try:
+        return resolve_file(name_or_path or DEFAULT_BENCH, BENCH_DIR, None, "bench", "name",
+                            builtin="bench")  # fmt: skip
+    except ConfigError as e:
+        raise BenchError([e]) from None
 
 
 def load_bench(name_or_path: str | None = None, **overrides: Any) -> Bench:
@@ -411,7 +406,9 @@ def _device(section: Section, run_dir: Path) -> DeviceConfig:
     type_name = section.string("type")
     try:
         dtype = load_device_type(type_name)
-    except KeyError:
+    except ConfigError as e:
+        if e.file != "device type":  # the type exists but is malformed: report it as it is
+            raise
         raise section.error(
             "type", type_name, "a device type: " + ", ".join(available_device_types())
         ) from None

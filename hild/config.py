@@ -143,23 +143,42 @@ def builtin_names(folder: Path) -> list[str]:
     return natural_sorted(p.stem for p in folder.glob("*.toml"))
 
 
-def resolve_file(name_or_path: str, folder: Path, env_var: str, kind: str, key: str) -> Path:
-    """A TOML file from a path, or a name looked up in $env_var's folders and then ``folder``.
+def resolve_file(
+    name_or_path: str,
+    folder: Path,
+    env_var: str | None,
+    kind: str,
+    key: str,
+    builtin: str | None = None,
+) -> Path:
+    """The one resolver of configuration files: a path, or a name looked up in ``$env_var``'s
+    folders and then in ``folder`` (of built-in ones, called ``builtin`` in messages).
 
-    Not found by name: a ConfigError whose file is ``kind`` and whose key is ``key``.
-    """
+    Something that looks like a path (it ends in ``.toml`` or has a separator) must be a
+    file: else a ConfigError for that path saying what it is. A name found nowhere is a
+    ConfigError whose file is ``kind`` and whose key is ``key``, listing the built-in names;
+    an existing file of that name in the current folder is taken as a path.
+    """  # fmt: skip
     candidate = Path(name_or_path)
     if candidate.suffix == ".toml" or os.sep in name_or_path:
         if candidate.is_file():
             return candidate
-        raise ConfigError(candidate, "", None, f"an existing {kind} file")
-    dirs = [Path(d) for d in os.environ.get(env_var, "").split(os.pathsep) if d]
+        if candidate.is_dir():
+            raise ConfigError(candidate, "", MISSING, f"a {kind} file, not a directory")
+        names = ", ".join(builtin_names(folder))
+        raise ConfigError(candidate, "", MISSING, f"an existing {kind} file (no such file; "
+                          f"built-in {builtin or kind}s: {names})")  # fmt: skip
+    extra = os.environ.get(env_var, "") if env_var else ""
+    dirs = [Path(d) for d in extra.split(os.pathsep) if d]
     for d in [*dirs, folder]:
         path = d / f"{name_or_path}.toml"
         if path.is_file():
             return path
+    if candidate.is_file():
+        return candidate
     names = ", ".join(builtin_names(folder))
-    raise ConfigError(kind, key, name_or_path, f"a {kind} file or one of: {names}")
+    raise ConfigError(kind, key, name_or_path, f"a {kind} file or a built-in "
+                      f"{builtin or kind}: {names}")  # fmt: skip
 
 
 class Section:

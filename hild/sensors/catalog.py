@@ -9,7 +9,7 @@ from typing import Any
 
 from hild.bus.device import CommandDevice
 from hild.bus.models import COMMAND_MODELS
-from hild.config import ConfigError, Section, load_toml
+from hild.config import ConfigError, Section, load_toml, resolve_file
 from hild.sensors.anemometer import Anemometer
 from hild.sensors.device import Device
 from hild.sensors.gps import Gps
@@ -56,13 +56,8 @@ def available_device_types() -> list[str]:
 
 
 def load_device_type(name: str) -> DeviceType:
-    """Read and check ``devices/<name>.toml``."""
-    for d in device_dirs():
-        path = d / f"{name}.toml"
-        if path.is_file():
-            break
-    else:
-        raise KeyError(name)
+    """Read and check a device type: a path, or a name in $HILD_DEVICE_PATH or ``devices/``."""
+    path = resolve_file(name, DEVICE_DIR, "HILD_DEVICE_PATH", "device type", "type")
     root = Section(load_toml(path), path)
     dev = root.table("device", required=True)
     model_name = dev.string("model", name)
