@@ -11,7 +11,7 @@ from conftest import vessel
 from hild.environment import layout as EL
 from hild.environment import spectra
 from hild.environment.environment import Environment
-from hild.environment.kernel import blendermann, env_advance, env_outputs
+from hild.environment.kernel import blendermann_cs, env_advance, env_outputs
 from hild.environment.weather import (
     CurrentSpec,
     GaussMarkov,
@@ -232,6 +232,12 @@ def test_encounter_frequency_shifts_the_wave_force():
 
 
 # --- wind forces and signs ----------------------------------------------------------------
+
+
+def blendermann(gamma, B, out):
+    """C_X, C_Y, C_K, C_N of Blendermann (1994) (thesis eqs 2.57-2.61) into out[0:4], as the
+    wind force uses them: |gamma| so that port and starboard winds are mirror images."""
+    out[:] = blendermann_cs(abs(gamma), math.cos(gamma), math.sin(gamma), B)
 
 
 def test_blendermann_coefficients_match_the_thesis():

@@ -285,15 +285,6 @@ class Environment:
 
     # --- what the shell reads ------------------------------------------------------------------
     @property
-    def wind_speed(self) -> float:
-        """True wind at 10 m [m/s] at the last evaluated step."""
-        return float(self.O[EL.O_WIND_SPEED])
-
-    @property
-    def wind_from_deg(self) -> float:
-        return math.degrees(self.O[EL.O_WIND_FROM]) % 360.0
-
-    @property
     def wind_ned(self) -> tuple[float, float]:
         """Air velocity at 10 m, north and east [m/s]."""
         to = self.O[EL.O_WIND_FROM] + math.pi

@@ -118,21 +118,6 @@ def gauss_markov_step(x, B, g, n):
     return min(max(x, B[g + GM_LO]), B[g + GM_HI])
 
 
-@njit(cache=True)
-def blendermann(gamma, B, out):
-    """C_X, C_Y, C_K, C_N of Blendermann (1994) (thesis eqs 2.57-2.61) into out[0:4].
-
-    gamma is the relative wind's angle of attack of eq. 2.69 (0 for a head
-    wind, -pi/2 for a wind from starboard). C_Y is signed as in Fossen's MSS
-    toolbox, so that a wind from starboard pushes the hull to port; eq. 2.58
-    as printed carries the opposite sign. C_N uses |gamma| so that port and
-    starboard winds are mirror images.
-    """
-    c = blendermann_cs(abs(gamma), math.cos(gamma), math.sin(gamma), B)
-    for i in range(4):
-        out[i] = c[i]
-
-
 @njit(cache=True, inline="always")
 def blendermann_cs(abs_gamma, cos_gamma, sin_gamma, B):
     """Blendermann's (C_X, C_Y, C_K, C_N) from |gamma| and gamma's cosine and sine."""

@@ -6,7 +6,6 @@ in :mod:`hild.model.layout`, and writes into arrays the caller owns.
 
 import math
 
-import numpy as np
 from numba import njit
 
 from hild.model.layout import (
@@ -260,24 +259,3 @@ def rhs(x, P, inp, xdot, w):
         for j in range(6):
             s += P[P_M_INV + 6 * i + j] * f[j]
         xdot[X_NU + i] = s
-
-
-def coriolis_rigid_body_matrix(m: float, r_g: np.ndarray, I_o: np.ndarray, nu: np.ndarray):
-    """C_RB(nu) as the matrix of thesis eq. 2.18 (reference form for tests, not the hot path)."""
-    xg, yg, zg = r_g
-    u, v, w, p, q, r = nu
-    Ix, Iy, Iz = I_o[0, 0], I_o[1, 1], I_o[2, 2]
-    Ixy, Ixz, Iyz = -I_o[0, 1], -I_o[0, 2], -I_o[1, 2]
-    C = np.zeros((6, 6))
-    C[3:6, 0:3] = [
-        [-m * (yg * q + zg * r), m * (yg * p + w), m * (zg * p - v)],
-        [m * (xg * q - w), -m * (zg * r + xg * p), m * (zg * q + u)],
-        [m * (xg * r + v), m * (yg * r - u), -m * (xg * p + yg * q)],
-    ]
-    C[0:3, 3:6] = -C[3:6, 0:3].T
-    C[3:6, 3:6] = [
-        [0.0, -Iyz * q - Ixz * p + Iz * r, Iyz * r + Ixy * p - Iy * q],
-        [Iyz * q + Ixz * p - Iz * r, 0.0, -Ixz * r - Ixy * q + Ix * p],
-        [-Iyz * r - Ixy * p + Iy * q, Ixz * r + Ixy * q - Ix * p, 0.0],
-    ]
-    return C

@@ -17,10 +17,6 @@ class NoiseSpec:
     random_walk: float = 0.0  # drift: standard deviation growth per sqrt(second)
     quantization: float = 0.0  # resolution step; 0 keeps full resolution
 
-    @property
-    def active(self) -> bool:
-        return any((self.white, self.bias, self.random_walk, self.quantization))
-
 
 class QuantityNoise:
     """The running error of one scalar quantity, with its own random stream."""
