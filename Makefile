@@ -1,6 +1,6 @@
 # Two commands on a fresh machine, each setting itself up on first use:
 #   make run    the built-in default bench (Odin off Horten), until Ctrl-C
-#   make test   lint and the test suite (what CI runs)
+#   make test   lint, type check and the test suite (what CI runs)
 # Both create .venv and install hild into it when it is missing or pyproject.toml changed.
 # ARGS passes arguments on: make run ARGS="example --time-scale 5", make test ARGS="-k mirror".
 
@@ -16,6 +16,7 @@ run: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/ruff check hild tests bench
 	$(VENV)/bin/ruff format --check hild tests bench
+	$(VENV)/bin/mypy
 	$(VENV)/bin/python -m pytest $(ARGS)
 
 $(STAMP): pyproject.toml

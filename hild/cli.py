@@ -233,9 +233,9 @@ def _bench_overrides(p: argparse.ArgumentParser) -> None:
                    metavar="SECONDS", help="loop statistics period")  # fmt: skip
 
 
-def _plot_waypoints(text: str) -> tuple[tuple[float, float], ...]:
+def _plot_waypoints(text: str) -> tuple[tuple[float, float], ...] | str:
     if text == "pilot":
-        return ("pilot",)  # type: ignore[return-value]  (resolved against the start heading)
+        return text  # resolved against the recording's start heading
     try:
         return tuple(parse_waypoints(text))
     except ValueError as e:

@@ -56,7 +56,7 @@ class DeadlineTimer:
         if delay <= 0:
             await asyncio.sleep(0)
             return
-        if self._fd < 0:
+        if self._fd < 0 or self._libc is None:
             await asyncio.sleep(delay)
             return
         seconds = int(deadline)

@@ -8,7 +8,7 @@ import os
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -290,6 +290,12 @@ class Section:
                                  f"{diagonal_key}, not both")  # fmt: skip
             return self.array(matrix_key, (n, n))
         return np.diag(self.array(diagonal_key, (n,), [0.0] * n))
+
+    @overload
+    def table(self, name: str, *, required: Literal[True]) -> Section: ...
+
+    @overload
+    def table(self, name: str, *, required: bool = False) -> Section | None: ...
 
     def table(self, name: str, *, required: bool = False) -> Section | None:
         if name not in self.data and not required:

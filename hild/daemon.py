@@ -170,8 +170,8 @@ class Daemon:
                 if record is not None:
                     queue.put(record)
                     queue.put(SafeState(config.name, 0.0, centre_angles=False))
-        for record in queue.drain():
-            arbiter.apply(record)
+        for queued in queue.drain():
+            arbiter.apply(queued)
 
     def _build(self, config) -> Device | CommandDevice:
         b = self.bench
@@ -182,9 +182,9 @@ class Daemon:
         opened: dict[tuple, tuple[Port, str]] = {}
         for config in self.bench.devices:
             device = self._build(config)
-            commands = isinstance(device, CommandDevice)
-            if commands:
-                self.command_devices.append(device)
+            commands = device if isinstance(device, CommandDevice) else None
+            if commands is not None:
+                self.command_devices.append(commands)
             ports = []
             for url in config.ports:
                 spec = parse_port_url(url, self.bench.run_dir)
@@ -194,9 +194,9 @@ class Daemon:
                     port.on_line = self.dispatcher.receive
                     opened[key] = (port, url)
                 port = opened[key][0]
-                if commands:
+                if commands is not None:
                     port.accepts_commands = True
-                    self.dispatcher.attach(port.spec.url, device)
+                    self.dispatcher.attach(port.spec.url, commands)
                 ports.append(port)
             self.devices.append(DeviceRuntime(device, ports, 1.0 / config.rate_hz))
         for key, (port, url) in opened.items():
@@ -232,6 +232,7 @@ class Daemon:
         """A watchdog's safe state, or a change asked for at run time (MQTT control)."""
         sim = self.sim
         if isinstance(record, WeatherChange):
+            assert sim.environment is not None  # a daemon's simulation always has one
             record.environment.continue_from(sim.environment)
             sim.adopt_environment(record.environment)
             log.info("control.weather", **record.environment.summary())
@@ -346,6 +347,7 @@ class Daemon:
         gc.collect()
         gc.freeze()  # the objects made at start-up never need scanning again
         t0 = await self._start_clock()
+        assert self.start_utc is not None and self.sim.environment is not None
         log.info("run.start", bench=self.bench.name, utc=self.start_utc.isoformat(),
                  rate_hz=self.bench.rate_hz, time_scale=scale)  # fmt: skip
         environment = self.sim.environment

@@ -15,8 +15,8 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
-from typing import Any, TextIO
+from collections.abc import Callable, MutableMapping
+from typing import Any, TextIO, cast
 
 import structlog
 
@@ -44,7 +44,7 @@ def configure_logging(fmt: str = "auto", level: str = "info") -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(SurvivingStream(sys.stderr)),
+        logger_factory=structlog.PrintLoggerFactory(cast(TextIO, SurvivingStream(sys.stderr))),
         cache_logger_on_first_use=True,
     )
 
@@ -119,7 +119,9 @@ def write_or_drop(stream: TextIO, text: str) -> bool:
         return False
 
 
-def exception_in_one_line(_logger: Any, _method: str, event_dict: dict) -> dict:
+def exception_in_one_line(
+    _logger: Any, _method: str, event_dict: MutableMapping[str, Any]
+) -> MutableMapping[str, Any]:
     """structlog processor: exc_info (log.exception and friends) becomes ``error`` (the
     exception's repr) and ``where`` (the frame it was raised in), not a multi-line traceback."""
     exc_info = event_dict.pop("exc_info", None)

@@ -50,10 +50,8 @@ def port_warnings(bench: Bench) -> list[str]:
                 continue
             seen.add(spec.url)
             where = f"{url} (device {config.name})"
-            if spec.scheme == "tcp":
+            if spec.scheme == "tcp" or spec.option("listen") == "1":
                 address = (spec.host or "127.0.0.1", spec.port)
-            elif spec.option("listen") == "1":
-                address = (spec.host, spec.port)
             elif spec.option("bind"):
                 host, number = split_host_port(str(spec.option("bind")))
                 address = (host or "127.0.0.1", int(number or 0))

@@ -246,7 +246,7 @@ def remove_stale_links(root: str) -> list[str]:
                 os.unlink(entry.path)
                 removed.append(entry.path)
                 log.info("rundir.stale_link_removed", path=entry.path, target=target,
-                         target_exists=os.path.exists(target))  # fmt: skip
+                         target_exists=target is not None and os.path.exists(target))  # fmt: skip
     return removed
 
 

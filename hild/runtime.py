@@ -172,6 +172,7 @@ class RuntimeControl:
             name = preset
         else:
             doc = self.weather_doc
+            assert self.daemon.sim.environment is not None  # a daemon's simulation has one
             name = self.daemon.sim.environment.weather.preset
         doc = deep_merge(doc, body)
         root = Section(copy.deepcopy(doc), "control/weather")

@@ -159,7 +159,8 @@ def run_sim(
     for ev in events:  # every row is checked before anything runs
         problem = command_problem(vessel, ev.name, ev.value)
         if problem:
-            raise ConfigError(schedule, f"line {ev.line}", f"{ev.name},{ev.value:g}", problem)
+            raise ConfigError(schedule or "", f"line {ev.line}", f"{ev.name},{ev.value:g}",
+                              problem)  # fmt: skip
     if not kernels_cached():
         write_or_drop(sys.stderr, "hild: compiling the vessel model (the first run only; "
                       "later runs load it from the cache) ...\n")  # fmt: skip

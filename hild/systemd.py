@@ -165,6 +165,7 @@ class SystemdNotifier(TickObserver):
     def _watchdog_due(self, now: float) -> str:
         """Move the watchdog's schedule on by one ping (due at ``now``)."""
         self.watchdog_pings += 1
+        assert self.watchdog_interval_s is not None  # pings are due only with a watchdog
         self._next_watchdog += self.watchdog_interval_s
         if self._next_watchdog <= now:  # the loop was held up: no burst of pings to catch up
             self._next_watchdog = now + self.watchdog_interval_s

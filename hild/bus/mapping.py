@@ -95,7 +95,10 @@ class ActuatorMap:
                 speed_unit=s.speed_unit,
                 speed_range=s.speed_range,
                 angle_kind=s.angle_kind,
-                angle_range=tuple(math.radians(d) for d in s.angle_range_deg),
+                angle_range=(
+                    math.radians(s.angle_range_deg[0]),
+                    math.radians(s.angle_range_deg[1]),
+                ),
                 has_deflector=s.has_deflector,
                 y=float(positions[s.index]),
             )

@@ -140,9 +140,9 @@ class Mirror(TickObserver):
         elif name == "environment":
             put("environment", payloads.environment(truth, sim.environment), qos)
         elif name == "sensors":
-            for device, kept in self._sentences.items():
-                dropped = self._sentences_dropped[device]
-                put(f"sensors/{device}", payloads.sentences(truth.t, truth.utc, kept, dropped),
+            for sensor, kept in self._sentences.items():
+                dropped = self._sentences_dropped[sensor]
+                put(f"sensors/{sensor}", payloads.sentences(truth.t, truth.utc, kept, dropped),
                     qos)  # fmt: skip
                 kept.clear()
         elif name == "bus":

@@ -55,7 +55,7 @@ def state(truth: Truth, origin: Origin) -> Payload:
     }  # fmt: skip
 
 
-def actuators(truth: Truth, specs: Sequence[ActuatorSpec], force: Sequence[float]) -> Payload:
+def actuators(truth: Truth, specs: Sequence[ActuatorSpec], force: np.ndarray) -> Payload:
     """Per actuator its commanded and actual speed, angle and deflector; the total force."""
     out = stamp(truth.t, truth.utc)
     for a in specs:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -94,7 +95,7 @@ class Vessel:
     G: np.ndarray
     length: float
     # wind-force data for the environment (model name and its coefficients)
-    wind: dict[str, object] = field(default_factory=dict)
+    wind: dict[str, Any] = field(default_factory=dict)
     # multipliers on the wave-force scale in surge, sway and yaw
     wave_gains: tuple[float, float, float] = (1.0, 1.0, 1.0)
 
@@ -195,7 +196,7 @@ def _read_vessel(root: Section, path: Path) -> Vessel:
         lambda: _read_added_mass(root.table("added_mass")), default=(None, True)
     )
     G = problems.attempt(lambda: _read_restoring(root.table("restoring")))
-    length, beam, draft = hull[1:4] if hull is not None else (None, None, None)
+    length, beam, draft = hull[1:4] if hull is not None else (1.0, 1.0, 1.0)  # unused if None
     if hull is not None:
         actuators, A = problems.attempt(
             _read_actuators, root.tables("actuator"), length, beam, default=(None, None)
@@ -250,7 +251,7 @@ def _read_vessel(root: Section, path: Path) -> Vessel:
 WIND_MODELS = ("blendermann", "symmetric", "vrx")
 
 
-def _read_wind(s: Section | None, length: float) -> dict[str, object]:
+def _read_wind(s: Section | None, length: float) -> dict[str, Any]:
     """Wind-load data for the environment's force models (thesis 2.50-2.72, VRX eqs 23-25).
 
     ``height`` is where the model takes the wind (thesis eq. 2.43); 10 m, the
@@ -259,7 +260,7 @@ def _read_wind(s: Section | None, length: float) -> dict[str, object]:
     if s is None:
         return {}
     model = s.string("model", choices=WIND_MODELS)
-    wind: dict[str, object] = {"model": model}
+    wind: dict[str, Any] = {"model": model}
     wind["height"] = s.number("height", 10.0, positive=True, hi=100.0, unit="m")
     wind["length"] = s.number("length", length, positive=True, unit="m")
     if model == "vrx":

@@ -192,7 +192,7 @@ class Simulation:
         """The current state as one row in the layout of ``columns()``."""
         v = self.vessel
         actuator_forces(v.actuator_params, v.n_act, self.act_state, self._tau_act)
-        parts = [[self.t], self.x, self.act_state, self._tau_act]
+        parts: list[np.ndarray] = [np.array([self.t]), self.x, self.act_state, self._tau_act]
         if self.environment is not None:
             self.update_environment()
             row = np.zeros(len(EL.OUTPUT_COLUMNS) + 1)

@@ -110,6 +110,7 @@ def _vtg(msg) -> Reading:
     if getattr(msg, "faa_mode", None) == "N":
         raise UnusableError("VTG mode N (not valid)")
     knots = _number(msg.data[4]) if len(msg.data) > 4 else None
+    sog: float | None
     if knots is not None:
         sog = knots / KNOTS_PER_MS
     else:

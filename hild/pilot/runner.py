@@ -322,7 +322,7 @@ class PilotSession:
         self.emit(json.dumps(self.summary()))
 
     def summary(self) -> dict:
-        base = {"event": "pilot.summary"}
+        base: dict[str, object] = {"event": "pilot.summary"}
         if self.pilot is not None:
             base.update(self.pilot.summary())
         else:

@@ -19,7 +19,7 @@ def run_record_command(args: argparse.Namespace) -> int:
         from hild.record.plot import plot
 
         waypoints = args.waypoints
-        if waypoints == ("pilot",):
+        if waypoints == "pilot":
             waypoints = pilot_square(args.file)
         for path in plot(args.file, args.out, waypoints):
             write_or_drop(sys.stdout, f"{path}\n")

@@ -62,11 +62,9 @@ def sample(writer: RecordWriter, truth, origin, specs, force, environment) -> No
     writer.put(channels.STATE, ns, state)
     writer.put(channels.ACTUATORS, ns, payloads.actuators(truth, specs, force))
     writer.put(channels.ENVIRONMENT, ns, payloads.environment(truth, environment))
-    writer.put(
-        channels.LOCATION,
-        ns,
-        channels.location_fix(ns, state["latitude"], state["longitude"], state["height"]),
-    )
+    lat, lon, height = origin.to_geodetic(float(truth.eta[0]), float(truth.eta[1]),
+                                          float(truth.eta[2]))  # fmt: skip
+    writer.put(channels.LOCATION, ns, channels.location_fix(ns, lat, lon, height))
     writer.put(channels.POSE, ns, channels.pose_in_frame(ns, truth.eta))  # fmt: skip
 
 

@@ -23,7 +23,7 @@ from hild.clock import DeadlineTimer
 from hild.config import MISSING, ConfigError
 from hild.record import channels
 from hild.record.reader import messages
-from hild.transport import open_port
+from hild.transport import Port, open_port
 from hild.transport.url import DEFAULT_RUN_DIR, PortUrlError, parse_port_url
 
 log = structlog.get_logger("hild.replay")
@@ -101,7 +101,7 @@ async def replay(plan: ReplayPlan, on_ready=None) -> dict:
     if not sentences:
         raise ConfigError(plan.file, "", MISSING, "a recording with sentences in the chosen "
                           "devices and times")  # fmt: skip
-    routes = []
+    routes: list[tuple[Port, set[str]]] = []
     for url, devices in plan.targets:
         try:
             spec = parse_port_url(url, plan.run_dir)
@@ -131,8 +131,8 @@ async def replay(plan: ReplayPlan, on_ready=None) -> dict:
                 await timer.sleep_until(start + s.offset_s / plan.speed)
                 if stop.is_set():
                     break
-                for port, devices in routes:
-                    if not devices or s.device in devices:
+                for port, wanted in routes:
+                    if not wanted or s.device in wanted:
                         port.send(s.line)
                 sent += 1
             laps += 1

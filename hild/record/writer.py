@@ -157,7 +157,8 @@ class RecordWriter:
         self.written += 1
         if nmea is not None and topic.startswith(channels.SENSORS):
             # Signal K's multiplexed log: <ms since the epoch>;N;<sentence> (ecosystem.md)
-            nmea.write(f"{log_time_ns // 1_000_000};N;{payload['sentence']}\n")
+            sentence = payload["sentence"] if isinstance(payload, dict) else ""
+            nmea.write(f"{log_time_ns // 1_000_000};N;{sentence}\n")
             self.nmea_lines += 1
 
     def _flush(self, writer: Writer, stream, nmea, finished: bool = False) -> None:

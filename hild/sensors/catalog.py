@@ -65,8 +65,8 @@ def load_device_type(name: str) -> DeviceType:
         raise dev.error("model", model_name, "one of " + ", ".join(sorted(MODELS)))
     model = MODELS[model_name]
     sentences = sentence_list(dev, "sentences", model.sentences_available)
-    quantities = root.table("quantities")
-    quantity_units = dict(quantities.data) if quantities else {}
+    quantities = root.table("quantities") or Section({}, path, "quantities")
+    quantity_units = dict(quantities.data)
     for q in quantity_units:
         if q not in model.quantities:
             raise quantities.error(q, quantity_units[q], "one of " + ", ".join(model.quantities))

@@ -271,7 +271,9 @@ class Port(abc.ABC):
 
     scheme: ClassVar[str]  # the URL scheme this port type serves (hild.transport.PORT_TYPES)
 
-    def __init__(self, spec: PortSpec, queue_lines: int = 64):
+    def __init__(self, spec: PortSpec, queue_lines: int = 64, default_baud: int | None = None):
+        """``default_baud``: a serial line's rate when its URL names none (a network port has
+        no baud rate and ignores it)."""
         self.spec = spec
         self.stats = PortStats()
         self.on_line: Callable[[Inbound], None] | None = None

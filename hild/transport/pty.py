@@ -144,7 +144,7 @@ class PtyPort(Port):
                     due = start + (sent + 1) * self._byte_s
                     await _sleep_until(loop, math.ceil(due / PACE_QUANTUM_S) * PACE_QUANTUM_S)
                     continue
-            await self._channel.write(view[sent : sent + n])
+            await self._channel.write(bytes(view[sent : sent + n]))
             self._written_since += n
             sent += n
         self._line_free_at = loop.time() if hurried else start + size * self._byte_s

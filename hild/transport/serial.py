@@ -87,6 +87,7 @@ class SerialPort(Port):
         """
         loop = asyncio.get_running_loop()
         delay = RETRY_MIN_S
+        error: BaseException | None
         while True:
             if connected:
                 since = loop.time()

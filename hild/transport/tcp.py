@@ -290,7 +290,7 @@ class TcpServerPort(Port):
             try:
                 sock.bind(address)
             except OSError as e:
-                where = format_host_port(address[0], address[1])
+                where = format_host_port(str(address[0]), int(address[1]))
                 reason = (e.strerror or str(e)).lower()
                 raise OSError(e.errno, f"cannot listen on {where}: {reason}") from None
             sock.listen(BACKLOG)

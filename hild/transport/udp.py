@@ -126,7 +126,7 @@ class UdpPort(Port):
                     bind_host, int(bind_port or 0), family=family, type=socket.SOCK_DGRAM
                 )
                 _bind(sock, bind_infos[0][4], "receive on")
-            elif _is_loopback(dest[0]):
+            elif _is_loopback(str(dest[0])):
                 # send-only, to this machine: send from loopback too, so the socket is not
                 # reachable from other machines (unbound, it would be 0.0.0.0 on the first send)
                 _bind(sock, ("::1" if family == socket.AF_INET6 else "127.0.0.1", 0), "send from")
@@ -163,7 +163,7 @@ class UdpPort(Port):
         if transport is None or transport.is_closing():
             self.stats.dropped_lines += 1
             return False
-        if transport.get_write_buffer_size() > MAX_BUFFERED_BYTES:
+        if transport.get_write_buffer_size() > MAX_BUFFERED_BYTES:  # type: ignore[attr-defined]
             self.stats.dropped_lines += 1
             return False
         if self.listen:
@@ -172,6 +172,7 @@ class UdpPort(Port):
                 self.stats.unsent_lines += 1
                 return False
         else:
+            assert self._dest is not None  # resolved in _open
             destinations = [self._dest]
         errors = self.stats.errors
         for dest in destinations:
@@ -243,11 +244,11 @@ class UdpPort(Port):
 
     def input_pause(self) -> None:
         if self._transport is not None and not self._transport.is_closing():
-            self._transport.pause_reading()
+            self._transport.pause_reading()  # type: ignore[attr-defined]
 
     def input_resume(self) -> None:
         if self._transport is not None and not self._transport.is_closing():
-            self._transport.resume_reading()
+            self._transport.resume_reading()  # type: ignore[attr-defined]
 
     async def _release(self) -> None:
         if self._budget is not None:
