@@ -15,8 +15,8 @@ import os
 import platform
 import time
 
+from hild.coupled.simulation import Simulation
 from hild.model.profile import available_profiles, load_profile
-from hild.model.simulation import Simulation
 
 DT = 0.01
 

@@ -19,10 +19,10 @@ import os
 import platform
 import time
 
+from hild.coupled.simulation import Simulation
 from hild.environment.environment import Environment
 from hild.environment.weather import load_weather
 from hild.model.profile import load_profile
-from hild.model.simulation import Simulation
 
 DT = 0.01
 PRESETS = ("calm", "gale-calm-sea", "gale-hs1", "beaufort-8")

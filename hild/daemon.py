@@ -35,10 +35,10 @@ from hild.control import (
     SensorFault,
     WeatherChange,
 )
+from hild.coupled.simulation import Simulation
 from hild.environment.environment import Environment
 from hild.log import RateLimited, route_asyncio_errors
 from hild.model.layout import S_SIZE
-from hild.model.simulation import Simulation
 from hild.observers import TickObserver
 from hild.sensors.device import Device
 from hild.sensors.factory import build_device

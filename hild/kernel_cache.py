@@ -17,7 +17,11 @@ import tempfile
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
-COMPILED = ("model", "environment")  # the packages whose modules numba compiles or inlines
+COMPILED = (
+    "model",
+    "environment",
+    "coupled",
+)  # the packages whose modules numba compiles or inlines
 PREFIX = "kernels-"
 
 

@@ -14,12 +14,14 @@ from pathlib import Path
 import numpy as np
 
 from hild.config import MISSING, ConfigError, read_text
+from hild.coupled.loop import ROW_ACTUATORS, row_environment
+from hild.coupled.simulation import CommandError, Simulation
 from hild.environment.environment import Environment
 from hild.environment.weather import load_weather
 from hild.kernel_cache import kernels_cached
 from hild.log import write_or_drop
+from hild.model import layout as L
 from hild.model.profile import Vessel, load_profile
-from hild.model.simulation import CommandError, Simulation
 from hild.record.observer import file_text, run_metadata, sample
 from hild.record.writer import RecordWriter
 from hild.sensors.geodesy import Origin
@@ -212,15 +214,17 @@ def run_sim(
         if recording is not None:
             recording.close()
     table = last
-    state = {name: float(val) for name, val in zip(sim.columns()[1:13], sim.x, strict=True)}
-    n_vessel = 13 + 3 * vessel.n_act + 6
+    columns, last_row = sim.columns(), table[-1]
+    state = {name: float(val) for name, val in zip(L.STATE_NAMES, sim.x, strict=True)}
+    env_start = row_environment(vessel.n_act)  # the actuators' states and force come before
     actuators = {
         col: float(val)
-        for col, val in zip(sim.columns()[13:n_vessel], table[-1, 13:n_vessel], strict=True)
+        for col, val in zip(
+            columns[ROW_ACTUATORS:env_start], last_row[ROW_ACTUATORS:env_start], strict=True
+        )  # fmt: skip
     }
     environment_now = {
-        col: float(val)
-        for col, val in zip(sim.columns()[n_vessel:], table[-1, n_vessel:], strict=True)
+        col: float(val) for col, val in zip(columns[env_start:], last_row[env_start:], strict=True)
     }
     return {
         "profile": vessel.name,

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from conftest import vessel
 
+from hild.coupled.simulation import CommandError, Simulation
 from hild.model import layout as L
 from hild.model.actuators import actuator_forces, first_order_state, thrust_magnitude
-from hild.model.simulation import CommandError, Simulation
 
 
 def test_first_order_lag_reaches_63_percent_after_one_time_constant():

@@ -10,13 +10,13 @@ import pytest
 from conftest import PROFILES, vessel
 from scipy.optimize import brentq
 
+from hild.coupled.simulation import Simulation
 from hild.model import layout as L
 from hild.model.dynamics import (
     added_mass_coriolis,
     cross_flow_drag,
     rigid_body_coriolis,
 )
-from hild.model.simulation import Simulation
 
 RNG = np.random.default_rng(20170605)
 
@@ -242,7 +242,7 @@ def test_constant_surge_force_reaches_the_speed_where_damping_balances_it(name):
 ALLOCATION_PROBE = """
 from numba.core.runtime import rtsys
 from hild.model.profile import load_profile
-from hild.model.simulation import Simulation
+from hild.coupled.simulation import Simulation
 sim = Simulation(load_profile("odin"), dt=0.01, method="{method}")
 sim.set_command("port.rpm", 1500)
 sim.set_command("port.deflector", 1)

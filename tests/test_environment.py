@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from conftest import vessel
 
+from hild.coupled.simulation import Simulation
 from hild.environment import layout as EL
 from hild.environment import spectra
 from hild.environment.environment import Environment
@@ -22,7 +23,6 @@ from hild.environment.weather import (
     available_presets,
     load_weather,
 )
-from hild.model.simulation import Simulation
 
 
 def run(weather, name="jolner", dt=0.05, seconds=600.0, seed=1, every=1, setup=None):

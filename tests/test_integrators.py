@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from conftest import vessel
 
+from hild.coupled.simulation import Simulation
 from hild.model import layout as L
-from hild.model.simulation import Simulation
 
 
 def smooth_odin():

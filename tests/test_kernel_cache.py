@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 TURN = """
 import json
 from hild.model.profile import load_profile
-from hild.model.simulation import Simulation
+from hild.coupled.simulation import Simulation
 sim = Simulation(load_profile("odin"), dt=0.01)
 for side in ("port", "starboard"):
     sim.set_command(side + ".rpm", 1500.0)

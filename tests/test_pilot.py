@@ -22,10 +22,10 @@ import numpy as np
 import pynmea2
 import pytest
 
+from hild.coupled.simulation import Simulation
 from hild.environment.environment import Environment
 from hild.environment.weather import load_weather
 from hild.model.profile import load_profile
-from hild.model.simulation import Simulation
 from hild.nmea import sentences as s
 from hild.pilot.actuation import Actuation, Setpoint
 from hild.pilot.angles import wrap

@@ -9,9 +9,9 @@ import pytest
 from conftest import PROFILES, vessel
 
 from hild.config import ConfigError
+from hild.coupled.simulation import Simulation
 from hild.model import layout as L
 from hild.model.profile import PROFILE_DIR, load_profile
-from hild.model.simulation import Simulation
 
 
 @pytest.mark.parametrize("name", PROFILES)

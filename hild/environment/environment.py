@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import zlib
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -17,7 +18,6 @@ from hild.environment import spectra
 from hild.environment.representation import band_edges, harmonic_table, wave_components
 from hild.environment.weather import GaussMarkov, Weather
 from hild.environment.wind import REFERENCE_HEIGHT, height_factor
-from hild.model.profile import Vessel
 
 NOISE_BLOCK = 1000  # steps of white noise drawn at a time per channel
 SLOW_PERIOD = 0.1  # [s] between moves of the slow Gauss-Markov processes (minutes-long)
@@ -39,13 +39,27 @@ def in_radians(direction: GaussMarkov) -> GaussMarkov:
     )  # fmt: skip
 
 
+class Hull(Protocol):
+    """What the environment needs of a vessel (a profile's Vessel has it): the wind-load data,
+    the length, the wave-force gains in surge, sway and yaw, the mass matrix M = M_RB + M_A and
+    the restoring matrix G (for the wave forces' scales)."""
+
+    wind: dict[str, Any]
+    length: float
+    wave_gains: tuple[float, float, float]
+    G: np.ndarray
+
+    @property
+    def M(self) -> np.ndarray: ...
+
+
 class Environment:
     """Wind, current and waves for one vessel at one step size, ready for the compiled loop."""
 
     def __init__(
         self,
         weather: Weather,
-        vessel: Vessel,
+        vessel: Hull,
         dt: float,
         seed: int = 0,
         duration: float | None = None,

@@ -57,6 +57,8 @@ from hild.environment.layout import (
     E_WAVE_TO_SIN,
     E_WDIR,
     E_WIND,
+    F_CURRENT,
+    F_TAU,
     FORCE_BLENDERMANN,
     FORCE_VRX,
     GM_A,
@@ -103,7 +105,6 @@ from hild.environment.layout import (
     WAVE_RESYNC_STEPS,
 )  # fmt: skip
 from hild.environment.spectra import G  # one gravity for the whole environment
-from hild.model.layout import I_CURRENT, I_TAU
 
 S0 = E_SIZE  # the process states follow the parameters in the buffer
 O0 = E_SIZE + S_SIZE  # then the outputs
@@ -285,8 +286,8 @@ def evaluate(B, W, k, x, dt, env):
     B[O0 + O_CUR_SPEED] = cur
     B[O0 + O_CUR_TO] = to
     c_n, c_e = unit_vector(B, S0 + S_CUR_ANGLE, to)
-    env[I_CURRENT] = cur * c_n
-    env[I_CURRENT + 1] = cur * c_e
+    env[F_CURRENT] = cur * c_n
+    env[F_CURRENT + 1] = cur * c_e
 
     if B[E_WAVE_ON] != 0.0:
         wave_sums(B, W, k, x[0], x[1], dt)
@@ -314,7 +315,7 @@ def evaluate(B, W, k, x, dt, env):
         w0 = B[E_WAVE_OMEGA0]
         B[S0 + S_ENCOUNTER] = max(abs(w0 - w0 * w0 / G * u * cb), 0.1 * w0)
     for i in range(6):
-        env[I_TAU + i] = B[O0 + O_TAU_WIND + i] + B[O0 + O_TAU_WAVE + i]
+        env[F_TAU + i] = B[O0 + O_TAU_WIND + i] + B[O0 + O_TAU_WAVE + i]
 
 
 @njit(cache=True)

@@ -7,6 +7,11 @@ The compiled environment step works on these arrays as the vessel core does on
 its own (see hild/model/layout.py); the builder in environment.py fills them.
 """
 
+# --- the forcing vector the environment writes each step -----------------------------
+# (the vessel model reads it as its input vector; hild/coupled/loop.py checks the two agree)
+F_TAU = 0  # 6: wind and wave force in BODY [N, N m]
+F_CURRENT = 6  # 2: current velocity, north and east [m/s]
+
 # --- a saturated first-order Gauss-Markov process: 5 parameters ---------------------
 GM_MEAN = 0  # the mean the process varies around
 GM_A = 1  # exp(-dt / T): exact discretization of dx = -x/T dt + sqrt(2 sigma^2 / T) dW

@@ -8,23 +8,11 @@ discrete times anyway.
 
 import math
 
-import numpy as np
 from numba import njit
 
-from hild.environment.kernel import env_advance, env_outputs
-from hild.environment.layout import (
-    E_SIZE,
-    O_CUR_SPEED,
-    O_CUR_TO,
-    O_ELEVATION,
-    O_TAU_WIND,
-    O_WIND_FROM,
-    O_WIND_SPEED,
-    S_SIZE,
-)  # fmt: skip
 from hild.model.actuators import actuator_forces, update_actuators
-from hild.model.dynamics import W_SIZE, rhs
-from hild.model.layout import I_EXTERNAL, I_TAU, X_SIZE
+from hild.model.dynamics import rhs
+from hild.model.layout import I_EXTERNAL, I_TAU
 
 METHOD_RK4 = 0
 METHOD_DOPRI5 = 1
@@ -117,61 +105,3 @@ def step(method, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work
     integrate(method, x, P, inp, dt, work, w)
     x[5] = wrap_angle(x[5])
     update_actuators(A, n_act, act_state, act_cmd, dt)
-
-
-@njit(cache=True)
-def run(
-    n_steps, record_every, k0, method, x, P, A, n_act, act_state, act_cmd, env, dt, out,
-    B, W, noise, j0,
-):  # fmt: skip
-    """Advance n_steps from global step k0, writing a row into ``out`` at each
-    global step that is a multiple of ``record_every``.
-
-    With an environment (its buffer B not empty) its outputs are computed before each step
-    and its processes advanced after it, with noise columns j0, j0 + 1, ...
-    A row is [t, x (12), actuator states (3 per actuator), actuator force (6)]
-    and, with an environment, its recorded outputs (ENV_COLUMNS). Returns the
-    number of rows written. All buffers are allocated once per call.
-    """
-    work = np.empty((WORK_ROWS, X_SIZE))
-    w = np.empty(W_SIZE)
-    inp = np.empty(env.shape[0])
-    tau_act = np.empty(6)
-    rows = 0
-    na = act_state.shape[0]
-    has_env = B.shape[0] > 0
-    for k in range(n_steps):
-        kk = k0 + k
-        if has_env:
-            env_outputs(B, W, kk, x, dt, env)
-        step(method, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w)
-        if has_env:
-            env_advance(B, noise, j0 + k, kk, x, dt)
-        if record_every > 0 and (kk + 1) % record_every == 0:
-            actuator_forces(A, n_act, act_state, tau_act)
-            row = out[rows]
-            row[0] = (kk + 1) * dt
-            for i in range(X_SIZE):
-                row[1 + i] = x[i]
-            for i in range(na):
-                row[1 + X_SIZE + i] = act_state[i]
-            for i in range(6):
-                row[1 + X_SIZE + na + i] = tau_act[i]
-            if has_env:
-                env_outputs(B, W, kk + 1, x, dt, env)
-                record_outputs(B, row, 7 + X_SIZE + na)
-            rows += 1
-    return rows
-
-
-@njit(cache=True)
-def record_outputs(B, row, start):
-    """The environment's outputs (in buffer B) in the recorded units (directions in degrees)."""
-    o = E_SIZE + S_SIZE
-    row[start] = B[o + O_WIND_SPEED]
-    row[start + 1] = math.degrees(B[o + O_WIND_FROM]) % 360.0
-    row[start + 2] = B[o + O_CUR_SPEED]
-    row[start + 3] = math.degrees(B[o + O_CUR_TO]) % 360.0
-    row[start + 4] = B[o + O_ELEVATION]
-    for i in range(12):
-        row[start + 5 + i] = B[o + O_TAU_WIND + i]

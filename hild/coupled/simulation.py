@@ -7,12 +7,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hild.coupled.loop import record_outputs, run
 from hild.environment import layout as EL
 from hild.environment.kernel import env_advance, env_outputs
 from hild.model import layout as L
 from hild.model.actuators import actuator_forces
 from hild.model.dynamics import W_SIZE
-from hild.model.integrators import METHODS, WORK_ROWS, record_outputs, run, step
+from hild.model.integrators import METHODS, WORK_ROWS, step
 from hild.model.profile import DEGREES, Vessel
 
 if TYPE_CHECKING:

@@ -1,0 +1,1 @@
+"""Where the vessel model and its environment meet: the coupled compiled loop and Simulation."""

@@ -1,0 +1,109 @@
+"""The coupled step: the vessel and its environment advanced together, and the recorded row.
+
+The model knows nothing of weather and the environment nothing of the hull's equations; this
+module is where the two meet. Each step the environment's outputs (its force in BODY and the
+current in NED) are written into the model's input vector, the vessel is integrated, and the
+environment's processes are advanced. The environment writes those inputs at its own forcing
+slots (environment/layout.py F_*), which must be the model's input slots (model/layout.py I_*):
+checked here, once, at import.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from hild.environment import layout as EL
+from hild.environment.kernel import env_advance, env_outputs
+from hild.environment.layout import (
+    E_SIZE,
+    O_CUR_SPEED,
+    O_CUR_TO,
+    O_ELEVATION,
+    O_TAU_WIND,
+    O_WIND_FROM,
+    O_WIND_SPEED,
+    S_SIZE,
+)  # fmt: skip
+from hild.model import layout as L
+from hild.model.actuators import actuator_forces
+from hild.model.dynamics import W_SIZE
+from hild.model.integrators import WORK_ROWS, step
+from hild.model.layout import X_SIZE
+
+if (EL.F_TAU, EL.F_CURRENT) != (L.I_TAU, L.I_CURRENT):
+    raise ImportError("the environment's forcing slots are not the model's input slots")
+
+# The recorded row: t, the state, each actuator's three states, the actuator force, then (with
+# an environment) its outputs in EL.OUTPUT_COLUMNS. `hild sim` and its CSV read it by name.
+ROW_T = 0
+ROW_STATE = 1
+ROW_ACTUATORS = ROW_STATE + X_SIZE
+
+
+def row_force(n_act: int) -> int:
+    """Where a row's actuator force (6) starts, for n_act actuators."""
+    return ROW_ACTUATORS + L.S_SIZE * n_act
+
+
+def row_environment(n_act: int) -> int:
+    """Where a row's environment outputs start, for n_act actuators."""
+    return row_force(n_act) + 6
+
+
+@njit(cache=True)
+def run(
+    n_steps, record_every, k0, method, x, P, A, n_act, act_state, act_cmd, env, dt, out,
+    B, W, noise, j0,
+):  # fmt: skip
+    """Advance n_steps from global step k0, writing a row into ``out`` at each
+    global step that is a multiple of ``record_every``.
+
+    With an environment (its buffer B not empty) its outputs are computed before each step
+    and its processes advanced after it, with noise columns j0, j0 + 1, ...
+    A row is [t, x (12), actuator states (3 per actuator), actuator force (6)]
+    and, with an environment, its recorded outputs (ENV_COLUMNS). Returns the
+    number of rows written. All buffers are allocated once per call.
+    """
+    work = np.empty((WORK_ROWS, X_SIZE))
+    w = np.empty(W_SIZE)
+    inp = np.empty(env.shape[0])
+    tau_act = np.empty(6)
+    rows = 0
+    na = act_state.shape[0]
+    has_env = B.shape[0] > 0
+    for k in range(n_steps):
+        kk = k0 + k
+        if has_env:
+            env_outputs(B, W, kk, x, dt, env)
+        step(method, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w)
+        if has_env:
+            env_advance(B, noise, j0 + k, kk, x, dt)
+        if record_every > 0 and (kk + 1) % record_every == 0:
+            actuator_forces(A, n_act, act_state, tau_act)
+            row = out[rows]
+            row[ROW_T] = (kk + 1) * dt
+            for i in range(X_SIZE):
+                row[ROW_STATE + i] = x[i]
+            for i in range(na):
+                row[ROW_ACTUATORS + i] = act_state[i]
+            for i in range(6):
+                row[ROW_ACTUATORS + na + i] = tau_act[i]
+            if has_env:
+                env_outputs(B, W, kk + 1, x, dt, env)
+                record_outputs(B, row, ROW_ACTUATORS + na + 6)  # = row_environment(n_act)
+            rows += 1
+    return rows
+
+
+@njit(cache=True)
+def record_outputs(B, row, start):
+    """The environment's outputs (in buffer B) in the recorded units (directions in degrees)."""
+    o = E_SIZE + S_SIZE
+    row[start] = B[o + O_WIND_SPEED]
+    row[start + 1] = math.degrees(B[o + O_WIND_FROM]) % 360.0
+    row[start + 2] = B[o + O_CUR_SPEED]
+    row[start + 3] = math.degrees(B[o + O_CUR_TO]) % 360.0
+    row[start + 4] = B[o + O_ELEVATION]
+    for i in range(12):
+        row[start + 5 + i] = B[o + O_TAU_WIND + i]
