@@ -29,12 +29,14 @@ from hild.record.config import RecordConfig, read_record
 from hild.sensors.catalog import (
     MAX_RATE_HZ,
     MIN_RATE_HZ,
+    DeviceType,
     available_device_types,
     load_device_type,
     sentence_list,
     talker,
 )
 from hild.sensors.device import DeviceConfig
+from hild.sensors.factory import build_device
 from hild.sensors.faults import FAULT_KINDS, FaultSpec
 from hild.sensors.geodesy import Origin
 from hild.sensors.noise import NoiseSpec
@@ -403,57 +405,11 @@ def read_faults(sections: list[Section], quantities: dict[str, str]) -> tuple[Fa
 
 
 def _device(section: Section, run_dir: Path) -> DeviceConfig:
+    """One [[device]]: its type's defaults, overridden by the bench's keys."""
     type_name = section.string("type")
-    try:
-        dtype = load_device_type(type_name)
-    except ConfigError as e:
-        if e.file != "device type":  # the type exists but is malformed: report it as it is
-            raise
-        raise section.error(
-            "type", type_name, "a device type: " + ", ".join(available_device_types())
-        ) from None
-    name = section.string("name", type_name)
-    if section.has("port") and section.has("ports"):
-        raise section.error("ports", section.data["ports"], "either port or ports, not both")
-    ports_value = section.raw("ports") if section.has("ports") else [section.raw("port")]
-    if (
-        not isinstance(ports_value, list)
-        or not ports_value
-        or not all(isinstance(p, str) for p in ports_value)
-    ):
-        raise section.error("ports", ports_value, "a list of port URLs such as 'pty://gps'")
-    for i, url in enumerate(ports_value):
-        try:
-            parse_port_url(url, run_dir)
-        except PortUrlError as e:
-            key = f"ports[{i}]" if section.has("ports") else "port"  # the key the user wrote
-            raise section.error(key, url, str(e)) from None
-    settings = dict(dtype.settings)
-    table = section.table("settings")
-    if table is not None:
-        for key in list(table.data):
-            if key not in settings:
-                raise table.error(
-                    key, table.data[key], "a setting of this device type: " + ", ".join(settings)
-                )
-            default = settings[key]
-            if isinstance(default, list):
-                settings[key] = _string_list(table, key)
-            elif isinstance(default, dict):
-                settings[key] = _string_table(table, key)
-            elif isinstance(default, bool):
-                settings[key] = table.boolean(key)
-            elif isinstance(default, int):
-                settings[key] = table.integer(key, lo=0)
-                _within(table, key, settings[key])
-            elif isinstance(default, float):
-                settings[key] = table.number(key)
-                _within(table, key, settings[key])
-            else:
-                settings[key] = table.string(key)
-        table.finish()
+    dtype = _device_type(section, type_name)
     config = DeviceConfig(
-        name=name,
+        name=section.string("name", type_name),
         type=type_name,
         model=dtype.model.model,
         talker=talker(section, "talker", dtype.talker),
@@ -463,13 +419,69 @@ def _device(section: Section, run_dir: Path) -> DeviceConfig:
             section, "sentences", dtype.model.sentences_available, list(dtype.sentences)
         ),
         lever_arm=tuple(section.array("position", (3,), list(dtype.position)).tolist()),
-        ports=tuple(ports_value),
+        ports=_device_ports(section, run_dir),
         noise=_noise(section.table("noise"), dtype.quantities),
         faults=read_faults(section.tables("fault"), dtype.quantities),
-        settings=settings,
+        settings=_device_settings(section.table("settings"), dtype.settings),
     )
     section.finish()
     return config
+
+
+def _device_type(section: Section, type_name: str) -> DeviceType:
+    try:
+        return load_device_type(type_name)
+    except ConfigError as e:
+        if e.file != "device type":  # the type exists but is malformed: report it as it is
+            raise
+        raise section.error(
+            "type", type_name, "a device type: " + ", ".join(available_device_types())
+        ) from None
+
+
+def _device_ports(section: Section, run_dir: Path) -> tuple[str, ...]:
+    """``ports = [...]`` or ``port = "..."``, each a valid port URL."""
+    if section.has("port") and section.has("ports"):
+        raise section.error("ports", section.data["ports"], "either port or ports, not both")
+    value = section.raw("ports") if section.has("ports") else [section.raw("port")]
+    if not isinstance(value, list) or not value or not all(isinstance(p, str) for p in value):
+        raise section.error("ports", value, "a list of port URLs such as 'pty://gps'")
+    for i, url in enumerate(value):
+        try:
+            parse_port_url(url, run_dir)
+        except PortUrlError as e:
+            key = f"ports[{i}]" if section.has("ports") else "port"  # the key the user wrote
+            raise section.error(key, url, str(e)) from None
+    return tuple(value)
+
+
+def _device_settings(table: Section | None, defaults: dict[str, Any]) -> dict[str, Any]:
+    """The type's settings, each overridden value of the type of its default."""
+    settings = dict(defaults)
+    if table is None:
+        return settings
+    for key in list(table.data):
+        if key not in settings:
+            raise table.error(
+                key, table.data[key], "a setting of this device type: " + ", ".join(settings)
+            )
+        default = settings[key]
+        if isinstance(default, list):
+            settings[key] = _string_list(table, key)
+        elif isinstance(default, dict):
+            settings[key] = _string_table(table, key)
+        elif isinstance(default, bool):
+            settings[key] = table.boolean(key)
+        elif isinstance(default, int):
+            settings[key] = table.integer(key, lo=0)
+            _within(table, key, settings[key])
+        elif isinstance(default, float):
+            settings[key] = table.number(key)
+            _within(table, key, settings[key])
+        else:
+            settings[key] = table.string(key)
+    table.finish()
+    return settings
 
 
 def _string_list(section: Section, key: str) -> list[str]:
@@ -503,9 +515,8 @@ def _command_device_errors(path: Path, devices: list[DeviceConfig], vessel) -> l
 def _budgets(
     path: Path, devices: list[DeviceConfig], origin: Origin, run_dir: Path, vessel: Vessel | None
 ) -> tuple[list[PortBudget], list[ConfigError]]:
-    """Check that every serial line (and pty standing in for one) can carry its sentences."""
-    from hild.sensors.factory import build_device
-
+    """Check that every serial line (and pty standing in for one) can carry its sentences: each
+    device is built as the run would build it and measured at a worst-case instant."""
     by_port: dict[str, tuple[PortSpec, list[DeviceConfig]]] = {}
     for d in devices:
         for url in d.ports:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from conftest import vessel
 
+from hild.config import ConfigError
 from hild.coupled.simulation import Simulation
 from hild.environment import layout as EL
 from hild.environment import spectra
@@ -381,13 +382,13 @@ def test_presets_hold_the_thesis_scenarios_and_beaufort_scale():
 def test_a_bad_preset_names_file_key_value_and_expectation(tmp_path):
     path = tmp_path / "bad.toml"
     path.write_text('[wind]\nspeed = 10\n[wind.gust]\nmodel = "harriss"\n')
-    with pytest.raises(Exception) as e:
+    with pytest.raises(ConfigError) as e:
         load_weather(str(path))
     text = str(e.value)
     assert str(path) in text and "wind.gust.model" in text and "harriss" in text
     assert "'harris'" in text
     path.write_text("[waves]\nhs = 2.0\n")
-    with pytest.raises(Exception) as e:
+    with pytest.raises(ConfigError) as e:
         load_weather(str(path))
     assert "waves.omega_peak" in str(e.value)
 

@@ -35,7 +35,11 @@ def test_east_offset_is_the_parallel_arc_to_a_centimetre(east):
     lat, lon, _ = HORTEN.to_geodetic(0.0, east)
     assert lat == pytest.approx(HORTEN.latitude_deg, abs=1e-12)
     phi = math.radians(lat)
-    arc = math.radians(lon - HORTEN.longitude_deg) * prime_vertical_radius(phi) * math.cos(phi)
+    # the parallel's radius N cos(phi), N = a / sqrt(1 - e^2 sin^2 phi) written out here
+    a, f = 6378137.0, 1 / 298.257223563
+    e2 = f * (2.0 - f)
+    radius = a / math.sqrt(1.0 - e2 * math.sin(phi) ** 2) * math.cos(phi)
+    arc = math.radians(lon - HORTEN.longitude_deg) * radius
     assert abs(arc - east) < 0.01
 
 

@@ -223,11 +223,13 @@ def _read_vessel(root: Section, path: Path) -> Vessel:
             ))  # fmt: skip
         else:
             r_about = r_g if reference == "cg" else None
-            D_L = problems.attempt(
-                lambda: _read_damping(
-                    root.table("damping"), P, M, G, r_about, length, beam, draft, rho
-                )
+            damping = problems.attempt(
+                lambda: _read_damping(root.table("damping"), M, G, r_about, hull[1:4], rho)
             )
+            if damping is not None:
+                D_L, nonlinear = damping
+                for slot, value in nonlinear.items():
+                    P[slot] = value
     else:
         root.skip("damping")  # it needs the hull and the mass
     problems.attempt(root.finish)
@@ -354,10 +356,20 @@ QUAD_KEYS = ("X_uu", "Y_vv", "Y_rv", "Y_vr", "Y_rr", "N_vv", "N_rv", "N_vr", "N_
 RELATIVE_DOF = {"heave": 2, "roll": 3, "pitch": 4}
 
 
-def _read_damping(s, P, M, G, r_about, length, beam, draft, rho) -> np.ndarray:
-    """Linear damping at CO (moved from r_about if given), and the nonlinear terms into P."""
+def _read_damping(
+    s: Section | None,
+    M: np.ndarray,
+    G: np.ndarray,
+    r_about: np.ndarray | None,
+    size: tuple[float, float, float],
+    rho: float,
+) -> tuple[np.ndarray, dict[int, float]]:
+    """Linear damping at CO (moved from r_about if given), and the nonlinear terms' parameters
+    by their P_* slot; ``size`` is the hull's length, beam and draft [m]."""
+    length, beam, draft = size
+    slots: dict[int, float] = {}
     if s is None:
-        return np.zeros((6, 6))
+        return np.zeros((6, 6)), slots
     D_L = s.matrix_or_diagonal("linear", "linear_diagonal", 6)
     if np.any(np.diag(D_L) < 0.0):
         raise s.error("linear", D_L.tolist(), "a damping matrix with non-negative diagonal")
@@ -375,18 +387,18 @@ def _read_damping(s, P, M, G, r_about, length, beam, draft, rho) -> np.ndarray:
         # all linear damping, the relative terms included, is about the CG
         D_L = move_to_co(D_L, r_about)
     for k, key in enumerate(QUAD_KEYS):
-        P[L.P_QUAD + k] = s.number(key, 0.0, hi=0.0)
+        slots[L.P_QUAD + k] = s.number(key, 0.0, hi=0.0)
     ittc = s.table("ittc")
     if ittc is not None:
-        P[L.P_ITTC_ON] = 1.0
+        slots[L.P_ITTC_ON] = 1.0
         if ittc.has("wetted_surface"):
             S = ittc.number("wetted_surface", positive=True, unit="m^2")
-            k = ittc.number("form_factor", 0.1, lo=0.0, hi=1.0)
-            P[L.P_ITTC_COEF] = 0.5 * rho * S * (1.0 + k)
+            form_factor = ittc.number("form_factor", 0.1, lo=0.0, hi=1.0)
+            slots[L.P_ITTC_COEF] = 0.5 * rho * S * (1.0 + form_factor)
         else:
-            P[L.P_ITTC_COEF] = ittc.number("coefficient", positive=True, unit="kg/m")
-        P[L.P_ITTC_CR] = ittc.number("residual", 0.0, lo=0.0, hi=0.1)
-        P[L.P_ITTC_LENGTH] = ittc.number("length", length, positive=True, unit="m")
+            slots[L.P_ITTC_COEF] = ittc.number("coefficient", positive=True, unit="kg/m")
+        slots[L.P_ITTC_CR] = ittc.number("residual", 0.0, lo=0.0, hi=0.1)
+        slots[L.P_ITTC_LENGTH] = ittc.number("length", length, positive=True, unit="m")
         ittc.finish()
     cf = s.table("cross_flow")
     if cf is not None:
@@ -399,14 +411,14 @@ def _read_damping(s, P, M, G, r_about, length, beam, draft, rho) -> np.ndarray:
             elif isinstance(cd, bool) or not isinstance(cd, int | float) or cd < 0:
                 raise cf.error("cd_2d", cd, '"hoerner" or a non-negative number')
             cy = 0.5 * rho * draft * float(cd)  # thesis eq. 2.31 with T(x) = T
-        P[L.P_CF_Y] = cy
-        P[L.P_CF_N] = cf.number("yaw", cy, lo=0.0, unit="kg/m^3")
-        P[L.P_CF_LENGTH] = cf.number("length", length, positive=True, unit="m")
-        P[L.P_CF_STRIPS] = cf.integer("strips", 20, lo=1)
-        P[L.P_CF_XMID] = cf.number("x_mid", 0.0, unit="m")
+        slots[L.P_CF_Y] = cy
+        slots[L.P_CF_N] = cf.number("yaw", cy, lo=0.0, unit="kg/m^3")
+        slots[L.P_CF_LENGTH] = cf.number("length", length, positive=True, unit="m")
+        slots[L.P_CF_STRIPS] = cf.integer("strips", 20, lo=1)
+        slots[L.P_CF_XMID] = cf.number("x_mid", 0.0, unit="m")
         cf.finish()
     s.finish()
-    return D_L
+    return D_L, slots
 
 
 LAWS = {"quadratic": L.LAW_QUADRATIC, "linear": L.LAW_LINEAR, "glf": L.LAW_GLF}
@@ -467,7 +479,7 @@ def _read_actuator(
     lo = speed.number("min", -hi if unit == "normalized" else 0.0)
     if lo >= hi:
         raise speed.error("min", lo, f"less than max ({hi:g})")
-    _first_order(speed, A, a + L.A_SPEED, lo, hi, "rate", "unit/s")
+    _first_order(speed, A, a + L.A_SPEED, lo, hi, "rate", "unit/s", 1.0)
     speed0 = speed.number("initial", min(max(0.0, lo), hi), lo=lo, hi=hi)
     speed.finish()
 
@@ -483,7 +495,9 @@ def _read_actuator(
         angle_kind = key
         lo_deg = t.number("min_deg", lo=-180.0, hi=0.0)
         hi_deg = t.number("max_deg", lo=0.0, hi=180.0)
-        _first_order(t, A, a + L.A_ANGLE, lo_deg * DEGREES, hi_deg * DEGREES, "rate_deg", "deg/s")
+        _first_order(
+            t, A, a + L.A_ANGLE, lo_deg * DEGREES, hi_deg * DEGREES, "rate_deg", "deg/s", DEGREES
+        )
         angle0 = t.number("initial_deg", 0.0, lo=lo_deg, hi=hi_deg) * DEGREES
         angle_range = (lo_deg, hi_deg)
         t.finish()
@@ -499,7 +513,7 @@ def _read_actuator(
         A[a + L.A_HAS_DEFLECTOR] = 1.0
         dlo = t.number("min", -1.0, lo=-1.0, hi=0.0)
         dhi = t.number("max", 1.0, lo=0.0, hi=1.0)
-        _first_order(t, A, a + L.A_DEFLECTOR, dlo, dhi, "rate", "1/s")
+        _first_order(t, A, a + L.A_DEFLECTOR, dlo, dhi, "rate", "1/s", 1.0)
         deflector0 = t.number("initial", 0.0, lo=dlo, hi=dhi)
         t.finish()
     s.finish()
@@ -510,10 +524,19 @@ def _read_actuator(
     )  # fmt: skip
 
 
-def _first_order(t: Section, A: np.ndarray, k: int, lo: float, hi: float, rate_key: str, unit: str):
-    """Fill time constant, rate limit, min and max of one actuator state."""
+def _first_order(
+    t: Section,
+    A: np.ndarray,
+    k: int,
+    lo: float,
+    hi: float,
+    rate_key: str,
+    unit: str,
+    to_si: float,
+) -> None:
+    """Fill time constant, rate limit, min and max of one actuator state (A_* layout: k, k+1,
+    k+2, k+3); the rate is given in ``unit`` and ``to_si`` converts it (DEGREES for deg/s)."""
     A[k] = t.number("time_constant", 0.0, lo=0.0, unit="s")
-    rate = t.number(rate_key, 0.0, lo=0.0, unit=unit)  # 0 means unlimited
-    A[k + 1] = rate * DEGREES if unit == "deg/s" else rate
+    A[k + 1] = t.number(rate_key, 0.0, lo=0.0, unit=unit) * to_si  # 0 means unlimited
     A[k + 2] = lo
     A[k + 3] = hi
