@@ -16,7 +16,7 @@ import platform
 import time
 
 from hild.coupled.simulation import Simulation
-from hild.model.profile import available_profiles, load_profile
+from hild.profiles.vessel import available_profiles, load_profile
 
 DT = 0.01
 

@@ -21,8 +21,8 @@ import time
 
 from hild.coupled.simulation import Simulation
 from hild.environment.environment import Environment
-from hild.environment.weather import load_weather
-from hild.model.profile import load_profile
+from hild.profiles.vessel import load_profile
+from hild.profiles.weather import load_weather
 
 DT = 0.01
 PRESETS = ("calm", "gale-calm-sea", "gale-hs1", "beaufort-8")

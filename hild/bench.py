@@ -21,10 +21,12 @@ from hild.config import (
     load_toml,
     resolve_file,
 )
-from hild.environment.weather import Weather, available_presets, load_weather
+from hild.environment.weather import Weather
 from hild.mirror.config import MirrorConfig, read_mirror
 from hild.model.integrators import METHODS
-from hild.model.profile import Vessel, load_profile
+from hild.model.vessel import Vessel
+from hild.profiles.vessel import load_profile
+from hild.profiles.weather import available_presets, load_weather
 from hild.record.config import RecordConfig, read_record
 from hild.sensors.catalog import (
     MAX_RATE_HZ,

@@ -11,12 +11,12 @@ from hild import __version__
 from hild.bench import BENCH_DIR, BenchError, parse_start_time
 from hild.config import ConfigError, MultipleConfigError, builtin_names
 from hild.coupled.simulation import CommandError
-from hild.environment.weather import available_presets
 from hild.log import FORMATS, write_or_drop
 from hild.model.integrators import METHODS
-from hild.model.profile import available_profiles
 from hild.pilot import options as pilot_options
 from hild.pilot.mission import parse_waypoints
+from hild.profiles.vessel import available_profiles
+from hild.profiles.weather import available_presets
 from hild.transport.url import DEFAULT_RUN_DIR
 
 

@@ -27,7 +27,7 @@ from hild.control import (
     WeatherChange,
 )
 from hild.environment.environment import Environment
-from hild.environment.weather import read_weather, resolve_weather
+from hild.profiles.weather import read_weather, resolve_weather
 from hild.sensors.catalog import load_device_type
 from hild.sensors.device import Device
 from hild.transport.base import Inbound

@@ -17,11 +17,12 @@ from hild.config import MISSING, ConfigError, read_text
 from hild.coupled.loop import ROW_ACTUATORS, row_environment
 from hild.coupled.simulation import CommandError, Simulation
 from hild.environment.environment import Environment
-from hild.environment.weather import load_weather
 from hild.kernel_cache import kernels_cached
 from hild.log import write_or_drop
 from hild.model import layout as L
-from hild.model.profile import Vessel, load_profile
+from hild.model.vessel import Vessel
+from hild.profiles.vessel import load_profile
+from hild.profiles.weather import load_weather
 from hild.record.observer import file_text, run_metadata, sample
 from hild.record.writer import RecordWriter
 from hild.sensors.geodesy import Origin

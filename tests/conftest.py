@@ -4,7 +4,7 @@ import functools
 
 import pytest
 
-from hild.model.profile import load_profile
+from hild.profiles.vessel import load_profile
 
 PROFILES = ("odin", "jolner", "wamv", "otter")
 

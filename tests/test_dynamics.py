@@ -241,7 +241,7 @@ def test_constant_surge_force_reaches_the_speed_where_damping_balances_it(name):
 
 ALLOCATION_PROBE = """
 from numba.core.runtime import rtsys
-from hild.model.profile import load_profile
+from hild.profiles.vessel import load_profile
 from hild.coupled.simulation import Simulation
 sim = Simulation(load_profile("odin"), dt=0.01, method="{method}")
 sim.set_command("port.rpm", 1500)

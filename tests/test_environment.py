@@ -14,16 +14,8 @@ from hild.environment import layout as EL
 from hild.environment import spectra
 from hild.environment.environment import Environment
 from hild.environment.kernel import blendermann_cs, env_advance, env_outputs
-from hild.environment.weather import (
-    CurrentSpec,
-    GaussMarkov,
-    GustSpec,
-    WaveSpec,
-    Weather,
-    WindSpec,
-    available_presets,
-    load_weather,
-)
+from hild.environment.weather import CurrentSpec, GaussMarkov, GustSpec, WaveSpec, Weather, WindSpec
+from hild.profiles.weather import available_presets, load_weather
 
 
 def run(weather, name="jolner", dt=0.05, seconds=600.0, seed=1, every=1, setup=None):

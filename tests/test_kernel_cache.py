@@ -21,7 +21,7 @@ from hild.kernel_cache import PREFIX, sources_key
 REPO = Path(__file__).resolve().parents[1]
 TURN = """
 import json
-from hild.model.profile import load_profile
+from hild.profiles.vessel import load_profile
 from hild.coupled.simulation import Simulation
 sim = Simulation(load_profile("odin"), dt=0.01)
 for side in ("port", "starboard"):

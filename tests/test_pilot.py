@@ -24,8 +24,6 @@ import pytest
 
 from hild.coupled.simulation import Simulation
 from hild.environment.environment import Environment
-from hild.environment.weather import load_weather
-from hild.model.profile import load_profile
 from hild.nmea import sentences as s
 from hild.pilot.actuation import Actuation, Setpoint
 from hild.pilot.angles import wrap
@@ -37,6 +35,8 @@ from hild.pilot.guidance import WaypointTracker, leg_geometry, los_course
 from hild.pilot.links import LineBuffer, LinkError, parse_endpoint
 from hild.pilot.mission import default_waypoints, parse_waypoints
 from hild.pilot.wire import ProtocolError, encoder_for, iec, phldc, pydir
+from hild.profiles.vessel import load_profile
+from hild.profiles.weather import load_weather
 from hild.sensors.geodesy import Origin
 from hild.units import KNOTS_PER_MS
 

@@ -11,7 +11,7 @@ from conftest import PROFILES, vessel
 from hild.config import ConfigError
 from hild.coupled.simulation import Simulation
 from hild.model import layout as L
-from hild.model.profile import PROFILE_DIR, load_profile
+from hild.profiles.vessel import PROFILE_DIR, load_profile
 
 
 @pytest.mark.parametrize("name", PROFILES)

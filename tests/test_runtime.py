@@ -17,9 +17,9 @@ from hild.control import ActuatorCommand, ActuatorFault, SafeState
 from hild.coupled.simulation import Simulation
 from hild.environment import layout as EL
 from hild.environment.environment import Environment
-from hild.environment.weather import load_weather
 from hild.mirror import payloads
 from hild.mirror.store import LatestStore, Message
+from hild.profiles.weather import load_weather
 from hild.runtime import deep_merge
 from hild.sensors.geodesy import Origin
 from hild.sensors.truth import Truth

@@ -14,7 +14,7 @@ import numpy as np
 from hild.bus.mapping import idle_speed
 from hild.control import ActuatorCommand, ActuatorFault, ControlRecord, SafeState
 from hild.model import layout as L
-from hild.model.profile import ActuatorSpec
+from hild.model.vessel import ActuatorSpec
 
 
 class Arbiter:

@@ -25,7 +25,7 @@ from hild.bus.watchdog import TRIPPED, Watchdog
 from hild.control import ActuatorCommand, SafeState
 from hild.log import RateLimited
 from hild.model import layout as L
-from hild.model.profile import Vessel
+from hild.model.vessel import Vessel
 from hild.nmea import sentences as nmea
 from hild.nmea.encode import frame as nmea_frame
 from hild.sensors.device import DeviceConfig

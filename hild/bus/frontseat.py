@@ -16,7 +16,7 @@ from typing import ClassVar
 import numpy as np
 
 from hild.bus.device import CommandDevice, SettingError
-from hild.model.profile import Vessel
+from hild.model.vessel import Vessel
 from hild.nmea import sentences as nmea
 from hild.sensors import kinematics
 from hild.sensors.device import DeviceConfig

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from hild.bus.sentence import Rejected
-from hild.model.profile import ActuatorSpec
+from hild.model.vessel import ActuatorSpec
 
 NEUTRAL_TOLERANCE = 0.01  # a speed within 1 % of its range of idle, a deflector within 0.01
 DEFLECTOR_RANGE = (-1.0, 1.0)

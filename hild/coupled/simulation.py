@@ -14,7 +14,7 @@ from hild.model import layout as L
 from hild.model.actuators import actuator_forces
 from hild.model.dynamics import W_SIZE
 from hild.model.integrators import METHODS, WORK_ROWS, step
-from hild.model.profile import DEGREES, Vessel
+from hild.model.vessel import DEGREES, Vessel
 
 if TYPE_CHECKING:
     from hild.environment.environment import Environment

@@ -17,7 +17,7 @@ import numpy as np
 
 from hild.environment.environment import Environment
 from hild.model import layout as L
-from hild.model.profile import ActuatorSpec
+from hild.model.vessel import ActuatorSpec
 from hild.sensors.geodesy import Origin
 from hild.sensors.kinematics import velocity_ned, water_velocity_body
 from hild.sensors.truth import Truth

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hild.model.profile import ActuatorSpec, Vessel
+from hild.model.vessel import ActuatorSpec, Vessel
 from hild.pilot.autopilot import Demand
 from hild.pilot.control import clip
 

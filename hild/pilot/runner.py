@@ -20,7 +20,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from hild.model.profile import load_profile
 from hild.pilot.actuation import Actuation
 from hild.pilot.autopilot import Autopilot, NavFix, PilotConfig, PilotStep
 from hild.pilot.decode import SentenceDecoder
@@ -29,6 +28,7 @@ from hild.pilot.guidance import Point, WaypointReached
 from hild.pilot.links import Link, parse_endpoint
 from hild.pilot.mission import default_waypoints
 from hild.pilot.wire import encoder_for
+from hild.profiles.vessel import load_profile
 from hild.sensors.geodesy import Origin
 
 NEUTRAL_REPEATS = 5

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from hild.model.profile import Vessel
+from hild.model.vessel import Vessel
 from hild.nmea.encode import fixed, frame
 from hild.pilot.actuation import Setpoint, steerable
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hild.bus.device import CommandDevice
 from hild.bus.models import COMMAND_MODELS
-from hild.model.profile import Vessel
+from hild.model.vessel import Vessel
 from hild.sensors.catalog import SENSOR_MODELS
 from hild.sensors.device import Device, DeviceConfig
 from hild.sensors.geodesy import Origin

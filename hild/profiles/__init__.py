@@ -1,0 +1,2 @@
+"""Reading the files of profiles/: vessel profiles and weather presets, into the core's
+frozen records."""
