@@ -173,3 +173,50 @@ def test_weather_errors_name_key_value_and_choices(tmp_path, weather, needles):
     assert str(path) in text
     for needle in needles:
         assert needle in text
+
+
+def test_device_settings_override_the_types_defaults_each_by_its_type(tmp_path):
+    path = write(tmp_path, GOOD + textwrap.dedent("""
+        [device.settings]
+        satellites = 7
+        hdop = 2.5
+        position_decimals = 4
+
+        [[device]]
+        name = "jets"
+        type = "jet-controller"
+        port = "udp://127.0.0.1:9?listen=1"
+        [device.settings]
+        protocols = ["TRC", "ROR"]
+        numbering = { 1 = "port", 2 = "starboard" }
+        neutral_first = true
+        checksum = "optional"
+        """))  # fmt: skip
+    gps, jets = load_bench(path).devices
+    # overridden keys take the bench's values, the others keep the type's (devices/gps.toml)
+    assert gps.settings["satellites"] == 7 and gps.settings["hdop"] == 2.5
+    assert gps.settings["position_decimals"] == 4 and gps.settings["fix_quality"] == 1
+    assert jets.settings["protocols"] == ["TRC", "ROR"]
+    assert jets.settings["numbering"] == {"1": "port", "2": "starboard"}
+    assert jets.settings["neutral_first"] is True and jets.settings["checksum"] == "optional"
+    assert jets.settings["watchdog_s"] == 0.5  # from devices/jet-controller.toml
+    # a value of another type than the default's is refused, naming the key
+    bad = write(tmp_path, GOOD + "[device.settings]\nsatellites = 7.5\n", "bad.toml")
+    with pytest.raises(BenchError) as info:
+        load_bench(bad)
+    assert "device (gps).settings.satellites = 7.5: expected an integer" in str(info.value)
+
+
+def test_devices_sharing_a_serial_line_must_agree_on_its_baud(tmp_path):
+    path = write(tmp_path, GOOD.replace('port = "pty://gps"', 'port = "pty://nav"\nbaud = 4800')
+                 + '\n[[device]]\nname = "hdg"\ntype = "heading"\nport = "pty://nav"\n'
+                 "baud = 38400\n")  # fmt: skip
+    with pytest.raises(BenchError) as info:
+        load_bench(path)
+    assert "device.baud = [4800, 38400]: expected one baud rate for the devices sharing " \
+        "pty://nav" in str(info.value)  # fmt: skip
+    # the same line at one rate is accepted, and its budget counts both devices
+    text = path.read_text().replace("baud = 4800", "baud = 38400")
+    same = write(tmp_path, text, "ok.toml")
+    (budget,) = [b for b in load_bench(same).budgets if b.url == "pty://nav"]
+    assert budget.devices == ("gps", "hdg") and budget.baud == 38400

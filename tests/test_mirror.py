@@ -214,7 +214,12 @@ def test_a_broker_that_never_reads_costs_no_deadline_and_no_memory(tmp_path):
         summary = stop(daemon)
         stalled.close()
     assert len(stalled.accepted) >= 2  # it kept trying, with back-off
-    assert summary["overruns"] <= max(3, summary["ticks"] // 100), summary
+    # Each second's window (--stats-interval 1) has at most 1 overrun in its 100 ticks, but for
+    # at most one window: this shared machine now and then stalls every process for a few
+    # hundred ms (43 overruns in one second of a run seen once, in CI). A loop that waited on
+    # the broker would overrun at every publish and every connection attempt, in every window.
+    windows = [w["overruns"] for w in daemon.events("loop.stats")]
+    assert len(windows) >= 8 and sum(n > 1 for n in windows) <= 1, windows
     assert rss_after - rss_before < 512, (rss_before, rss_after)
     assert summary["reason"] == "SIGTERM"
 
