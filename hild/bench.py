@@ -422,8 +422,8 @@ def _device(section: Section, run_dir: Path) -> DeviceConfig:
         ),
         lever_arm=tuple(section.array("position", (3,), list(dtype.position)).tolist()),
         ports=_device_ports(section, run_dir),
-        noise=_noise(section.table("noise"), dtype.quantities),
-        faults=read_faults(section.tables("fault"), dtype.quantities),
+        noise=_noise(section.table("noise"), dtype.quantity_units),
+        faults=read_faults(section.tables("fault"), dtype.quantity_units),
         settings=_device_settings(section.table("settings"), dtype.settings),
     )
     section.finish()

@@ -223,7 +223,7 @@ class RuntimeControl:
             ):
                 raise s.error("duration", duration, "a number of seconds greater than 0")
             fault["end"] = float(fault["start"]) + float(duration)
-        quantities = load_device_type(sensors[name].config.type).quantities
+        quantities = load_device_type(sensors[name].config.type).quantity_units
         (spec,) = read_faults([Section(fault, "control/fault")], quantities)
         self.daemon.queue.put(SensorFault(name, spec))
         return {"device": name, "kind": spec.kind, "start": spec.start,

@@ -87,7 +87,7 @@ class CommandDevice:
 
     model: ClassVar[str]
     sentences_available: ClassVar[tuple[str, ...]] = ("TRD", "RPM", "RSA", "XDR")
-    quantities: ClassVar[dict[str, int]] = {}
+    noise_components: ClassVar[dict[str, int]] = {}
     protocols_available: ClassVar[tuple[str, ...]] = tuple(PROTOCOLS)
 
     def __init__(self, config: DeviceConfig, vessel: Vessel, origin: Origin):

@@ -23,7 +23,7 @@ class Anemometer(Device):
 
     model = "anemometer"
     sentences_available = ("MWV", "MWD")
-    quantities = {"wind_speed": 1, "wind_angle": 1}
+    noise_components = {"wind_speed": 1, "wind_angle": 1}
     worst_case = {"app_angle": 359.9, "app_speed": 99.9, "true_angle": 359.9, "true_speed": 99.9,
                   "true_from": 359.9}  # fmt: skip
 

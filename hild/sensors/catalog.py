@@ -40,7 +40,7 @@ class DeviceType:
     baud: int
     sentences: tuple[str, ...]
     position: tuple[float, float, float]
-    quantities: dict[str, str]
+    quantity_units: dict[str, str]  # quantity -> the unit its noise and faults are given in
     settings: dict[str, Any]
 
 
@@ -68,8 +68,9 @@ def load_device_type(name: str) -> DeviceType:
     quantities = root.table("quantities") or Section({}, path, "quantities")
     quantity_units = dict(quantities.data)
     for q in quantity_units:
-        if q not in model.quantities:
-            raise quantities.error(q, quantity_units[q], "one of " + ", ".join(model.quantities))
+        if q not in model.noise_components:
+            known = ", ".join(model.noise_components)
+            raise quantities.error(q, quantity_units[q], f"one of {known}")
         quantities.raw(q)
     settings = root.table("settings")
     setting_values = dict(settings.data) if settings else {}
@@ -86,7 +87,7 @@ def load_device_type(name: str) -> DeviceType:
         baud=dev.integer("baud", lo=300),
         sentences=sentences,
         position=tuple(dev.array("position", (3,), [0.0, 0.0, 0.0]).tolist()),
-        quantities=quantity_units,
+        quantity_units=quantity_units,
         settings=setting_values,
     )
     for section in (dev, root):

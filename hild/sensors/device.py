@@ -48,7 +48,7 @@ class Device:
     model: ClassVar[str]
     sentences_available: ClassVar[tuple[str, ...]]
     # Per quantity: number of components that get independent noise.
-    quantities: ClassVar[dict[str, int]]
+    noise_components: ClassVar[dict[str, int]]
     worst_case: ClassVar[Measurement]  # values that give the longest sentences (budget check)
 
     def __init__(self, config: DeviceConfig, seed: int, origin: Origin):
@@ -61,7 +61,7 @@ class Device:
             seed, spawn_key=(zlib.crc32(b"sensor:" + config.name.encode()),)
         )
         self._noise: dict[tuple[str, int], QuantityNoise] = {}
-        for q_index, (quantity, n) in enumerate(sorted(self.quantities.items())):
+        for q_index, (quantity, n) in enumerate(sorted(self.noise_components.items())):
             spec = config.noise.get(quantity, NoiseSpec())
             for component in range(n):
                 child = np.random.SeedSequence(

@@ -21,7 +21,7 @@ class Gps(Device):
 
     model = "gps"
     sentences_available = ("GGA", "RMC", "VTG", "ZDA", "GSA", "GSV", "HDT")
-    quantities = {"position": 2, "altitude": 1, "velocity": 2, "heading": 1}
+    noise_components = {"position": 2, "altitude": 1, "velocity": 2, "heading": 1}
     worst_case = {
         "lat": -89.99999,
         "lon": -179.99999,

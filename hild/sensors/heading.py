@@ -21,7 +21,7 @@ class Heading(Device):
 
     model = "heading"
     sentences_available = ("HDT", "THS", "ROT", "PASHR")
-    quantities = {"heading": 1, "rate_of_turn": 1, "roll": 1, "pitch": 1, "heave": 1}
+    noise_components = {"heading": 1, "rate_of_turn": 1, "roll": 1, "pitch": 1, "heave": 1}
     worst_case = {"heading": 359.99, "rot": -9999.9, "roll": -90.0, "pitch": -90.0, "heave": -9.99}
 
     def measure(self, truth: Truth) -> Measurement:

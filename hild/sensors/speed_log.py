@@ -17,7 +17,7 @@ class SpeedLog(Device):
 
     model = "speed-log"
     sentences_available = ("VHW", "VBW")
-    quantities = {"speed": 2, "heading": 1}
+    noise_components = {"speed": 2, "heading": 1}
     worst_case = {"water_long": -99.99, "water_trans": -99.99, "ground_long": -99.99,
                   "ground_trans": -99.99, "heading": 359.9}  # fmt: skip
 
