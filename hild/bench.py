@@ -16,6 +16,7 @@ from hild.bus.models import COMMAND_MODELS
 from hild.config import (
     ConfigError,
     MultipleConfigError,
+    NotFoundError,
     Problems,
     Section,
     load_toml,
@@ -40,7 +41,7 @@ from hild.sensors.catalog import (
 from hild.sensors.device import DeviceConfig
 from hild.sensors.factory import build_device
 from hild.sensors.faults import FAULT_KINDS, FaultSpec
-from hild.sensors.geodesy import Origin
+from hild.sensors.geodesy import DEFAULT_ORIGIN, Origin
 from hild.sensors.noise import NoiseSpec
 from hild.transport.url import DEFAULT_RUN_DIR, PortSpec, PortUrlError, parse_port_url
 
@@ -263,10 +264,8 @@ def _vessel(root: Section):
     profile = vessel_section.string("profile")
     try:
         vessel = load_profile(profile)
-    except ConfigError as e:
-        if e.file == "profile":  # not found: say where in the bench file it was asked for
-            raise vessel_section.error("profile", profile, e.expected) from None
-        raise
+    except NotFoundError as e:  # say where in the bench file it was asked for
+        raise vessel_section.error("profile", profile, e.expected) from None
     method = vessel_section.string("method", "rk4", choices=tuple(sorted(METHODS)))
     heading_deg = vessel_section.number("heading_deg", 0.0, lo=-360.0, hi=360.0, unit="deg")
     speed = vessel_section.number("speed", 0.0, lo=-20.0, hi=30.0, unit="m/s")
@@ -275,19 +274,9 @@ def _vessel(root: Section):
     if table is not None:
         for name in list(table.data):
             value = table.number(name)
-            actuator, _, command = name.partition(".")
-            try:
-                spec = vessel.actuator(actuator)
-            except KeyError as e:
-                raise table.error(name, value, f"'<actuator>.<command>' ({e.args[0]})") from None
-            if command not in spec.commands:
-                raise table.error(
-                    name, value, "one of " + ", ".join(f"{actuator}.{c}" for c in spec.commands)
-                )
-            lo, hi, unit = spec.command_range(command)
-            if not lo <= value <= hi:
-                raise table.error(name, value, f"a value from {lo:g} to {hi:g}{unit} "
-                                  f"({vessel.name}'s {actuator} limits)")  # fmt: skip
+            problem = vessel.command_problem(name, value)
+            if problem:
+                raise table.error(name, value, problem)
             commands[name] = value
         table.finish()
     vessel_section.finish()
@@ -297,8 +286,12 @@ def _vessel(root: Section):
 def _origin(root: Section) -> Origin:
     section = root.table("origin") or Section({}, root.file, "origin")
     origin = Origin(
-        section.number("latitude", 59.41, lo=-89.0, hi=89.0, unit="degrees north"),
-        section.number("longitude", 10.48, lo=-180.0, hi=180.0, unit="degrees east"),
+        section.number(
+            "latitude", DEFAULT_ORIGIN.latitude_deg, lo=-89.0, hi=89.0, unit="degrees north"
+        ),
+        section.number(
+            "longitude", DEFAULT_ORIGIN.longitude_deg, lo=-180.0, hi=180.0, unit="degrees east"
+        ),
         section.number("height", 0.0, lo=-500.0, hi=9000.0, unit="m"),
     )
     section.finish()
@@ -310,9 +303,7 @@ def _weather(root: Section) -> Weather:
     preset = section.string("preset", "calm")
     try:
         weather = load_weather(preset)
-    except ConfigError as e:
-        if e.file != "weather":  # the preset exists but is malformed: report it as it is
-            raise
+    except NotFoundError:  # (one that exists but is malformed is reported as it is)
         names = ", ".join(available_presets())
         raise section.error("preset", preset, f"a weather file or one of: {names}") from None
     # The bench file may move the preset's mean wind and current.
@@ -433,9 +424,7 @@ def _device(section: Section, run_dir: Path) -> DeviceConfig:
 def _device_type(section: Section, type_name: str) -> DeviceType:
     try:
         return load_device_type(type_name)
-    except ConfigError as e:
-        if e.file != "device type":  # the type exists but is malformed: report it as it is
-            raise
+    except NotFoundError:  # (one that exists but is malformed is reported as it is)
         raise section.error(
             "type", type_name, "a device type: " + ", ".join(available_device_types())
         ) from None

@@ -14,7 +14,6 @@ from hild.coupled.simulation import CommandError
 from hild.log import FORMATS, write_or_drop
 from hild.model.integrators import METHODS
 from hild.pilot import options as pilot_options
-from hild.pilot.mission import parse_waypoints
 from hild.profiles.vessel import available_profiles
 from hild.profiles.weather import available_presets
 from hild.transport.url import DEFAULT_RUN_DIR
@@ -234,12 +233,8 @@ def _bench_overrides(p: argparse.ArgumentParser) -> None:
 
 
 def _plot_waypoints(text: str) -> tuple[tuple[float, float], ...] | str:
-    if text == "pilot":
-        return text  # resolved against the recording's start heading
-    try:
-        return tuple(parse_waypoints(text))
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+    """`hild pilot`'s --waypoints, or 'pilot' (resolved against the recording's start)."""
+    return text if text == "pilot" else pilot_options.waypoints(text)
 
 
 def _start_time(text: str) -> str:

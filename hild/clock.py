@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import math
 import os
 import sys
 import time
+from dataclasses import dataclass, field
+
+import numpy as np
 
 CLOCK_MONOTONIC = 1  # time.monotonic() reads this clock on Linux
 TFD_TIMER_ABSTIME = 1
@@ -81,3 +85,44 @@ class DeadlineTimer:
             asyncio.get_running_loop().remove_reader(self._fd)
             os.close(self._fd)
             self._fd = -1
+
+
+@dataclass
+class JitterStats:
+    """Tick lateness against the deadlines, as a histogram of 10 us bins up to 100 ms."""
+
+    bin_s: float = 1e-5
+    counts: np.ndarray = field(default_factory=lambda: np.zeros(10_001, dtype=np.int64))
+    ticks: int = 0
+    overruns: int = 0
+    max_s: float = 0.0
+
+    def add(self, late_s: float, period_s: float = math.inf) -> None:
+        """One tick ``late_s`` late; an overrun when later than the tick's period."""
+        self.ticks += 1
+        if late_s > period_s:
+            self.overruns += 1
+        self.counts[min(int(late_s / self.bin_s), 10_000)] += 1
+        if late_s > self.max_s:
+            self.max_s = late_s
+
+    def reset(self) -> None:
+        """Start a new window, in place (no allocation inside a tick)."""
+        self.counts[:] = 0
+        self.ticks = self.overruns = 0
+        self.max_s = 0.0
+
+    def percentile_ms(self, p: float) -> float:
+        if self.ticks == 0:
+            return 0.0
+        index = int(np.searchsorted(np.cumsum(self.counts), math.ceil(p / 100.0 * self.ticks)))
+        return (index + 1) * self.bin_s * 1e3
+
+    def summary(self) -> dict[str, float | int]:
+        return {
+            "ticks": self.ticks,
+            "overruns": self.overruns,
+            "jitter_p50_ms": round(self.percentile_ms(50), 3),
+            "jitter_p99_ms": round(self.percentile_ms(99), 3),
+            "jitter_max_ms": round(self.max_s * 1e3, 3),
+        }

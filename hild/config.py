@@ -73,6 +73,11 @@ class Problems:
             raise MultipleConfigError(self.errors)
 
 
+class NotFoundError(ConfigError):
+    """A configuration file asked for by a name that no folder holds: its ``file`` is the kind
+    (``profile``, ``weather``, ...), so that a bench can re-say it against its own key."""
+
+
 class _Missing:
     def __repr__(self) -> str:
         return "<missing>"
@@ -156,7 +161,7 @@ def resolve_file(
 
     Something that looks like a path (it ends in ``.toml`` or has a separator) must be a
     file: else a ConfigError for that path saying what it is. A name found nowhere is a
-    ConfigError whose file is ``kind`` and whose key is ``key``, listing the built-in names;
+    NotFoundError whose file is ``kind`` and whose key is ``key``, listing the built-in names;
     an existing file of that name in the current folder is taken as a path.
     """  # fmt: skip
     candidate = Path(name_or_path)
@@ -177,7 +182,7 @@ def resolve_file(
     if candidate.is_file():
         return candidate
     names = ", ".join(builtin_names(folder))
-    raise ConfigError(kind, key, name_or_path, f"a {kind} file or a built-in "
+    raise NotFoundError(kind, key, name_or_path, f"a {kind} file or a built-in "
                       f"{builtin or kind}: {names}")  # fmt: skip
 
 

@@ -18,14 +18,13 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 
-import numpy as np
 import structlog
 
 from hild.bench import Bench
 from hild.bus.arbiter import Arbiter
 from hild.bus.device import CommandDevice
 from hild.bus.dispatch import Dispatcher
-from hild.clock import DeadlineTimer
+from hild.clock import DeadlineTimer, JitterStats
 from hild.control import (
     ActuatorCommand,
     ControlQueue,
@@ -53,38 +52,6 @@ RESYNC_AFTER_S = 1.0  # a loop this far behind (suspend, debugger) jumps ahead i
 # 5 ms would let a recorder's or a client library's thread delay a tick's wake-up by 5 ms.
 GIL_SWITCH_S = 0.0005
 TIME_SCALE_HELD = 0.95  # below this share of the asked time scale over a stats window: warn
-
-
-@dataclass
-class JitterStats:
-    """Tick lateness against the deadlines, as a histogram of 10 us bins up to 100 ms."""
-
-    bin_s: float = 1e-5
-    counts: np.ndarray = field(default_factory=lambda: np.zeros(10_001, dtype=np.int64))
-    ticks: int = 0
-    overruns: int = 0
-    max_s: float = 0.0
-
-    def add(self, late_s: float) -> None:
-        self.ticks += 1
-        self.counts[min(int(late_s / self.bin_s), 10_000)] += 1
-        if late_s > self.max_s:
-            self.max_s = late_s
-
-    def percentile_ms(self, p: float) -> float:
-        if self.ticks == 0:
-            return 0.0
-        index = int(np.searchsorted(np.cumsum(self.counts), math.ceil(p / 100.0 * self.ticks)))
-        return (index + 1) * self.bin_s * 1e3
-
-    def summary(self) -> dict[str, float | int]:
-        return {
-            "ticks": self.ticks,
-            "overruns": self.overruns,
-            "jitter_p50_ms": round(self.percentile_ms(50), 3),
-            "jitter_p99_ms": round(self.percentile_ms(99), 3),
-            "jitter_max_ms": round(self.max_s * 1e3, 3),
-        }
 
 
 def initial_simulation(bench: Bench, duration: float | None = None) -> Simulation:
@@ -125,6 +92,7 @@ class Daemon:
         self.observers: list[TickObserver] = list(observers or [])
         self.duration = duration
         self.dt = 1.0 / bench.rate_hz
+        self.tick_period_s = self.dt / bench.time_scale  # of wall time
         self.sim = initial_simulation(bench, duration)
         self.ports: dict[tuple, Port] = {}
         self.devices: list[DeviceRuntime] = []
@@ -133,7 +101,10 @@ class Daemon:
         self.start_utc: datetime | None = None
         self.queue = ControlQueue()
         self.dispatcher = Dispatcher(self.queue)
-        self.dispatcher.listeners.extend(o.on_received for o in self.observers)
+        self.dispatcher.listeners.extend(
+            o.on_received for o in self.observers
+            if type(o).on_received is not TickObserver.on_received  # a call per line otherwise
+        )  # fmt: skip
         self.arbiter = Arbiter(bench.vessel.actuators, self.sim.act_cmd, self.sim.act_state)
         self.command_devices: list[CommandDevice] = []
         self.latency = JitterStats()  # command arrival to the tick that applies it
@@ -343,7 +314,7 @@ class Daemon:
 
     async def _loop(self) -> None:
         scale = self.bench.time_scale
-        wall_dt = self.dt / scale
+        wall_dt = self.tick_period_s
         gc.collect()
         gc.freeze()  # the objects made at start-up never need scanning again
         t0 = await self._start_clock()
@@ -378,11 +349,8 @@ class Daemon:
                 t0 += late
                 late = 0.0
             self.late_s = late
-            self.jitter.add(late)
-            self.window.add(late)
-            if late > wall_dt:
-                self.jitter.overruns += 1
-                self.window.overruns += 1
+            self.jitter.add(late, wall_dt)
+            self.window.add(late, wall_dt)
             self.apply_controls()
             self.sim.tick()
             k += 1
@@ -410,7 +378,7 @@ class Daemon:
                         hint="lower --time-scale or --rate; the machine cannot step this "
                         "fast")  # fmt: skip
         self._window_base = (applied, rejected)
-        self.window = JitterStats()
+        self.window.reset()
 
     def _command_totals(self) -> tuple[int, int]:
         """Command records applied, and lines the command devices refused, since start."""

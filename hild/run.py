@@ -16,7 +16,7 @@ from hild.daemon import Daemon
 from hild.log import configure_logging, write_or_drop
 from hild.mirror.config import from_url
 from hild.mirror.observer import Mirror
-from hild.record.config import DEFAULT_RATE_HZ, RecordConfig
+from hild.record.config import RecordConfig
 from hild.record.observer import Recorder
 from hild.rundir import RunDir, bench_uses_run_dir
 from hild.systemd import notifier_from_environment
@@ -184,11 +184,10 @@ def recorder(bench: Bench, record_file: str | None) -> Recorder | None:
     """The recorder the bench's [record] table and --record ask for, if any."""
     config = bench.record
     if record_file:
-        config = (
-            replace(config, file=Path(record_file))
-            if config
-            else RecordConfig(Path(record_file), rate_hz=min(DEFAULT_RATE_HZ, bench.rate_hz))
-        )
+        if config is None:
+            config = RecordConfig.for_file(Path(record_file), bench.rate_hz)
+        else:
+            config = replace(config, file=Path(record_file))
     return Recorder(config) if config is not None else None
 
 

@@ -166,9 +166,8 @@ class RuntimeControl:
                 raise ConfigError("control/weather", "preset", preset, "a preset name")
             try:
                 doc = load_toml(resolve_weather(preset))
-            except (ConfigError, KeyError) as e:
-                message = e.args[0] if isinstance(e, KeyError) else e.expected
-                raise ConfigError("control/weather", "preset", preset, str(message)) from None
+            except ConfigError as e:
+                raise ConfigError("control/weather", "preset", preset, e.expected) from None
             name = preset
         else:
             doc = self.weather_doc

@@ -23,9 +23,9 @@ from hild.model import layout as L
 from hild.model.vessel import Vessel
 from hild.profiles.vessel import load_profile
 from hild.profiles.weather import load_weather
-from hild.record.observer import file_text, run_metadata, sample
+from hild.record.observer import run_metadata, sample
 from hild.record.writer import RecordWriter
-from hild.sensors.geodesy import Origin
+from hild.sensors.geodesy import DEFAULT_ORIGIN
 from hild.sensors.truth import Truth
 from hild.units import KNOTS_PER_MS
 
@@ -77,25 +77,7 @@ def read_schedule(path: Path) -> list[ScheduledCommand]:
     return rows
 
 
-def command_problem(vessel: Vessel, name: str, value: float) -> str:
-    """What is wrong with a command for this vessel ('' if nothing): an unknown actuator or
-    command, or a value outside the actuator's range (which the model would silently clip)."""
-    actuator, _, command = name.partition(".")
-    try:
-        spec = vessel.actuator(actuator)
-    except KeyError as e:
-        return f"a known command ({e.args[0]})"
-    if command not in spec.commands:
-        return (f"a known command ({vessel.name}.{actuator} has no command {command!r}; it "
-                f"takes: {', '.join(spec.commands)})")  # fmt: skip
-    lo, hi, unit = spec.command_range(command)
-    if not lo <= value <= hi:
-        return f"{name} from {lo:g} to {hi:g}{unit} ({vessel.name}'s limits)"
-    return ""
-
-
 SIM_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)  # a batch run's UTC at t = 0: fixed, repeatable
-SIM_ORIGIN = Origin(59.41, 10.48)  # the default bench's, off Horten
 
 
 class SimRecording:
@@ -104,12 +86,12 @@ class SimRecording:
 
     def __init__(self, path: Path, vessel: Vessel, profile: str, weather: str, seed: int,
                  dt: float, method: str, every: int):  # fmt: skip
-        metadata = run_metadata("sim", profile=profile, weather=weather, seed=seed, dt=dt,
+        metadata = run_metadata("sim", DEFAULT_ORIGIN, {"profile": vessel.source},
+                                profile=profile, weather=weather, seed=seed, dt=dt,
                                 method=method, start_utc=SIM_EPOCH.isoformat(),
-                                origin=f"{SIM_ORIGIN.latitude_deg},{SIM_ORIGIN.longitude_deg}",
                                 output_interval=every * dt)  # fmt: skip
-        metadata["profile"] = {"file": vessel.source, "text": file_text(vessel.source)}
-        self.writer = RecordWriter(path, metadata, nmea_log=False)
+        # a batch run has no deadline to keep: the writer waits for room rather than drop
+        self.writer = RecordWriter(path, metadata, nmea_log=False, lossless=True)
         try:
             self.writer.start()
         except OSError as e:
@@ -119,14 +101,8 @@ class SimRecording:
 
     def sample(self, sim: Simulation) -> None:
         truth = Truth.of(sim, sim.t, SIM_EPOCH + timedelta(seconds=sim.t))
-        sample(self.writer, truth, SIM_ORIGIN, self.vessel.actuators, sim.actuator_force,
+        sample(self.writer, truth, DEFAULT_ORIGIN, self.vessel.actuators, sim.actuator_force,
                sim.environment)  # fmt: skip
-        # batch runs must not drop: wait for the writer whenever its queue fills
-        while self.writer.dropped:
-            self.writer.dropped = 0
-            time.sleep(0.01)
-            sample(self.writer, truth, SIM_ORIGIN, self.vessel.actuators, sim.actuator_force,
-                   sim.environment)  # fmt: skip
 
     def close(self) -> None:
         self.writer.close()
@@ -155,12 +131,12 @@ def run_sim(
     weather_spec = load_weather(weather)
     held = [parse_command(text) for text in commands or []]
     for (name, value), text in zip(held, commands or [], strict=True):
-        problem = command_problem(vessel, name, value)
+        problem = vessel.command_problem(name, value)
         if problem:
             raise CommandError(f"--cmd {text!r}: expected {problem}")
     events = read_schedule(schedule) if schedule else []
     for ev in events:  # every row is checked before anything runs
-        problem = command_problem(vessel, ev.name, ev.value)
+        problem = vessel.command_problem(ev.name, ev.value)
         if problem:
             raise ConfigError(schedule or "", f"line {ev.line}", f"{ev.name},{ev.value:g}",
                               problem)  # fmt: skip

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from hild.daemon import JitterStats
+from hild.clock import JitterStats
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

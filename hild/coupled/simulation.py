@@ -79,16 +79,11 @@ class Simulation:
     # --- commands -----------------------------------------------------------------
     def command_slot(self, name: str) -> tuple[int, float]:
         """Index into the command array and the factor to SI units for a name like ``port.rpm``."""
+        problem = self.vessel.command_problem(name)
+        if problem:
+            raise CommandError(f"{name}: expected {problem}")
         actuator, _, command = name.partition(".")
-        try:
-            spec = self.vessel.actuator(actuator)
-        except KeyError as e:
-            raise CommandError(str(e.args[0])) from None
-        if command not in spec.commands:
-            raise CommandError(
-                f"{self.vessel.name}.{actuator} has no command {command!r} "
-                f"(it takes: {', '.join(spec.commands)})"
-            )
+        spec = self.vessel.actuator(actuator)
         if command.endswith("_deg"):
             return spec.index * L.S_SIZE + L.S_ANGLE, DEGREES
         return spec.index * L.S_SIZE + COMMAND_SLOTS[command], 1.0

@@ -108,6 +108,27 @@ class Vessel:
         known = ", ".join(a.name for a in self.actuators)
         raise KeyError(f"{self.name} has no actuator {name!r} (it has: {known})")
 
+    def command_problem(self, name: str, value: float | None = None) -> str:
+        """What is wrong with the command ``name`` (``port.rpm``) and, if given, its ``value``
+        ('' if nothing), as the ``expected`` of an error: an unknown actuator or command is
+        named with what there is; a value outside the actuator's range, which the model would
+        silently clip, with the range. The one check of bench files, --cmd, schedules and
+        Simulation.set_command."""
+        actuator, _, command = name.partition(".")
+        try:
+            spec = self.actuator(actuator)
+        except KeyError as e:
+            return f"'<actuator>.<command>' ({e.args[0]})"
+        if command not in spec.commands:
+            full = ", ".join(f"{actuator}.{c}" for c in spec.commands)
+            return (f"one of {full} ({self.name}.{actuator} has no command {command!r}; it "
+                    f"takes: {', '.join(spec.commands)})")  # fmt: skip
+        if value is not None:
+            lo, hi, unit = spec.command_range(command)
+            if not lo <= value <= hi:
+                return f"a value from {lo:g} to {hi:g}{unit} ({self.name}'s {actuator} limits)"
+        return ""
+
 
 def rigid_body_mass_matrix(m: float, r_g: np.ndarray, I_o: np.ndarray) -> np.ndarray:
     """M_RB = [[m I, -m S(r_g)], [m S(r_g), I_o]] (thesis eqs 2.14-2.15)."""

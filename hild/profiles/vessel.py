@@ -79,8 +79,8 @@ def _read_vessel(root: Section, path: Path) -> Vessel:
         lambda: _read_added_mass(root.table("added_mass")), default=(None, True)
     )
     G = problems.attempt(lambda: _read_restoring(root.table("restoring")))
-    length, beam, draft = hull[1:4] if hull is not None else (1.0, 1.0, 1.0)  # unused if None
     if hull is not None:
+        _, length, beam, _, _ = hull
         actuators, A = problems.attempt(
             _read_actuators, root.tables("actuator"), length, beam, default=(None, None)
         )
@@ -129,7 +129,7 @@ def _read_vessel(root: Section, path: Path) -> Vessel:
     P[L.P_MUNK] = 1.0 if munk else 0.0
     return Vessel(
         name=hull[0], source=str(path), params=P, actuator_params=A, actuators=actuators,
-        M_RB=M_RB, M_A=M_A, D_L=D_L, G=G, length=length, wind=wind, wave_gains=wave_gains,
+        M_RB=M_RB, M_A=M_A, D_L=D_L, G=G, length=hull[1], wind=wind, wave_gains=wave_gains,
     )  # fmt: skip
 
 

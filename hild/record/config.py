@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hild.config import Section
@@ -16,18 +16,22 @@ class RecordConfig:
     rate_hz: float = DEFAULT_RATE_HZ  # state, actuators, environment, location and pose
     nmea_log: bool = True  # also write the Signal K multiplexed log of the sentences
 
+    @classmethod
+    def for_file(cls, file: Path, loop_rate_hz: float) -> RecordConfig:
+        """``--record FILE`` with no [record] table: the defaults, at most the loop's rate."""
+        return cls(file, rate_hz=min(DEFAULT_RATE_HZ, loop_rate_hz))
+
 
 def read_record(section: Section, loop_rate_hz: float) -> RecordConfig:
     """The ``[record]`` table: ``file``, ``rate_hz`` (up to the loop's rate), ``nmea_log``."""
     file = section.string("file")
     if not file.strip() or "\0" in file:
         raise section.error("file", file, "a file name for the recording, e.g. 'run.mcap'")
-    config = RecordConfig(
-        file=Path(file),
-        rate_hz=section.number(
-            "rate_hz", min(DEFAULT_RATE_HZ, loop_rate_hz), lo=0.1, hi=loop_rate_hz, unit="Hz"
-        ),  # fmt: skip
-        nmea_log=section.boolean("nmea_log", True),
+    default = RecordConfig.for_file(Path(file), loop_rate_hz)
+    config = replace(
+        default,
+        rate_hz=section.number("rate_hz", default.rate_hz, lo=0.1, hi=loop_rate_hz, unit="Hz"),
+        nmea_log=section.boolean("nmea_log", default.nmea_log),
     )
     section.finish()
     return config

@@ -7,23 +7,25 @@ happens; each second of simulated time it adds the loop's tick jitter over that 
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
-import math
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import structlog
 
 from hild import __version__
-from hild.control import SafeState, WeatherChange
+from hild.clock import JitterStats
+from hild.control import WeatherChange
 from hild.mirror import payloads
 from hild.observers import TickObserver
 from hild.record import channels
 from hild.record.config import RecordConfig
 from hild.record.writer import RecordWriter
+from hild.sensors.geodesy import Origin
 
 if TYPE_CHECKING:
     from hild.control import ActuatorCommand, ControlRecord
@@ -48,11 +50,18 @@ def file_text(path: str) -> str:
         return ""
 
 
-def run_metadata(kind: str, **facts: object) -> dict[str, dict[str, str]]:
-    """How a recording was made: MCAP metadata records of string values."""
-    info = {"kind": kind, "hild": __version__, "command": " ".join(sys.argv)}
+def run_metadata(
+    kind: str, origin: Origin, files: dict[str, str], **facts: object
+) -> dict[str, dict[str, str]]:
+    """How a recording was made: MCAP metadata records of string values, the run's facts under
+    ``hild`` and each configuration file (``files``: record name -> path) with its text."""
+    info = {"kind": kind, "hild": __version__, "command": " ".join(sys.argv),
+            "origin": f"{origin.latitude_deg},{origin.longitude_deg}"}  # fmt: skip
     info.update({k: str(v) for k, v in facts.items()})
-    return {"hild": info}
+    metadata = {"hild": info}
+    for name, path in files.items():
+        metadata[name] = {"file": path, "text": file_text(path)}
+    return metadata
 
 
 def sample(writer: RecordWriter, truth, origin, specs, force, environment) -> None:
@@ -62,9 +71,13 @@ def sample(writer: RecordWriter, truth, origin, specs, force, environment) -> No
     writer.put(channels.STATE, ns, state)
     writer.put(channels.ACTUATORS, ns, payloads.actuators(truth, specs, force))
     writer.put(channels.ENVIRONMENT, ns, payloads.environment(truth, environment))
-    lat, lon, height = origin.to_geodetic(float(truth.eta[0]), float(truth.eta[1]),
-                                          float(truth.eta[2]))  # fmt: skip
-    writer.put(channels.LOCATION, ns, channels.location_fix(ns, lat, lon, height))
+    fix = channels.location_fix(
+        ns,
+        cast(float, state["latitude"]),
+        cast(float, state["longitude"]),
+        cast(float, state["height"]),
+    )
+    writer.put(channels.LOCATION, ns, fix)
     writer.put(channels.POSE, ns, channels.pose_in_frame(ns, truth.eta))  # fmt: skip
 
 
@@ -78,27 +91,23 @@ class Recorder(TickObserver):
         self._every = 1
         self._tick = 0
         self._stats_due = STATS_PERIOD_S
-        self._window_overruns = 0
-        self._window_late: list[float] = []
+        self._window = JitterStats()  # tick lateness over the current /stats period
 
     async def start(self, daemon: Daemon) -> None:
         bench = daemon.bench
         self._daemon = daemon
         self._every = max(1, round(bench.rate_hz / self.config.rate_hz))
         metadata = run_metadata(
-            "run", bench=bench.name, bench_file=bench.file, profile=bench.profile,
+            "run", bench.origin,
+            {"bench": bench.file, "profile": bench.vessel.source, "weather": bench.weather.source},
+            bench=bench.name, bench_file=bench.file, profile=bench.profile,
             weather=bench.weather.preset, seed=bench.seed, rate_hz=bench.rate_hz,
-            time_scale=bench.time_scale, start_utc=daemon.start_utc or "",
-            devices=",".join(d.name for d in bench.devices),
-            origin=f"{bench.origin.latitude_deg},{bench.origin.longitude_deg}",
+            time_scale=bench.time_scale, devices=",".join(d.name for d in bench.devices),
+            start_utc=bench.start_time.isoformat() if bench.start_time else "wall",
         )  # fmt: skip
-        metadata["bench"] = {"file": bench.file, "text": file_text(bench.file)}
-        metadata["profile"] = {"file": bench.vessel.source, "text": file_text(bench.vessel.source)}
-        metadata["weather"] = {"file": bench.weather.source,
-                               "text": file_text(bench.weather.source)}  # fmt: skip
-        self.writer = RecordWriter(self.file_for(bench.name, daemon.start_utc), metadata,
+        self.writer = RecordWriter(self.file_for(bench.name, bench.start_time), metadata,
                                    self.config.nmea_log)  # fmt: skip
-        self.writer.start()
+        await asyncio.to_thread(self.writer.start)  # opens files: not on the loop's thread
         self._declare(daemon)
         log.info("record.start", file=str(self.writer.path), rate_hz=self.config.rate_hz,
                  nmea_log=str(self.writer.nmea_path or ""))  # fmt: skip
@@ -122,7 +131,8 @@ class Recorder(TickObserver):
         })  # fmt: skip
 
     def file_for(self, bench: str, start: datetime | None) -> Path:
-        """The file name with ``{bench}`` and ``{utc}`` (the start, 20260601T120000Z) filled."""
+        """The file name with ``{bench}`` and ``{utc}`` (the start, 20260601T120000Z: the
+        bench's start time, or now for a run on the wall clock) filled."""
         stamp = (start or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
         return Path(str(self.config.file).replace("{bench}", bench).replace("{utc}", stamp))
 
@@ -138,9 +148,7 @@ class Recorder(TickObserver):
         writer = self.writer
         if writer is None:
             return
-        self._window_late.append(daemon.late_s)
-        if daemon.late_s > daemon.dt / daemon.bench.time_scale:
-            self._window_overruns += 1
+        self._window.add(daemon.late_s, daemon.tick_period_s)
         self._tick += 1
         if self._tick % self._every == 0:
             truth = daemon.truth(t)
@@ -151,22 +159,13 @@ class Recorder(TickObserver):
             self._put_stats(daemon, t)
 
     def _put_stats(self, daemon: Daemon, t: float) -> None:
-        late = sorted(self._window_late)
-        n = len(late)
-
-        def pct(p: float) -> float:
-            return round(late[min(n - 1, math.ceil(p / 100.0 * n) - 1)] * 1e3, 3) if n else 0.0
-
         _, truth_utc, ns = self._now()
         assert self.writer is not None
         self.writer.put(channels.STATS, ns, {
-            **payloads.stamp(t, truth_utc), "ticks": n, "overruns": self._window_overruns,
-            "jitter_p50_ms": pct(50), "jitter_p99_ms": pct(99),
-            "jitter_max_ms": round(late[-1] * 1e3, 3) if n else 0.0,
+            **payloads.stamp(t, truth_utc), **self._window.summary(),
             "record_dropped": self.writer.dropped,
         })  # fmt: skip
-        self._window_late = []
-        self._window_overruns = 0
+        self._window.reset()
 
     def on_sentences(self, device: str, lines: Sequence[bytes]) -> None:
         if self.writer is None:
@@ -202,23 +201,18 @@ class Recorder(TickObserver):
         if self.writer is None:
             return
         t, utc, ns = self._now()
-        message: dict[str, object] = {**payloads.stamp(t, utc),
-                                      "kind": type(record).__name__}  # fmt: skip
-        if isinstance(record, WeatherChange):
-            message.update(record.environment.summary())
-        elif isinstance(record, SafeState):
-            message.update(source=record.source, centre_angles=record.centre_angles)
+        if isinstance(record, WeatherChange):  # its environment as its summary, not its arrays
+            fields: dict[str, object] = record.environment.summary()
         else:
-            for key, value in dataclasses.asdict(record).items():
-                message[key] = value if isinstance(value, int | float | str | None) else str(value)
+            fields = {k: v if isinstance(v, int | float | str | None) else str(v)
+                      for k, v in dataclasses.asdict(record).items()}  # fmt: skip
+        # the stamp last: a record's own ``t`` (a safe state's monotonic time) is not sim time
+        message = {**fields, **payloads.stamp(t, utc), "kind": type(record).__name__}
         self.writer.put(channels.CONTROL, ns, message)
 
     async def stop(self, daemon: Daemon) -> None:
         if self.writer is None:
             return
-        stats = self.writer.close()
+        stats = await asyncio.to_thread(self.writer.close)  # joins the thread: off the loop
         log.info("record.stop", file=str(self.writer.path), **dataclasses.asdict(stats),
                  error=self.writer.error or "")  # fmt: skip
-
-    def summary(self) -> dict:
-        return dataclasses.asdict(self.writer.stats()) if self.writer else {}

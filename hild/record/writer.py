@@ -49,13 +49,19 @@ def nmea_log_path(path: Path) -> Path:
 class RecordWriter:
     """Writes one recording: an MCAP file and, beside it, the sentences as Signal K replays them.
 
-    ``put`` may be called from the loop's thread at any time after ``start``; it never blocks.
+    ``put`` may be called from the loop's thread at any time after ``start``; it never blocks
+    (unless ``lossless``).
     """
 
-    def __init__(self, path: Path, metadata: dict[str, dict[str, str]], nmea_log: bool = True):
+    def __init__(
+        self, path: Path, metadata: dict[str, dict[str, str]], nmea_log: bool = True,
+        lossless: bool = False,
+    ):  # fmt: skip
+        """``lossless``: ``put`` waits for room instead of dropping (a batch run, no loop)."""
         self.path = Path(path)
         self.metadata = metadata
         self.nmea_path = nmea_log_path(self.path) if nmea_log else None
+        self.lossless = lossless
         self._queue: queue.Queue = queue.Queue(maxsize=QUEUE_MESSAGES)
         self._thread: threading.Thread | None = None
         self._channels: dict[str, int] = {}
@@ -82,9 +88,9 @@ class RecordWriter:
         self._thread.start()
 
     def put(self, topic: str, log_time_ns: int, payload: object) -> bool:
-        """Queue one message; False (counted) when the queue is full."""
+        """Queue one message; False (counted) when the queue is full (lossless: wait)."""
         try:
-            self._queue.put_nowait((topic, log_time_ns, payload))
+            self._queue.put((topic, log_time_ns, payload), block=self.lossless)
         except queue.Full:
             self.dropped += 1
             return False

@@ -66,3 +66,7 @@ class Origin:
         dlon = (longitude_deg - self.longitude_deg + 180.0) % 360.0 - 180.0
         east = math.radians(dlon) * (prime_vertical_radius(lat) + height) * math.cos(lat)
         return north, east, self.height - height
+
+
+# Where a run is when nothing says otherwise: the thesis' sea-trial site off Horten.
+DEFAULT_ORIGIN = Origin(59.41, 10.48)
