@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from hild import __version__
+from hild.arguments import number, whole_number
 from hild.bench import BENCH_DIR, BenchError, parse_start_time
 from hild.config import ConfigError, MultipleConfigError, builtin_names
 from hild.coupled.simulation import CommandError
@@ -17,6 +18,12 @@ from hild.pilot import options as pilot_options
 from hild.profiles.vessel import available_profiles
 from hild.profiles.weather import available_presets
 from hild.transport.url import DEFAULT_RUN_DIR
+
+SECONDS = number("a number of seconds")
+STEP = number("a step in seconds", 0.0, 1.0, note="the integrators need steps well below the "
+              "vessel's fastest time constant")  # fmt: skip
+SEED = whole_number("a seed", 0)
+RECORDING_TIME = number("seconds", 0.0, 1e9, low_open=False)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("bench", nargs="?", help="bench file, or a built-in bench name (default)")
     _bench_overrides(run)
-    run.add_argument("--duration", type=_positive, metavar="SECONDS",
+    run.add_argument("--duration", type=SECONDS, metavar="SECONDS",
                      help="stop after this much simulated time")  # fmt: skip
     run.add_argument(
         "--log-format",
@@ -86,8 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
         f"built-in profiles: {', '.join(available_profiles())}.",
     )
     sim.add_argument("profile", help="profile name (e.g. odin) or path to a profile TOML")
-    sim.add_argument("--duration", type=_positive, required=True, metavar="SECONDS")
-    sim.add_argument("--dt", type=_step, default=0.01, metavar="SECONDS",
+    sim.add_argument("--duration", type=SECONDS, required=True, metavar="SECONDS")
+    sim.add_argument("--dt", type=STEP, default=0.01, metavar="SECONDS",
                      help="step, up to 1 s (0.01)")  # fmt: skip
     sim.add_argument("--method", choices=tuple(METHODS), default="rk4")
     sim.add_argument(
@@ -100,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="record the run as `hild run --record` does, a sample every "
                      "--output-interval")  # fmt: skip
     sim.add_argument(
-        "--output-interval", type=_positive, default=0.1, metavar="SECONDS",
+        "--output-interval", type=SECONDS, default=0.1, metavar="SECONDS",
         help="time between rows of --out (0.1)",
     )  # fmt: skip
     sim.add_argument(
@@ -108,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="weather preset name or TOML file (calm); presets: "
         + ", ".join(available_presets()),
     )  # fmt: skip
-    sim.add_argument("--seed", type=_seed, default=0, help="random seed of the weather (0)")
+    sim.add_argument("--seed", type=SEED, default=0, help="random seed of the weather (0)")
 
     pilot = sub.add_parser(
         "pilot",
@@ -153,14 +160,14 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     replay.add_argument("--device", action="append", default=[], metavar="NAME",
                         help="replay only this device (repeatable; all by default)")  # fmt: skip
-    replay.add_argument("--speed", type=_within(0.01, 1000.0, "a speed factor"), default=1.0,
-                        metavar="X", help="X times the recorded pace (1)")  # fmt: skip
+    replay.add_argument("--speed", type=number("a speed factor", 0.01, 1000.0, low_open=False),
+                        default=1.0, metavar="X", help="X times the recorded pace (1)")  # fmt: skip
     replay.add_argument("--loop", action="store_true", help="start again at the end, until Ctrl-C")
-    replay.add_argument("--start", type=_within(0.0, 1e9, "seconds"), default=0.0,
+    replay.add_argument("--start", type=RECORDING_TIME, default=0.0,
                         metavar="SECONDS", help="skip this much of the recording")  # fmt: skip
-    replay.add_argument("--end", type=_within(0.0, 1e9, "seconds"), metavar="SECONDS",
+    replay.add_argument("--end", type=RECORDING_TIME, metavar="SECONDS",
                         help="stop at this time of the recording")  # fmt: skip
-    replay.add_argument("--wait", type=_within(0.0, 3600.0, "seconds"), default=0.0,
+    replay.add_argument("--wait", type=number("seconds", 0.0, 3600.0, low_open=False), default=0.0,
                         metavar="SECONDS", help="wait after opening the ports, before the "
                         "first sentence (time to connect a reader to a new pty)")  # fmt: skip
     replay.add_argument("--run-dir", type=Path, default=Path(DEFAULT_RUN_DIR), metavar="DIR",
@@ -183,52 +190,23 @@ def build_parser() -> argparse.ArgumentParser:
 DEBUG_HELP = "show the Python traceback of an error (for bug reports)"
 
 
-def _step(text: str) -> float:
-    value = _positive(text)
-    if value > 1.0:
-        raise argparse.ArgumentTypeError(f"expected a step of at most 1 s, not {text!r} (the "
-                                         "integrators need steps well below the vessel's "
-                                         "fastest time constant)")  # fmt: skip
-    return value
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number of 0 or more, not {text!r}")
-    return value
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not value > 0.0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text!r}")
-    return value
-
-
 def _bench_overrides(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--time-scale",
-        type=_within(0.0, 1000.0, "a time scale", low_open=True),
+        type=number("a time scale", 0.0, 1000.0),
         metavar="X",
         help="run X times faster than real time (0.5: half speed; up to 1000)",
     )
-    p.add_argument("--rate", dest="rate_hz", type=_within(1.0, 2000.0, "a rate in Hz"),
-                   metavar="HZ", help="model steps per s (1 to 2000)")  # fmt: skip
-    p.add_argument("--seed", type=_seed, help="random seed of the run")
+    p.add_argument("--rate", dest="rate_hz", metavar="HZ", help="model steps per s (1 to 2000)",
+                   type=number("a rate in Hz", 1.0, 2000.0, low_open=False))  # fmt: skip
+    p.add_argument("--seed", type=SEED, help="random seed of the run")
     p.add_argument(
         "--start-time", type=_start_time, metavar="TIME",
         help="'wall' (the clock) or e.g. 2026-06-01T12:00:00Z; an offset such as +02:00 is "
         "honoured, a time without one is UTC",
     )  # fmt: skip
     p.add_argument("--run-dir", metavar="DIR", help=f"where pty:// symlinks go ({DEFAULT_RUN_DIR})")
-    p.add_argument("--stats-interval", type=_within(0.01, 86400.0, "seconds"),
+    p.add_argument("--stats-interval", type=number("seconds", 0.01, 86400.0, low_open=False),
                    metavar="SECONDS", help="loop statistics period")  # fmt: skip
 
 
@@ -243,23 +221,6 @@ def _start_time(text: str) -> str:
     except ValueError as e:
         raise argparse.ArgumentTypeError(f"expected {e}, not {text!r}") from None
     return text
-
-
-def _within(lo: float, hi: float, what: str, low_open: bool = False):
-    """An argparse type: a finite number in [lo, hi] (or (lo, hi])."""
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = float("nan")
-        ok = (lo < value if low_open else lo <= value) and value <= hi
-        if not ok:
-            bound = f"greater than {lo:g}" if low_open else f"from {lo:g}"
-            raise argparse.ArgumentTypeError(f"expected {what} {bound} to {hi:g}, not {text!r}")
-        return value
-
-    return parse
 
 
 def _overrides(args: argparse.Namespace) -> dict:

@@ -74,10 +74,26 @@ class Daemon:
         assert summaries, self.stderr()
         return summaries[-1]
 
+    def overruns_per_window(self) -> list[int]:
+        """Overruns in each `loop.stats` window (one per `--stats-interval`)."""
+        return [window["overruns"] for window in self.events("loop.stats")]
+
     def wait(self, timeout: float) -> dict:
         self.proc.wait(timeout)
         self._stderr.close()
         return self.events("run.summary")[-1]
+
+
+def typical_window_keeps_deadlines(overruns_per_window: list[int]) -> bool:
+    """At most one overrun in the median stats window.
+
+    This shared 2-core machine now and then holds every process off the core for a few hundred
+    ms (43 overruns in one second seen once in CI; three bad seconds out of nine in another), so
+    a bound on the total or on every window fails on load that is not hild's. A loop that waits
+    on a socket, a broker or a disk overruns at every wait, in every window, and fails this.
+    """
+    ordered = sorted(overruns_per_window)
+    return bool(ordered) and ordered[len(ordered) // 2] <= 1
 
 
 class LineCollector:

@@ -56,8 +56,7 @@ def nmea(body: str) -> bytes:
 
 def amap(profile: str, numbering=None, clamp: bool = True) -> ActuatorMap:
     v = vessel(profile)
-    positions = v.actuator_params[L.A_Y :: L.A_SIZE][: v.n_act]
-    return ActuatorMap(v.actuators, numbering or {1: "starboard", 2: "port"}, clamp, positions)
+    return ActuatorMap(v.actuators, numbering or {1: "starboard", 2: "port"}, clamp)
 
 
 def decode(profile: str, body: str, m: ActuatorMap | None = None) -> dict[str, Demand]:

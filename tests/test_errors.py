@@ -123,7 +123,7 @@ OPTIONS = [
     Case("dt-zero", (*SIM, "--dt", "0"), ("--dt",)),
     Case("dt-negative", (*SIM, "--dt", "-1"), ("--dt",)),
     Case("dt-nan", (*SIM, "--dt", "nan"), ("--dt",)),
-    Case("dt-too-long", (*SIM, "--dt", "5"), ("--dt", "at most 1 s")),
+    Case("dt-too-long", (*SIM, "--dt", "5"), ("--dt", "greater than 0 to 1", "time constant")),
     Case("duration-nan", ("sim", "odin", "--duration", "nan"), ("--duration",)),
     Case("duration-negative", ("sim", "odin", "--duration", "-5"), ("--duration",)),
     Case("sim-seed-negative", (*SIM, "--seed", "-1"), ("--seed",)),

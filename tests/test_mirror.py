@@ -19,7 +19,7 @@ import pytest
 
 from hild.config import ConfigError, Section
 from hild.mirror.config import MirrorConfig, parse_broker_url, read_mirror
-from tests.endpoints import Daemon, free_udp_port, nmea_line
+from tests.endpoints import Daemon, free_udp_port, nmea_line, typical_window_keeps_deadlines
 from tests.mqtt_endpoints import Broker, StalledBroker, Subscriber, make_tls_files, wait_until
 from tests.test_bus_fuzz import rss_kib
 from tests.test_daemon import default_bench_on_free_ports
@@ -193,13 +193,13 @@ def test_a_broker_that_goes_away_for_10_s_costs_nothing_and_the_mirror_resumes(
             back.close()
     finally:
         summary = stop(daemon)
-    # no deadline lost to the outage: at most the 1 % of ticks this shared machine costs any run
-    assert summary["overruns"] <= max(3, summary["ticks"] // 100), summary
+    # no deadline lost to the outage (a loop that waited on the reconnection would overrun in
+    # every window of it)
+    windows = daemon.overruns_per_window()
+    assert len(windows) >= 10 and typical_window_keeps_deadlines(windows), (windows, summary)
     # memory flat: 10 s of messages kept would be ~30 topics x 10 s x ~400 B, over 100 KiB
     # per second of outage; the store holds one payload per topic
     assert rss_during - rss_before < 512, (rss_before, rss_during)
-    loop_stats = daemon.events("loop.stats")
-    assert loop_stats, daemon.stderr()[-2000:]
 
 
 def test_a_broker_that_never_reads_costs_no_deadline_and_no_memory(tmp_path):
@@ -214,12 +214,10 @@ def test_a_broker_that_never_reads_costs_no_deadline_and_no_memory(tmp_path):
         summary = stop(daemon)
         stalled.close()
     assert len(stalled.accepted) >= 2  # it kept trying, with back-off
-    # Each second's window (--stats-interval 1) has at most 1 overrun in its 100 ticks, but for
-    # at most one window: this shared machine now and then stalls every process for a few
-    # hundred ms (43 overruns in one second of a run seen once, in CI). A loop that waited on
-    # the broker would overrun at every publish and every connection attempt, in every window.
-    windows = [w["overruns"] for w in daemon.events("loop.stats")]
-    assert len(windows) >= 8 and sum(n > 1 for n in windows) <= 1, windows
+    # A loop that waited on the broker would overrun at every publish and every connection
+    # attempt, in every window (--stats-interval 1)
+    windows = daemon.overruns_per_window()
+    assert len(windows) >= 8 and typical_window_keeps_deadlines(windows), windows
     assert rss_after - rss_before < 512, (rss_before, rss_after)
     assert summary["reason"] == "SIGTERM"
 

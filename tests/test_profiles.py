@@ -113,9 +113,12 @@ def test_profile_path_works_from_anywhere(tmp_path):
 
 def test_wind_data_is_kept_for_the_environment():
     odin = vessel("odin").wind
-    assert odin["model"] == "blendermann"
-    assert odin["frontal_area"] == 6.4 and odin["lateral_area"] == 11.31
-    assert vessel("wamv").wind["coefficients"] == [0.5, 0.5, 0.33]
+    assert odin is not None and odin.model == "blendermann"
+    assert odin.frontal_area == 6.4 and odin.lateral_area == 11.31
+    # profiles/odin.toml [wind], read under the thesis' symbols
+    assert (odin.side_centre_height, odin.side_centre_ahead, odin.cd_transverse) == (0.4, 1.2, 0.9)
+    wamv = vessel("wamv").wind
+    assert wamv is not None and (wamv.c_x, wamv.c_y, wamv.c_n) == (0.5, 0.5, 0.33)
 
 
 def test_wind_data_must_be_numbers(tmp_path):
@@ -143,11 +146,5 @@ def test_wind_load_errors_name_the_key(tmp_path, old, new, needles):
 def test_wind_load_data_per_profile():
     # Odin: Blendermann with the thesis' areas (3.22-3.25); WAM-V: VRX coefficients;
     # Otter: the symmetric model; Jolner: none (thesis 3.11.1.2 neglects its windage).
-    assert vessel("odin").wind["model"] == "blendermann"
-    assert (vessel("odin").wind["frontal_area"], vessel("odin").wind["lateral_area"]) == (
-        6.4,
-        11.31,
-    )
-    assert vessel("wamv").wind["coefficients"] == [0.5, 0.5, 0.33]
-    assert vessel("otter").wind["model"] == "symmetric"
-    assert vessel("jolner").wind == {}
+    models = {name: getattr(vessel(name).wind, "model", None) for name in PROFILES}
+    assert models == {"odin": "blendermann", "wamv": "vrx", "otter": "symmetric", "jolner": None}

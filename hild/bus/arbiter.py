@@ -9,6 +9,8 @@ its own.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from hild.bus.mapping import idle_speed
@@ -20,7 +22,7 @@ from hild.model.vessel import ActuatorSpec
 class Arbiter:
     """Writes demands into the command array ``act_cmd`` (layout: S_* per actuator)."""
 
-    def __init__(self, specs: list[ActuatorSpec], act_cmd: np.ndarray, act_state: np.ndarray):
+    def __init__(self, specs: Sequence[ActuatorSpec], act_cmd: np.ndarray, act_state: np.ndarray):
         self.specs = specs
         self.act_cmd = act_cmd
         self.act_state = act_state

@@ -99,9 +99,8 @@ class CommandDevice:
         self.origin = origin
         s = config.settings
         numbering = {int(k): v for k, v in s.get("numbering", DEFAULT_NUMBERING).items()}
-        positions = vessel.actuator_params[L.A_Y :: L.A_SIZE][: vessel.n_act]
         self.amap = ActuatorMap(
-            vessel.actuators, numbering, s.get("out_of_range", "clamp") == "clamp", positions
+            vessel.actuators, numbering, s.get("out_of_range", "clamp") == "clamp"
         )
         self.protocols: tuple[Protocol, ...] = tuple(PROTOCOLS[p] for p in s["protocols"])
         self.checksum_required = s.get("checksum", "required") == "required"

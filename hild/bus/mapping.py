@@ -10,7 +10,7 @@ Values beyond an actuator's limits are clamped (and counted) or refused, as the 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hild.bus.sentence import Rejected
@@ -81,9 +81,7 @@ class ActuatorMap:
     ``numbering`` maps wire numbers to actuator names; 0 always means all actuators.
     """
 
-    def __init__(
-        self, specs: list[ActuatorSpec], numbering: Mapping[int, str], clamp: bool, positions
-    ):
+    def __init__(self, specs: Sequence[ActuatorSpec], numbering: Mapping[int, str], clamp: bool):
         by_name = {s.name: s for s in specs}
         number_of = {name: n for n, name in numbering.items()}
         self.actuators = tuple(
@@ -100,7 +98,7 @@ class ActuatorMap:
                     math.radians(s.angle_range_deg[1]),
                 ),
                 has_deflector=s.has_deflector,
-                y=float(positions[s.index]),
+                y=s.position[1],
             )
             for s in specs
         )

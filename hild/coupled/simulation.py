@@ -62,14 +62,11 @@ class Simulation:
         self._w = np.zeros(W_SIZE)
         self._inp = np.zeros(L.I_SIZE)
         self._tau_act = np.zeros(6)
-        self.environment = environment
         if environment is not None:
-            if environment.dt != self.dt or environment.vessel is not vessel:
-                raise ValueError("the environment was built for another step or vessel")
-            self._env_arrays = (environment.B, environment.W)
-        else:
-            self._env_arrays = (np.zeros(0), np.zeros((EL.W_ROWS, 0)))
-            self._no_noise = np.zeros((EL.N_CHANNELS, 1))
+            self._check_fits(environment)
+        self.environment = environment
+        self._no_environment = (np.zeros(0), np.zeros((EL.W_ROWS, 0)))
+        self._no_noise = np.zeros((EL.N_CHANNELS, 1))
 
     @property
     def actuator_force(self) -> np.ndarray:
@@ -109,19 +106,21 @@ class Simulation:
         """Body-frame generalized force applied besides the actuators and the environment."""
         self.env[L.I_EXTERNAL : L.I_EXTERNAL + 6] = tau
 
-    def adopt_environment(self, environment: Environment) -> None:
-        """Swap in a new environment (built off the tick, see Environment.continue_from)."""
+    def _check_fits(self, environment: Environment) -> None:
         if environment.dt != self.dt or environment.vessel is not self.vessel:
             raise ValueError("the environment was built for another step or vessel")
+
+    def adopt_environment(self, environment: Environment) -> None:
+        """Swap in a new environment (built off the tick, see Environment.continue_from)."""
+        self._check_fits(environment)
         self.environment = environment
-        self._env_arrays = (environment.B, environment.W)
         self.update_environment()
 
     def update_environment(self) -> None:
         """Evaluate the environment for the present state (the step does it too; idempotent)."""
-        if self.environment is not None:
-            B, W = self._env_arrays
-            env_outputs(B, W, self.steps, self.x, self.dt, self.env)
+        env = self.environment
+        if env is not None:
+            env_outputs(env.B, env.W, self.steps, self.x, self.dt, self.env)
 
     # --- stepping -----------------------------------------------------------------------
     def tick(self) -> None:
@@ -153,19 +152,21 @@ class Simulation:
         out = np.empty((rows, len(self.columns())))
         written = 0
         left = n_steps
+        env = self.environment
+        B, W = self._no_environment if env is None else (env.B, env.W)
         while True:
-            if self.environment is not None:
-                j0, n = self.environment.noise_window(left)
-                noise = self.environment.noise
+            if env is not None:
+                j0, n = env.noise_window(left)
+                noise = env.noise
             else:
                 j0, n, noise = 0, left, self._no_noise
             written += run(
                 n, record_every, self.steps, self.method, self.x, v.params, v.actuator_params,
                 v.n_act, self.act_state, self.act_cmd, self.env, self.dt, out[written:],
-                *self._env_arrays, noise, j0,
+                B, W, noise, j0,
             )  # fmt: skip
-            if self.environment is not None:
-                self.environment.cursor += n
+            if env is not None:
+                env.cursor += n
             self.steps += n
             self.t = self.steps * self.dt
             left -= n

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -39,16 +39,55 @@ def in_radians(direction: GaussMarkov) -> GaussMarkov:
     )  # fmt: skip
 
 
+class WindLoad(Protocol):
+    """What the wind-force models read of a hull's wind-load data (a profile's WindLoad has
+    it): Blendermann's (thesis eqs 2.57-2.61), the symmetric (2.62-2.67) or VRX's (eqs 23-25)."""
+
+    @property
+    def model(self) -> str: ...
+    @property
+    def height(self) -> float: ...
+    @property
+    def length(self) -> float: ...
+    @property
+    def frontal_area(self) -> float: ...
+    @property
+    def lateral_area(self) -> float: ...
+    @property
+    def c_x(self) -> float: ...
+    @property
+    def c_y(self) -> float: ...
+    @property
+    def c_n(self) -> float: ...
+    @property
+    def side_centre_height(self) -> float: ...
+    @property
+    def side_centre_ahead(self) -> float: ...
+    @property
+    def cd_transverse(self) -> float: ...
+    @property
+    def cd_lateral_head(self) -> float: ...
+    @property
+    def cd_lateral_tail(self) -> float: ...
+    @property
+    def delta(self) -> float: ...
+    @property
+    def kappa(self) -> float: ...
+
+
 class Hull(Protocol):
-    """What the environment needs of a vessel (a profile's Vessel has it): the wind-load data,
-    the length, the wave-force gains in surge, sway and yaw, the mass matrix M = M_RB + M_A and
-    the restoring matrix G (for the wave forces' scales)."""
+    """What the environment needs of a vessel (a profile's Vessel has it): the wind-load data
+    (None for none), the length, the wave-force gains in surge, sway and yaw, the mass matrix
+    M = M_RB + M_A and the restoring matrix G (for the wave forces' scales)."""
 
-    wind: dict[str, Any]
-    length: float
-    wave_gains: tuple[float, float, float]
-    G: np.ndarray
-
+    @property
+    def wind(self) -> WindLoad | None: ...
+    @property
+    def length(self) -> float: ...
+    @property
+    def wave_gains(self) -> tuple[float, float, float]: ...
+    @property
+    def G(self) -> np.ndarray: ...
     @property
     def M(self) -> np.ndarray: ...
 
@@ -183,31 +222,29 @@ class Environment:
         E = self.E
         E[EL.E_RHO_AIR] = self.weather.air_density
         load = self.vessel.wind
-        model = load.get("model")
-        if model is None:
+        if load is None:
             return
         E[EL.E_FORCE_KIND] = {
             "blendermann": EL.FORCE_BLENDERMANN,
             "symmetric": EL.FORCE_SYMMETRIC,
             "vrx": EL.FORCE_VRX,
-        }[model]
-        E[EL.E_HEIGHT_FACTOR] = height_factor(float(load.get("height", REFERENCE_HEIGHT)))
-        E[EL.E_LOA] = float(load.get("length", self.vessel.length))
-        if model == "vrx":
-            E[EL.E_CX], E[EL.E_CY], E[EL.E_CN] = load["coefficients"]
+        }[load.model]
+        E[EL.E_HEIGHT_FACTOR] = height_factor(load.height)
+        E[EL.E_LOA] = load.length
+        E[EL.E_CX], E[EL.E_CY], E[EL.E_CN] = load.c_x, load.c_y, load.c_n
+        if load.model == "vrx":
             return
-        E[EL.E_AF] = load["frontal_area"]
-        E[EL.E_AL] = load["lateral_area"]
-        if model == "symmetric":
-            E[EL.E_CX], E[EL.E_CY], E[EL.E_CN] = load["c_x"], load["c_y"], load["c_n"]
+        E[EL.E_AF] = load.frontal_area
+        E[EL.E_AL] = load.lateral_area
+        if load.model == "symmetric":
             return
-        E[EL.E_HL] = load["s_H"]
-        E[EL.E_SL] = load["s_L"]
-        E[EL.E_CDT] = load["CD_t"]
-        E[EL.E_CDL_HEAD] = load["CD_l_af_head"]
-        E[EL.E_CDL_TAIL] = load["CD_l_af_tail"]
-        E[EL.E_DELTA] = load["delta"]
-        E[EL.E_KAPPA] = load["kappa"]
+        E[EL.E_HL] = load.side_centre_height
+        E[EL.E_SL] = load.side_centre_ahead
+        E[EL.E_CDT] = load.cd_transverse
+        E[EL.E_CDL_HEAD] = load.cd_lateral_head
+        E[EL.E_CDL_TAIL] = load.cd_lateral_tail
+        E[EL.E_DELTA] = load.delta
+        E[EL.E_KAPPA] = load.kappa
 
     def wave_spectrum(self):
         """The one-sided wave spectrum S(omega) [m^2 s/rad] of the weather."""
@@ -328,6 +365,6 @@ class Environment:
             "current_to_deg": w.current.to_deg,
             "waves": w.waves.spectrum if w.waves.active else "none",
             "hs": w.waves.hs,
-            "wind_force": self.vessel.wind.get("model", "none"),
+            "wind_force": "none" if self.vessel.wind is None else self.vessel.wind.model,
         }
         return out

@@ -4,16 +4,15 @@ Wave spectra take the angular frequency ``omega`` [rad/s] (a float or an array) 
 S(omega) [m^2 s/rad]; they are zero for omega <= 0. Gust spectra take the frequency ``f`` [Hz]
 and return S(f) [(m/s)^2/Hz]; they are zero for f < 0. Only numpy and math are used here.
 
-Sources: the HIL thesis (NTNU 2017, eqs 2.46-2.47 and 2.80-2.82), the VRX paper (eqs 2-11),
-the VRX wind note (eqs 1-15), and the JONSWAP and Torsethaugen forms as published (the latter
-as simplified by Torsethaugen & Haver 2004 and reproduced in DNV-RP-C205).
+Sources: the HIL thesis (NTNU 2017, eqs 2.46-2.47 and 2.80-2.82), the VRX paper (eqs 3 and
+8-11), the VRX wind note (eqs 1-15), and the JONSWAP and Torsethaugen forms as published (the
+latter as simplified by Torsethaugen & Haver 2004 and reproduced in DNV-RP-C205).
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -21,7 +20,6 @@ from numpy.typing import ArrayLike, NDArray
 G = 9.81  # gravitational acceleration [m/s^2], used everywhere in hild.environment
 
 FloatArray = NDArray[np.float64]
-Spectrum = Callable[[FloatArray], FloatArray]
 
 # JONSWAP and Torsethaugen peak-width parameters below and above the peak
 _SIGMA_BELOW = 0.07
@@ -44,11 +42,6 @@ def _require_non_negative(**values: float) -> None:
     for name, value in values.items():
         if not value >= 0.0:
             raise ValueError(f"{name} must be zero or positive, got {value!r}")
-
-
-def _trapezoid(y: FloatArray, x: FloatArray) -> FloatArray:
-    """Trapezoid rule along the last axis (numpy's own name for it changed between versions)."""
-    return 0.5 * np.sum((y[..., 1:] + y[..., :-1]) * np.diff(x), axis=-1)
 
 
 def _simpson(y: FloatArray, x: FloatArray) -> float:
@@ -93,24 +86,6 @@ def bretschneider(omega: ArrayLike, hs: float, omega_peak: float) -> float | Flo
     _require_non_negative(hs=hs)
     _require_positive(omega_peak=omega_peak)
     return _pm_form(omega, 1.25 / 4.0 * omega_peak**4 * hs**2, 1.25 * omega_peak**4)
-
-
-def pierson_moskowitz_hs(omega_peak: float) -> float:
-    """Significant wave height [m] of the one-parameter Pierson-Moskowitz sea with peak wp."""
-    # VRX paper eq. 2
-    _require_positive(omega_peak=omega_peak)
-    return 0.162 * G / omega_peak**2
-
-
-def vrx_pierson_moskowitz(omega: ArrayLike, omega_peak: float, gain: float) -> float | FloatArray:
-    """VRX wave spectrum K_H^2 alpha g^2 / omega^5 exp(-5/4 (wp/omega)^4), alpha = 8.1e-3.
-
-    ``gain`` is K_H, the wanted Hs over pierson_moskowitz_hs(omega_peak).
-    """
-    # VRX paper eqs 4-5
-    _require_non_negative(gain=gain)
-    _require_positive(omega_peak=omega_peak)
-    return _pm_form(omega, gain**2 * 8.1e-3 * G**2, 1.25 * omega_peak**4)
 
 
 @functools.lru_cache(maxsize=64)
@@ -190,17 +165,6 @@ def torsethaugen(omega: ArrayLike, hs: float, tp: float) -> float | FloatArray:
     return (_torsethaugen_system(w, h1, tp, gamma) + _torsethaugen_system(w, h2, tp2, 1.0))[()]
 
 
-def spectral_moment(spectrum: Spectrum | ArrayLike, n: int, omega: ArrayLike) -> float:
-    """The n-th spectral moment, integral of omega^n S(omega), by the trapezoid rule on ``omega``.
-
-    ``spectrum`` is a callable of the grid or the spectrum's values on it.
-    """
-    # m_n = int omega^n S(omega) d omega (standard definition; m0 = Hs^2/16 for a narrow sea)
-    w = _array(omega)
-    s = _array(spectrum(w)) if callable(spectrum) else _array(spectrum)
-    return float(_trapezoid(w**n * s, w))
-
-
 # ----------------------------------------------------------------------- directional spreading
 
 
@@ -268,43 +232,6 @@ def harris(
     return np.where(fa >= 0.0, s, 0.0)[()]
 
 
-# integral over (0, pi/2) of cos(t)^(-1/3) dt = sqrt(pi) Gamma(1/3) / (2 Gamma(5/6))
-_HARRIS_HALF_TURN = math.sqrt(math.pi) * math.gamma(1.0 / 3.0) / (2.0 * math.gamma(5.0 / 6.0))
-_GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(48)
-
-
-def _gauss_legendre(func: Callable[[FloatArray], FloatArray], a: float, b: float) -> float:
-    x = 0.5 * (b - a) * _GL_NODES + 0.5 * (b + a)
-    return float(0.5 * (b - a) * np.sum(_GL_WEIGHTS * func(x)))
-
-
-def harris_variance(
-    u10: float, length: float = 1800.0, kappa: float = 0.0026, f_max: float = math.inf
-) -> float:
-    """Variance [(m/s)^2] of the Harris gusts between 0 and f_max [Hz].
-
-    Closed form for f_max = inf: 4 kappa U^2 2^(-1/3) sqrt(pi) Gamma(1/3) / (2 Gamma(5/6)).
-    """
-    # integral of thesis eq. 2.46; with x = L f / U = sqrt(2) tan(t) the integrand becomes
-    # 4 kappa U^2 2^(-1/3) cos(t)^(-1/3) dt, exact for the whole range and smooth below
-    # t = pi/4; above it the remainder to pi/2, with s = pi/2 - t = v^(3/2), is smooth in v
-    _require_positive(u10=u10, length=length)
-    _require_non_negative(kappa=kappa)
-    scale = 4.0 * kappa * u10**2 * 2.0 ** (-1.0 / 3.0)
-    if f_max <= 0.0:
-        return 0.0
-    if math.isinf(f_max):
-        return scale * _HARRIS_HALF_TURN
-    x_max = length * f_max / u10
-    t_max = math.atan2(x_max, math.sqrt(2.0))
-    if t_max <= 0.25 * math.pi:
-        part = _gauss_legendre(lambda t: np.cos(t) ** (-1.0 / 3.0), 0.0, t_max)
-        return scale * part
-    v_max = math.atan2(math.sqrt(2.0), x_max) ** (2.0 / 3.0)
-    rest = _gauss_legendre(lambda v: 1.5 * np.sqrt(v) * np.sin(v**1.5) ** (-1.0 / 3.0), 0.0, v_max)
-    return scale * (_HARRIS_HALF_TURN - rest)
-
-
 def forristall_variance(u10: float, w: float = 1.0) -> float:
     """Gust variance sigma^2 = [3 w (0.00076 U10^2 + 0.0304 U10)]^2 [(m/s)^2].
 
@@ -328,26 +255,3 @@ def forristall(
     f_star = fa * z / u10
     s = forristall_variance(u10, w) * a * (z / u10) / (1.0 + b * np.maximum(f_star, 0.0)) ** (5 / 3)
     return np.where(fa >= 0.0, s, 0.0)[()]
-
-
-def forristall_peak_frequency(u10: float, z: float = 10.0, b: float = 63.0) -> float:
-    """Frequency [Hz] where f S(f) / sigma^2 peaks: f*_p v / z with f*_p = 3 / (2B).
-
-    That is the peak of the normalized spectrum (eq. 1); S(f) itself falls monotonically.
-    """
-    # wind note eq. 4 made dimensional with eq. 2
-    _require_positive(u10=u10, z=z, b=b)
-    return 3.0 / (2.0 * b) * u10 / z
-
-
-def forristall_fraction_below(
-    f: ArrayLike, u10: float, z: float = 10.0, b: float = 63.0
-) -> float | FloatArray:
-    """Fraction of the Forristall variance below f [Hz]: 1 - (1 + B f z / v)^(-2/3).
-
-    Exact when A = 2B/3 (the note's constraint, eq. 3).
-    """
-    # integral of wind note eq. 1 from 0 to f, divided by sigma^2 (eq. 3)
-    _require_positive(u10=u10, z=z, b=b)
-    fa = np.maximum(_array(f), 0.0)
-    return (1.0 - (1.0 + b * fa * z / u10) ** (-2.0 / 3.0))[()]

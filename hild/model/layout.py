@@ -2,7 +2,7 @@
 
 The core takes parameters, states and inputs as flat arrays so that numba
 functions need no objects and allocate nothing; these names are the contract
-between the profile loader (which fills the arrays) and the kernels.
+between hild/model/pack.py (which fills the arrays) and the kernels.
 """
 
 # --- vessel parameter vector -------------------------------------------------

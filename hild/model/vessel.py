@@ -7,8 +7,7 @@ a profile file is hild/profiles/vessel.py's job.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -32,18 +31,54 @@ def hoerner_cd(beam: float, draft: float) -> float:
 
 
 @dataclass(frozen=True)
+class FirstOrder:
+    """One actuator state's response (thesis eq. 2.41): a first-order lag towards the command,
+    a rate limit and the state's limits, in SI units (rad for angles)."""
+
+    time_constant: float  # [s]; 0 follows the command at once
+    rate_limit: float  # [unit/s]; 0 means unlimited
+    lo: float
+    hi: float
+
+
+@dataclass(frozen=True)
+class ThrustLaw:
+    """Thrust against the speed state: quadratic K n|n| (thesis eq. 2.40), linear K x (VRX),
+    or the generalized logistic function (VRX eq. 26) with A, K, B, nu, C, M per direction."""
+
+    law: str  # "quadratic", "linear" or "glf"
+    k_forward: float = 0.0
+    k_reverse: float = 0.0
+    glf_forward: tuple[float, ...] = ()
+    glf_reverse: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
 class ActuatorSpec:
-    """What the shell needs to know about one actuator: its name, commands and ranges."""
+    """One actuator: what the shell needs (its name, commands and ranges) and what the core's
+    A_* block is packed from."""
 
     name: str
     index: int
     kind: str  # "propeller", "waterjet" or "thruster"
     speed_unit: str  # "rpm" or "normalized"
-    speed_range: tuple[float, float]
     angle_kind: str  # "none", "azimuth" or "nozzle"
-    angle_range_deg: tuple[float, float]
-    has_deflector: bool
+    angle_range_deg: tuple[float, float]  # as the profile gives it, for commands in degrees
     initial: tuple[float, float, float]  # speed, angle [rad], deflector
+    position: tuple[float, float, float]  # from CO [m]
+    mount: float  # direction of the thrust at angle 0 [rad]
+    thrust: ThrustLaw
+    speed: FirstOrder
+    angle: FirstOrder | None = None
+    deflector: FirstOrder | None = None
+
+    @property
+    def speed_range(self) -> tuple[float, float]:
+        return self.speed.lo, self.speed.hi
+
+    @property
+    def has_deflector(self) -> bool:
+        return self.deflector is not None
 
     @property
     def commands(self) -> tuple[str, ...]:
@@ -74,7 +109,61 @@ class ActuatorSpec:
         return (f"{self.name}.{speed}", f"{self.name}.{angle}", f"{self.name}.deflector")
 
 
-@dataclass
+@dataclass(frozen=True)
+class IttcFriction:
+    """ITTC-57 surge friction (thesis eq. 3.9)."""
+
+    coefficient: float  # 0.5 rho S (1 + k) [kg/m]
+    residual: float  # C_R
+    length: float  # L_pp in the Reynolds number [m]
+
+
+@dataclass(frozen=True)
+class CrossFlow:
+    """Cross-flow drag integrated over strips of the hull (thesis eqs 2.30-2.31)."""
+
+    sway: float  # 0.5 rho T Cd [kg/m^3 per m]
+    yaw: float  # [kg/m^3 per m]
+    length: float  # [m] integrated over
+    strips: int
+    x_mid: float  # [m] middle of the integrated length from CO
+
+
+@dataclass(frozen=True)
+class NonlinearDamping:
+    """The damping terms beyond D_L: VRX eq. 22's quadratic derivatives (SNAME, <= 0, in the
+    order Xuu Yvv Yrv Yvr Yrr Nvv Nrv Nvr Nrr), ITTC friction and cross-flow drag."""
+
+    quadratic: tuple[float, ...] = (0.0,) * 9
+    ittc: IttcFriction | None = None
+    cross_flow: CrossFlow | None = None
+
+
+@dataclass(frozen=True)
+class WindLoad:
+    """The hull's wind-load data for the environment's force models: Blendermann's (thesis
+    eqs 2.57-2.61), the symmetric one (2.62-2.67) or VRX's (VRX eqs 23-25). ``height`` is where
+    the model takes the wind (thesis eq. 2.43); the fields a model does not use stay 0."""
+
+    model: str  # "blendermann", "symmetric" or "vrx"
+    height: float  # [m]
+    length: float  # [m] the length the coefficients are made with
+    frontal_area: float = 0.0  # [m^2]
+    lateral_area: float = 0.0  # [m^2]
+    c_x: float = 0.0  # symmetric: dimensionless; vrx: [kg/m]
+    c_y: float = 0.0
+    c_n: float = 0.0
+    # Blendermann's, with the thesis' symbols (eqs 2.57-2.61):
+    side_centre_height: float = 0.0  # s_H: centre of the lateral area above the water [m]
+    side_centre_ahead: float = 0.0  # s_L: ... and its longitudinal position [m]
+    cd_transverse: float = 0.0  # CD_t
+    cd_lateral_head: float = 0.0  # CD_l_AF in head wind
+    cd_lateral_tail: float = 0.0  # CD_l_AF in tail wind
+    delta: float = 0.0  # cross-force parameter
+    kappa: float = 0.0
+
+
+@dataclass(frozen=True)
 class Vessel:
     """A loaded vessel profile: the core's arrays plus the matrices they came from."""
 
@@ -82,14 +171,14 @@ class Vessel:
     source: str
     params: np.ndarray
     actuator_params: np.ndarray
-    actuators: list[ActuatorSpec]
+    actuators: tuple[ActuatorSpec, ...]
     M_RB: np.ndarray
     M_A: np.ndarray
     D_L: np.ndarray
     G: np.ndarray
     length: float
-    # wind-force data for the environment (model name and its coefficients)
-    wind: dict[str, Any] = field(default_factory=dict)
+    # wind-force data for the environment, None for no wind load
+    wind: WindLoad | None = None
     # multipliers on the wave-force scale in surge, sway and yaw
     wave_gains: tuple[float, float, float] = (1.0, 1.0, 1.0)
 
@@ -165,3 +254,24 @@ def cg_from_mass_matrix(M_RB: np.ndarray) -> np.ndarray:
     m = M_RB[0, 0]
     S = M_RB[3:, :3] / m  # = S(r_g)
     return np.array([S[2, 1], S[0, 2], S[1, 0]])
+
+
+def ittc_coefficient(rho: float, wetted_surface: float, form_factor: float) -> float:
+    """0.5 rho S (1 + k) [kg/m] of the ITTC friction line (thesis eq. 3.9)."""
+    return 0.5 * rho * wetted_surface * (1.0 + form_factor)
+
+
+def cross_flow_sway(rho: float, draft: float, cd_2d: float) -> float:
+    """0.5 rho T Cd [kg/m^3 per m], thesis eq. 2.31 with a constant draft T(x) = T."""
+    return 0.5 * rho * draft * cd_2d
+
+
+def with_relative_damping(
+    D_L: np.ndarray, zetas: dict[int, float], M: np.ndarray, G: np.ndarray
+) -> np.ndarray:
+    """D_L plus 2 zeta omega_n M_ii on the diagonal of each restored degree of freedom i in
+    ``zetas``, omega_n = sqrt(G_ii / M_ii): a fraction of critical damping."""
+    D = D_L.copy()
+    for i, zeta in zetas.items():
+        D[i, i] += 2.0 * zeta * math.sqrt(G[i, i] * M[i, i])
+    return D

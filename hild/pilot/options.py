@@ -8,10 +8,10 @@ URLs, before anything is opened.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from dataclasses import replace
 
+from hild.arguments import number, whole_number
 from hild.config import ConfigError
 from hild.pilot.actuation import ActuationError
 from hild.pilot.control import PidGains
@@ -23,42 +23,11 @@ from hild.pilot.wire import PROTOCOLS, ProtocolError
 
 DEFAULTS = PilotOptions()
 MAX_RATE_HZ = 1000.0
+GAIN = number("a gain", low_open=False)
 
 
-def _number(text: str, what: str, lo: float = 0.0, allow_lo: bool = False) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    ok = math.isfinite(value) and (value >= lo if allow_lo else value > lo)
-    if not ok:
-        bound = f">= {lo:g}" if allow_lo else f"> {lo:g}"
-        raise argparse.ArgumentTypeError(f"expected {what} {bound}, not {text!r}")
-    return value
-
-
-def positive(what: str):
-    def parse(text: str) -> float:
-        return _number(text, what)
-
-    return parse
-
-
-def rate_hz(text: str) -> float:
-    value = _number(text, "a rate in Hz")
-    if value > MAX_RATE_HZ:
-        raise argparse.ArgumentTypeError(f"expected a rate up to {MAX_RATE_HZ:g} Hz, not {text!r}")
-    return value
-
-
-def laps(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of laps >= 1, not {text!r}")
-    return value
+rate_hz = number("a rate in Hz", 0.0, MAX_RATE_HZ)
+laps = whole_number("a number of laps", 1)
 
 
 def gains(count: int, names: str):
@@ -66,7 +35,7 @@ def gains(count: int, names: str):
         parts = text.split(",")
         if len(parts) != count:
             raise argparse.ArgumentTypeError(f"expected {names} ({count} numbers), not {text!r}")
-        values = [_number(p.strip(), "a gain", allow_lo=True) for p in parts]
+        values = [GAIN(p.strip()) for p in parts]
         return PidGains(*values)
 
     return parse
@@ -116,21 +85,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--laps", type=laps, default=DEFAULTS.laps, metavar="N", help="times round (1)")
     p.add_argument(
         "--speed",
-        type=positive("a speed in m/s"),
+        type=number("a speed in m/s"),
         default=DEFAULTS.config.speed_ref,
         metavar="M/S",
         help=f"speed over ground to hold ({DEFAULTS.config.speed_ref:g})",
     )
     p.add_argument(
         "--acceptance-radius",
-        type=positive("a radius in m"),
+        type=number("a radius in m"),
         default=g.acceptance_radius_m,
         metavar="M",
         help=f"a waypoint is reached inside this circle ({g.acceptance_radius_m:g})",
     )
     p.add_argument(
         "--lookahead",
-        type=positive("a distance in m"),
+        type=number("a distance in m"),
         default=g.lookahead_m,
         metavar="M",
         help=f"line-of-sight lookahead distance ({g.lookahead_m:g})",
@@ -156,7 +125,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--timeout",
-        type=positive("a time in s"),
+        type=number("a time in s"),
         metavar="SECONDS",
         help="give up (exit 1) after this much sensor time without completing the mission",
     )
