@@ -129,17 +129,7 @@ def run_sim(
         raise CommandError(f"--duration must be positive, not {duration}")
     vessel = load_profile(profile)
     weather_spec = load_weather(weather)
-    held = [parse_command(text) for text in commands or []]
-    for (name, value), text in zip(held, commands or [], strict=True):
-        problem = vessel.command_problem(name, value)
-        if problem:
-            raise CommandError(f"--cmd {text!r}: expected {problem}")
-    events = read_schedule(schedule) if schedule else []
-    for ev in events:  # every row is checked before anything runs
-        problem = vessel.command_problem(ev.name, ev.value)
-        if problem:
-            raise ConfigError(schedule or "", f"line {ev.line}", f"{ev.name},{ev.value:g}",
-                              problem)  # fmt: skip
+    held, events = checked_commands(vessel, commands or [], schedule)
     if not kernels_cached():
         write_or_drop(sys.stderr, "hild: compiling the vessel model (the first run only; "
                       "later runs load it from the cache) ...\n")  # fmt: skip
@@ -151,74 +141,107 @@ def run_sim(
         if ev.t == 0.0:
             sim.set_command(ev.name, ev.value)
 
-    n_total = int(round(duration / dt))
     every = max(1, int(round(output_interval / dt)))
     writer = CsvRows(out, sim.columns()) if out is not None else None
-    last = sim.row()[None, :]
-    if writer is not None:
-        writer.write(last)
-    sim.advance(0, every)  # compile (or load from cache) before timing
-    wall = 0.0
-    pending = [ev for ev in events if ev.t > 0.0]
     recording = None
-    if record is not None:
-        recording = SimRecording(record, vessel, profile, weather, seed, dt, method, every)
-        recording.sample(sim)
     try:
-        while sim.steps < n_total:
-            # events apply at the first step that starts at or after their time
-            while pending and math.ceil(pending[0].t / dt - 1e-9) <= sim.steps:
-                ev = pending.pop(0)
-                sim.set_command(ev.name, ev.value)
-            # at most CHUNK_STEPS at a time: rows go to the file as they come, memory stays flat
-            stop = min(n_total, sim.steps + CHUNK_STEPS)
-            if recording is not None:  # a sample at every output interval
-                stop = min(stop, (sim.steps // every + 1) * every)
-            if pending:
-                stop = min(stop, max(sim.steps + 1, math.ceil(pending[0].t / dt - 1e-9)))
-            t0 = time.perf_counter()
-            rows = sim.advance(stop - sim.steps, every)
-            wall += time.perf_counter() - t0
-            if recording is not None and sim.steps % every == 0:
-                recording.sample(sim)
-            if len(rows):
-                last = rows
-                if writer is not None:
-                    writer.write(rows)
+        if record is not None:
+            recording = SimRecording(record, vessel, profile, weather, seed, dt, method, every)
+        last, wall = advance_to_end(
+            sim, int(round(duration / dt)), every, [ev for ev in events if ev.t > 0.0],
+            writer, recording,
+        )  # fmt: skip
     finally:
         if writer is not None:
             writer.close()
         if recording is not None:
             recording.close()
-    table = last
-    columns, last_row = sim.columns(), table[-1]
-    state = {name: float(val) for name, val in zip(L.STATE_NAMES, sim.x, strict=True)}
-    env_start = row_environment(vessel.n_act)  # the actuators' states and force come before
-    actuators = {
-        col: float(val)
-        for col, val in zip(
-            columns[ROW_ACTUATORS:env_start], last_row[ROW_ACTUATORS:env_start], strict=True
-        )  # fmt: skip
-    }
-    environment_now = {
-        col: float(val) for col, val in zip(columns[env_start:], last_row[env_start:], strict=True)
-    }
     return {
         "profile": vessel.name,
         "weather": environment.weather.preset,
         "seed": seed,
-        "environment": environment_now,
+        **final_values(sim, last),
         "notes": environment.notes,
         "method": method,
         "dt": dt,
         "t": sim.t,
         "steps": sim.steps,
-        "state": state,
-        "actuators": actuators,
         "speed": float(math.hypot(sim.x[6], sim.x[7])),
         "wall_s": wall,
         "real_time_factor": sim.t / wall if wall > 0 else float("inf"),
     }
+
+
+def checked_commands(
+    vessel: Vessel, commands: list[str], schedule: Path | None
+) -> tuple[list[tuple[str, float]], list[ScheduledCommand]]:
+    """The --cmd values and the schedule's rows, every one checked before anything runs."""
+    held = [parse_command(text) for text in commands]
+    for (name, value), text in zip(held, commands, strict=True):
+        problem = vessel.command_problem(name, value)
+        if problem:
+            raise CommandError(f"--cmd {text!r}: expected {problem}")
+    events = read_schedule(schedule) if schedule else []
+    for ev in events:
+        problem = vessel.command_problem(ev.name, ev.value)
+        if problem:
+            raise ConfigError(schedule or "", f"line {ev.line}", f"{ev.name},{ev.value:g}",
+                              problem)  # fmt: skip
+    return held, events
+
+
+def advance_to_end(
+    sim: Simulation,
+    n_total: int,
+    every: int,
+    pending: list[ScheduledCommand],
+    writer: CsvRows | None,
+    recording: SimRecording | None,
+) -> tuple[np.ndarray, float]:
+    """Step to ``n_total`` applying the schedule's ``pending`` rows on time, writing a row every
+    ``every`` steps; returns the last rows and the wall time spent stepping [s]."""
+    last = sim.row()[None, :]
+    if writer is not None:
+        writer.write(last)
+    sim.advance(0, every)  # compile (or load from cache) before timing
+    if recording is not None:
+        recording.sample(sim)
+    wall = 0.0
+    dt = sim.dt
+    while sim.steps < n_total:
+        # events apply at the first step that starts at or after their time
+        while pending and math.ceil(pending[0].t / dt - 1e-9) <= sim.steps:
+            ev = pending.pop(0)
+            sim.set_command(ev.name, ev.value)
+        # at most CHUNK_STEPS at a time: rows go to the file as they come, memory stays flat
+        stop = min(n_total, sim.steps + CHUNK_STEPS)
+        if recording is not None:  # a sample at every output interval
+            stop = min(stop, (sim.steps // every + 1) * every)
+        if pending:
+            stop = min(stop, max(sim.steps + 1, math.ceil(pending[0].t / dt - 1e-9)))
+        t0 = time.perf_counter()
+        rows = sim.advance(stop - sim.steps, every)
+        wall += time.perf_counter() - t0
+        if recording is not None and sim.steps % every == 0:
+            recording.sample(sim)
+        if len(rows):
+            last = rows
+            if writer is not None:
+                writer.write(rows)
+    return last, wall
+
+
+def final_values(sim: Simulation, last: np.ndarray) -> dict[str, dict[str, float]]:
+    """The state, the actuators and the environment of the last recorded row, by name."""
+    columns, last_row = sim.columns(), last[-1]
+    env_start = row_environment(sim.vessel.n_act)  # the actuators' states and force come before
+    return {
+        "state": {name: float(val) for name, val in zip(L.STATE_NAMES, sim.x, strict=True)},
+        "actuators": dict(zip(columns[ROW_ACTUATORS:env_start],
+                              map(float, last_row[ROW_ACTUATORS:env_start]), strict=True)),
+        "environment": dict(zip(columns[env_start:], map(float, last_row[env_start:]),
+                                strict=True)),
+    }  # fmt: skip
 
 
 class CsvRows:
