@@ -752,28 +752,74 @@ async def test_tcp_clients_all_get_every_line_and_can_send():
 
 @run_async
 async def test_tcp_slow_client_drops_its_own_oldest_lines():
-    port = TcpServerPort(parse_port_url("tcp://127.0.0.1:0"), queue_lines=16)
+    """A client that does not read loses its own oldest lines; one that keeps up loses none.
+
+    PortStats counts the drops of all of a port's clients together (the port exposes no
+    per-client figure), so each client's share is worked out from what it received: the fast
+    client gets every line, in order, which makes every counted drop the slow client's; and
+    the slow client's lines plus the drops add up to exactly what was sent.
+    """
+    queue_lines, n = 16, 500
+    port = TcpServerPort(parse_port_url("tcp://127.0.0.1:0"), queue_lines=queue_lines)
     await port.start()
+    loop = asyncio.get_running_loop()
+    # The slow client: a plain socket with a small receive buffer, not read until the end (a
+    # stream reader would read ahead in the background).
+    slow = socket.socket()
+    slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     try:
-        _, w_slow = await asyncio.open_connection("127.0.0.1", port.bound_port)  # never reads
-        w_slow.transport.get_extra_info("socket").setsockopt(
-            socket.SOL_SOCKET, socket.SO_RCVBUF, 4096
-        )
+        slow.setblocking(False)
+        await loop.sock_connect(slow, ("127.0.0.1", port.bound_port))
         r_fast, w_fast = await asyncio.open_connection("127.0.0.1", port.bound_port)
         await wait_for(lambda: port.stats.clients == 2, what="two clients")
-        big = b"$" + b"Y" * 4000 + b"\r\n"
-        for _ in range(1500):  # 6 MB
-            port.send(big)
+
+        def line(i: int) -> bytes:
+            return f"$Y{i:05d},".encode() + b"Y" * 4000 + b"\r\n"
+
+        def numbers(lines: list[bytes]) -> list[int]:
+            return [int(x[2:7]) for x in lines]
+
+        fast: list[bytes] = []
+        progress = asyncio.Event()
+
+        async def read_fast() -> None:
+            while not fast or fast[-1] != line(n - 1):
+                fast.append(await r_fast.readuntil(b"\r\n"))
+                progress.set()
+
+        reader = asyncio.create_task(read_fast())
+        for i in range(n):
+            # The fast client is never more than half its queue behind, so its queue cannot
+            # overflow whatever the scheduling: losing a line would be the port's fault.
+            while i - len(fast) >= queue_lines // 2:
+                progress.clear()
+                await asyncio.wait_for(progress.wait(), 5.0)
+            port.send(line(i))
             await asyncio.sleep(0)
-        port.send(b"$LAST*00\r\n")
+        await asyncio.wait_for(reader, 5.0)
+        assert numbers(fast) == list(range(n))  # every line, in order, none twice
+        assert fast == [line(i) for i in range(n)]
+        dropped_while_slow = port.stats.dropped_lines  # all of them the slow client's
+
+        # Now the slow client reads: what its buffers held, then what its queue kept.
         data = b""
-        while not data.endswith(b"$LAST*00\r\n"):
-            data += await asyncio.wait_for(r_fast.read(65536), 5.0)
-        assert data.endswith(b"$LAST*00\r\n")
-        assert port.stats.dropped_lines > 0
-        w_slow.close()
+        while not data.endswith(line(n - 1)):
+            data += await asyncio.wait_for(loop.sock_recv(slow, 65536), 5.0)
+        lines = [x + b"\r\n" for x in data.split(b"\r\n")[:-1]]
+        got = numbers(lines)
+        assert lines == [line(i) for i in got]  # whole lines, none cut
+        assert got == sorted(set(got))  # in order, none twice
+        # Its queue kept the newest lines (the oldest were dropped): the last queue_lines it
+        # got are the last queue_lines sent, with nothing missing among them.
+        assert got[-queue_lines:] == list(range(n - queue_lines, n))
+        # Every line it did not get was dropped from its queue, and counted; nothing since.
+        assert port.stats.dropped_lines == dropped_while_slow == n - len(got) > 0
+        # The writer counts a line once the client has taken it: each client's lines, once.
+        await wait_for(lambda: port.stats.sent_lines >= n + len(got), what="the last count")
+        assert port.stats.sent_lines == n + len(got)
         w_fast.close()
     finally:
+        slow.close()
         await port.close()
 
 
