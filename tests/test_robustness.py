@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+import numpy as np
 import pytest
 
 from hild.bench import load_bench
@@ -95,3 +96,42 @@ def test_sighup_stops_the_run_cleanly(tmp_path):
     summary = daemon.wait(10.0)
     assert daemon.proc.returncode == 0 and summary["reason"] == "SIGHUP"
     assert not (tmp_path / "run" / "gps").exists()
+
+
+def test_a_loop_held_off_its_core_jumps_ahead_instead_of_racing(tmp_path):
+    # A suspended laptop or a debugger holds the daemon for 2 s: more than RESYNC_AFTER_S
+    # behind, the loop says so and goes on at real time from where it is, rather than running
+    # the 200 missed ticks back to back (which would burst two GPS epochs into the pty at once
+    # and leave the simulation 2 s of physics ahead of what a controller saw).
+    import os
+    import signal
+    import time
+
+    from tests.endpoints import Daemon, PtyClient, free_udp_port
+    from tests.test_daemon import default_bench_on_free_ports
+
+    bench = default_bench_on_free_ports(tmp_path, free_udp_port(), free_udp_port())
+    daemon = Daemon(bench, "--run-dir", str(tmp_path / "run"), tmp=tmp_path)
+    gps = PtyClient(tmp_path / "run" / "gps").start()
+    try:
+        time.sleep(1.5)
+        os.kill(daemon.proc.pid, signal.SIGSTOP)
+        time.sleep(2.0)
+        os.kill(daemon.proc.pid, signal.SIGCONT)
+        resumed = time.monotonic()
+        time.sleep(2.5)
+        summary = daemon.stop()
+    finally:
+        gps.close()
+        if daemon.proc.poll() is None:
+            daemon.proc.kill()
+    (resync,) = daemon.events("loop.resync")
+    # the 2 s stop plus the tick's own phase and the signals' delivery (a few ms each)
+    assert 1.95 <= resync["behind_s"] <= 2.3, resync
+    # the simulation lost what the stop cost instead of catching up: its clock runs behind
+    # the loop's wall time by that much (to a tick or two, and this machine's lateness)
+    assert summary["t"] == pytest.approx(summary["loop_wall_s"] - resync["behind_s"], abs=0.05)
+    # the 1 Hz GPS resumed at its rate: no two epochs back to back after the stop
+    after = [t for t, _ in gps.sentences("GGA") if t >= resumed - 0.05]
+    gaps = np.diff(after)
+    assert len(after) >= 2 and gaps.min() > 0.9, after
