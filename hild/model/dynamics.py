@@ -249,11 +249,22 @@ def rhs(x, P, inp, xdot, w):
     xdot[3] = p + sphi * tth * q + cphi * tth * r
     xdot[4] = cphi * q - sphi * r
     xdot[5] = (sphi * q + cphi * r) / cth
-    # kinetics: M nu_dot = tau - C_RB nu - C_A nu_r - D nu_r - G eta (thesis eq. 2.12)
+    # kinetics: M_RB nu_dot + M_A nu_r_dot = tau - C_RB nu - C_A nu_r - D nu_r - G eta
+    # (Fossen 2011, ch. 10, the equations of relative motion; thesis eq. 2.12 writes M nu_dot,
+    # the same only without a current). A current constant in NED turns in BODY as the vessel
+    # turns, nu_c_dot = -w x nu_c, so nu_r_dot = nu_dot + w x nu_c and, with M = M_RB + M_A,
+    # M nu_dot = (the forces) - M_A (w x nu_c).
     f = w[W_F : W_F + 6]
     hydrodynamic_force(P, eta, nu, nu_r, f, w[W_TMP : W_TMP + 6])
     for i in range(6):
         f[i] += inp[I_TAU + i]
+    if cn != 0.0 or ce != 0.0 or cd != 0.0:
+        c0, c1, c2 = nu[0] - u, nu[1] - v, nu[2] - wv  # nu_c in BODY
+        a0 = q * c2 - r * c1  # w x nu_c
+        a1 = r * c0 - p * c2
+        a2 = p * c1 - q * c0
+        for i in range(6):
+            f[i] -= P[P_MA + 6 * i] * a0 + P[P_MA + 6 * i + 1] * a1 + P[P_MA + 6 * i + 2] * a2
     for i in range(6):
         s = 0.0
         for j in range(6):
