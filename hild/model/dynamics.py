@@ -154,7 +154,8 @@ def added_mass_coriolis(P, nu_r, out):
     linear  w x a,  angular  v_r x a + w x b.  The angular part v_r x a is
     the Munk moment (ideal-fluid moment of a body translating at an angle),
     which a profile may drop where the hull-lift terms that balance it on a
-    real hull are missing (Fossen drops its yaw part in his Otter model).
+    real hull are missing (Odin and Jolner do; Fossen's simulator keeps it
+    for the Otter, whose straight course it makes unstable at full speed).
     """
     a0 = 0.0
     a1 = 0.0
