@@ -17,8 +17,10 @@ from scipy.optimize import brentq
 
 from hild.environment import spectra as sp
 from hild.environment.representation import (
+    MAX_BAND_RATIO,
     WaveComponents,
     band_edges,
+    energy_bands,
     harmonic_table,
     wave_components,
 )
@@ -540,7 +542,7 @@ def test_wave_components_energy():
     energy = float(np.sum(c.amplitude**2) / 2.0)
     band = quad(_ittc, lo, hi, epsabs=0, epsrel=1e-12, limit=200)[0]
     fraction = band / _m0(_ittc, WP)
-    # amplitudes come from band integrals (VRX eq. 6, 9-point Simpson): ~1e-9 exact
+    # amplitudes come from a 20000-step trapezoid of the interval (~1e-8 of it)
     assert energy == pytest.approx(band, rel=1e-6)
     # against (Hs/4)^2 the ITTC constant 0.31 (m0 = 0.062 Hs^2, 0.8% under Hs^2/16) shows,
     # so this is 1% wide rather than 0.5%; the energy sits below, never above
@@ -567,14 +569,12 @@ def test_wave_components_draws_and_spreading():
     plain, lo, hi = _components(9, False)
     spread, _, _ = _components(9, True)
     n = 64
-    width = (hi - lo) / n
-    # documented draw order: jitters, then phases, then (with spreading) directions
+    bands = energy_bands(_ittc, n, lo, hi)
+    # documented draw order: band fractions, then phases, then (with spreading) directions
     rng = np.random.default_rng(9)
-    np.testing.assert_array_equal(plain.omega, lo + width * np.arange(n) + width * rng.random(n))
+    np.testing.assert_array_equal(plain.omega, bands.frequency(rng.random(n)))
     np.testing.assert_array_equal(plain.phase, rng.uniform(0.0, 2.0 * math.pi, size=n))
-    # one component per band
-    band = np.floor((plain.omega - lo) / width)
-    np.testing.assert_array_equal(band, np.arange(n))
+    np.testing.assert_array_equal(plain.amplitude, np.sqrt(2.0 * bands.energy))
     # spreading changes nothing but the directions
     np.testing.assert_array_equal(plain.direction, np.full(n, 0.5))
     np.testing.assert_array_equal(spread.omega, plain.omega)
@@ -593,3 +593,176 @@ def test_wave_components_draws_and_spreading():
 def test_wave_components_need_the_peak_for_spreading():
     with pytest.raises(ValueError):
         wave_components(_ittc, 8, 0.3, 2.0, np.random.default_rng(0), 0.0, None, True)
+
+
+# The seas the energy shares are checked on: every weather preset's (ITTC, 32 components; the
+# ITTC shape in omega / wp does not change with Hs and wp, so gale-hs1's stands for all) and
+# the other spectra a preset may name. (name, S(omega), omega_peak)
+SEAS = [
+    ("ittc gale-hs1", lambda w: sp.ittc(w, 1.0, 0.8881), 0.8881),
+    ("bretschneider", lambda w: sp.bretschneider(w, 2.5, 0.5127), 0.5127),
+    ("jonswap 3.3", lambda w: sp.jonswap(w, 2.5, 0.5127, 3.3), 0.5127),
+    ("jonswap 7", lambda w: sp.jonswap(w, 2.5, 0.5127, 7.0), 0.5127),
+    ("torsethaugen wind sea 4 m 8 s", lambda w: sp.torsethaugen(w, 4.0, 8.0), 2 * math.pi / 8),
+    ("torsethaugen swell 2.5 m 14 s", lambda w: sp.torsethaugen(w, 2.5, 14.0), 2 * math.pi / 14),
+]
+N_WAVES = 32  # the presets' number of components
+
+
+def _sea(case, seed: int = 3):
+    """The components of one sea as the environment builds them, with their bands."""
+    _, spectrum, wp = case
+    lo, hi = band_edges(spectrum, 12.0 * wp)
+    c = wave_components(spectrum, N_WAVES, lo, hi, np.random.default_rng(seed), 0.0, wp)
+    return c, energy_bands(spectrum, N_WAVES, lo, hi), lo, hi
+
+
+def _widest(lo: float, hi: float) -> float:
+    """The bands' largest ratio of edges: 1.2, unless half the bands could not span [lo, hi]
+    with it (the Torsethaugen wind sea's 18.7 asks 1.2007)."""
+    return max(MAX_BAND_RATIO, (hi / lo) ** (2.0 / N_WAVES))
+
+
+def _quad(spectrum, a: float, b: float) -> float:
+    return quad(spectrum, a, b, epsabs=0.0, epsrel=1e-11, limit=400)[0]
+
+
+@pytest.mark.parametrize("case", SEAS, ids=[c[0] for c in SEAS])
+def test_wave_components_share_the_energy_evenly(case):
+    _, spectrum, wp = case
+    c, bands, lo, hi = _sea(case)
+    energy = c.amplitude**2 / 2.0
+    share = np.sort(energy / energy.sum())[::-1]
+    # Equal energies would give every component 1/N. The bands may be at most 20 % wide, so
+    # the thin tails' bands hold less, and what they lack is spread over the others: here
+    # the largest share is 1.14-1.23 / N (the equal-width bands gave 7-12 / N, the largest
+    # holding 22-38 % of the sea). 1.5 / N leaves the shortfall room to double.
+    assert share[0] <= 1.5 / N_WAVES
+    # the top three carry close to 3/N: 14-23 % over it here, 30 % bounds that (it was
+    # 52-70 % of the sea, +430 % to +645 %)
+    assert share[:3].sum() == pytest.approx(3.0 / N_WAVES, rel=0.3)
+    # each band holds its integral of S (adaptive quadrature, independent of the 20000-step
+    # trapezoid). The trapezoid is good to ~1e-8 of the whole, but an edge falls inside a
+    # grid step, where the cumulative energy is interpolated linearly: off by up to
+    # h^2 |S'| / 8, measured at up to 8.5e-6 of a band (the JONSWAP and Torsethaugen peaks'
+    # flanks). 2e-5 of the band; a band edge off by one grid step would be 1e-2 off.
+    # The bands not held by the 20 % cap hold one energy.
+    ratio = _widest(lo, hi)
+    held = np.diff(bands.edges) >= (ratio - 1.0) * bands.edges[:-1] * (1.0 - 1e-9)
+    assert np.count_nonzero(~held) >= N_WAVES // 2
+    for i in range(N_WAVES):
+        assert bands.energy[i] == pytest.approx(
+            _quad(spectrum, bands.edges[i], bands.edges[i + 1]), rel=2e-5
+        )
+    np.testing.assert_allclose(bands.energy[~held], bands.energy[~held][0], rtol=1e-9)
+    # at most 20 % wide, and in order over [lo, hi]
+    assert bands.edges[0] == lo and bands.edges[-1] == hi
+    assert np.all(bands.edges[1:] <= ratio * bands.edges[:-1] * (1.0 + 1e-9))
+    assert np.all(np.diff(bands.edges) > 0.0)
+
+
+@pytest.mark.parametrize("n", [1, 2, 4, 8, 12, 16, 24, 64, 128])
+@pytest.mark.parametrize("case", [SEAS[0], SEAS[4]], ids=[SEAS[0][0], SEAS[4][0]])
+def test_wave_energy_bands_share_evenly_for_any_number_of_components(case, n):
+    # A sea may ask for fewer or more than 32 components. Where n bands of 20 % cannot span
+    # the sampled interval (n < 12 for ITTC) or would take most bands, the cap widens so that
+    # it holds at most half of them; the largest share is then 1.19-1.26 / n (it would be
+    # 2.6-3.1 / n with all bands held by the cap). 1.5 / n as above.
+    _, spectrum, wp = case
+    lo, hi = band_edges(spectrum, 12.0 * wp)
+    bands = energy_bands(spectrum, n, lo, hi)
+    assert len(bands.energy) == n and len(bands.edges) == n + 1
+    assert np.all(np.diff(bands.edges) > 0.0)
+    assert bands.energy.max() / bands.energy.sum() <= 1.5 / n
+    assert bands.energy.sum() == pytest.approx(_quad(spectrum, lo, hi), rel=1e-7)
+
+
+@pytest.mark.parametrize("case", SEAS, ids=[c[0] for c in SEAS])
+def test_wave_components_above_three_times_the_peak(case):
+    # The short waves above 3 wp carry what the spectrum has there. A band lying above 3 wp
+    # always has its component there; the one band across 3 wp has it there or not, so one
+    # realization is off by at most that band's energy, and on average over draws (each
+    # frequency drawn with the density S inside its band) not at all.
+    _, spectrum, wp = case
+    c, bands, lo, hi = _sea(case)
+    energy = c.amplitude**2 / 2.0
+    spectral = _quad(spectrum, 3.0 * wp, hi)
+    across = int(np.searchsorted(bands.edges, 3.0 * wp)) - 1
+    assert abs(energy[c.omega > 3.0 * wp].sum() - spectral) <= bands.energy[across]
+    # the width cap keeps at least floor(ln(hi / 3 wp) / ln 1.2) components up there (2-6
+    # for these seas; the equal-energy quantiles alone would leave 0 or 1 for the ITTC sea)
+    assert np.count_nonzero(c.omega > 3.0 * wp) >= math.floor(
+        math.log(hi / (3.0 * wp)) / math.log(_widest(lo, hi))
+    )
+    # over M draws the mean energy above 3 wp has the spread of the across band's coin:
+    # E sqrt(p (1 - p) / M) <= E / (2 sqrt(M)); 4 of those is E / 10 for M = 400
+    rng = np.random.default_rng(11)
+    m = 400
+    above = [bands.energy[bands.frequency(rng.random(N_WAVES)) > 3.0 * wp].sum() for _ in range(m)]
+    assert np.mean(above) == pytest.approx(spectral, abs=2.0 * bands.energy[across] / math.sqrt(m))
+
+
+@pytest.mark.parametrize("case", SEAS, ids=[c[0] for c in SEAS])
+def test_wave_components_keep_the_height_and_the_peak(case):
+    _, spectrum, wp = case
+    c, bands, lo, hi = _sea(case)
+    # Hs of the components, 4 sqrt(sum A^2 / 2), is that of the 99.8 % of the energy below
+    # 12 wp between the 0.1 % and 99.9 % points: 4 sqrt(0.998 m0(12 wp)), by quadrature
+    # (the trapezoid is good to ~1e-8, so 1e-6)
+    hs = 4.0 * math.sqrt(np.sum(c.amplitude**2) / 2.0)
+    below = (
+        _quad(spectrum, 0.0, wp)
+        + _quad(spectrum, wp, 3.0 * wp)
+        + _quad(spectrum, 3.0 * wp, 12 * wp)
+    )
+    assert hs == pytest.approx(4.0 * math.sqrt(0.998 * below), rel=1e-6)
+    # ... which is within 0.2 % under the spectrum's own 4 sqrt(m0) (the tails left out hold
+    # 0.2 % of the energy below 12 wp and 0.1 % or less above it; Hs goes with the root)
+    m0 = _m0(spectrum, wp)
+    assert 1.0 - 2e-3 < hs / (4.0 * math.sqrt(m0)) < 1.0
+    # The peak stays: the components are densest, in energy per rad/s, in the band that
+    # holds the spectrum's maximum (on a grid of 2.7e-5 wp; the bands there are 0.8-2.5 %
+    # of wp wide)
+    grid = np.linspace(0.3 * wp, 3.0 * wp, 100001)
+    peak = float(grid[np.argmax(spectrum(grid))])
+    densest = int(np.argmax(bands.energy / np.diff(bands.edges)))
+    assert bands.edges[densest] <= peak <= bands.edges[densest + 1]
+
+
+@pytest.mark.parametrize("case", SEAS, ids=[c[0] for c in SEAS])
+def test_wave_frequencies_are_distinct_inside_their_bands_and_weighted_by_the_spectrum(case):
+    _, spectrum, wp = case
+    c, bands, _, _ = _sea(case)
+    # one component in each band, so no two share a period
+    assert np.all(bands.edges[:-1] <= c.omega) and np.all(c.omega < bands.edges[1:])
+    assert np.all(np.diff(c.omega) > 0.0)
+    # A fraction u of a band maps to the frequency below which u of the band's energy lies
+    # (the inverse of the band's cumulative energy), checked by quadrature. The cumulative
+    # energy is interpolated linearly inside a grid step, at the band's edge and at omega:
+    # measured up to 7.6e-6 of the band's energy; 2e-5 of it. Uniform frequencies in the
+    # band would be off by up to 0.1 of it (the ITTC sea's outer bands).
+    for u in (0.25, 0.5, 0.75):
+        omega = bands.frequency(np.full(N_WAVES, u))
+        for i in range(N_WAVES):
+            below = _quad(spectrum, bands.edges[i], omega[i])
+            assert below == pytest.approx(u * bands.energy[i], abs=2e-5 * bands.energy[i])
+
+
+@pytest.mark.parametrize("case", SEAS, ids=[c[0] for c in SEAS])
+def test_wave_record_does_not_repeat(case):
+    # The record's autocorrelation, R(tau) = sum E_i cos(omega_i tau) / sum E_i (random
+    # phases), over lags from 1 minute to 3 hours. A record that repeats with a period in
+    # there has R = 1 at that lag. With N_eff = 1 / sum(share^2) (about 28 here) comparable
+    # components at incommensurate frequencies, R at long lags is like a mean of random
+    # cosines, with a standard deviation sqrt(1 / (2 N_eff)) = 0.13; over about a thousand
+    # independent lags (the spectrum's width gives a correlation time of ~10 s) the largest
+    # is measured at 0.54-0.60. 0.75 is over four of those deviations above it. The beat of
+    # the equal-width bands' three big components reached 0.86-0.90.
+    c, _, _, _ = _sea(case)
+    energy = c.amplitude**2 / 2.0
+    tau = np.arange(60.0, 3.0 * 3600.0, 0.25)
+    r = np.empty_like(tau)
+    for start in range(0, len(tau), 4096):
+        lags = tau[start : start + 4096]
+        r[start : start + 4096] = np.cos(np.outer(lags, c.omega)) @ energy / energy.sum()
+    assert np.max(np.abs(r)) < 0.75
