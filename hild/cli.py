@@ -11,7 +11,7 @@ from hild import __version__
 from hild.arguments import number, whole_number
 from hild.bench import BENCH_DIR, BenchError, parse_start_time
 from hild.config import ConfigError, MultipleConfigError, builtin_names
-from hild.coupled.simulation import CommandError
+from hild.coupled.simulation import CommandError, DivergedError
 from hild.log import FORMATS, write_or_drop
 from hild.model.integrators import METHODS
 from hild.pilot import options as pilot_options
@@ -95,7 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("profile", help="profile name (e.g. odin) or path to a profile TOML")
     sim.add_argument("--duration", type=SECONDS, required=True, metavar="SECONDS")
     sim.add_argument("--dt", type=STEP, default=0.01, metavar="SECONDS",
-                     help="step, up to 1 s (0.01)")  # fmt: skip
+                     help="step, up to 1 s and to the vessel's stable limit, which a longer "
+                     "step's error names (0.01)")  # fmt: skip
     sim.add_argument("--method", choices=tuple(METHODS), default="rk4")
     sim.add_argument(
         "--cmd", action="append", default=[], metavar="NAME=VALUE",
@@ -302,6 +303,9 @@ def _report(e: Exception) -> int:
     if isinstance(e, ConfigError | CommandError):
         write_or_drop(sys.stderr, f"hild: error: {e}\n")
         return 2
+    if isinstance(e, DivergedError):  # the run itself failed: its state became absurd
+        write_or_drop(sys.stderr, f"hild: error: {e}\n")
+        return 1
     if isinstance(e, OSError):  # a port that cannot be created: address in use, path taken, ...
         write_or_drop(sys.stderr, f"hild: error: {e}\n")
         # what the user must change in the bench or the machine is a configuration error

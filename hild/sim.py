@@ -14,12 +14,13 @@ from pathlib import Path
 import numpy as np
 
 from hild.config import MISSING, ConfigError, read_text
-from hild.coupled.loop import ROW_ACTUATORS, row_environment
-from hild.coupled.simulation import CommandError, Simulation
+from hild.coupled.loop import ROW_ACTUATORS, ROW_STATE, ROW_T, row_environment
+from hild.coupled.simulation import CommandError, DivergedError, Simulation
 from hild.environment.environment import Environment
 from hild.kernel_cache import kernels_cached
 from hild.log import write_or_drop
 from hild.model import layout as L
+from hild.model.stability import StepLimit, absurd, round_down, state_problem, step_limit
 from hild.model.vessel import Vessel
 from hild.profiles.vessel import load_profile
 from hild.profiles.weather import load_weather
@@ -109,6 +110,7 @@ class SimRecording:
 
 
 CHUNK_STEPS = 100_000  # steps per compiled call: 1,000 s at 100 Hz
+MAX_STEPS = 10**12  # steps of a run: more than a day of computing at any step
 
 
 def run_sim(
@@ -124,15 +126,22 @@ def run_sim(
     seed: int = 0,
     record: Path | None = None,
 ) -> dict:
-    """Run one simulation; write the CSV if asked; return the summary."""
-    if not duration > 0.0:
-        raise CommandError(f"--duration must be positive, not {duration}")
+    """Run one simulation; write the CSV if asked; return the summary.
+
+    A step longer than the vessel's stable limit (hild/model/stability.py) is refused before
+    anything runs (CommandError); a run whose state becomes absurd all the same stops there
+    (DivergedError, with the rows up to it in the CSV)."""
+    n_total, every = checked_steps(duration, dt, output_interval)
     vessel = load_profile(profile)
     weather_spec = load_weather(weather)
     held, events = checked_commands(vessel, commands or [], schedule)
     if not kernels_cached():
         write_or_drop(sys.stderr, "hild: compiling the vessel model (the first run only; "
                       "later runs load it from the cache) ...\n")  # fmt: skip
+    limit = step_limit(vessel, method)
+    problem = limit.problem(dt)
+    if problem:
+        raise CommandError(f"--dt {dt:g}: expected {problem}")
     environment = Environment(weather_spec, vessel, dt, seed=seed, duration=duration)
     sim = Simulation(vessel, dt=dt, method=method, environment=environment)
     for name, value in held:
@@ -141,16 +150,17 @@ def run_sim(
         if ev.t == 0.0:
             sim.set_command(ev.name, ev.value)
 
-    every = max(1, int(round(output_interval / dt)))
     writer = CsvRows(out, sim.columns()) if out is not None else None
     recording = None
     try:
         if record is not None:
             recording = SimRecording(record, vessel, profile, weather, seed, dt, method, every)
         last, wall = advance_to_end(
-            sim, int(round(duration / dt)), every, [ev for ev in events if ev.t > 0.0],
-            writer, recording,
+            sim, n_total, every, [ev for ev in events if ev.t > 0.0], writer, recording,
         )  # fmt: skip
+    except DivergedError as e:
+        e.advice = divergence_advice(limit, dt, weather, out)
+        raise
     finally:
         if writer is not None:
             writer.close()
@@ -168,8 +178,48 @@ def run_sim(
         "steps": sim.steps,
         "speed": float(math.hypot(sim.x[6], sim.x[7])),
         "wall_s": wall,
-        "real_time_factor": sim.t / wall if wall > 0 else float("inf"),
+        "real_time_factor": sim.t / wall if wall > 0 else math.inf,
     }
+
+
+def checked_steps(duration: float, dt: float, output_interval: float) -> tuple[int, int]:
+    """The run's number of steps and the steps between output rows, checked: at least one
+    step, and not more than MAX_STEPS."""
+    if not duration > 0.0:
+        raise CommandError(f"--duration must be positive, not {duration}")
+    steps = duration / dt
+    if not steps <= MAX_STEPS:
+        raise CommandError(f"--duration {duration:g}: expected at most {MAX_STEPS:.0e} steps "
+                           f"of --dt {dt:g} s")  # fmt: skip
+    n_total = int(round(steps))
+    if n_total < 1:
+        raise CommandError(f"--duration {duration:g}: expected at least one step of --dt "
+                           f"{dt:g} s")  # fmt: skip
+    # a row every output interval; beyond MAX_STEPS, one is as good as any: only t = 0
+    every = max(1, int(round(min(output_interval / dt, MAX_STEPS + 1))))
+    return n_total, every
+
+
+SUSPECT_STEP = 0.25  # a step above this share of the stable limit may be why a run diverged
+
+
+def divergence_advice(limit: StepLimit, dt: float, weather: str, out: Path | None) -> str:
+    """What to try after a run diverged: a smaller step, or milder forces when the step is
+    already well within the vessel's limit."""
+    within = (f"{limit.vessel}'s stable step with {limit.method}, {round_down(limit.dt)} s "
+              "in calm water")  # fmt: skip
+    if dt > SUSPECT_STEP * limit.dt:
+        text = (f"--dt {dt:g} is more than a quarter of {within} (the weather, and commands "
+                f"beyond a full-power turn, can need a shorter one): try a smaller --dt, e.g. "
+                f"{dt / 4:.2g}")  # fmt: skip
+    else:
+        text = (f"--dt {dt:g} is well within {within}, so the forces (of the weather "
+                f"'{weather}', the commands or the profile) are likely beyond what the model "
+                "holds; a run with a smaller --dt tells: if it stops at the same time, the "
+                "step is not the cause")  # fmt: skip
+    if out is not None:
+        text += f" ({out} has the rows up to the last sound one)"
+    return text
 
 
 def checked_commands(
@@ -199,7 +249,9 @@ def advance_to_end(
     recording: SimRecording | None,
 ) -> tuple[np.ndarray, float]:
     """Step to ``n_total`` applying the schedule's ``pending`` rows on time, writing a row every
-    ``every`` steps; returns the last rows and the wall time spent stepping [s]."""
+    ``every`` steps; returns the last rows and the wall time spent stepping [s]. Every row is
+    checked: at the first absurd one the rows before it are written and DivergedError says
+    when and what."""
     last = sim.row()[None, :]
     if writer is not None:
         writer.write(last)
@@ -222,6 +274,12 @@ def advance_to_end(
         t0 = time.perf_counter()
         rows = sim.advance(stop - sim.steps, every)
         wall += time.perf_counter() - t0
+        stopped = diverged(sim, rows)
+        if stopped is not None:
+            bad, t, problem = stopped
+            if writer is not None:
+                writer.write(rows[:bad])
+            raise DivergedError(t, problem)
         if recording is not None and sim.steps % every == 0:
             recording.sample(sim)
         if len(rows):
@@ -229,6 +287,24 @@ def advance_to_end(
             if writer is not None:
                 writer.write(rows)
     return last, wall
+
+
+def diverged(sim: Simulation, rows: np.ndarray) -> tuple[int, float, str] | None:
+    """The first of ``rows`` (and then the present state) that is absurd or not finite: its
+    index, its time and what is wrong (None if all are sound)."""
+    bad = absurd(rows[:, ROW_STATE : ROW_STATE + L.X_SIZE]) | ~np.isfinite(rows).all(axis=1)
+    if bad.any():
+        i = int(bad.argmax())
+        row = rows[i]
+        problem = state_problem(row[ROW_STATE : ROW_STATE + L.X_SIZE])
+        if not problem:
+            names = [c for c, v in zip(sim.columns(), row, strict=True) if not math.isfinite(v)]
+            problem = f"not finite: {', '.join(names)}"
+        return i, float(row[ROW_T]), problem
+    problem = sim.state_problem()
+    if not (problem or np.isfinite(sim.act_state).all() and np.isfinite(sim.env).all()):
+        problem = "the actuators' or the environment's state is not finite"
+    return (len(rows), sim.t, problem) if problem else None
 
 
 def final_values(sim: Simulation, last: np.ndarray) -> dict[str, dict[str, float]]:
@@ -266,9 +342,11 @@ class CsvRows:
 def summary_text(s: dict) -> str:
     """A few human lines followed by one JSON line with the final state."""
     st = s["state"]
+    speed_up = s["real_time_factor"]
     lines = [
         f"hild sim {s['profile']}: {s['t']:.2f} s in {s['steps']} steps of {s['dt']} s "
-        f"({s['method']}), {s['wall_s']:.3f} s wall, {s['real_time_factor']:.0f}x real time",
+        f"({s['method']}), {s['wall_s']:.3f} s wall"
+        + (f", {speed_up:.0f}x real time" if math.isfinite(speed_up) else ""),
         f"  position  x={st['x']:.2f} m  y={st['y']:.2f} m  heading "
         f"{math.degrees(st['psi']) % 360.0:.1f} deg",
         f"  velocity  u={st['u']:.3f} m/s  v={st['v']:.3f} m/s  r={math.degrees(st['r']):.2f} deg/s"
@@ -282,15 +360,24 @@ def summary_text(s: dict) -> str:
             f"{env['current_dir']:.0f} deg, elevation {env['wave_elevation']:.2f} m"
         )
     lines.extend(f"  note: {note}" for note in s["notes"])
-    lines.append(
-        json.dumps(
-            {
-                "t": s["t"],
-                "state": st,
-                "actuators": s["actuators"],
-                "environment": env,
-                "real_time_factor": s["real_time_factor"],
-            }
-        )
-    )
+    final = {
+        "t": s["t"],
+        "state": st,
+        "actuators": s["actuators"],
+        "environment": env,
+        "real_time_factor": speed_up,
+    }
+    lines.append(json.dumps(finite_or_null(final), allow_nan=False))
     return "\n".join(lines)
+
+
+def finite_or_null(value: object) -> object:
+    """``value`` with every float that is not finite (an unmeasurably short run's real-time
+    factor) as None, so that the JSON line is strict JSON (null), which any parser reads."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: finite_or_null(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite_or_null(v) for v in value]
+    return value

@@ -2,6 +2,8 @@
 
 import csv
 import json
+import math
+import re
 import subprocess
 import sys
 
@@ -100,3 +102,67 @@ def test_unknown_weather_lists_the_presets():
     p = hild("sim", "odin", "--duration", "1", "--weather", "hurricane")
     assert p.returncode == 2
     assert "preset = 'hurricane'" in p.stderr and "beaufort-9, beaufort-10" in p.stderr
+
+
+def strict_json(line: str) -> dict:
+    """The JSON line as a strict parser reads it: NaN and Infinity are not JSON."""
+
+    def refuse(name):
+        raise ValueError(f"not JSON: {name}")
+
+    return json.loads(line, parse_constant=refuse)
+
+
+def test_the_json_line_is_strict_json():
+    p = hild("sim", "odin", "--duration", "5", *ODIN_AHEAD)
+    assert p.returncode == 0, p.stderr
+    assert strict_json(p.stdout.strip().splitlines()[-1])["t"] == pytest.approx(5.0)
+
+
+def test_a_real_time_factor_too_large_to_measure_is_null_in_the_json_line():
+    from hild.sim import summary_text
+
+    state = dict.fromkeys(("x", "y", "z", "phi", "theta", "psi", "u", "v", "w", "p", "q", "r"),
+                          0.0)  # fmt: skip
+    summary = {"profile": "odin", "weather": "calm", "seed": 0, "state": state,
+               "actuators": {}, "environment": {}, "notes": [], "method": "rk4", "dt": 0.01,
+               "t": 0.01, "steps": 1, "speed": 0.0, "wall_s": 0.0,
+               "real_time_factor": float("inf")}  # fmt: skip
+    text = summary_text(summary)
+    assert strict_json(text.splitlines()[-1])["real_time_factor"] is None
+    assert "inf" not in text.lower()
+
+
+# A current of 8 m/s setting across Odin's hull: its cross-flow drag is then stiffer than in
+# any manoeuvre of its own, which the up-front bound follows; a step the bound lets through
+# diverges, and a shorter one does not.
+CROSS_CURRENT = "[current]\nspeed = 8.0\nto_deg = 90.0\n"
+
+
+def test_a_run_that_diverges_stops_with_status_1_and_says_when_and_what(tmp_path):
+    weather = tmp_path / "cross.toml"
+    weather.write_text(CROSS_CURRENT)
+    out = tmp_path / "o.csv"
+    p = hild("sim", "odin", "--duration", "60", "--dt", "0.3", "--weather", str(weather),
+             "--out", str(out))  # fmt: skip
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr and p.stdout == ""
+    assert p.stderr.startswith("hild: error: the run stopped at t = "), p.stderr
+    assert "reached" in p.stderr and "try a smaller --dt" in p.stderr
+    with open(out) as f:
+        rows = list(csv.DictReader(f))
+    assert rows and all(math.isfinite(float(v)) for row in rows for v in row.values())
+    assert float(rows[-1]["t"]) < 60.0
+    # the bound let 0.3 s through: the run went on until its state was absurd
+    assert "expected a step" not in p.stderr
+    p = hild("sim", "odin", "--duration", "60", "--dt", "0.05", "--weather", str(weather))
+    assert p.returncode == 0, p.stderr
+    assert strict_json(p.stdout.strip().splitlines()[-1])["state"]["v"] > 1.0
+
+
+def test_a_step_the_vessel_cannot_take_is_refused_naming_the_limit():
+    p = hild("sim", "odin", "--duration", "10", "--dt", "1")
+    assert p.returncode == 2 and p.stdout == "" and "Traceback" not in p.stderr
+    said = re.search(r"hild: error: --dt 1: expected a step of at most ([0-9.]+) s for odin "
+                     r"with rk4 \(.*time constant", p.stderr)  # fmt: skip
+    assert said and 0.01 < float(said.group(1)) < 1.0, p.stderr

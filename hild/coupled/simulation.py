@@ -14,6 +14,7 @@ from hild.model import layout as L
 from hild.model.actuators import actuator_forces
 from hild.model.dynamics import W_SIZE
 from hild.model.integrators import METHODS, WORK_ROWS, step
+from hild.model.stability import state_problem
 from hild.model.vessel import DEGREES, Vessel
 
 if TYPE_CHECKING:
@@ -24,6 +25,20 @@ COMMAND_SLOTS = {"rpm": L.S_SPEED, "cmd": L.S_SPEED, "deflector": L.S_DEFLECTOR}
 
 class CommandError(ValueError):
     """An actuator command that names an unknown actuator or command."""
+
+
+class DivergedError(RuntimeError):
+    """A run whose state left what a vessel can be in (see hild/model/stability.py
+    state_problem): at simulation time ``t`` [s], ``problem`` says how; ``advice`` what to
+    try."""
+
+    def __init__(self, t: float, problem: str, advice: str = ""):
+        super().__init__(t, problem, advice)
+        self.t, self.problem, self.advice = t, problem, advice
+
+    def __str__(self) -> str:
+        text = f"the run stopped at t = {self.t:.2f} s: {self.problem}"
+        return f"{text}. {self.advice}" if self.advice else text
 
 
 class Simulation:
@@ -196,6 +211,12 @@ class Simulation:
             record_outputs(self.environment.B, row, 1)
             parts.append(row[1:])
         return np.concatenate(parts)
+
+    def state_problem(self) -> str:
+        """What makes the present state absurd ('' if nothing): not finite, faster than any
+        boat, spinning or capsized (hild/model/stability.py). A run that reaches one has
+        diverged; ``hild sim`` checks every recorded row."""
+        return state_problem(self.x)
 
     def kinetic_energy(self) -> float:
         """0.5 nu^T M nu [J]."""
