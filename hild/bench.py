@@ -25,6 +25,7 @@ from hild.config import (
 from hild.environment.weather import Weather
 from hild.mirror.config import MirrorConfig, read_mirror
 from hild.model.integrators import METHODS
+from hild.model.stability import step_limit
 from hild.model.vessel import Vessel
 from hild.profiles.vessel import load_profile
 from hild.profiles.weather import available_presets, load_weather
@@ -177,6 +178,9 @@ def load_bench(name_or_path: str | None = None, **overrides: Any) -> Bench:
                     f"a position [x, y, z] within {reach:g} m of {vessel.name}'s body origin "
                     "on each axis (metres forward, starboard, down)",
                 ))  # fmt: skip
+    if vessel_part is not None and "rate_hz" in general:
+        errors.extend(_step_errors(path, vessel_part[0], vessel_part[2], general["rate_hz"],
+                                   overrides.get("rate_hz") is not None))  # fmt: skip
     budgets: list[PortBudget] = []
     command_errors = _command_device_errors(path, devices, vessel)
     errors.extend(command_errors)
@@ -257,6 +261,19 @@ def _general(root: Section, overrides: dict[str, Any]) -> dict[str, Any]:
     }
     bench.finish()
     return result
+
+
+def _step_errors(
+    path: Path, vessel: Vessel, method: str, rate_hz: float, from_option: bool
+) -> list[ConfigError]:
+    """The loop's step, 1 / rate_hz, against the longest step ``method`` takes stably."""
+    limit = step_limit(vessel, method)
+    problem = limit.problem(1.0 / rate_hz)
+    if not problem:
+        return []
+    where, key = ("command line", "--rate") if from_option else (path, "bench.rate_hz")
+    return [ConfigError(where, key, rate_hz, f"a rate of at least {1.0 / limit.dt:.3g} Hz: a "
+                        f"step of 1/rate_hz must be {problem}")]  # fmt: skip
 
 
 def _vessel(root: Section):

@@ -47,6 +47,7 @@ from hild.transport import Inbound, Port, open_port, parse_port_url
 log = structlog.get_logger("hild.daemon")
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # each stops the run cleanly
+STATE_CHECK_S = 1.0  # simulated seconds between checks that the simulation has not diverged
 RESYNC_AFTER_S = 1.0  # a loop this far behind (suspend, debugger) jumps ahead instead of racing
 # How long a thread that wants the GIL waits before asking its holder to drop it: Python's
 # 5 ms would let a recorder's or a client library's thread delay a tick's wake-up by 5 ms.
@@ -340,6 +341,7 @@ class Daemon:
 
     async def _ticks(self, t0: float, wall_dt: float, last_k: int | None, stats_every: int) -> None:
         k = 0
+        check_every = max(1, round(STATE_CHECK_S / self.dt))
         while not self._stop.is_set() and (last_k is None or k < last_k):
             deadline = t0 + (k + 1) * wall_dt
             await self._timer.sleep_until(deadline)  # returns at once (after yielding) when late
@@ -359,6 +361,18 @@ class Daemon:
                 observer.on_tick(self, k * self.dt)
             if k % stats_every == 0:
                 self._log_stats(k * self.dt)
+            if k % check_every == 0:
+                self._check_state(k * self.dt)
+
+    def _check_state(self, t: float) -> None:
+        """Stop a run whose simulation has diverged (a non-finite or absurd state): its sensors
+        would send nonsense. Once per simulated second, off the hot path."""
+        problem = self.sim.state_problem()
+        if problem:
+            log.error("sim.diverged", t=round(t, 3), problem=problem,
+                      hint="a higher rate_hz (a shorter step) or a milder weather may hold "
+                      "it; if not, the model does not hold this boat in this sea")  # fmt: skip
+            self.stop("diverged")
 
     def _log_stats(self, t: float) -> None:
         ports = {p.spec.url: p.stats.as_dict() for p in self.ports.values()}

@@ -215,4 +215,4 @@ def run_bench(
             write_or_drop(sys.stdout, banner(d) + "\n")  # a closed stdout must not end the run
 
         asyncio.run(daemon.run(ready))
-    return 0
+    return 1 if daemon.stop_reason == "diverged" else 0

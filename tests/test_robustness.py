@@ -4,6 +4,7 @@ saturate what does not fit, and a device that fails is skipped for that epoch, c
 from __future__ import annotations
 
 import asyncio
+import json
 
 import numpy as np
 import pytest
@@ -135,3 +136,51 @@ def test_a_loop_held_off_its_core_jumps_ahead_instead_of_racing(tmp_path):
     after = [t for t, _ in gps.sentences("GGA") if t >= resumed - 0.05]
     gaps = np.diff(after)
     assert len(after) >= 2 and gaps.min() > 0.9, after
+
+
+DIVERGING_BENCH = """[bench]
+name = "diverging"
+rate_hz = {rate_hz}
+time_scale = 20
+start_time = "2026-06-01T12:00:00Z"
+run_dir = "{run_dir}"
+[vessel]
+profile = "odin"
+[weather]
+preset = "calm"
+current_speed = 8.0   # across the hull: its cross-flow drag stiffer than any own manoeuvre
+current_to_deg = 90.0
+[[device]]
+name = "gps"
+type = "gps"
+rate_hz = 1
+ports = ["pty://gps"]
+"""
+
+
+def test_a_run_whose_simulation_diverges_stops_with_status_1(tmp_path):
+    # A 0.3 s step passes Odin's up-front limit (0.434 s, from its own manoeuvres), but an
+    # 8 m/s current across the hull is stiffer than those (tests/test_cli.py shows hild sim
+    # diverging on it): the daemon must stop rather than send nonsense fixes, and say why.
+    import subprocess
+    import sys
+
+    bench = tmp_path / "bench.toml"
+
+    def run(rate_hz: float, duration: float) -> subprocess.CompletedProcess:
+        bench.write_text(DIVERGING_BENCH.format(rate_hz=rate_hz, run_dir=tmp_path / "run"))
+        argv = ["run", str(bench), "--duration", str(duration), "--log-format", "json"]
+        return subprocess.run([sys.executable, "-m", "hild.cli", *argv], capture_output=True,
+                              text=True, timeout=120)  # fmt: skip
+
+    p = run(1 / 0.3, 120)
+    events = [json.loads(line) for line in p.stderr.splitlines() if line.startswith("{")]
+    (diverged,) = [e for e in events if e["event"] == "sim.diverged"]
+    (summary,) = [e for e in events if e["event"] == "run.summary"]
+    assert p.returncode == 1 and summary["reason"] == "diverged", (p.returncode, summary)
+    assert "reached" in diverged["problem"] or "not finite" in diverged["problem"], diverged
+    # stopped within the second after it happened, long before the 120 s asked for
+    assert summary["t"] == pytest.approx(diverged["t"], abs=1.0) and summary["t"] < 119.0
+    # and a shorter step holds the same sea: the check stops nothing that is sound
+    p = run(20, 60)
+    assert p.returncode == 0 and "sim.diverged" not in p.stderr, p.stderr[-2000:]
