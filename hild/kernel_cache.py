@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -66,3 +67,13 @@ def kernels_cached() -> bool:
     seconds here and up to a minute on a Raspberry Pi)."""
     folder = os.environ.get("NUMBA_CACHE_DIR", "")
     return bool(folder) and any(Path(folder).rglob("*.nbi"))
+
+
+def announce_compiling() -> None:
+    """Say on stderr, before it happens, that this run compiles the kernels (a silent wait of
+    seconds, up to a minute on a Raspberry Pi, looks like a hang)."""
+    if not kernels_cached():
+        from hild.log import write_or_drop  # structlog: not at `import hild` time
+
+        write_or_drop(sys.stderr, "hild: compiling the vessel model (the first run only; later "
+                      "runs load it from the cache) ...\n")  # fmt: skip

@@ -13,6 +13,7 @@ from hild.bench import Bench, load_bench
 from hild.bus.device import CommandDevice
 from hild.config import ConfigError
 from hild.daemon import Daemon
+from hild.kernel_cache import announce_compiling
 from hild.log import configure_logging, write_or_drop
 from hild.mirror.config import from_url
 from hild.mirror.observer import Mirror
@@ -25,6 +26,7 @@ from hild.transport.url import parse_port_url, split_host_port
 
 def check_bench(name_or_path: str | None) -> int:
     """Validate a bench and print what it would run; errors raise BenchError."""
+    announce_compiling()  # the step limit's check steps the model
     bench = load_bench(name_or_path)
     out = sys.stdout
     out.write(f"{bench.file}: OK: {bench.profile} in {bench.weather.preset} weather, "
@@ -202,6 +204,7 @@ def run_bench(
 ) -> int:
     """Check the bench, then run it until Ctrl-C, SIGTERM or ``duration``."""
     configure_logging(log_format, log_level)
+    announce_compiling()
     bench = load_bench(name_or_path, **overrides)
     # Held for the whole run when pty links go in it: checked, locked against a second daemon,
     # cleaned of the links a dead one left (hild.rundir).

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import sys
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -17,8 +16,7 @@ from hild.config import MISSING, ConfigError, read_text
 from hild.coupled.loop import ROW_ACTUATORS, ROW_STATE, ROW_T, row_environment
 from hild.coupled.simulation import CommandError, DivergedError, Simulation
 from hild.environment.environment import Environment
-from hild.kernel_cache import kernels_cached
-from hild.log import write_or_drop
+from hild.kernel_cache import announce_compiling
 from hild.model import layout as L
 from hild.model.stability import StepLimit, absurd, round_down, state_problem, step_limit
 from hild.model.vessel import Vessel
@@ -135,9 +133,7 @@ def run_sim(
     vessel = load_profile(profile)
     weather_spec = load_weather(weather)
     held, events = checked_commands(vessel, commands or [], schedule)
-    if not kernels_cached():
-        write_or_drop(sys.stderr, "hild: compiling the vessel model (the first run only; "
-                      "later runs load it from the cache) ...\n")  # fmt: skip
+    announce_compiling()
     limit = step_limit(vessel, method)
     problem = limit.problem(dt)
     if problem:

@@ -66,3 +66,17 @@ def test_a_layout_change_is_compiled_afresh(tmp_path):
 def test_the_key_follows_the_sources():
     assert len(sources_key()) == 16 and sources_key() == sources_key()
     assert os.environ["NUMBA_CACHE_DIR"].endswith(PREFIX + sources_key())  # set at import
+
+
+def test_a_run_that_compiles_says_so_first_and_a_cached_one_does_not(tmp_path):
+    # A cold start compiles for seconds (a minute on a Raspberry Pi) before anything else is
+    # printed; a silent wait that long looks like a hang. `hild check` steps the model for the
+    # step limit, so it compiles too.
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    said = []
+    for _ in range(2):
+        p = subprocess.run([sys.executable, "-m", "hild.cli", "check"], env=env, cwd=REPO,
+                           capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert p.returncode == 0, p.stderr[-3000:]
+        said.append("hild: compiling the vessel model" in p.stderr)
+    assert said == [True, False]
