@@ -1,0 +1,110 @@
+"""Benchmark: how long hild takes to start, warm (numba's cache filled) and cold (empty).
+
+Times, end to end as a user meets them, each as the median of several runs:
+
+- `hild --help` and `hild check` (the default bench);
+- `hild run` (the default bench moved onto a free UDP port) from the command to the first
+  sentence on that port;
+- `hild sim odin --duration 60` from the command to its exit.
+
+Cold runs point numba at an empty cache directory (NUMBA_CACHE_DIR), so every kernel a command
+needs is compiled; warm runs use a cache that an untimed run filled first. Prints one table.
+
+    python bench/bench_startup.py [--warm 5] [--cold 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import REPO, free_port
+
+HILD = [sys.executable, "-m", "hild.cli"]
+SIM = ["sim", "odin", "--duration", "60", "--cmd", "port.rpm=1500", "--cmd", "starboard.rpm=1500"]
+
+
+def default_bench_on(folder: Path, udp_port: int) -> Path:
+    """The built-in default bench sending to ``udp_port``, listening on a free one."""
+    text = (REPO / "profiles" / "bench" / "default.toml").read_text()
+    text = text.replace("10110", str(udp_port)).replace("10112", str(free_port(socket.SOCK_DGRAM)))
+    path = folder / "default.toml"
+    path.write_text(text)
+    return path
+
+
+def timed(argv: list[str], env: dict[str, str]) -> float:
+    """Seconds from starting ``hild ARGV`` to its exit (which must be 0)."""
+    t0 = time.perf_counter()
+    subprocess.run([*HILD, *argv], env=env, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, cwd=REPO)  # fmt: skip
+    return time.perf_counter() - t0
+
+
+def first_sentence(folder: Path, env: dict[str, str]) -> float:
+    """Seconds from starting `hild run` to the first datagram of its sentences."""
+    folder = Path(tempfile.mkdtemp(dir=folder))  # a run directory of its own each time
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock, \
+            open(folder / "stderr", "w+") as log:  # fmt: skip
+        sock.bind(("127.0.0.1", 0))
+        sock.settimeout(120.0)
+        bench = default_bench_on(folder, sock.getsockname()[1])
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([*HILD, "run", str(bench), "--run-dir", str(folder / "run")],
+                                env=env, stdout=subprocess.DEVNULL, stderr=log,
+                                cwd=REPO)  # fmt: skip
+        try:
+            sock.recv(4096)
+            return time.perf_counter() - t0
+        except TimeoutError:
+            log.seek(0)
+            raise SystemExit(f"hild run sent nothing in 120 s:\n{log.read()[-3000:]}") from None
+        finally:
+            proc.terminate()
+            proc.wait(30)
+
+
+def measure(name: str, once, runs: int, cold: bool) -> float:
+    """The median of ``runs`` calls of once(env), each cold (a fresh cache) or warm."""
+    times = []
+    with tempfile.TemporaryDirectory() as warm_cache:
+        for _ in range(runs):
+            with tempfile.TemporaryDirectory() as folder:
+                cache = folder + "/numba" if cold else warm_cache
+                env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+                if not cold and not times:
+                    once(Path(folder), env)  # fill the warm cache, untimed
+                times.append(once(Path(folder), env))
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--warm", type=int, default=5, help="warm runs of each (median)")
+    parser.add_argument("--cold", type=int, default=2, help="cold runs of each (median)")
+    args = parser.parse_args()
+    cases = [
+        ("hild --help", lambda folder, env: timed(["--help"], env)),
+        ("hild check (default bench)", lambda folder, env: timed(["check"], env)),
+        ("hild run: first sentence", first_sentence),
+        ("hild sim odin --duration 60", lambda folder, env: timed(SIM, env)),
+    ]
+    print(f"hild start-up benchmark: {os.cpu_count()} cores, Python {sys.version.split()[0]}; "
+          f"median of {args.warm} warm and {args.cold} cold runs")  # fmt: skip
+    print(f"{'command':<32} {'warm':>8} {'cold':>8}")
+    print("-" * 50)
+    for name, once in cases:
+        warm = measure(name, once, args.warm, cold=False)
+        cold = measure(name, once, args.cold, cold=True)
+        print(f"{name:<32} {warm:7.2f}s {cold:7.2f}s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
