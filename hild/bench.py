@@ -27,6 +27,7 @@ from hild.mirror.config import MirrorConfig, read_mirror
 from hild.model.integrators import METHODS
 from hild.model.stability import step_limit
 from hild.model.vessel import Vessel
+from hild.profiles import BENCH_DIR
 from hild.profiles.vessel import load_profile
 from hild.profiles.weather import available_presets, load_weather
 from hild.record.config import RecordConfig, read_record
@@ -46,7 +47,6 @@ from hild.sensors.geodesy import DEFAULT_ORIGIN, Origin
 from hild.sensors.noise import NoiseSpec
 from hild.transport.url import DEFAULT_RUN_DIR, PortSpec, PortUrlError, parse_port_url
 
-BENCH_DIR = Path(__file__).resolve().parents[1] / "profiles" / "bench"
 DEFAULT_BENCH = "default"
 BITS_PER_BYTE = 10  # start + 8 data + stop bits on an asynchronous serial line
 MAX_BAUD = 4_000_000  # the fastest rate Linux's termios names (B4000000)

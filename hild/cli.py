@@ -9,12 +9,11 @@ from pathlib import Path
 
 from hild import __version__
 from hild.arguments import number, whole_number
-from hild.bench import BENCH_DIR, BenchError, parse_start_time
 from hild.config import ConfigError, MultipleConfigError, builtin_names
-from hild.coupled.simulation import CommandError, DivergedError
 from hild.log import FORMATS, write_or_drop
-from hild.model.integrators import METHODS
+from hild.model.layout import METHODS
 from hild.pilot import options as pilot_options
+from hild.profiles import BENCH_DIR
 from hild.profiles.vessel import available_profiles
 from hild.profiles.weather import available_presets
 from hild.transport.url import DEFAULT_RUN_DIR
@@ -217,6 +216,8 @@ def _plot_waypoints(text: str) -> tuple[tuple[float, float], ...] | str:
 
 
 def _start_time(text: str) -> str:
+    from hild.bench import parse_start_time  # (numba comes with the bench: not for --help)
+
     try:
         parse_start_time(text)
     except ValueError as e:
@@ -294,6 +295,9 @@ def main(argv: list[str] | None = None) -> int:
 def _report(e: Exception) -> int:
     """One message and an exit status for an error: 2 for what the user must change in a file,
     an option or the machine's set-up, 1 for a failure of the run (and for a bug)."""
+    from hild.bench import BenchError  # imported here: `hild --help` needs no numba
+    from hild.coupled.simulation import CommandError, DivergedError
+
     if isinstance(e, MultipleConfigError):
         where = "the bench" if isinstance(e, BenchError) else e.file
         write_or_drop(sys.stderr, f"hild: {len(e.errors)} error(s) in {where}:\n")
@@ -313,7 +317,6 @@ def _report(e: Exception) -> int:
     write_or_drop(sys.stderr, f"hild: internal error: {type(e).__name__}: {e} (run again with "
                   "--debug for the traceback, and please report it)\n")  # fmt: skip
     return 1
-    return 0
 
 
 if __name__ == "__main__":

@@ -166,3 +166,20 @@ def test_a_step_the_vessel_cannot_take_is_refused_naming_the_limit():
     said = re.search(r"hild: error: --dt 1: expected a step of at most ([0-9.]+) s for odin "
                      r"with rk4 \(.*time constant", p.stderr)  # fmt: skip
     assert said and 0.01 < float(said.group(1)) < 1.0, p.stderr
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["run", "--help"], ["sim", "--help"], ["--version"]])
+def test_help_does_not_import_the_compiled_core(argv):
+    # numba's import alone takes a third of a second here (more on a Raspberry Pi): the help a
+    # user asks for must not wait for the compiler
+    code = "\n".join([
+        "import runpy, sys",
+        f"sys.argv = ['hild', *{argv!r}]",
+        "try:",
+        "    runpy.run_module('hild.cli', run_name='__main__')",
+        "except SystemExit:",
+        "    pass",
+        "print('numba' in sys.modules, 'hild.model.dynamics' in sys.modules)",
+    ])  # fmt: skip
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stdout.strip().splitlines()[-1] == "False False", p

@@ -12,11 +12,9 @@ from numba import njit
 
 from hild.model.actuators import actuator_forces, update_actuators
 from hild.model.dynamics import rhs
-from hild.model.layout import I_EXTERNAL, I_TAU
+from hild.model.layout import I_EXTERNAL, I_TAU, METHOD_DOPRI5, METHOD_RK4, METHODS
 
-METHOD_RK4 = 0
-METHOD_DOPRI5 = 1
-METHODS = {"rk4": METHOD_RK4, "dopri5": METHOD_DOPRI5}
+__all__ = ["METHODS", "METHOD_DOPRI5", "METHOD_RK4", "WORK_ROWS", "step"]
 
 WORK_ROWS = 8  # stages k1..k7 and one trial state
 

@@ -5,6 +5,11 @@ functions need no objects and allocate nothing; these names are the contract
 between hild/model/pack.py (which fills the arrays) and the kernels.
 """
 
+# --- integration methods, by the name a bench or --method gives ------------------
+METHOD_RK4 = 0
+METHOD_DOPRI5 = 1
+METHODS = {"rk4": METHOD_RK4, "dopri5": METHOD_DOPRI5}
+
 # --- vessel parameter vector -------------------------------------------------
 P_M_INV = 0  # 36: inverse of M = M_RB + M_A, row-major
 P_MA = 36  # 36: added mass M_A (positive-definite convention), row-major

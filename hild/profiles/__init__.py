@@ -1,2 +1,6 @@
 """Reading the files of profiles/: vessel profiles and weather presets, into the core's
 frozen records."""
+
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parents[2] / "profiles" / "bench"  # the built-in benches
