@@ -16,7 +16,7 @@ import platform
 import time
 
 from hild.coupled.simulation import Simulation
-from hild.profiles.vessel import available_profiles, load_profile
+from hild.profiles.vessel import PROFILES, load_profile
 
 DT = 0.01
 
@@ -78,7 +78,7 @@ def main() -> None:
     )
     print(header)
     print("-" * len(header))
-    for name in available_profiles():
+    for name in PROFILES.names():
         v = load_profile(name)
         rk4 = loop_rate(moving(Simulation(v, DT, "rk4")), args.seconds)
         dp5 = loop_rate(moving(Simulation(v, DT, "dopri5")), args.seconds)

@@ -71,7 +71,7 @@ def first_sentence(folder: Path, env: dict[str, str]) -> float:
             proc.wait(30)
 
 
-def measure(name: str, once, runs: int, cold: bool) -> float:
+def measure(once, runs: int, cold: bool) -> float:
     """The median of ``runs`` calls of once(env), each cold (a fresh cache) or warm."""
     times = []
     with tempfile.TemporaryDirectory() as warm_cache:
@@ -101,8 +101,8 @@ def main() -> None:
     print(f"{'command':<32} {'warm':>8} {'cold':>8}")
     print("-" * 50)
     for name, once in cases:
-        warm = measure(name, once, args.warm, cold=False)
-        cold = measure(name, once, args.cold, cold=True)
+        warm = measure(once, args.warm, cold=False)
+        cold = measure(once, args.cold, cold=True)
         print(f"{name:<32} {warm:7.2f}s {cold:7.2f}s", flush=True)
 
 

@@ -20,16 +20,15 @@ from hild.config import (
     Problems,
     Section,
     load_toml,
-    resolve_file,
 )
 from hild.environment.weather import Weather
 from hild.mirror.config import MirrorConfig, read_mirror
-from hild.model.integrators import METHODS
+from hild.model.layout import METHODS
 from hild.model.stability import step_limit
 from hild.model.vessel import Vessel
-from hild.profiles import BENCH_DIR
+from hild.profiles import BENCHES
 from hild.profiles.vessel import load_profile
-from hild.profiles.weather import available_presets, load_weather
+from hild.profiles.weather import PRESETS, load_weather
 from hild.record.config import RecordConfig, read_record
 from hild.sensors.catalog import (
     MAX_RATE_HZ,
@@ -123,8 +122,7 @@ class Bench:
 def resolve_bench(name_or_path: str | None) -> Path:
     """A bench file from a path, or a built-in name from ``profiles/bench/``."""
     try:
-        return resolve_file(name_or_path or DEFAULT_BENCH, BENCH_DIR, None, "bench", "name",
-                            builtin="bench")  # fmt: skip
+        return BENCHES.resolve(name_or_path or DEFAULT_BENCH)
     except ConfigError as e:
         raise BenchError([e]) from None
 
@@ -321,7 +319,7 @@ def _weather(root: Section) -> Weather:
     try:
         weather = load_weather(preset)
     except NotFoundError:  # (one that exists but is malformed is reported as it is)
-        names = ", ".join(available_presets())
+        names = ", ".join(PRESETS.names())
         raise section.error("preset", preset, f"a weather file or one of: {names}") from None
     # The bench file may move the preset's mean wind and current.
     weather = weather.with_means(

@@ -9,13 +9,13 @@ from pathlib import Path
 
 from hild import __version__
 from hild.arguments import number, whole_number
-from hild.config import ConfigError, MultipleConfigError, builtin_names
+from hild.config import ConfigError, MultipleConfigError
 from hild.log import FORMATS, write_or_drop
 from hild.model.layout import METHODS
 from hild.pilot import options as pilot_options
-from hild.profiles import BENCH_DIR
-from hild.profiles.vessel import available_profiles
-from hild.profiles.weather import available_presets
+from hild.profiles import BENCHES
+from hild.profiles.vessel import PROFILES
+from hild.profiles.weather import PRESETS
 from hild.transport.url import DEFAULT_RUN_DIR
 
 SECONDS = number("a number of seconds")
@@ -40,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         "ptys, UDP and TCP. With no bench file it runs the built-in default: Odin in calm water "
         "off Horten with a GNSS compass, an anemometer and a speed log on virtual serial ports "
         "under /tmp/hild/, and every sentence on UDP 127.0.0.1:10110. Built-in benches: "
-        + ", ".join(builtin_names(BENCH_DIR))
+        + ", ".join(BENCHES.names())
         + ".",
     )
     run.add_argument("bench", nargs="?", help="bench file, or a built-in bench name (default)")
@@ -89,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
         "sim",
         help="run a vessel model faster than real time",
         description="Run a vessel profile faster than real time and print a summary; "
-        f"built-in profiles: {', '.join(available_profiles())}.",
+        f"built-in profiles: {', '.join(PROFILES.names())}.",
     )
     sim.add_argument("profile", help="profile name (e.g. odin) or path to a profile TOML")
     sim.add_argument("--duration", type=SECONDS, required=True, metavar="SECONDS")
@@ -113,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "--weather", default="calm", metavar="PRESET",
         help="weather preset name or TOML file (calm); presets: "
-        + ", ".join(available_presets()),
+        + ", ".join(PRESETS.names()),
     )  # fmt: skip
     sim.add_argument("--seed", type=SEED, default=0, help="random seed of the weather (0)")
 

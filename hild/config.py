@@ -7,6 +7,7 @@ import math
 import os
 import re
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, overload
 
@@ -148,42 +149,54 @@ def builtin_names(folder: Path) -> list[str]:
     return natural_sorted(p.stem for p in folder.glob("*.toml"))
 
 
-def resolve_file(
-    name_or_path: str,
-    folder: Path,
-    env_var: str | None,
-    kind: str,
-    key: str,
-    builtin: str | None = None,
-) -> Path:
-    """The one resolver of configuration files: a path, or a name looked up in ``$env_var``'s
-    folders and then in ``folder`` (of built-in ones, called ``builtin`` in messages).
+@dataclass(frozen=True)
+class FileKind:
+    """One kind of configuration file (profiles, weather presets, benches, device types): the
+    folder of the built-in ones, the environment variable whose folders are searched first,
+    and how messages name a file of the kind (``kind``) and a name of one (``key``; the
+    built-in ones are called ``builtin`` if given, else ``kind``)."""
 
-    Something that looks like a path (it ends in ``.toml`` or has a separator) must be a
-    file: else a ConfigError for that path saying what it is. A name found nowhere is a
-    NotFoundError whose file is ``kind`` and whose key is ``key``, listing the built-in names;
-    an existing file of that name in the current folder is taken as a path.
-    """  # fmt: skip
-    candidate = Path(name_or_path)
-    if candidate.suffix == ".toml" or os.sep in name_or_path:
+    kind: str
+    key: str
+    folder: Path
+    env_var: str | None = None
+    builtin: str | None = None
+
+    def folders(self) -> list[Path]:
+        """Where names are looked up: ``$env_var``'s folders, then the built-in one."""
+        extra = os.environ.get(self.env_var, "") if self.env_var else ""
+        return [*(Path(d) for d in extra.split(os.pathsep) if d), self.folder]
+
+    def names(self) -> list[str]:
+        """The built-in names, numbers in numeric order (beaufort-2 before beaufort-10)."""
+        return builtin_names(self.folder)
+
+    def resolve(self, name_or_path: str) -> Path:
+        """The one resolver of configuration files: a path, or a name looked up in
+        ``folders()``.
+
+        Something that looks like a path (it ends in ``.toml`` or has a separator) must be a
+        file: else a ConfigError for that path saying what it is. A name found nowhere is a
+        NotFoundError whose file is ``kind`` and whose key is ``key``, listing the built-in
+        names; an existing file of that name in the current folder is taken as a path.
+        """
+        candidate = Path(name_or_path)
+        builtin = f"built-in {self.builtin or self.kind}"
+        if candidate.suffix == ".toml" or os.sep in name_or_path:
+            if candidate.is_file():
+                return candidate
+            if candidate.is_dir():
+                raise ConfigError(candidate, "", MISSING, f"a {self.kind} file, not a directory")
+            raise ConfigError(candidate, "", MISSING, f"an existing {self.kind} file (no such "
+                              f"file; {builtin}s: {', '.join(self.names())})")  # fmt: skip
+        for d in self.folders():
+            path = d / f"{name_or_path}.toml"
+            if path.is_file():
+                return path
         if candidate.is_file():
             return candidate
-        if candidate.is_dir():
-            raise ConfigError(candidate, "", MISSING, f"a {kind} file, not a directory")
-        names = ", ".join(builtin_names(folder))
-        raise ConfigError(candidate, "", MISSING, f"an existing {kind} file (no such file; "
-                          f"built-in {builtin or kind}s: {names})")  # fmt: skip
-    extra = os.environ.get(env_var, "") if env_var else ""
-    dirs = [Path(d) for d in extra.split(os.pathsep) if d]
-    for d in [*dirs, folder]:
-        path = d / f"{name_or_path}.toml"
-        if path.is_file():
-            return path
-    if candidate.is_file():
-        return candidate
-    names = ", ".join(builtin_names(folder))
-    raise NotFoundError(kind, key, name_or_path, f"a {kind} file or a built-in "
-                      f"{builtin or kind}: {names}")  # fmt: skip
+        raise NotFoundError(self.kind, self.key, name_or_path, f"a {self.kind} file or a "
+                            f"{builtin}: {', '.join(self.names())}")  # fmt: skip
 
 
 class Section:

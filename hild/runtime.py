@@ -27,7 +27,7 @@ from hild.control import (
     WeatherChange,
 )
 from hild.environment.environment import Environment
-from hild.profiles.weather import read_weather, resolve_weather
+from hild.profiles.weather import PRESETS, read_weather
 from hild.sensors.catalog import load_device_type
 from hild.sensors.device import Device
 from hild.transport.base import Inbound
@@ -70,7 +70,7 @@ class RuntimeControl:
         mean overrides written in, so that a partial change keeps them."""
         weather = self.daemon.bench.weather
         try:
-            doc = load_toml(resolve_weather(weather.preset))
+            doc = load_toml(PRESETS.resolve(weather.preset))
         except (ConfigError, KeyError):
             doc = {}
         doc.setdefault("wind", {}).update(speed=weather.wind.speed, from_deg=weather.wind.from_deg)
@@ -165,7 +165,7 @@ class RuntimeControl:
             if not isinstance(preset, str):
                 raise ConfigError("control/weather", "preset", preset, "a preset name")
             try:
-                doc = load_toml(resolve_weather(preset))
+                doc = load_toml(PRESETS.resolve(preset))
             except ConfigError as e:
                 raise ConfigError("control/weather", "preset", preset, e.expected) from None
             name = preset

@@ -17,7 +17,7 @@ from hild.environment import spectra
 from hild.environment.environment import Environment
 from hild.environment.kernel import blendermann_cs, env_advance, env_outputs
 from hild.environment.weather import CurrentSpec, GaussMarkov, GustSpec, WaveSpec, Weather, WindSpec
-from hild.profiles.weather import available_presets, load_weather
+from hild.profiles.weather import PRESETS, load_weather
 
 
 def run(weather, name="jolner", dt=0.05, seconds=600.0, seed=1, every=1, setup=None):
@@ -236,7 +236,7 @@ def test_every_preset_sea_shares_its_energy_evenly():
     # the preset puts it.
     v = vessel("odin")
     seas = 0
-    for name in available_presets():
+    for name in PRESETS.names():
         w = load_weather(name)
         if not w.waves.active:
             continue
@@ -447,7 +447,7 @@ def test_each_process_has_its_own_stream():
 
 
 def test_presets_hold_the_thesis_scenarios_and_beaufort_scale():
-    names = set(available_presets())
+    names = set(PRESETS.names())
     assert {"calm", "gale-calm-sea", "gale-hs1"} <= names
     assert {f"beaufort-{n}" for n in range(13)} <= names
     gale = load_weather("gale-calm-sea")

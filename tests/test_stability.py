@@ -20,7 +20,7 @@ from hild.model.stability import (
     state_problem,
     step_limit,
 )
-from hild.profiles.vessel import available_profiles, load_profile
+from hild.profiles.vessel import PROFILES, load_profile
 
 # Full thrust ahead for 20 s, then a hard turn for 40 s, in each vessel's own commands.
 FULL_AHEAD = {
@@ -41,7 +41,7 @@ CASES = [(p, m) for p in sorted(FULL_AHEAD) for m in METHODS]
 
 
 def test_every_built_in_profile_is_covered():
-    assert sorted(FULL_AHEAD) == available_profiles()
+    assert sorted(FULL_AHEAD) == PROFILES.names()
 
 
 def test_dopri5s_stability_polynomial_is_its_tableaus():

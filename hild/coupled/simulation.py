@@ -13,7 +13,8 @@ from hild.environment.kernel import env_advance, env_outputs
 from hild.model import layout as L
 from hild.model.actuators import actuator_forces
 from hild.model.dynamics import W_SIZE
-from hild.model.integrators import METHODS, WORK_ROWS, step
+from hild.model.integrators import WORK_ROWS, step
+from hild.model.layout import METHODS
 from hild.model.stability import state_problem
 from hild.model.vessel import DEGREES, Vessel
 

@@ -12,9 +12,7 @@ from numba import njit
 
 from hild.model.actuators import actuator_forces, update_actuators
 from hild.model.dynamics import rhs
-from hild.model.layout import I_EXTERNAL, I_TAU, METHOD_DOPRI5, METHOD_RK4, METHODS
-
-__all__ = ["METHODS", "METHOD_DOPRI5", "METHOD_RK4", "WORK_ROWS", "step"]
+from hild.model.layout import I_EXTERNAL, I_TAU, METHOD_DOPRI5
 
 WORK_ROWS = 8  # stages k1..k7 and one trial state
 

@@ -63,7 +63,7 @@ import numpy as np
 from hild.model import layout as L
 from hild.model.actuators import actuator_forces
 from hild.model.dynamics import W_SIZE, rhs
-from hild.model.integrators import METHOD_RK4, WORK_ROWS, step
+from hild.model.integrators import WORK_ROWS, step
 from hild.model.vessel import Vessel
 
 # Each method's stability polynomial R(z), lowest power first (see above; tests derive
@@ -267,7 +267,7 @@ def manoeuvre(vessel: Vessel, dt: float) -> Iterator[tuple[np.ndarray, np.ndarra
     for leg, duration in LEGS:
         command = legs[leg]
         for k in range(1, round(duration / dt) + 1):
-            step(METHOD_RK4, x, vessel.params, vessel.actuator_params, n, state, command, env,
+            step(L.METHOD_RK4, x, vessel.params, vessel.actuator_params, n, state, command, env,
                  inp, tau, dt, work, w)  # fmt: skip
             if k % every == 0:
                 if state_problem(x):  # the model itself runs away: nothing more to learn

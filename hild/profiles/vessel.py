@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hild.config import ConfigError, Problems, Section, builtin_names, load_toml, resolve_file
+from hild.config import ConfigError, FileKind, Problems, Section, load_toml
 from hild.model.pack import LAWS, pack_actuators, pack_parameters
 from hild.model.vessel import (
     DEGREES,
@@ -37,19 +37,12 @@ from hild.model.vessel import (
 PROFILE_DIR = Path(__file__).resolve().parents[2] / "profiles"
 
 
-def available_profiles() -> list[str]:
-    """Names of the built-in vessel profiles."""
-    return builtin_names(PROFILE_DIR)
-
-
-def resolve_profile(name_or_path: str) -> Path:
-    """A profile's file from a path or a built-in name (HILD_PROFILE_PATH adds folders)."""
-    return resolve_file(name_or_path, PROFILE_DIR, "HILD_PROFILE_PATH", "profile", "name")
+PROFILES = FileKind("profile", "name", PROFILE_DIR, "HILD_PROFILE_PATH")
 
 
 def load_profile(name_or_path: str) -> Vessel:
     """Read, check and compile a vessel profile; every problem of the file is reported at once."""
-    path = resolve_profile(name_or_path)
+    path = PROFILES.resolve(name_or_path)
     root = Section(load_toml(path), path)
     return _read_vessel(root, path)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from hild.config import Problems, Section, builtin_names, load_toml, resolve_file
+from hild.config import FileKind, Problems, Section, load_toml
 from hild.environment.weather import (
     GUST_MODELS,
     WAVE_SPECTRA,
@@ -24,19 +24,12 @@ from hild.environment.weather import (
 WEATHER_DIR = Path(__file__).resolve().parents[2] / "profiles" / "weather"
 
 
-def available_presets() -> list[str]:
-    """Names of the built-in weather presets, numbers in numeric order (beaufort-2 < -10)."""
-    return builtin_names(WEATHER_DIR)
-
-
-def resolve_weather(name_or_path: str) -> Path:
-    """A preset's file from a path or a built-in name (HILD_WEATHER_PATH adds folders)."""
-    return resolve_file(name_or_path, WEATHER_DIR, "HILD_WEATHER_PATH", "weather", "preset")
+PRESETS = FileKind("weather", "preset", WEATHER_DIR, "HILD_WEATHER_PATH")
 
 
 def load_weather(name_or_path: str) -> Weather:
     """Read and check a weather preset."""
-    path = resolve_weather(name_or_path)
+    path = PRESETS.resolve(name_or_path)
     root = Section(load_toml(path), path)
     return read_weather(root, path.stem, str(path))
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hild.bus.device import CommandDevice
 from hild.bus.models import COMMAND_MODELS
-from hild.config import ConfigError, Section, load_toml, resolve_file
+from hild.config import ConfigError, FileKind, Section, load_toml
 from hild.sensors.anemometer import Anemometer
 from hild.sensors.device import Device
 from hild.sensors.gps import Gps
@@ -44,20 +43,17 @@ class DeviceType:
     settings: dict[str, Any]
 
 
-def device_dirs() -> list[Path]:
-    """Folders searched for device types: $HILD_DEVICE_PATH, then the built-in ``devices/``."""
-    extra = [Path(d) for d in os.environ.get("HILD_DEVICE_PATH", "").split(os.pathsep) if d]
-    return [*extra, DEVICE_DIR]
+DEVICE_TYPES = FileKind("device type", "type", DEVICE_DIR, "HILD_DEVICE_PATH")
 
 
 def available_device_types() -> list[str]:
-    names = {p.stem for d in device_dirs() for p in d.glob("*.toml")}
-    return sorted(names)
+    """Every device type's name, in $HILD_DEVICE_PATH's folders and ``devices/``."""
+    return sorted({p.stem for d in DEVICE_TYPES.folders() for p in d.glob("*.toml")})
 
 
 def load_device_type(name: str) -> DeviceType:
     """Read and check a device type: a path, or a name in $HILD_DEVICE_PATH or ``devices/``."""
-    path = resolve_file(name, DEVICE_DIR, "HILD_DEVICE_PATH", "device type", "type")
+    path = DEVICE_TYPES.resolve(name)
     root = Section(load_toml(path), path)
     dev = root.table("device", required=True)
     model_name = dev.string("model", name)
