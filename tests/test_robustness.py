@@ -159,7 +159,7 @@ ports = ["pty://gps"]
 
 
 def test_a_run_whose_simulation_diverges_stops_with_status_1(tmp_path):
-    # A 0.3 s step passes Odin's up-front limit (0.434 s, from its own manoeuvres), but an
+    # A 0.12 s step passes Odin's up-front limit (0.134 s, from its own manoeuvres), but an
     # 8 m/s current across the hull is stiffer than those (tests/test_cli.py shows hild sim
     # diverging on it): the daemon must stop rather than send nonsense fixes, and say why.
     import subprocess
@@ -173,7 +173,7 @@ def test_a_run_whose_simulation_diverges_stops_with_status_1(tmp_path):
         return subprocess.run([sys.executable, "-m", "hild.cli", *argv], capture_output=True,
                               text=True, timeout=120)  # fmt: skip
 
-    p = run(1 / 0.3, 120)
+    p = run(1 / 0.12, 120)
     events = [json.loads(line) for line in p.stderr.splitlines() if line.startswith("{")]
     (diverged,) = [e for e in events if e["event"] == "sim.diverged"]
     (summary,) = [e for e in events if e["event"] == "run.summary"]

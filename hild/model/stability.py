@@ -27,16 +27,16 @@ The dynamics are linearized where they are stiffest for the hull's own forces:
 - Along a manoeuvre at full power (``manoeuvre``: full ahead, then the helm hard over, then
   full astern), by the Jacobian of the equations (hild/model/dynamics.py rhs) at its states:
   the drag terms c |u| u there add 2 |c u| to the damping, and the Coriolis terms couple the
-  modes in proportion to the speed. In a full-power turn Odin's cross-flow drag makes its
-  sway decay limit the step more than any of its modes at rest does.
+  modes in proportion to the speed. In a full-power turn Odin's quadratic sway and yaw drag
+  make its sway-yaw decay limit the step more than any of its modes at rest does.
 
 The step allowed is MARGIN = 0.7 of the least linear limit. The linear analysis holds for
 small departures from a state, and within a step the stages of an explicit method visit
 states off the trajectory where a quadratic drag is stiffer than its tangent says, the more
 so for Dormand-Prince's large stage coefficients (A52 = -11.6). Measured on the built-in
-profiles at full power ahead and then in a hard turn: Odin with dopri5 runs away at 0.8 of
+profiles at full power ahead and then in a hard turn: Odin with dopri5 runs away at 1.0 of
 its linear limit (its sway speed jumps several-fold in one step as the turn starts) and
-stays bounded at 0.75, with rk4 it stays bounded at 0.9 and runs away at 1.0; the other
+stays bounded at 0.9, with rk4 it stays bounded at 1.0 and runs away at 1.2; the other
 profiles stay bounded at 0.84 with either method. With the margin a run at 0.9 of the
 allowed step is at 0.63 of the linear limit (tests/test_stability.py).
 
