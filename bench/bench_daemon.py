@@ -1,10 +1,14 @@
-"""Benchmark: `hild run` in real time, tick jitter and CPU per cent of one core.
+"""Benchmark: `hild run` in real time, tick jitter and CPU per cent of one core, against the
+floors of the same clock measured in the same run.
 
 Runs the daemon as a subprocess (as a user would) at 100 Hz with four devices on
-ptys and UDP, with this process reading every pty and the UDP port as clients
+ptys and UDP in gale-hs1, with this process reading every pty and the UDP port as clients
 would, then the built-in default bench the same way; each bench once plain and once with
 ``--record`` (MCAP and the Signal K log in a temporary folder), one after the other, so that
-the two rows of a bench share the machine's load. Prints one table.
+the two rows of a bench share the machine's load. Before and after them, the floors of
+bench/clock_floor.py: a bare Python loop that blocks on the same timerfd clock (alone, and
+stepping the default bench's model each tick) and an empty asyncio loop woken by it. Prints
+one table, with each row's CPU per tick and its excess over the stepping floor.
 
     python bench/bench_daemon.py [--duration 60]
 """
@@ -22,6 +26,7 @@ import tempfile
 import threading
 import tty
 from pathlib import Path
+from statistics import mean
 
 FOUR_DEVICES = """
 [bench]
@@ -33,6 +38,8 @@ stats_interval = 1000
 [vessel]
 profile = "odin"
 speed = 2.0
+[weather]
+preset = "gale-hs1"
 [vessel.commands]
 "port.rpm" = 1200
 "starboard.rpm" = 1200
@@ -59,6 +66,13 @@ name = "speed"
 type = "speed-log"
 ports = ["pty://speed", "udp://127.0.0.1:{udp}"]
 """
+
+
+FLOORS = {
+    "bare": "floor: bare loop on the clock",
+    "bare-step": "floor: bare loop + model step",
+    "asyncio": "floor: empty asyncio loop",
+}
 
 
 def drain(paths: list[Path], sock: socket.socket, stop: threading.Event, counts: dict) -> None:
@@ -118,6 +132,14 @@ def run(bench_args: list[str], run_dir: Path, duration: float, sock: socket.sock
     return summary
 
 
+def floor(kind: str, duration: float) -> dict:
+    """One of bench/clock_floor.py's loops, as a subprocess."""
+    script = Path(__file__).resolve().parent / "clock_floor.py"
+    p = subprocess.run([sys.executable, str(script), kind, "--duration", str(duration)],
+                       capture_output=True, text=True, check=True)  # fmt: skip
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=60.0, help="seconds per run (60)")
@@ -126,6 +148,7 @@ def main() -> None:
     sock.bind(("127.0.0.1", 0))
     udp = sock.getsockname()[1]
     rows = []
+    floors = {kind: [floor(kind, args.duration)] for kind in FLOORS}
     with tempfile.TemporaryDirectory() as tmp:
         bench = Path(tmp) / "four.toml"
         bench.write_text(FOUR_DEVICES.format(run_dir=Path(tmp) / "a", udp=udp))
@@ -135,16 +158,30 @@ def main() -> None:
                 run_dir = Path(tmp) / f"run{len(rows)}"
                 rows.append((name + suffix, run([*bench_args, *extra], run_dir, args.duration,
                                                 sock)))  # fmt: skip
+    for kind in FLOORS:  # again after the daemon's runs: the floor is their mean
+        floors[kind].append(floor(kind, args.duration))
+    base = mean(f["cpu_percent"] for f in floors["bare-step"])
     print(f"hild run, 100 Hz, {args.duration:g} s each, {os.cpu_count()} cores")
-    print(f"{'bench':<26} {'ticks':>7} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} "
-          f"{'overruns':>8} {'CPU %':>6} {'sentences':>9} {'dropped':>7}")  # fmt: skip
+    print(f"{'loop':<30} {'ticks':>6} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} "
+          f"{'overruns':>8} {'CPU %':>6} {'us/tick':>7} {'vs floor':>8} {'sentences':>9} "
+          f"{'dropped':>7}")  # fmt: skip
+    for kind in FLOORS:
+        for f in floors[kind]:
+            print(f"{FLOORS[kind]:<30} {f['ticks']:>6} {f['jitter_p50_ms']:>7.3f} "
+                  f"{f['jitter_p99_ms']:>7.3f} {f['jitter_max_ms']:>7.3f} {f['overruns']:>8} "
+                  f"{f['cpu_percent']:>6.2f} {f['cpu_per_tick_us']:>7.0f} "
+                  f"{f['cpu_percent'] - base:>+8.2f} {'':>9} {'':>7}")  # fmt: skip
     for name, s in rows:
         sentences = sum(d["sentences"] for d in s["devices"].values())
         dropped = sum(p["dropped_lines"] for p in s["ports"].values())
-        print(f"{name:<26} {s['ticks']:>7} {s['jitter_p50_ms']:>7.3f} {s['jitter_p99_ms']:>7.3f} "
-              f"{s['jitter_max_ms']:>7.3f} {s['overruns']:>8} {s['cpu_percent']:>6.1f} "
+        per_tick_us = 1e6 * s["cpu_percent"] / 100.0 / 100.0  # at 100 ticks a second
+        print(f"{'hild: ' + name:<30} {s['ticks']:>6} {s['jitter_p50_ms']:>7.3f} "
+              f"{s['jitter_p99_ms']:>7.3f} {s['jitter_max_ms']:>7.3f} {s['overruns']:>8} "
+              f"{s['cpu_percent']:>6.2f} {per_tick_us:>7.0f} {s['cpu_percent'] - base:>+8.2f} "
               f"{sentences:>9} {dropped:>7}")  # fmt: skip
-    print("CPU %: process CPU time over the loop's wall time, of one core.")
+    print("CPU %: process CPU time over the loop's wall time, of one core; us/tick: the same")
+    print(f"per tick; vs floor: CPU % minus the stepping floor's mean ({base:.2f} %), the floors")
+    print("measured before and after the daemon's runs.")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
-"""Waking at absolute deadlines on the monotonic clock, precisely, inside asyncio.
+"""Waking at absolute deadlines on the monotonic clock, precisely: inside asyncio
+(DeadlineTimer) or in a thread of its own (BlockingClock, the daemon's tick thread).
 
 asyncio's own timers wake through epoll's millisecond timeout, which adds about
 a millisecond of lateness to every tick. On Linux a timerfd armed at the absolute
-deadline wakes the loop within tens of microseconds; elsewhere we fall back to
-``asyncio.sleep``.
+deadline wakes within tens of microseconds; elsewhere we fall back to
+``asyncio.sleep`` or ``time.sleep``.
 """
 
 from __future__ import annotations
@@ -83,6 +84,51 @@ class DeadlineTimer:
     def close(self) -> None:
         if self._fd >= 0:
             asyncio.get_running_loop().remove_reader(self._fd)
+            os.close(self._fd)
+            self._fd = -1
+
+
+class BlockingClock:
+    """``clock.sleep_until(deadline)`` blocks the calling thread until ``deadline`` (in
+    ``time.monotonic()`` seconds): in read() on a timerfd armed at the absolute deadline on
+    Linux, in time.sleep elsewhere. For the daemon's tick thread, which then costs the
+    process one wake-up per tick and nothing between ticks."""
+
+    def __init__(self) -> None:
+        self._fd = -1
+        self._libc = None
+        self._spec = _Itimerspec()
+        if sys.platform.startswith("linux"):
+            try:
+                libc = ctypes.CDLL(None, use_errno=True)
+                fd = libc.timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC)  # a blocking fd
+            except (OSError, AttributeError):
+                fd = -1
+            if fd >= 0:
+                self._fd, self._libc = fd, libc
+
+    @property
+    def precise(self) -> bool:
+        """True when a timerfd drives the wake-ups."""
+        return self._fd >= 0
+
+    def sleep_until(self, deadline: float) -> None:
+        delay = deadline - time.monotonic()
+        if delay <= 0:
+            return
+        if self._fd < 0 or self._libc is None:
+            time.sleep(delay)
+            return
+        seconds = int(deadline)
+        self._spec.it_value.tv_sec = seconds
+        self._spec.it_value.tv_nsec = int((deadline - seconds) * 1e9)
+        if self._libc.timerfd_settime(self._fd, TFD_TIMER_ABSTIME, ctypes.byref(self._spec), None):
+            time.sleep(delay)  # should not happen; never stall the loop over it
+            return
+        os.read(self._fd, 8)  # blocks until the deadline; the GIL is released meanwhile
+
+    def close(self) -> None:
+        if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
 

@@ -100,7 +100,9 @@ class ControlQueue:
         self._records.append(record)
 
     def drain(self) -> list[ControlRecord]:
-        """Everything queued, oldest first, leaving the queue empty."""
-        records = list(self._records)
-        self._records.clear()
+        """Everything queued, oldest first, leaving the queue empty. The loop puts while the
+        tick thread drains: each record is taken by popleft, so none put meanwhile is lost."""
+        records = []
+        while self._records:
+            records.append(self._records.popleft())
         return records

@@ -2,8 +2,15 @@
 
 Ticks run against absolute deadlines (start + k dt / time_scale), so sleeping
 never accumulates drift. A tick steps the model once and lets every device whose
-epoch is due sample the truth and queue its sentences on its ports; ports write
-from their own tasks, so a slow line never holds the loop.
+epoch is due sample the truth; its sentences go to its ports, which write from
+their own tasks, so a slow line never holds the loop.
+
+The clock and the tick run in a thread of their own that blocks on the clock (a
+timerfd) between ticks; the asyncio loop keeps every port, the MQTT session and
+the signals. They meet at three points only: the control queue (filled on the
+loop, drained by the tick), the stop flag, and the tick's lines, handed to the
+loop in one call per tick that sends any. A tick that sends nothing does not
+wake the loop, so the process wakes once per tick, not twice.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ import gc
 import math
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -24,7 +32,7 @@ from hild.bench import Bench
 from hild.bus.arbiter import Arbiter
 from hild.bus.device import CommandDevice
 from hild.bus.dispatch import Dispatcher
-from hild.clock import DeadlineTimer, JitterStats
+from hild.clock import BlockingClock, JitterStats
 from hild.control import (
     ActuatorCommand,
     ControlQueue,
@@ -111,7 +119,9 @@ class Daemon:
         self.latency = JitterStats()  # command arrival to the tick that applies it
         self._window_base = (0, 0)  # commands applied and lines rejected at the last loop.stats
         self._window_clock: tuple[float, float] | None = None  # (sim t, wall) of that event
-        self._stop = asyncio.Event()
+        self._stop = threading.Event()  # set from the loop (signals) or the tick thread
+        self._outbox: list[tuple[DeviceRuntime, list[bytes]]] = []  # a tick's lines to send
+        self._event_loop: asyncio.AbstractEventLoop | None = None
         self.stop_reason = "duration"
         self.loop_wall_s = 0.0
         self.loop_cpu_s = 0.0
@@ -242,7 +252,8 @@ class Daemon:
         return Truth.of(self.sim, t, self.start_utc + timedelta(seconds=t))
 
     def emit_due(self, t: float) -> None:
-        """Let each device whose epoch has come sample the truth; queue its sentences."""
+        """Let each device whose epoch has come sample the truth; put its sentences in the
+        outbox, which ``hand_over`` gives the loop to send."""
         truth = None
         for rt in self.devices:
             if t + 1e-9 < rt.next_due_s:
@@ -258,12 +269,25 @@ class Daemon:
                 rt.log_failure(device=rt.device.config.name, t=round(t, 3), error=repr(e)[:300],
                                failures=rt.failures)  # fmt: skip
                 continue
+            if lines:
+                self._outbox.append((rt, lines))
+                for observer in self.observers:
+                    observer.on_sentences(rt.device.config.name, lines)
+
+    def hand_over(self) -> None:
+        """From the tick thread: give the loop the tick's lines to send, in one call, and only
+        when there are any (a tick that sends nothing does not wake the loop)."""
+        if self._outbox:
+            batch, self._outbox = self._outbox, []
+            assert self._event_loop is not None
+            self._event_loop.call_soon_threadsafe(self._send, batch)
+
+    def _send(self, batch: list[tuple[DeviceRuntime, list[bytes]]]) -> None:
+        """On the loop: queue each line on its device's ports (the writer tasks send them)."""
+        for rt, lines in batch:
             for line in lines:
                 for port in rt.ports:
                     port.send(line)
-            if lines:
-                for observer in self.observers:
-                    observer.on_sentences(rt.device.config.name, lines)
 
     async def run(self, on_ready: Callable[[Daemon], None] | None = None) -> dict:
         """Open everything, run the loop, close everything; return the run's summary."""
@@ -331,38 +355,70 @@ class Daemon:
         wall0, cpu0 = time.monotonic(), time.process_time()
         self._window_clock = (0.0, wall0)
         self.emit_due(0.0)
-        self._timer = DeadlineTimer()
+        self._send(self._outbox)
+        self._outbox = []
+        self._event_loop = asyncio.get_running_loop()
+        finished: asyncio.Future[None] = self._event_loop.create_future()
+        thread = threading.Thread(
+            target=self._tick_thread, args=(finished, t0, wall_dt, last_k, stats_every),
+            name="hild-tick", daemon=True,
+        )  # fmt: skip
+        thread.start()
         try:
-            await self._ticks(t0, wall_dt, last_k, stats_every)
+            await finished
         finally:
-            self._timer.close()
+            self._stop.set()  # (cancelled: the thread ends after its current tick)
+            thread.join()
             self.loop_wall_s = time.monotonic() - wall0
             self.loop_cpu_s = time.process_time() - cpu0
 
-    async def _ticks(self, t0: float, wall_dt: float, last_k: int | None, stats_every: int) -> None:
+    def _tick_thread(self, finished: asyncio.Future, *args) -> None:
+        """The clock and the tick, in a thread that blocks on the clock between ticks: the
+        event loop keeps the I/O and wakes only when a port has something to do."""
+        assert self._event_loop is not None
+        try:
+            self._ticks(*args)
+        except BaseException as e:  # noqa: BLE001 (handed to the loop, which raises it)
+            self._event_loop.call_soon_threadsafe(_settle, finished, e)
+        else:
+            self._event_loop.call_soon_threadsafe(_settle, finished, None)
+
+    def _ticks(self, t0: float, wall_dt: float, last_k: int | None, stats_every: int) -> None:
+        """The tick thread's loop: wait for the deadline, apply the controls, step, sample,
+        tell the observers, hand the lines over."""
         k = 0
         check_every = max(1, round(STATE_CHECK_S / self.dt))
-        while not self._stop.is_set() and (last_k is None or k < last_k):
-            deadline = t0 + (k + 1) * wall_dt
-            await self._timer.sleep_until(deadline)  # returns at once (after yielding) when late
-            late = time.monotonic() - deadline
-            if late > RESYNC_AFTER_S:
-                log.warning("loop.resync", behind_s=round(late, 3))
-                t0 += late
-                late = 0.0
-            self.late_s = late
-            self.jitter.add(late, wall_dt)
-            self.window.add(late, wall_dt)
-            self.apply_controls()
-            self.sim.tick()
-            k += 1
-            self.emit_due(k * self.dt)
-            for observer in self.observers:
-                observer.on_tick(self, k * self.dt)
-            if k % stats_every == 0:
-                self._log_stats(k * self.dt)
-            if k % check_every == 0:
-                self._check_state(k * self.dt)
+        clock = BlockingClock()
+        try:
+            while not self._stop.is_set() and (last_k is None or k < last_k):
+                k, t0 = self._tick(clock, k, t0, wall_dt, stats_every, check_every)
+        finally:
+            clock.close()
+
+    def _tick(self, clock: BlockingClock, k: int, t0: float, wall_dt: float, stats_every: int,
+              check_every: int) -> tuple[int, float]:  # fmt: skip
+        deadline = t0 + (k + 1) * wall_dt
+        clock.sleep_until(deadline)  # returns at once when late
+        late = time.monotonic() - deadline
+        if late > RESYNC_AFTER_S:
+            log.warning("loop.resync", behind_s=round(late, 3))
+            t0 += late
+            late = 0.0
+        self.late_s = late
+        self.jitter.add(late, wall_dt)
+        self.window.add(late, wall_dt)
+        self.apply_controls()
+        self.sim.tick()
+        k += 1
+        self.emit_due(k * self.dt)
+        for observer in self.observers:
+            observer.on_tick(self, k * self.dt)
+        if k % stats_every == 0:
+            self._log_stats(k * self.dt)
+        if k % check_every == 0:
+            self._check_state(k * self.dt)
+        self.hand_over()
+        return k, t0
 
     def _check_state(self, t: float) -> None:
         """Stop a run whose simulation has diverged (a non-finite or absurd state): its sensors
@@ -445,3 +501,13 @@ class Daemon:
             "position_ned": [round(float(v), 3) for v in x[:3]],
             "heading_deg": round(math.degrees(x[5]) % 360.0, 3),
         }
+
+
+def _settle(future: asyncio.Future, error: BaseException | None) -> None:
+    """On the loop: finish ``future`` with the tick thread's outcome (once)."""
+    if future.done():
+        return
+    if error is None:
+        future.set_result(None)
+    else:
+        future.set_exception(error)

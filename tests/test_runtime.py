@@ -3,7 +3,9 @@ a weather change that continues the running processes. Oracles are worked by han
 
 from __future__ import annotations
 
+import asyncio
 import math
+import threading
 from datetime import UTC, datetime
 
 import numpy as np
@@ -81,13 +83,22 @@ def test_actuator_payload_keys_say_their_units():
 
 
 def test_store_keeps_the_latest_per_topic():
-    store = LatestStore()
-    store.put(Message("a", 1))
-    store.put(Message("b", 2))
-    store.put(Message("a", 3))
-    assert store.superseded == 1 and len(store) == 2 and store.ready.is_set()
-    assert [(m.topic, m.payload) for m in store.take()] == [("a", 3), ("b", 2)]
-    assert len(store) == 0 and not store.ready.is_set()
+    async def main():
+        store = LatestStore()
+        store.put(Message("a", 1))
+        store.put(Message("b", 2))
+        store.put(Message("a", 3))
+        assert store.superseded == 1 and len(store) == 2 and store.ready.is_set()
+        assert [(m.topic, m.payload) for m in store.take()] == [("a", 3), ("b", 2)]
+        assert len(store) == 0 and not store.ready.is_set()
+        # a put from another thread (the daemon's tick thread) wakes the publisher
+        worker = threading.Thread(target=store.put, args=(Message("c", 4),))
+        worker.start()
+        worker.join()
+        await asyncio.wait_for(store.ready.wait(), 1.0)
+        assert [(m.topic, m.payload) for m in store.take()] == [("c", 4)]
+
+    asyncio.run(main())
 
 
 def test_deep_merge_lays_a_part_over_the_whole():

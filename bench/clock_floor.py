@@ -1,0 +1,107 @@
+"""The floors a daemon's CPU is measured against: loops woken by the same clock as `hild run`
+(a timerfd armed at absolute deadlines on CLOCK_MONOTONIC) that do nothing else, or only step
+the default bench's simulation.
+
+    python bench/clock_floor.py bare|bare-step|asyncio [--rate 100] [--duration 20]
+
+- ``bare``: a plain Python loop that blocks in read() on the timerfd;
+- ``bare-step``: the same, stepping the default bench's vessel and environment each tick
+  (the floor for Python on this machine: the least a daemon that steps the model can cost);
+- ``asyncio``: an empty asyncio loop woken by hild's own DeadlineTimer.
+
+Prints one JSON line: ticks, wall and CPU seconds, CPU per cent of one core and per tick.
+bench_daemon.py runs these beside the daemon and prints the difference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ctypes
+import json
+import os
+import time
+
+CLOCK_MONOTONIC = 1
+TFD_TIMER_ABSTIME = 1
+TFD_CLOEXEC = 0o2000000
+
+
+class _Timespec(ctypes.Structure):
+    _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+
+
+class _Itimerspec(ctypes.Structure):
+    _fields_ = [("it_interval", _Timespec), ("it_value", _Timespec)]
+
+
+def blocking_ticks(rate_hz: float, duration_s: float, work, late: list[float]) -> int:
+    """Block on a timerfd until each absolute deadline; call ``work`` after each wake-up."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC)  # blocking
+    spec = _Itimerspec()
+    period = 1.0 / rate_hz
+    t0 = time.monotonic()
+    n = round(duration_s * rate_hz)
+    for k in range(1, n + 1):
+        deadline = t0 + k * period
+        seconds = int(deadline)
+        spec.it_value.tv_sec, spec.it_value.tv_nsec = seconds, int((deadline - seconds) * 1e9)
+        libc.timerfd_settime(fd, TFD_TIMER_ABSTIME, ctypes.byref(spec), None)
+        os.read(fd, 8)
+        late.append(time.monotonic() - deadline)
+        work()
+    os.close(fd)
+    return n
+
+
+async def asyncio_ticks(rate_hz: float, duration_s: float, late: list[float]) -> int:
+    from hild.clock import DeadlineTimer
+
+    timer = DeadlineTimer()
+    period = 1.0 / rate_hz
+    t0 = time.monotonic()
+    n = round(duration_s * rate_hz)
+    for k in range(1, n + 1):
+        await timer.sleep_until(t0 + k * period)
+        late.append(time.monotonic() - (t0 + k * period))
+    timer.close()
+    return n
+
+
+def default_step():
+    """The default bench's simulation, warmed up: its tick is the model's work per tick."""
+    from hild.bench import load_bench
+    from hild.daemon import initial_simulation
+
+    sim = initial_simulation(load_bench())
+    sim.tick()
+    return sim.tick
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("kind", choices=("bare", "bare-step", "asyncio"))
+    parser.add_argument("--rate", type=float, default=100.0, help="ticks per second (100)")
+    parser.add_argument("--duration", type=float, default=20.0, help="seconds (20)")
+    args = parser.parse_args()
+    work = default_step() if args.kind == "bare-step" else (lambda: None)
+    late: list[float] = []
+    wall0, cpu0 = time.monotonic(), time.process_time()
+    if args.kind == "asyncio":
+        ticks = asyncio.run(asyncio_ticks(args.rate, args.duration, late))
+    else:
+        ticks = blocking_ticks(args.rate, args.duration, work, late)
+    wall, cpu = time.monotonic() - wall0, time.process_time() - cpu0
+    late.sort()
+    period = 1.0 / args.rate
+    print(json.dumps({"kind": args.kind, "ticks": ticks, "wall_s": wall, "cpu_s": cpu,
+                      "cpu_percent": 100.0 * cpu / wall, "cpu_per_tick_us": 1e6 * cpu / ticks,
+                      "jitter_p50_ms": 1e3 * late[len(late) // 2],
+                      "jitter_p99_ms": 1e3 * late[min(len(late) - 1, int(0.99 * len(late)))],
+                      "jitter_max_ms": 1e3 * late[-1],
+                      "overruns": sum(x > period for x in late)}))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
