@@ -174,7 +174,7 @@ def main() -> None:
     for name, s in rows:
         sentences = sum(d["sentences"] for d in s["devices"].values())
         dropped = sum(p["dropped_lines"] for p in s["ports"].values())
-        per_tick_us = 1e6 * s["cpu_percent"] / 100.0 / 100.0  # at 100 ticks a second
+        per_tick_us = 1e6 * s["cpu_percent"] / 100.0 * s["loop_wall_s"] / s["ticks"]
         print(f"{'hild: ' + name:<30} {s['ticks']:>6} {s['jitter_p50_ms']:>7.3f} "
               f"{s['jitter_p99_ms']:>7.3f} {s['jitter_max_ms']:>7.3f} {s['overruns']:>8} "
               f"{s['cpu_percent']:>6.2f} {per_tick_us:>7.0f} {s['cpu_percent'] - base:>+8.2f} "

@@ -4,7 +4,8 @@ the default bench's simulation.
 
     python bench/clock_floor.py bare|bare-step|asyncio [--rate 100] [--duration 20]
 
-- ``bare``: a plain Python loop that blocks in read() on the timerfd;
+- ``bare``: a plain Python loop that blocks in read() on the timerfd (hild's BlockingClock,
+  as the daemon's tick thread does);
 - ``bare-step``: the same, stepping the default bench's vessel and environment each tick
   (the floor for Python on this machine: the least a daemon that steps the model can cost);
 - ``asyncio``: an empty asyncio loop woken by hild's own DeadlineTimer.
@@ -17,47 +18,28 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ctypes
 import json
-import os
 import time
 
-CLOCK_MONOTONIC = 1
-TFD_TIMER_ABSTIME = 1
-TFD_CLOEXEC = 0o2000000
-
-
-class _Timespec(ctypes.Structure):
-    _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
-
-
-class _Itimerspec(ctypes.Structure):
-    _fields_ = [("it_interval", _Timespec), ("it_value", _Timespec)]
+from hild.clock import BlockingClock, DeadlineTimer
 
 
 def blocking_ticks(rate_hz: float, duration_s: float, work, late: list[float]) -> int:
-    """Block on a timerfd until each absolute deadline; call ``work`` after each wake-up."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    fd = libc.timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC)  # blocking
-    spec = _Itimerspec()
+    """Block on hild's BlockingClock until each absolute deadline; call ``work`` after each."""
+    clock = BlockingClock()
     period = 1.0 / rate_hz
     t0 = time.monotonic()
     n = round(duration_s * rate_hz)
     for k in range(1, n + 1):
         deadline = t0 + k * period
-        seconds = int(deadline)
-        spec.it_value.tv_sec, spec.it_value.tv_nsec = seconds, int((deadline - seconds) * 1e9)
-        libc.timerfd_settime(fd, TFD_TIMER_ABSTIME, ctypes.byref(spec), None)
-        os.read(fd, 8)
+        clock.sleep_until(deadline)
         late.append(time.monotonic() - deadline)
         work()
-    os.close(fd)
+    clock.close()
     return n
 
 
 async def asyncio_ticks(rate_hz: float, duration_s: float, late: list[float]) -> int:
-    from hild.clock import DeadlineTimer
-
     timer = DeadlineTimer()
     period = 1.0 / rate_hz
     t0 = time.monotonic()

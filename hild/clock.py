@@ -33,59 +33,79 @@ class _Itimerspec(ctypes.Structure):
     _fields_ = [("it_interval", _Timespec), ("it_value", _Timespec)]
 
 
+class _Timerfd:
+    """A Linux timerfd on CLOCK_MONOTONIC, armed at absolute deadlines (the one place both
+    clocks below set a deadline)."""
+
+    def __init__(self, fd: int, libc: ctypes.CDLL):
+        self.fd, self._libc, self._spec = fd, libc, _Itimerspec()
+
+    @classmethod
+    def open(cls, blocking: bool) -> _Timerfd | None:
+        """A new timerfd, or None where there is none (not Linux, no timerfd_create)."""
+        if not sys.platform.startswith("linux"):
+            return None
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            fd = libc.timerfd_create(
+                CLOCK_MONOTONIC, TFD_CLOEXEC | (0 if blocking else TFD_NONBLOCK)
+            )
+        except (OSError, AttributeError):
+            return None
+        return cls(fd, libc) if fd >= 0 else None
+
+    def arm(self, deadline: float) -> bool:
+        """Expire at ``deadline`` (``time.monotonic()`` seconds); False if that failed."""
+        seconds = int(deadline)
+        self._spec.it_value.tv_sec = seconds
+        self._spec.it_value.tv_nsec = int((deadline - seconds) * 1e9)
+        return not self._libc.timerfd_settime(
+            self.fd, TFD_TIMER_ABSTIME, ctypes.byref(self._spec), None
+        )
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
 class DeadlineTimer:
     """``await timer.sleep_until(deadline)`` with ``deadline`` in ``time.monotonic()`` seconds."""
 
     def __init__(self) -> None:
-        self._fd = -1
         self._waiter: asyncio.Future[None] | None = None
-        self._libc = None
-        if sys.platform.startswith("linux"):
-            try:
-                libc = ctypes.CDLL(None, use_errno=True)
-                fd = libc.timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)
-            except (OSError, AttributeError):
-                fd = -1
-            if fd >= 0:
-                self._fd, self._libc = fd, libc
-                self._spec = _Itimerspec()
-                asyncio.get_running_loop().add_reader(fd, self._expired)
+        self._timerfd = _Timerfd.open(blocking=False)
+        if self._timerfd is not None:
+            asyncio.get_running_loop().add_reader(self._timerfd.fd, self._expired)
 
     @property
     def precise(self) -> bool:
         """True when a timerfd drives the wake-ups."""
-        return self._fd >= 0
+        return self._timerfd is not None
 
     async def sleep_until(self, deadline: float) -> None:
         delay = deadline - time.monotonic()
         if delay <= 0:
             await asyncio.sleep(0)
             return
-        if self._fd < 0 or self._libc is None:
-            await asyncio.sleep(delay)
-            return
-        seconds = int(deadline)
-        self._spec.it_value.tv_sec = seconds
-        self._spec.it_value.tv_nsec = int((deadline - seconds) * 1e9)
-        if self._libc.timerfd_settime(self._fd, TFD_TIMER_ABSTIME, ctypes.byref(self._spec), None):
-            await asyncio.sleep(delay)  # should not happen; never stall the loop over it
+        if self._timerfd is None or not self._timerfd.arm(deadline):
+            await asyncio.sleep(delay)  # (arming should not fail; never stall the loop over it)
             return
         self._waiter = asyncio.get_running_loop().create_future()
         await self._waiter
 
     def _expired(self) -> None:
+        assert self._timerfd is not None
         try:
-            os.read(self._fd, 8)
+            os.read(self._timerfd.fd, 8)
         except BlockingIOError:
             return
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
 
     def close(self) -> None:
-        if self._fd >= 0:
-            asyncio.get_running_loop().remove_reader(self._fd)
-            os.close(self._fd)
-            self._fd = -1
+        if self._timerfd is not None:
+            asyncio.get_running_loop().remove_reader(self._timerfd.fd)
+            self._timerfd.close()
+            self._timerfd = None
 
 
 class BlockingClock:
@@ -95,42 +115,26 @@ class BlockingClock:
     process one wake-up per tick and nothing between ticks."""
 
     def __init__(self) -> None:
-        self._fd = -1
-        self._libc = None
-        self._spec = _Itimerspec()
-        if sys.platform.startswith("linux"):
-            try:
-                libc = ctypes.CDLL(None, use_errno=True)
-                fd = libc.timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC)  # a blocking fd
-            except (OSError, AttributeError):
-                fd = -1
-            if fd >= 0:
-                self._fd, self._libc = fd, libc
+        self._timerfd = _Timerfd.open(blocking=True)
 
     @property
     def precise(self) -> bool:
         """True when a timerfd drives the wake-ups."""
-        return self._fd >= 0
+        return self._timerfd is not None
 
     def sleep_until(self, deadline: float) -> None:
         delay = deadline - time.monotonic()
         if delay <= 0:
             return
-        if self._fd < 0 or self._libc is None:
-            time.sleep(delay)
+        if self._timerfd is None or not self._timerfd.arm(deadline):
+            time.sleep(delay)  # (arming should not fail; never stall the tick over it)
             return
-        seconds = int(deadline)
-        self._spec.it_value.tv_sec = seconds
-        self._spec.it_value.tv_nsec = int((deadline - seconds) * 1e9)
-        if self._libc.timerfd_settime(self._fd, TFD_TIMER_ABSTIME, ctypes.byref(self._spec), None):
-            time.sleep(delay)  # should not happen; never stall the loop over it
-            return
-        os.read(self._fd, 8)  # blocks until the deadline; the GIL is released meanwhile
+        os.read(self._timerfd.fd, 8)  # blocks until the deadline; the GIL is released meanwhile
 
     def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        if self._timerfd is not None:
+            self._timerfd.close()
+            self._timerfd = None
 
 
 @dataclass

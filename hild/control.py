@@ -86,16 +86,16 @@ class ControlQueue:
     """A bounded FIFO of control records: put() never waits; full drops the oldest, counted."""
 
     def __init__(self, maxlen: int = QUEUE_RECORDS):
-        self._records: collections.deque[ControlRecord] = collections.deque()
-        self._maxlen = maxlen
+        self._records: collections.deque[ControlRecord] = collections.deque(maxlen=maxlen)
         self.dropped = 0
 
     def __len__(self) -> int:
         return len(self._records)
 
     def put(self, record: ControlRecord) -> None:
-        if len(self._records) >= self._maxlen:
-            self._records.popleft()
+        """On the loop. Only the tick thread takes records out: a full deque drops its oldest
+        itself as this one goes in, so put never pops (and never races the drain)."""
+        if len(self._records) == self._records.maxlen:
             self.dropped += 1
         self._records.append(record)
 
