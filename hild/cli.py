@@ -266,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
             return run_bench(args.bench, _overrides(args), args.duration, args.log_format,
                              args.log_level, _mqtt_options(args), args.record)  # fmt: skip
         if args.command == "check":
-            from hild.run import check_bench
+            from hild.check import check_bench
 
             return check_bench(args.bench)
         if args.command == "sim":

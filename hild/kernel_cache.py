@@ -12,10 +12,12 @@ a per-user directory in the temporary folder when neither can be written.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 PACKAGE = Path(__file__).resolve().parent
 COMPILED = (
@@ -69,11 +71,55 @@ def kernels_cached() -> bool:
     return bool(folder) and any(Path(folder).rglob("*.nbi"))
 
 
+_announced = False
+
+
 def announce_compiling() -> None:
     """Say on stderr, before it happens, that this run compiles the kernels (a silent wait of
-    seconds, up to a minute on a Raspberry Pi, looks like a hang)."""
-    if not kernels_cached():
+    seconds, up to a minute on a Raspberry Pi, looks like a hang); once a process."""
+    global _announced
+    if not _announced and not kernels_cached():
+        _announced = True
         from hild.log import write_or_drop  # structlog: not at `import hild` time
 
         write_or_drop(sys.stderr, "hild: compiling the vessel model (the first run only; later "
                       "runs load it from the cache) ...\n")  # fmt: skip
+
+
+# Results of the compiled core that a command needs and that depend only on the core's sources
+# and its inputs (a vessel's step limit): kept beside the kernels, in the keyed directory, so a
+# change to the core forgets them with the kernels, and a command that finds its answer here
+# needs neither numba nor the kernels (`hild check` on a known profile).
+MEMO_FILE = "results.json"
+
+
+def recall(key: str) -> Any:
+    """The value remembered under ``key`` (None: not remembered, or no cache directory)."""
+    folder = os.environ.get("NUMBA_CACHE_DIR", "")
+    if not Path(folder).name.startswith(PREFIX):
+        return None
+    try:
+        return json.loads((Path(folder) / MEMO_FILE).read_text()).get(key)
+    except (OSError, ValueError, AttributeError):  # none yet, or torn: computed again
+        return None
+
+
+def remember(key: str, value: Any) -> None:
+    """Keep ``value`` (JSON) under ``key``; replaced whole, so a reader never sees half a file.
+    Best effort: a cache that cannot be written costs the next run the computation."""
+    folder = os.environ.get("NUMBA_CACHE_DIR", "")
+    if not Path(folder).name.startswith(PREFIX):
+        return
+    path = Path(folder) / MEMO_FILE
+    try:
+        try:
+            table = json.loads(path.read_text())
+            table = table if isinstance(table, dict) else {}
+        except (OSError, ValueError):
+            table = {}
+        table[key] = value
+        temporary = path.with_name(f"{MEMO_FILE}.{os.getpid()}")
+        temporary.write_text(json.dumps(table))
+        os.replace(temporary, path)
+    except OSError:
+        pass

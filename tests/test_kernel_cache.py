@@ -16,7 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hild.kernel_cache import PREFIX, announce_compiling, sources_key
+from hild import kernel_cache
+from hild.kernel_cache import PREFIX, announce_compiling, recall, remember, sources_key
 
 REPO = Path(__file__).resolve().parents[1]
 TURN = """
@@ -73,9 +74,29 @@ def test_a_run_that_compiles_says_so_and_a_cached_one_does_not(tmp_path, monkeyp
     # printed; a silent wait that long looks like a hang. hild run, check and sim call this
     # before anything compiles (a cold `hild check` takes 14 s here: not worth it in the suite).
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(kernel_cache, "_announced", False)  # (said once a process)
     announce_compiling()
     assert capsys.readouterr().err.startswith("hild: compiling the vessel model")
     (tmp_path / "hild_model_dynamics").mkdir()
     (tmp_path / "hild_model_dynamics" / "dynamics.rhs-1.py311.nbi").write_bytes(b"")
+    monkeypatch.setattr(kernel_cache, "_announced", False)
     announce_compiling()
     assert capsys.readouterr().err == ""
+
+
+def test_results_are_remembered_in_the_keyed_directory_only(tmp_path, monkeypatch):
+    keyed = tmp_path / (PREFIX + "0123456789abcdef")
+    keyed.mkdir()
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(keyed))
+    assert recall("a") is None
+    remember("a", [1.5, float("inf"), "the sway decay"])
+    remember("b", 2)
+    assert recall("a") == [1.5, float("inf"), "the sway decay"] and recall("b") == 2
+    (keyed / kernel_cache.MEMO_FILE).write_text('{"a": [1.5, ')  # torn: computed again
+    assert recall("a") is None
+    remember("a", 3)
+    assert recall("a") == 3
+    # a directory the user named without the sources' key would outlive a change of the core
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    remember("c", 1)
+    assert recall("c") is None and not (tmp_path / kernel_cache.MEMO_FILE).exists()

@@ -54,17 +54,20 @@ is stopped while it runs by ``state_problem``.
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 import numpy as np
 
+from hild.kernel_cache import announce_compiling, recall, remember
 from hild.model import layout as L
-from hild.model.actuators import actuator_forces
-from hild.model.dynamics import W_SIZE, rhs
-from hild.model.integrators import WORK_ROWS, step
 from hild.model.vessel import Vessel
+
+# The compiled kernels (hild/model/actuators.py, dynamics.py, integrators.py) are imported
+# where the limit is computed, not here: a limit remembered from an earlier run (kernel_cache
+# recall) needs no numba, so `hild check` on a known profile starts without the compiler.
 
 # Each method's stability polynomial R(z), lowest power first (see above; tests derive
 # DOPRI5's from the tableau in hild/model/integrators.py).
@@ -169,7 +172,33 @@ class StepLimit:
 
 def step_limit(vessel: Vessel, method: str) -> StepLimit:
     """The longest step ``method`` integrates ``vessel`` with: MARGIN times the least linear
-    limit over its dynamics linearized at rest and along ``manoeuvre``."""
+    limit over its dynamics linearized at rest and along ``manoeuvre``. Remembered per vessel
+    and method beside the compiled kernels (forgotten with them when the core changes)."""
+    key = limit_key(vessel, method)
+    known = recall(key)
+    if isinstance(known, list) and len(known) == 6:
+        dt, re, im, mode, reach_, where = known
+        return StepLimit(vessel.name, method, dt, complex(re, im), mode, reach_, where)
+    announce_compiling()  # the manoeuvre steps the compiled model
+    limit = computed_step_limit(vessel, method)
+    lam = limit.eigenvalue
+    remember(key, [limit.linear_dt, lam.real, lam.imag, limit.mode, limit.reach, limit.where])
+    return limit
+
+
+def limit_key(vessel: Vessel, method: str) -> str:
+    """What a vessel's step limit depends on, hashed: the method, the model's arrays and the
+    actuators the manoeuvre commands (the core's own sources key the memo's directory)."""
+    digest = hashlib.sha256(f"{vessel.name}|{method}".encode())
+    for array in (vessel.params, vessel.actuator_params, vessel.M_RB, vessel.M_A, vessel.D_L,
+                  vessel.G):  # fmt: skip
+        digest.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
+    digest.update(repr([astuple(a) for a in vessel.actuators]).encode())
+    return f"step_limit:{digest.hexdigest()[:32]}"
+
+
+def computed_step_limit(vessel: Vessel, method: str) -> StepLimit:
+    """step_limit, computed: linearized at rest and along the manoeuvre."""
     best = fastest_mode(method, linearized(vessel)), "at rest"
     for x, tau, where in manoeuvre(vessel, min(REFERENCE_DT, 0.1 * best[0][0])):
         found = fastest_mode(method, jacobian(vessel, x, tau))
@@ -255,6 +284,10 @@ def manoeuvre(vessel: Vessel, dt: float) -> Iterator[tuple[np.ndarray, np.ndarra
     the vessel is ("in a full-power turn at 4.8 m/s"): where the drag and the Coriolis terms
     are largest. Integrated with the model's own step; it ends early should the vessel's
     state become absurd."""
+    from hild.model.actuators import actuator_forces
+    from hild.model.dynamics import W_SIZE
+    from hild.model.integrators import WORK_ROWS, step
+
     n = vessel.n_act
     state = np.zeros(n * L.S_SIZE)
     for a in vessel.actuators:
@@ -280,6 +313,8 @@ def manoeuvre(vessel: Vessel, dt: float) -> Iterator[tuple[np.ndarray, np.ndarra
 def jacobian(vessel: Vessel, x: np.ndarray, tau: np.ndarray) -> np.ndarray:
     """d(x_dot)/dx of the vessel's equations at the state x under the force tau, by central
     differences (the actuators' force does not depend on x)."""
+    from hild.model.dynamics import W_SIZE, rhs
+
     inp = np.zeros(L.I_SIZE)
     inp[L.I_TAU : L.I_TAU + 6] = tau
     w = np.zeros(W_SIZE)

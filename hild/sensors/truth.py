@@ -7,8 +7,6 @@ from datetime import datetime
 
 import numpy as np
 
-from hild.model.dynamics import rotation as body_to_ned
-
 
 @dataclass
 class Truth:
@@ -36,6 +34,10 @@ class Truth:
         )  # fmt: skip
 
     def __post_init__(self) -> None:
+        # the compiled model, imported at the first instant, not with the devices that read
+        # one: `hild check` loads every device and needs no numba
+        from hild.model.dynamics import rotation as body_to_ned
+
         r9 = np.empty(9)
         body_to_ned(self.eta[3], self.eta[4], self.eta[5], r9)  # the model's own R(Theta)
         self.rotation = r9.reshape(3, 3)
