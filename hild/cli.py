@@ -22,6 +22,7 @@ SECONDS = number("a number of seconds")
 STEP = number("a step in seconds", 0.0, 1.0, note="the integrators need steps well below the "
               "vessel's fastest time constant")  # fmt: skip
 SEED = whole_number("a seed", 0)
+RUNS = whole_number("a number of runs", 1)
 RECORDING_TIME = number("seconds", 0.0, 1e9, low_open=False)
 
 
@@ -101,7 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--cmd", action="append", default=[], metavar="NAME=VALUE",
         help="actuator command for the whole run, e.g. port.rpm=1500 (repeatable)",
     )  # fmt: skip
-    sim.add_argument("--schedule", type=Path, metavar="FILE.csv", help="t,name,value rows")
+    sim.add_argument("--schedule", type=Path, action="append", default=[], metavar="FILE.csv",
+                     help="t,name,value rows; repeatable: a batch runs each schedule in "
+                     "turn")  # fmt: skip
     sim.add_argument("--out", type=Path, metavar="FILE.csv", help="write the trajectory here")
     sim.add_argument("--record", type=Path, metavar="FILE.mcap",
                      help="record the run as `hild run --record` does, a sample every "
@@ -116,6 +119,10 @@ def build_parser() -> argparse.ArgumentParser:
         + ", ".join(PRESETS.names()),
     )  # fmt: skip
     sim.add_argument("--seed", type=SEED, default=0, help="random seed of the weather (0)")
+    sim.add_argument("--repeat", type=RUNS, default=1, metavar="N",
+                     help="a batch in one process: N runs with seeds SEED ... SEED+N-1 (of each "
+                     "--schedule), one JSON line per run on stdout, the runs per second on "
+                     "stderr; --out and --record files are named per run (1)")  # fmt: skip
 
     pilot = sub.add_parser(
         "pilot",
@@ -270,14 +277,24 @@ def main(argv: list[str] | None = None) -> int:
 
             return check_bench(args.bench)
         if args.command == "sim":
+            options = dict(
+                dt=args.dt,
+                method=args.method,
+                commands=args.cmd,
+                output_interval=args.output_interval,
+                weather=args.weather,
+            )
+            if args.repeat > 1 or len(args.schedule) > 1:
+                from hild.batch import run_batch
+
+                return run_batch(args.profile, args.duration, seed=args.seed,
+                                 repeat=args.repeat, schedules=args.schedule, out=args.out,
+                                 record=args.record, **options)  # fmt: skip
             from hild.sim import run_sim, summary_text
 
-            summary = run_sim(
-                args.profile, args.duration, dt=args.dt, method=args.method,
-                commands=args.cmd, schedule=args.schedule, out=args.out,
-                output_interval=args.output_interval, weather=args.weather, seed=args.seed,
-                record=args.record,
-            )  # fmt: skip
+            summary = run_sim(args.profile, args.duration, seed=args.seed,
+                              schedule=args.schedule[0] if args.schedule else None,
+                              out=args.out, record=args.record, **options)  # fmt: skip
             sys.stdout.write(summary_text(summary) + "\n")
         if args.command == "pilot":
             return pilot_options.run_from_args(args)

@@ -123,14 +123,16 @@ def run_sim(
     weather: str = "calm",
     seed: int = 0,
     record: Path | None = None,
+    vessel: Vessel | None = None,
 ) -> dict:
-    """Run one simulation; write the CSV if asked; return the summary.
+    """Run one simulation; write the CSV if asked; return the summary. ``vessel`` is
+    ``profile`` already loaded (a batch loads it once; the core only reads it).
 
     A step longer than the vessel's stable limit (hild/model/stability.py) is refused before
     anything runs (CommandError); a run whose state becomes absurd all the same stops there
     (DivergedError, with the rows up to it in the CSV)."""
     n_total, every = checked_steps(duration, dt, output_interval)
-    vessel = load_profile(profile)
+    vessel = vessel or load_profile(profile)
     weather_spec = load_weather(weather)
     held, events = checked_commands(vessel, commands or [], schedule)
     announce_compiling()
