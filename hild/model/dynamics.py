@@ -57,14 +57,18 @@ W_SIZE = 27
 
 @njit(cache=True)
 def rotation(phi, theta, psi, R):
-    """BODY-to-NED rotation R(Theta), row-major into the 9-array R (thesis eq. 2.7).
+    """BODY-to-NED rotation R(Theta), row-major into the 9-array R (thesis eq. 2.7)."""
+    rotation_of(math.cos(phi), math.sin(phi), math.cos(theta), math.sin(theta), math.cos(psi),
+                math.sin(psi), R)  # fmt: skip
+
+
+@njit(cache=True)
+def rotation_of(cphi, sphi, cth, sth, cpsi, spsi, R):
+    """R(Theta) from the cosines and sines of roll, pitch and yaw (rhs has them already).
 
     The thesis prints the (1,3) entry as s(psi)s(phi) + c(psi)c(theta); the
     correct zyx entry (Fossen 2011) is s(psi)s(phi) + c(psi)c(phi)s(theta).
     """
-    cphi, sphi = math.cos(phi), math.sin(phi)
-    cth, sth = math.cos(theta), math.sin(theta)
-    cpsi, spsi = math.cos(psi), math.sin(psi)
     R[0] = cpsi * cth
     R[1] = -spsi * cphi + cpsi * sth * sphi
     R[2] = spsi * sphi + cpsi * cphi * sth
@@ -222,8 +226,10 @@ def rhs(x, P, inp, xdot, w):
     eta = x[X_ETA : X_ETA + 6]
     nu = x[X_NU : X_NU + 6]
     phi, theta = eta[3], eta[4]
+    cphi, sphi = math.cos(phi), math.sin(phi)  # once for R and for T(Theta) below
+    cth = math.cos(theta)
     R = w[W_ROT : W_ROT + 9]
-    rotation(phi, theta, eta[5], R)
+    rotation_of(cphi, sphi, cth, math.sin(theta), math.cos(eta[5]), math.sin(eta[5]), R)
     r00, r01, r02 = R[0], R[1], R[2]
     r10, r11, r12 = R[3], R[4], R[5]
     r20, r21, r22 = R[6], R[7], R[8]
@@ -244,8 +250,6 @@ def rhs(x, P, inp, xdot, w):
     xdot[1] = r10 * u + r11 * v + r12 * wv + ce
     xdot[2] = r20 * u + r21 * v + r22 * wv + cd
     p, q, r = nu[3], nu[4], nu[5]
-    cphi, sphi = math.cos(phi), math.sin(phi)
-    cth = math.cos(theta)
     tth = math.tan(theta)
     xdot[3] = p + sphi * tth * q + cphi * tth * r
     xdot[4] = cphi * q - sphi * r
