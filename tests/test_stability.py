@@ -5,16 +5,20 @@ absurd state."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pytest
 
+from hild import kernel_cache
 from hild.coupled.simulation import Simulation
+from hild.kernel_cache import PREFIX
 from hild.model import integrators as I
 from hild.model.stability import (
     STABILITY_POLYNOMIALS,
     absurd,
+    computed_step_limit,
     reach,
     round_down,
     state_problem,
@@ -145,3 +149,23 @@ def test_a_boat_in_hard_weather_is_no_absurd_state():
     x[3:5] = np.radians([60.0, -45.0])
     x[6:12] = [15.0, -3.0, 2.0, 2.0, 1.5, 1.0]
     assert state_problem(x) == "" and not absurd(x[None, :]).any()
+
+
+def test_a_remembered_limit_is_the_computed_one_and_a_damaged_memo_is_recomputed(
+    tmp_path, monkeypatch
+):
+    # `hild check` reads the limit from the memo beside the kernels instead of stepping the
+    # model: what it reads must be what it would compute, to the last bit
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / (PREFIX + "0123456789abcdef")))
+    (tmp_path / (PREFIX + "0123456789abcdef")).mkdir()
+    odin, otter = load_profile("odin"), load_profile("otter")
+    for vessel in (odin, otter):
+        computed = computed_step_limit(vessel, "rk4")
+        assert step_limit(vessel, "rk4") == computed  # computed and remembered
+        assert step_limit(vessel, "rk4") == computed  # remembered
+    assert step_limit(odin, "rk4") != step_limit(otter, "rk4")  # one entry each
+    assert len(json.loads((tmp_path / (PREFIX + "0123456789abcdef") /
+                           kernel_cache.MEMO_FILE).read_text())) == 2  # fmt: skip
+    memo = tmp_path / (PREFIX + "0123456789abcdef") / kernel_cache.MEMO_FILE
+    memo.write_text(json.dumps({k: [1.0, "x"] for k in json.loads(memo.read_text())}))
+    assert step_limit(odin, "rk4") == computed_step_limit(odin, "rk4")

@@ -176,7 +176,7 @@ def step_limit(vessel: Vessel, method: str) -> StepLimit:
     and method beside the compiled kernels (forgotten with them when the core changes)."""
     key = limit_key(vessel, method)
     known = recall(key)
-    if isinstance(known, list) and len(known) == 6:
+    if remembered_limit(known):
         dt, re, im, mode, reach_, where = known
         return StepLimit(vessel.name, method, dt, complex(re, im), mode, reach_, where)
     announce_compiling()  # the manoeuvre steps the compiled model
@@ -184,6 +184,13 @@ def step_limit(vessel: Vessel, method: str) -> StepLimit:
     lam = limit.eigenvalue
     remember(key, [limit.linear_dt, lam.real, lam.imag, limit.mode, limit.reach, limit.where])
     return limit
+
+
+def remembered_limit(known: object) -> bool:
+    """Whether a remembered value has the shape step_limit keeps (else it is computed again)."""
+    return (isinstance(known, list) and len(known) == 6
+            and all(isinstance(v, float) for v in known[:3] + known[4:5])
+            and all(isinstance(v, str) for v in known[3:4] + known[5:]))  # fmt: skip
 
 
 def limit_key(vessel: Vessel, method: str) -> str:
