@@ -57,7 +57,7 @@ import functools
 import hashlib
 import math
 from collections.abc import Iterator
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -200,7 +200,7 @@ def limit_key(vessel: Vessel, method: str) -> str:
     for array in (vessel.params, vessel.actuator_params, vessel.M_RB, vessel.M_A, vessel.D_L,
                   vessel.G):  # fmt: skip
         digest.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
-    digest.update(repr([astuple(a) for a in vessel.actuators]).encode())
+    digest.update(repr(vessel.actuators).encode())  # frozen records of floats, str, tuples
     return f"step_limit:{digest.hexdigest()[:32]}"
 
 
