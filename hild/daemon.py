@@ -51,6 +51,8 @@ from hild.sensors.device import Device
 from hild.sensors.factory import build_device
 from hild.sensors.truth import Truth
 from hild.transport import Inbound, Port, open_port, parse_port_url
+from hild.transport.pacer import TickPacer
+from hild.transport.pty import PACE_QUANTUM_S, PtyPort
 
 log = structlog.get_logger("hild.daemon")
 
@@ -121,6 +123,7 @@ class Daemon:
         self._window_clock: tuple[float, float] | None = None  # (sim t, wall) of that event
         self._stop = threading.Event()  # set from the loop (signals) or the tick thread
         self._outbox: list[tuple[DeviceRuntime, list[bytes]]] = []  # a tick's lines to send
+        self.pacer = TickPacer()  # the paced ptys' bytes, written by the tick thread
         self._event_loop: asyncio.AbstractEventLoop | None = None
         self.stop_reason = "duration"
         self.loop_wall_s = 0.0
@@ -191,6 +194,10 @@ class Daemon:
                 raise OSError(e.errno, f"{where}: {e.strerror or e}") from e
             finally:
                 self.ports[key] = port  # started or not, close() releases it
+        if self.tick_period_s <= PACE_QUANTUM_S:  # the ticks are a fine enough grid for pacing
+            for port in self.ports.values():
+                if isinstance(port, PtyPort):
+                    port.pace_from(self.pacer)
 
     def apply_controls(self) -> None:
         """Between two ticks: trip the watchdogs whose lease ran out, apply what is queued."""
@@ -418,6 +425,7 @@ class Daemon:
         if k % check_every == 0:
             self._check_state(k * self.dt)
         self.hand_over()
+        self.pacer.after_tick()
         return k, t0
 
     def _check_state(self, t: float) -> None:

@@ -22,6 +22,7 @@ from endpoints import Daemon, PtyClient
 
 from hild.transport import PortStats, SerialPort, parse_port_url
 from hild.transport.base import LineQueue
+from hild.transport.pacer import PacedLine
 
 BITS_PER_BYTE = 10
 
@@ -248,3 +249,94 @@ def test_lines_put_in_one_loop_callback_form_one_epoch():
         assert not queue.newer_epoch_waiting
 
     asyncio.run(scenario())
+
+
+# --- paced bytes written by the tick thread ----------------------------------------------------
+
+
+class Slave:
+    """A pty pair whose master a PacedLine writes; reads what has arrived on the slave."""
+
+    def __init__(self) -> None:
+        self.master, self.slave = os.openpty()
+        tty.setraw(self.slave)
+        os.set_blocking(self.master, False)
+        os.set_blocking(self.slave, False)
+        self.full_calls = 0
+        self.errors: list[OSError] = []
+
+    def read(self) -> bytes:
+        data = b""
+        while True:
+            try:
+                data += os.read(self.slave, 65536)
+            except BlockingIOError:
+                return data
+
+    def on_full(self) -> None:  # as the port does: the reader is not keeping up
+        self.full_calls += 1
+        termios.tcflush(self.slave, termios.TCIFLUSH)
+
+    def line(self, byte_s: float = 0.001, max_segments: int = 64) -> PacedLine:
+        return PacedLine(self.master, byte_s, max_segments, self.on_full, self.errors.append)
+
+    def close(self) -> None:
+        os.close(self.master)
+        os.close(self.slave)
+
+
+def test_a_paced_line_writes_each_byte_once_its_time_on_the_line_is_up():
+    pty = Slave()
+    try:
+        line = pty.line(byte_s=0.001)  # 1 ms a byte
+        data = bytes(range(65, 65 + 50)) * 2  # 100 bytes
+        line.add(data, start=100.0)
+        line.add(b"$NEXT*00\r\n", start=100.1)  # right after the first line's last byte
+        line.write_due(99.0)
+        assert pty.read() == b"" and line.pending
+        line.write_due(100.0305)  # 30 bytes are out on the line by now
+        assert pty.read() == data[:30]
+        line.write_due(100.0305)  # nothing more is due
+        assert pty.read() == b""
+        line.write_due(100.105)  # the first line, then 5 bytes of the next
+        assert pty.read() == data[30:] + b"$NEXT"
+        line.write_due(101.0)
+        assert pty.read() == b"*00\r\n" and not line.pending
+        assert line.take_written() == 110 and line.take_written() == 0
+    finally:
+        pty.close()
+
+
+def test_a_hurried_or_closing_line_goes_at_once_and_a_closed_one_writes_nothing():
+    pty = Slave()
+    try:
+        line = pty.line(byte_s=0.01)
+        line.add(b"A" * 40, start=0.0)
+        line.write_due(0.1)  # 10 of 40
+        line.hurry()  # a newer epoch is here: the rest of this one at the next write
+        line.add(b"B" * 40, start=0.1)
+        line.write_due(0.1)
+        assert pty.read() == b"A" * 40  # the B line keeps its own pace
+        line.write_due(0.1, everything=True)  # the port closing
+        assert pty.read() == b"B" * 40
+        line.add(b"C" * 10, start=0.0)
+        line.close()
+        line.write_due(10.0, everything=True)
+        assert pty.read() == b"" and not line.pending
+    finally:
+        pty.close()
+
+
+def test_a_full_master_discards_the_unread_input_and_a_full_line_drops_its_oldest():
+    pty = Slave()
+    try:
+        line = pty.line(byte_s=1e-9, max_segments=3)
+        chunk = b"X" * 4000 + b"\r\n"
+        for _ in range(40):  # nobody reads: the pty's buffers fill, then the line discards
+            assert line.add(chunk, start=0.0)
+            line.write_due(1.0)
+        assert pty.full_calls > 0 and not pty.errors
+        assert pty.read().endswith(b"X\r\n")  # what is there is what was written last
+        assert [line.add(b"Y\r\n", start=1e9) for _ in range(4)] == [True, True, True, False]
+    finally:
+        pty.close()

@@ -9,6 +9,7 @@ import fcntl
 import math
 import os
 import termios
+import time
 import tty
 
 import structlog
@@ -17,6 +18,7 @@ from hild.log import RateLimited
 from hild.rundir import check_replaceable, make_link_dir, remove_own_symlink, replace_symlink
 from hild.transport.base import Port, cancel_and_wait, run_writer
 from hild.transport.fd import FdChannel
+from hild.transport.pacer import PacedLine, TickPacer
 from hild.transport.url import PortSpec
 
 log = structlog.get_logger("hild.transport")
@@ -45,7 +47,9 @@ class PtyPort(Port):
     (in small bursts, every PACE_QUANTUM_S); so a 239-byte epoch at 4800 baud takes 0.5 s, as
     on the wire. Pacing never lets the port fall behind: when a later epoch is already queued
     (a line loaded beyond its budget, or --time-scale), or the port is closing, the rest of
-    the current epoch goes at once.
+    the current epoch goes at once. In the daemon the tick thread writes the paced bytes after
+    each tick (``pace_from``, hild/transport/pacer.py), so that pacing costs the event loop no
+    wake-ups; the schedule is the same.
     """
 
     scheme = "pty"
@@ -67,6 +71,8 @@ class PtyPort(Port):
         self._reader_seen_at = 0.0  # loop time when the slave's reader was last seen reading
         self._unread_before: int | None = 0  # unread bytes at the last check (None: unknown)
         self._written_since = 0  # bytes written to the master since that check
+        self._paced: PacedLine | None = None  # set by pace_from: the tick thread writes
+        self._flushed_from_tick = False  # the tick thread discarded unread input
         self._error_logs = {
             event: RateLimited(log, event)
             for event in ("pty.write_failed", "pty.flush_failed", "pty.read_failed")
@@ -105,8 +111,61 @@ class PtyPort(Port):
             name=f"hild-pty-writer {self.path}",
         )
 
+    def pace_from(self, pacer: TickPacer) -> None:
+        """Let ``pacer`` (the daemon's tick thread) write this port's paced bytes from now on;
+        after start(), before the ticks begin."""
+        if not self.pace or self._master is None or self._paced is not None:
+            return
+        self._paced = PacedLine(self._master, self._byte_s, self.queue_lines,
+                                self._discard_unread_from_tick,
+                                self._paced_write_failed)  # fmt: skip
+        pacer.add(self._paced)
+
+    def _hand_to_pacer(self, line: bytes) -> None:
+        """The line to the tick thread's pacer, with the time its first byte may go: right
+        after the line's last byte, or now when the line was idle or a newer epoch starts
+        while the last one is still going out (then the rest of that one goes at once)."""
+        assert self._paced is not None
+        now = time.monotonic()
+        start = self._line_free_at
+        if self._queue.starts_epoch and self._paced.pending:
+            self._paced.hurry()
+            start = now
+        elif start < now - PACE_SLACK_S:
+            start = now
+        if not self._paced.add(line, start):
+            self.stats.dropped_lines += 1
+        self._line_free_at = start + len(line) * self._byte_s
+
+    def _discard_unread_from_tick(self) -> None:
+        """In the tick thread, the master full: discard what the slave holds unread."""
+        if self._slave is None:
+            return
+        try:
+            termios.tcflush(self._slave, termios.TCIFLUSH)
+        except termios.error as e:
+            self._count_error("pty.flush_failed", e)
+            return
+        self._flushed_from_tick = True
+        self.stats.flushes += 1
+
+    def _paced_write_failed(self, error: OSError) -> None:
+        """In the tick thread: a paced line's write failed; the line is lost."""
+        self.stats.dropped_lines += 1
+        self._count_error("pty.write_failed", error)
+
+    def _drained(self) -> bool:
+        if self._paced is None:
+            return super()._drained()
+        if self._closed:  # closing: the rest goes at once
+            self._paced.write_due(time.monotonic(), everything=True)
+        return self._queue.idle and not self._paced.pending
+
     async def _write(self, line: bytes) -> bool:
         assert self._channel is not None
+        if self._paced is not None:
+            self._hand_to_pacer(line)
+            return True
         try:
             if self.pace:
                 await self._write_paced(line)
@@ -158,6 +217,11 @@ class PtyPort(Port):
         if self._slave is None:
             return
         now = asyncio.get_running_loop().time()
+        if self._paced is not None:
+            self._written_since += self._paced.take_written()
+            if self._flushed_from_tick:
+                self._flushed_from_tick = False
+                self._unread_before, self._written_since = None, 0
         try:
             unread = _unread_bytes(self._slave)
         except OSError as e:
@@ -194,6 +258,8 @@ class PtyPort(Port):
         self._error_logs[event](path=self.path, error=str(error), errors=self.stats.errors)
 
     async def _release(self) -> None:
+        if self._paced is not None:
+            self._paced.close()  # the tick thread writes nothing more: the fds close below
         await cancel_and_wait(self._writer)
         if self._channel is not None:
             self._channel.close()
