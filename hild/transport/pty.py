@@ -138,16 +138,10 @@ class PtyPort(Port):
         self._line_free_at = start + len(line) * self._byte_s
 
     def _discard_unread_from_tick(self) -> None:
-        """In the tick thread, the master full: discard what the slave holds unread."""
-        if self._slave is None:
-            return
-        try:
-            termios.tcflush(self._slave, termios.TCIFLUSH)
-        except termios.error as e:
-            self._count_error("pty.flush_failed", e)
-            return
-        self._flushed_from_tick = True
-        self.stats.flushes += 1
+        """In the tick thread, the master full: discard what the slave holds unread (the loop
+        forgets its evidence of a reader at the next epoch)."""
+        if self._discard_unread():
+            self._flushed_from_tick = True
 
     def _paced_write_failed(self, error: OSError) -> None:
         """In the tick thread: a paced line's write failed; the line is lost."""
@@ -237,17 +231,22 @@ class PtyPort(Port):
 
     def _flush_stale(self) -> None:
         """Discard what the slave holds unread: nobody is reading it, or not fast enough."""
+        if self._discard_unread():
+            # What a mid-write flush removed is unknown: no evidence of a reader until next look
+            self._unread_before, self._written_since = None, 0
+            log.debug("pty.flushed", path=self.path, flushes=self.stats.flushes)
+
+    def _discard_unread(self) -> bool:
+        """Flush the slave's unread input and count it; False if there was none to flush."""
         if self._slave is None:
-            return
+            return False
         try:
             termios.tcflush(self._slave, termios.TCIFLUSH)
         except termios.error as e:
             self._count_error("pty.flush_failed", e)
-            return
-        # What a mid-write flush removed is unknown: no evidence of a reader until next look.
-        self._unread_before, self._written_since = None, 0
+            return False
         self.stats.flushes += 1
-        log.debug("pty.flushed", path=self.path, flushes=self.stats.flushes)
+        return True
 
     def _read_lost(self, error: OSError | None) -> None:
         self._count_error("pty.read_failed", error or OSError(errno.EIO, "end of file"))
