@@ -237,7 +237,7 @@ class PtyPort(Port):
             log.debug("pty.flushed", path=self.path, flushes=self.stats.flushes)
 
     def _discard_unread(self) -> bool:
-        """Flush the slave's unread input and count it; False if there was none to flush."""
+        """Flush the slave's unread input and count it; False if it could not (closed, error)."""
         if self._slave is None:
             return False
         try:
