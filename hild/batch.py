@@ -21,7 +21,7 @@ from typing import Any
 from hild.coupled.simulation import DivergedError
 from hild.log import write_or_drop
 from hild.profiles.vessel import load_profile
-from hild.sim import finite_or_null, read_schedule, run_sim
+from hild.sim import checked_commands, finite_or_null, run_sim
 
 
 @dataclass(frozen=True)
@@ -72,9 +72,9 @@ def run_batch(
     schedule, the profile) raises before anything runs, as for a single run."""
     say = emit or (lambda line: write_or_drop(sys.stdout, line + "\n"))
     schedules = schedules or []
-    for schedule in schedules:  # every schedule's errors before the first run
-        read_schedule(schedule)
     vessel = load_profile(profile)
+    for schedule in schedules:  # every schedule's errors before the first run, as a run checks
+        checked_commands(vessel, options.get("commands") or [], schedule)
     runs = batch_runs(seed, repeat, schedules, out, record)
     diverged = 0
     t0 = time.perf_counter()

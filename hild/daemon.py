@@ -7,10 +7,12 @@ their own tasks, so a slow line never holds the loop.
 
 The clock and the tick run in a thread of their own that blocks on the clock (a
 timerfd) between ticks; the asyncio loop keeps every port, the MQTT session and
-the signals. They meet at three points only: the control queue (filled on the
-loop, drained by the tick), the stop flag, and the tick's lines, handed to the
-loop in one call per tick that sends any. A tick that sends nothing does not
-wake the loop, so the process wakes once per tick, not twice.
+the signals. They meet at four points only: the control queue (filled on the
+loop, drained by the tick), the stop flag, the tick's lines, handed to the loop
+in one call per tick that sends any, and the paced ptys' lines, which the tick
+thread writes as their bytes fall due (hild/transport/pacer.py). A tick that
+sends nothing does not wake the loop, so the process wakes once per tick, not
+twice.
 """
 
 from __future__ import annotations

@@ -132,7 +132,8 @@ def run_sim(
     anything runs (CommandError); a run whose state becomes absurd all the same stops there
     (DivergedError, with the rows up to it in the CSV)."""
     n_total, every = checked_steps(duration, dt, output_interval)
-    vessel = vessel or load_profile(profile)
+    if vessel is None:
+        vessel = load_profile(profile)
     weather_spec = load_weather(weather)
     held, events = checked_commands(vessel, commands or [], schedule)
     announce_compiling()

@@ -66,3 +66,14 @@ def test_a_bad_schedule_stops_the_batch_before_it_runs(capsys, tmp_path):
     captured = capsys.readouterr()
     assert status == 2 and captured.out == ""
     assert f"{bad}" in captured.err and "line 2" in captured.err
+
+
+def test_a_schedule_command_out_of_range_stops_the_batch_before_it_runs(capsys, tmp_path):
+    good, wild = tmp_path / "good.csv", tmp_path / "wild.csv"
+    good.write_text("0,port.rpm,1000\n")
+    wild.write_text("0,port.rpm,99999\n")  # Odin's jets turn to 2000 rpm
+    status = main(["sim", "odin", "--duration", "1", "--schedule", str(good),
+                   "--schedule", str(wild)])  # fmt: skip
+    captured = capsys.readouterr()
+    assert status == 2 and captured.out == ""
+    assert f"{wild}" in captured.err and "line 1" in captured.err

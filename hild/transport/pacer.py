@@ -19,6 +19,23 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+
+
+def bytes_out_by(now: float, start: float, byte_s: float) -> int:
+    """How many bytes of a line that started at ``start`` are out on the wire by ``now``, at
+    ``byte_s`` seconds a byte (each counts once its last bit is out)."""
+    return int((now - start) / byte_s + 1e-6)
+
+
+@dataclass(slots=True)
+class _Segment:
+    """One line handed to a PacedLine: its bytes, when its first may go, how many went."""
+
+    data: memoryview
+    start: float
+    sent: int = 0
+    hurried: bool = False  # a newer epoch is here: the rest goes at once
 
 
 class PacedLine:
@@ -31,15 +48,15 @@ class PacedLine:
 
     def __init__(self, fd: int, byte_s: float, max_segments: int,
                  on_full: Callable[[], None], on_error: Callable[[OSError], None]):  # fmt: skip
-        self.lock = threading.Lock()
+        self._lock = threading.Lock()
         self._fd = fd
         self._byte_s = byte_s
         self._max = max_segments
         self._on_full = on_full
         self._on_error = on_error
-        self._segments: collections.deque[list] = collections.deque()  # [data, start, sent, hurry]
-        self.written_since = 0  # bytes written to the master since the loop last looked
-        self.closed = False
+        self._segments: collections.deque[_Segment] = collections.deque()
+        self._written_since = 0  # bytes written to the master since the loop last looked
+        self._closed = False
 
     @property
     def pending(self) -> bool:
@@ -50,49 +67,48 @@ class PacedLine:
         """From the loop: write ``data`` from ``start`` (time.monotonic()) on, at the pace;
         False when the oldest unwritten line was dropped to make room (a reader that does not
         keep up and a master that stays full)."""
-        with self.lock:
+        with self._lock:
             dropped = len(self._segments) >= self._max
             if dropped:
                 self._segments.popleft()
-            self._segments.append([data, start, 0, False])
+            self._segments.append(_Segment(memoryview(data), start))
         return not dropped
 
     def take_written(self) -> int:
         """From the loop: the bytes written since the last call."""
-        with self.lock:
-            n, self.written_since = self.written_since, 0
+        with self._lock:
+            n, self._written_since = self._written_since, 0
         return n
 
     def close(self) -> None:
         """From the loop, before the fd is closed: nothing is written from now on."""
-        with self.lock:
-            self.closed = True
+        with self._lock:
+            self._closed = True
             self._segments.clear()
 
     def hurry(self) -> None:
         """From the loop: what is pending goes at the next write, at once (a newer epoch is
         here and the line must not fall behind)."""
-        with self.lock:
+        with self._lock:
             for segment in self._segments:
-                segment[3] = True
+                segment.hurried = True
 
     def write_due(self, now: float, everything: bool = False) -> None:
         """Write every byte due by ``now`` (all of them if ``everything``); never blocks."""
-        with self.lock:
-            if self.closed:
+        with self._lock:
+            if self._closed:
                 return
             full = False
             while self._segments:
                 segment = self._segments[0]
-                data, start, sent, hurried = segment
-                size = len(data)
+                size = len(segment.data)
                 due = size
-                if not (everything or hurried):
-                    due = min(size, int((now - start) / self._byte_s + 1e-6))
-                if due <= sent:
+                if not (everything or segment.hurried):
+                    due = min(size, bytes_out_by(now, segment.start, self._byte_s))
+                if due <= segment.sent:
                     return
                 try:
-                    n = os.write(self._fd, data[sent:due])
+                    n = os.write(self._fd, segment.data[segment.sent : due])
                 except (BlockingIOError, InterruptedError):
                     if full:
                         return  # still full after discarding: try again next tick
@@ -103,12 +119,12 @@ class PacedLine:
                     self._segments.popleft()
                     self._on_error(e)
                     continue
-                self.written_since += n
-                segment[2] = sent + n
-                if segment[2] < size:
-                    if sent + n < due:
-                        continue  # a partial write: the rest of what is due, now
-                    return
+                self._written_since += n
+                segment.sent += n
+                if segment.sent < due:
+                    continue  # a partial write: the rest of what is due, now
+                if segment.sent < size:
+                    return  # the rest is not due yet
                 self._segments.popleft()
 
 

@@ -18,7 +18,7 @@ from hild.log import RateLimited
 from hild.rundir import check_replaceable, make_link_dir, remove_own_symlink, replace_symlink
 from hild.transport.base import Port, cancel_and_wait, run_writer
 from hild.transport.fd import FdChannel
-from hild.transport.pacer import PacedLine, TickPacer
+from hild.transport.pacer import PacedLine, TickPacer, bytes_out_by
 from hild.transport.url import PortSpec
 
 log = structlog.get_logger("hild.transport")
@@ -127,12 +127,11 @@ class PtyPort(Port):
         while the last one is still going out (then the rest of that one goes at once)."""
         assert self._paced is not None
         now = time.monotonic()
-        start = self._line_free_at
         if self._queue.starts_epoch and self._paced.pending:
             self._paced.hurry()
             start = now
-        elif start < now - PACE_SLACK_S:
-            start = now
+        else:
+            start = self._line_start(now)
         if not self._paced.add(line, start):
             self.stats.dropped_lines += 1
         self._line_free_at = start + len(line) * self._byte_s
@@ -182,17 +181,14 @@ class PtyPort(Port):
         """
         assert self._channel is not None
         loop = asyncio.get_running_loop()
-        start = self._line_free_at
-        if start < loop.time() - PACE_SLACK_S:
-            start = loop.time()  # the line was idle: this line starts it afresh
+        start = self._line_start(loop.time())
         view = memoryview(line)
         size, sent, hurried = len(view), 0, False
         while sent < size:
             if self._queue.newer_epoch_waiting or self._closed:  # behind, or closing:
                 n, hurried = size - sent, True  # the rest of this epoch goes at once
             else:
-                out = int((loop.time() - start) / self._byte_s + 1e-6)  # bytes out by now
-                n = min(size, out) - sent
+                n = min(size, bytes_out_by(loop.time(), start, self._byte_s)) - sent
                 if n <= 0:
                     due = start + (sent + 1) * self._byte_s
                     await _sleep_until(loop, math.ceil(due / PACE_QUANTUM_S) * PACE_QUANTUM_S)
@@ -201,6 +197,12 @@ class PtyPort(Port):
             self._written_since += n
             sent += n
         self._line_free_at = loop.time() if hurried else start + size * self._byte_s
+
+    def _line_start(self, now: float) -> float:
+        """When a line's first byte may go: right after the last line's last byte, or ``now``
+        if the line has been idle (loop time and time.monotonic() are the same clock)."""
+        start = self._line_free_at
+        return now if start < now - PACE_SLACK_S else start
 
     def _begin_epoch(self) -> None:
         """Before an epoch is written: flush what waits unread if its reader is gone.
