@@ -30,6 +30,7 @@ from hild.profiles import BENCHES
 from hild.profiles.vessel import load_profile
 from hild.profiles.weather import PRESETS, load_weather
 from hild.record.config import RecordConfig, read_record
+from hild.rundir import DEFAULT_RUN_DIR
 from hild.sensors.catalog import (
     MAX_RATE_HZ,
     MIN_RATE_HZ,
@@ -44,7 +45,7 @@ from hild.sensors.factory import build_device
 from hild.sensors.faults import FAULT_KINDS, FaultSpec
 from hild.sensors.geodesy import DEFAULT_ORIGIN, Origin
 from hild.sensors.noise import NoiseSpec
-from hild.transport.url import DEFAULT_RUN_DIR, PortSpec, PortUrlError, parse_port_url
+from hild.transport.url import PortSpec, PortUrlError, parse_port_url
 
 DEFAULT_BENCH = "default"
 BITS_PER_BYTE = 10  # start + 8 data + stop bits on an asynchronous serial line

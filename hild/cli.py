@@ -16,7 +16,7 @@ from hild.pilot import options as pilot_options
 from hild.profiles import BENCHES
 from hild.profiles.vessel import PROFILES
 from hild.profiles.weather import PRESETS
-from hild.transport.url import DEFAULT_RUN_DIR
+from hild.rundir import DEFAULT_RUN_DIR
 
 SECONDS = number("a number of seconds")
 STEP = number("a step in seconds", 0.0, 1.0, note="the integrators need steps well below the "

@@ -27,7 +27,8 @@ import stat
 import structlog
 
 from hild.config import ConfigError
-from hild.transport.url import DEFAULT_RUN_DIR
+
+DEFAULT_RUN_DIR = "/tmp/hild"  # where pty://NAME links go unless a bench or --run-dir says
 
 log = structlog.get_logger("hild.rundir")
 

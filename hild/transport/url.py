@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from hild.rundir import DEFAULT_RUN_DIR
 from hild.transport.allow import AllowError, SourceFilter
 
 STANDARD_BAUDS = (
@@ -26,7 +27,6 @@ STANDARD_BAUDS = (
     921600,
 )
 LOOPBACK = "127.0.0.1"
-DEFAULT_RUN_DIR = "/tmp/hild"  # where pty://NAME links go unless a bench or --run-dir says
 DEFAULT_MAX_CLIENTS = 16  # a TCP port's clients at a time: plotters, loggers, controllers
 MAX_CLIENTS_LIMIT = 1000
 BROADCAST_ADDRESS = "255.255.255.255"
