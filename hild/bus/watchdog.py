@@ -9,11 +9,15 @@ latched until a neutral command (idle, neutral deflector, zero thrust) arrives.
 
 Before the first command there is no lease to lose, so the watchdog cannot trip; with
 ``neutral_first`` the very first command must be neutral as well.
+
+In the daemon commands are admitted on the network thread and the lease is judged on the tick
+thread; a lock makes each a single step, so a tick never sees a half-renewed lease.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 
 WAITING = "waiting"  # no command yet
 ACTIVE = "active"  # commands arriving within the timeout
@@ -30,6 +34,7 @@ class Watchdog:
     lease_until: float = 0.0
     trips: int = 0
     last_command_t: float | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def latched(self) -> bool:
@@ -41,17 +46,19 @@ class Watchdog:
 
         While latched only a neutral command is admitted, and it releases the latch.
         """
-        if self.latched and not neutral:
-            return False
-        self.state = ACTIVE
-        self.last_command_t = t_rx
-        self.lease_until = max(self.lease_until, t_rx + self.timeout_s)
-        return True
+        with self._lock:
+            if self.latched and not neutral:
+                return False
+            self.last_command_t = t_rx
+            self.lease_until = max(self.lease_until, t_rx + self.timeout_s)
+            self.state = ACTIVE
+            return True
 
     def expired(self, now: float) -> bool:
         """True exactly once when the lease has run out: the caller puts out the safe state."""
-        if self.state == ACTIVE and now > self.lease_until:
-            self.state = TRIPPED
-            self.trips += 1
-            return True
-        return False
+        with self._lock:
+            if self.state == ACTIVE and now > self.lease_until:
+                self.state = TRIPPED
+                self.trips += 1
+                return True
+            return False
