@@ -148,9 +148,8 @@ class RuntimeControl:
         reasons = []
         for device in devices:
             before = dict(device.stats.rejected)
-            record = device.receive(Inbound(line, "mqtt:control/commands", None, time.monotonic()))
-            if record is not None:
-                self.daemon.queue.put(record)
+            inbound = Inbound(line, "mqtt:control/commands", None, time.monotonic())
+            if self.daemon.dispatcher.deliver(device, inbound) is not None:
                 return "applied"
             after = device.stats.rejected
             reasons += [r for r in after if after[r] != before.get(r, 0)]

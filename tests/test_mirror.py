@@ -16,6 +16,7 @@ import time
 import paho.mqtt.client as mqtt
 import pynmea2
 import pytest
+from mcap.reader import make_reader
 
 from hild.config import ConfigError, Section
 from hild.mirror.config import MirrorConfig, parse_broker_url, read_mirror
@@ -150,9 +151,14 @@ def test_every_topic_with_its_payload_and_a_clean_offline(tmp_path, broker, subs
 
 
 def test_status_reads_offline_after_sigkill(tmp_path, broker, subscriber):
-    daemon = start(tmp_path, bench_with_mqtt(tmp_path, broker.port))
+    """The mirror turned on from the command line, on a bench with no [mqtt] table: the
+    topics go under hild/<bench name>."""
+    bench = default_bench_on_free_ports(tmp_path, free_udp_port(), free_udp_port())
+    daemon = start(tmp_path, bench, "--mqtt", f"mqtt://127.0.0.1:{broker.port}")
     try:
-        assert wait_until(lambda: subscriber.on(f"{PREFIX}/status"), 10.0)
+        assert wait_until(lambda: subscriber.on("hild/default/state"), 10.0)
+        online = subscriber.on("hild/default/status")[-1]
+        assert online["state"] == "online" and online["bench"] == "default", online
         daemon.proc.send_signal(signal.SIGKILL)
         daemon.proc.wait(5)
     finally:
@@ -160,11 +166,11 @@ def test_status_reads_offline_after_sigkill(tmp_path, broker, subscriber):
             daemon.proc.kill()
     # the broker sends the will when the connection drops (0.7 s measured); a late reader
     # gets it as the retained status
-    late = Subscriber(broker.port, f"{PREFIX}/status")
+    late = Subscriber(broker.port, "hild/default/status")
     try:
         assert wait_until(
-            lambda: late.on(f"{PREFIX}/status") == [{"state": "offline", "reason": "lost"}], 5.0
-        ), late.on(f"{PREFIX}/status")
+            lambda: late.on("hild/default/status") == [{"state": "offline", "reason": "lost"}], 5.0
+        ), late.on("hild/default/status")
     finally:
         late.close()
 
@@ -242,7 +248,7 @@ def request(subscriber: Subscriber, topic: str, body: dict | str, timeout: float
 @pytest.fixture
 def controlled(tmp_path, broker, subscriber):
     bench = bench_with_mqtt(tmp_path, broker.port, control=True)
-    daemon = start(tmp_path, bench)
+    daemon = start(tmp_path, bench, "--record", str(tmp_path / "run.mcap"))
     assert wait_until(lambda: subscriber.on(f"{PREFIX}/environment"), 10.0)
     yield daemon
     stop(daemon)
@@ -329,6 +335,14 @@ def test_faults_and_commands_over_mqtt(controlled, subscriber):
     since = time.monotonic()
     time.sleep(0.3)
     assert subscriber.on(f"{PREFIX}/actuators", since=since)[-1]["starboard.rpm_commanded"] == 400
+    # the recording has both lines on the device's bus channel, as if a port had received them
+    stop(controlled)
+    with open(controlled.stderr_path.parent / "run.mcap", "rb") as f:
+        received = [json.loads(m.data) for _, _, m in make_reader(f).iter_messages(["/bus/jets"])]
+    assert [(r["port"], r["line"], r["ok"], r["reason"]) for r in received] == [
+        ("mqtt:control/commands", framed, True, ""),
+        ("mqtt:control/commands", "$RCTRC,garbage*00", False, "bad_checksum"),
+    ]
 
 
 @pytest.mark.parametrize(

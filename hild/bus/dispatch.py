@@ -35,8 +35,14 @@ class Dispatcher:
         """A port's on_line callback: decode, and queue what is valid. Never raises."""
         self.received_lines += 1
         for device in self._devices.get(inbound.port, ()):
-            record = device.receive(inbound)
-            if record is not None:
-                self.queue.put(record)
-            for listener in self.listeners:
-                listener(device.config.name, inbound, record, device.last_rejection)
+            self.deliver(device, inbound)
+
+    def deliver(self, device: CommandDevice, inbound: Inbound) -> ActuatorCommand | None:
+        """One device decodes one line: a valid command is queued, and the listeners hear of
+        it either way. Lines from outside the ports (MQTT control/commands) come in here too."""
+        record = device.receive(inbound)
+        if record is not None:
+            self.queue.put(record)
+        for listener in self.listeners:
+            listener(device.config.name, inbound, record, device.last_rejection)
+        return record
