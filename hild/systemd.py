@@ -8,7 +8,9 @@ namespace) and reads newline-separated ``KEY=VALUE`` assignments from it:
 - ``WATCHDOG=1`` from inside the loop, every ``$WATCHDOG_USEC`` / 3 of wall time, when the
   unit has ``WatchdogSec=``: a loop that stalls stops pinging, and systemd restarts it (a
   task pings in the same rhythm from READY=1 until the first tick, which waits for the next
-  whole second);
+  whole second). The tick thread pings only while the event loop (ports, MQTT, commands) has
+  also been seen within two ping intervals: the same task marks it, so a stalled event loop
+  under a ticking clock is restarted too;
 - ``STATUS=`` (what ``systemctl status`` shows) refreshed every few seconds: simulated time,
   ticks, overruns, commands applied;
 - ``STOPPING=1`` and a last ``STATUS=`` with the reason when the loop ends.
@@ -39,6 +41,7 @@ log = structlog.get_logger("hild.systemd")
 
 STATUS_INTERVAL_S = 5.0  # wall seconds between two STATUS= refreshes
 WATCHDOG_DIVISOR = 3  # ping every WATCHDOG_USEC / 3: systemd asks for more often than / 2
+LOOP_SILENCE_PINGS = 2  # ping intervals the event loop may go unseen before pings stop
 
 
 def notifier_from_environment() -> TickObserver | None:
@@ -110,7 +113,10 @@ class SystemdNotifier(TickObserver):
         self._next_status = math.inf
         self._next_due = math.inf  # the earlier of the two: one comparison per quiet tick
         self._started = False
-        self._before_first_tick: asyncio.Task | None = None
+        self._loop_watch: asyncio.Task | None = None
+        self.loop_seen_at = -math.inf  # when the event loop last ran the watching task
+        self.withheld = 0  # pings not sent because the event loop had stalled
+        self._log_stalled = RateLimited(log, "systemd.event_loop_stalled")
         self._log_failed = RateLimited(log, "systemd.notify_failed")
         self._sock: socket.socket | None = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self._sock.setblocking(False)
@@ -141,7 +147,8 @@ class SystemdNotifier(TickObserver):
             assignments.append("WATCHDOG=1")
             self.watchdog_pings += 1
             self._next_watchdog = now + self.watchdog_interval_s
-            self._before_first_tick = asyncio.create_task(self._ping_before_first_tick(daemon))
+            self.loop_seen_at = now
+            self._loop_watch = asyncio.create_task(self._watch_the_loop(daemon))
         self._next_status = now + self.status_interval_s
         self._next_due = min(self._next_watchdog, self._next_status)
         self._started = True
@@ -149,22 +156,28 @@ class SystemdNotifier(TickObserver):
         log.info("systemd.ready", watchdog_interval_s=self.watchdog_interval_s,
                  status_interval_s=self.status_interval_s)  # fmt: skip
 
-    async def _ping_before_first_tick(self, daemon: Daemon) -> None:
-        """WATCHDOG=1 on the same schedule as on_tick, until the loop has ticked once.
+    async def _watch_the_loop(self, daemon: Daemon) -> None:
+        """Marks the event loop alive twice per ping interval; until the first tick it also
+        sends the pings, on the same schedule as on_tick.
 
-        It stops for good then: were it to go on, a loop stuck in an await would look alive.
+        It never pings once the ticks run: were it to, a tick thread that stopped would look
+        alive; and the ticks' pings stop when this task stops running.
         """
-        while daemon.jitter.ticks == 0:
-            delay = self._next_watchdog - self._clock()
-            if delay > 0:
-                await asyncio.sleep(delay)
-                continue
-            self.send(self._watchdog_due(self._clock()))
-            self._next_due = min(self._next_watchdog, self._next_status)
+        assert self.watchdog_interval_s is not None  # started only with a watchdog
+        while True:
+            now = self._clock()
+            self.loop_seen_at = now
+            if daemon.jitter.ticks == 0 and now >= self._next_watchdog:
+                self.watchdog_pings += 1
+                self.send(self._watchdog_due(now))
+                self._next_due = min(self._next_watchdog, self._next_status)
+            pause = self.watchdog_interval_s / 2
+            if daemon.jitter.ticks == 0:
+                pause = min(pause, max(0.0, self._next_watchdog - now))
+            await asyncio.sleep(pause)
 
     def _watchdog_due(self, now: float) -> str:
         """Move the watchdog's schedule on by one ping (due at ``now``)."""
-        self.watchdog_pings += 1
         assert self.watchdog_interval_s is not None  # pings are due only with a watchdog
         self._next_watchdog += self.watchdog_interval_s
         if self._next_watchdog <= now:  # the loop was held up: no burst of pings to catch up
@@ -177,12 +190,21 @@ class SystemdNotifier(TickObserver):
             return
         assignments = []
         if now >= self._next_watchdog:
-            assignments.append(self._watchdog_due(now))
+            ping = self._watchdog_due(now)
+            assert self.watchdog_interval_s is not None  # a ping is due only with a watchdog
+            stalled_s = now - self.loop_seen_at
+            if stalled_s <= LOOP_SILENCE_PINGS * self.watchdog_interval_s:
+                self.watchdog_pings += 1
+                assignments.append(ping)
+            else:  # let systemd restart us: the ports and the bus are not being served
+                self.withheld += 1
+                self._log_stalled(stalled_s=round(stalled_s, 3), withheld=self.withheld)
         if now >= self._next_status:
             assignments.append("STATUS=" + self.running_status(daemon, t))
             self._next_status = now + self.status_interval_s
         self._next_due = min(self._next_watchdog, self._next_status)
-        self.send(*assignments)
+        if assignments:
+            self.send(*assignments)
 
     async def stop(self, daemon: Daemon) -> None:
         if self._started:
@@ -190,11 +212,11 @@ class SystemdNotifier(TickObserver):
         else:
             status = f"{daemon.bench.name}: could not start (see the journal)"
         self._next_due = math.inf
-        if self._before_first_tick is not None:
-            self._before_first_tick.cancel()
+        if self._loop_watch is not None:
+            self._loop_watch.cancel()
         self.send("STOPPING=1", "STATUS=" + _one_line(status))
         log.info("systemd.stopping", sent=self.sent, failed=self.failed,
-                 watchdog_pings=self.watchdog_pings)  # fmt: skip
+                 watchdog_pings=self.watchdog_pings, withheld=self.withheld)  # fmt: skip
         if self._sock is not None:
             self._sock.close()
             self._sock = None

@@ -191,6 +191,7 @@ def test_status_and_watchdog_are_due_on_the_wall_clock(tmp_path):
             now[0] = 100.0 + k / 100
             daemon.jitter.ticks, daemon.sim.t = k, k * 0.01
             daemon.arbiter.commands = k // 10
+            notifier.loop_seen_at = now[0]  # the event loop's task, running alongside
             notifier.on_tick(daemon, k * 0.01)
             sent += [(k, d) for d in receiver.pending()]
         assert [k for k, _ in sent] == [100, 200, 300, 400, 500, 600]
@@ -200,6 +201,7 @@ def test_status_and_watchdog_are_due_on_the_wall_clock(tmp_path):
             "50 commands applied"
         )
         now[0] = 120.0  # the loop stood still for 14 s (systemd would have killed it)
+        notifier.loop_seen_at = now[0]
         notifier.on_tick(daemon, 6.01)
         notifier.on_tick(daemon, 6.02)
         assert receiver.pending() == [
@@ -213,6 +215,34 @@ def test_status_and_watchdog_are_due_on_the_wall_clock(tmp_path):
             "t=6.0 s, 600 ticks, 0 overruns, 60 commands applied"
         ]
         assert notifier.failed == 0
+    finally:
+        receiver.close()
+
+
+def test_a_stalled_event_loop_stops_the_pings_while_the_ticks_go_on(tmp_path):
+    """The ports and the bus are served by the event loop, the ticks by their own thread: when
+    the loop has not been seen for two ping intervals (2 s with a 3 s watchdog) the ticks stop
+    pinging, so systemd restarts a daemon that no longer reads its controller; they ping again
+    once the loop runs."""
+    receiver = Receiver(str(tmp_path / "notify"))
+    now = [100.0]
+    notifier = SystemdNotifier(receiver.env, watchdog_usec=3_000_000, status_interval_s=1e9,
+                               clock=lambda: now[0])  # fmt: skip
+    daemon = fake_daemon()
+    try:
+        asyncio.run(notifier.start(daemon))
+        receiver.pending()
+        pinged = []
+        for k in range(1, 801):  # 8 s of ticks; the event loop last seen at 102.5 s
+            now[0] = 100.0 + k / 100
+            daemon.jitter.ticks = k
+            if now[0] <= 102.5 or now[0] >= 107.0:
+                notifier.loop_seen_at = now[0]
+            notifier.on_tick(daemon, k * 0.01)
+            pinged += [round(now[0] - 100.0, 2) for _ in receiver.pending()]
+        # due every 1 s; 103 and 104 within 2 s of 102.5; 105 and 106 withheld
+        assert pinged == [1.0, 2.0, 3.0, 4.0, 7.0, 8.0], pinged
+        assert notifier.withheld == 2 and notifier.watchdog_pings == 7  # with READY's
     finally:
         receiver.close()
 
@@ -235,6 +265,7 @@ def test_a_vanished_or_full_socket_never_raises_nor_blocks(tmp_path):
         end = time.monotonic() + 0.2
         while time.monotonic() < end:
             tick = time.monotonic()
+            notifier.loop_seen_at = tick  # the event loop's task, running alongside
             notifier.on_tick(daemon, 0.0)
             slowest = max(slowest, time.monotonic() - tick)
             time.sleep(0.002)
