@@ -212,9 +212,12 @@ def _bench_overrides(p: argparse.ArgumentParser) -> None:
         help="'wall' (the clock) or e.g. 2026-06-01T12:00:00Z; an offset such as +02:00 is "
         "honoured, a time without one is UTC",
     )  # fmt: skip
-    p.add_argument("--run-dir", metavar="DIR", help=f"where pty:// symlinks go ({DEFAULT_RUN_DIR})")
+    p.add_argument("--run-dir", metavar="DIR", type=_run_dir,
+                   help=f"where pty:// symlinks go ({DEFAULT_RUN_DIR})")  # fmt: skip
     p.add_argument("--stats-interval", type=number("seconds", 0.01, 86400.0, low_open=False),
-                   metavar="SECONDS", help="loop statistics period")  # fmt: skip
+                   metavar="SECONDS",
+                   help="loop statistics period, in simulated seconds (10; at --time-scale 10 "
+                        "a loop.stats line comes every wall second)")  # fmt: skip
 
 
 def _plot_waypoints(text: str) -> tuple[tuple[float, float], ...] | str:
@@ -229,6 +232,13 @@ def _start_time(text: str) -> str:
         parse_start_time(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(f"expected {e}, not {text!r}") from None
+    return text
+
+
+def _run_dir(text: str) -> str:
+    if not text.strip() or "\0" in text:
+        raise argparse.ArgumentTypeError(f"expected a directory for the pty links, e.g. "
+                                         f"{DEFAULT_RUN_DIR}, not {text!r}")  # fmt: skip
     return text
 
 
@@ -328,7 +338,10 @@ def _report(e: Exception) -> int:
         write_or_drop(sys.stderr, f"hild: error: {e}\n")
         return 1
     if isinstance(e, OSError):  # a port that cannot be created: address in use, path taken, ...
-        write_or_drop(sys.stderr, f"hild: error: {e}\n")
+        text = e.strerror or str(e)  # without "[Errno -2]", which tells a user nothing
+        if e.filename is not None:
+            text += f": {e.filename}"
+        write_or_drop(sys.stderr, f"hild: error: {text}\n")
         # what the user must change in the bench or the machine is a configuration error
         return 2 if e.errno in CONFIGURATION_ERRNOS else 1
     write_or_drop(sys.stderr, f"hild: internal error: {type(e).__name__}: {e} (run again with "

@@ -26,8 +26,11 @@ def banner(daemon: Daemon) -> str:
     """Where to connect: one line per device and port."""
     bench: Bench = daemon.bench
     o = bench.origin
+    weather = f"{bench.weather.preset} weather"
+    if bench.weather.moved:  # the actual means are on the weather line
+        weather += f" ({', '.join(bench.weather.moved)} set by the bench)"
     lines = [
-        f"hild: bench '{bench.name}': {bench.vessel.name} in {bench.weather.preset} weather at "
+        f"hild: bench '{bench.name}': {bench.vessel.name} in {weather} at "
         f"{abs(o.latitude_deg):.5f} {'N' if o.latitude_deg >= 0 else 'S'} "
         f"{abs(o.longitude_deg):.5f} {'E' if o.longitude_deg >= 0 else 'W'}, "
         f"{bench.rate_hz:g} Hz, time scale {bench.time_scale:g}.",
@@ -46,7 +49,8 @@ def banner(daemon: Daemon) -> str:
         for port in rt.ports:
             where = port.describe()
             if port.spec.scheme in ("pty", "serial"):
-                where += f", {port.spec.baud or c.baud} baud"
+                if port.spec.scheme == "pty":  # a serial port names its baud rate itself
+                    where += f", {port.spec.baud or c.baud} baud"
                 if not isinstance(rt.device, CommandDevice):
                     example = example or (port.spec.path, port.spec.baud or c.baud)
             lines.append(f"  {what:<50} {where}")
@@ -137,7 +141,7 @@ def recorder(bench: Bench, record_file: str | None) -> Recorder | None:
         if config is None:
             config = RecordConfig.for_file(Path(record_file), bench.rate_hz)
         else:
-            config = replace(config, file=Path(record_file))
+            config = replace(config, file=Path(record_file), bench_file="")
     return Recorder(config) if config is not None else None
 
 

@@ -579,6 +579,8 @@ def test_a_serial_device_that_disappears_is_reopened(tmp_path):
         run_dir = "{tmp_path / "run"}"
         [vessel]
         profile = "otter"
+        [weather]
+        wind_speed = 8.0
         [[device]]
         type = "heading"
         rate_hz = 20
@@ -587,6 +589,11 @@ def test_a_serial_device_that_disappears_is_reopened(tmp_path):
     )
     daemon = Daemon(str(bench), tmp=tmp_path)
     try:
+        # the banner: the weather as the bench moved it, the serial line's speed said once
+        assert "otter in calm weather (wind speed set by the bench) at" in daemon.banner
+        assert "Weather: wind 8 m/s from 0 deg" in daemon.banner
+        assert f"{link} at 115200 baud (connected)" in daemon.banner
+        assert daemon.banner.count("115200 baud") == 1, daemon.banner
         # The wall-clock start waits for the next whole second before the first tick.
         assert b"HEHDT" in read_all(master, 2.0)
         os.close(master)  # the USB adapter is pulled out

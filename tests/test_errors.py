@@ -119,6 +119,8 @@ MISSING = [
 ]  # fmt: skip
 
 SIM = ("sim", "odin", "--duration", "1")
+MINIMAL_BENCH = b'[bench]\nname = "b"\n[vessel]\nprofile = "odin"\n'
+PTY_BENCH = MINIMAL_BENCH + b'[[device]]\ntype = "heading"\nport = "pty://heading"\n'
 OPTIONS = [
     Case("dt-zero", (*SIM, "--dt", "0"), ("--dt",)),
     Case("dt-negative", (*SIM, "--dt", "-1"), ("--dt",)),
@@ -155,6 +157,16 @@ OPTIONS = [
     Case("start-time-text", ("run", "--start-time", "noon"), ("--start-time", "2026-06-01")),
     Case("start-time-far", ("run", "--start-time", "9999-01-01T00:00:00Z"),
          ("--start-time", "2199-12-31")),
+    Case("run-dir-empty-option", ("run", "--run-dir", ""), ("--run-dir", "a directory")),
+    Case("run-dir-a-file", ("run", "{tmp}/b.toml", "--run-dir", "{tmp}/b.toml"),
+         ("run directory {tmp}/b.toml is not a directory", "--run-dir DIR"),
+         {"b.toml": PTY_BENCH}),
+    Case("run-dir-under-proc", ("run", "{tmp}/b.toml", "--run-dir", "/proc/hild"),
+         ("run directory /proc/hild cannot be created", "--run-dir DIR"),
+         {"b.toml": PTY_BENCH}),
+    Case("record-unwritable", ("run", "{tmp}/b.toml", "--record", "/proc/no/r.mcap"),
+         ("--record /proc/no/r.mcap: expected a file that can be written",),
+         {"b.toml": MINIMAL_BENCH}),
     Case("replay-speed-zero", ("replay", "x.mcap", "--speed", "0"), ("--speed",)),
     Case("plot-waypoints", ("plot", "x.mcap", "--waypoints", "north"), ("--waypoints",)),
     Case("inspect-no-such-file", ("inspect", "/no/such/run.mcap"),
@@ -268,9 +280,21 @@ SCHEDULE_CASES = [
     for name, row, says in SCHEDULE_ROWS
 ]  # fmt: skip
 
+# found only when the run opens them: still the user's to change, so status 2 and named
+RUN_CASES = [
+    Case("run-record-file-unwritable", ("run", "{tmp}/b.toml"),
+         ("{tmp}/b.toml: record.file = '/proc/no/r.mcap'", "a file that can be written"),
+         {"b.toml": MINIMAL_BENCH + b'[record]\nfile = "/proc/no/r.mcap"\n'}),
+    Case("run-host-unresolvable", ("run", "{tmp}/b.toml"),
+         ("device heading, port udp://no-such-host.invalid:10110",),
+         {"b.toml": MINIMAL_BENCH + b'[[device]]\ntype = "heading"\n'
+                                    b'port = "udp://no-such-host.invalid:10110"\n'},
+         absent=("[Errno",)),
+]  # fmt: skip
+
 CASES = [
-    *unreadable_cases(), *MISSING, *OPTIONS, *BENCH_CASES, *PROFILE_CASES, *WEATHER_CASES,
-    *DEVICE_TYPE_CASES, *SCHEDULE_CASES,
+    *unreadable_cases(), *MISSING, *OPTIONS, *RUN_CASES, *BENCH_CASES, *PROFILE_CASES,
+    *WEATHER_CASES, *DEVICE_TYPE_CASES, *SCHEDULE_CASES,
 ]  # fmt: skip
 
 

@@ -311,7 +311,8 @@ class Environment:
 
         The slow processes keep their deviations, the filters their states and the noise its
         streams; a sea whose spectrum did not change keeps its components and their phases.
-        Called off the tick; the loop then swaps this environment in at a tick boundary.
+        Called at the tick boundary that swaps this environment in (it only copies arrays and
+        hands over the noise streams); building it is done off the tick.
         """
         if old.dt != self.dt or old.vessel is not self.vessel:
             raise ValueError("the environment was built for another step or vessel")

@@ -95,6 +95,7 @@ class Weather:
     wind: WindSpec = WindSpec()
     current: CurrentSpec = CurrentSpec()
     waves: WaveSpec = WaveSpec()
+    moved: tuple[str, ...] = ()  # the means a bench moved away from the preset's
 
     def with_means(
         self,
@@ -116,4 +117,13 @@ class Weather:
             current = replace(current, to_deg=current_to_deg)
         if hs is not None:
             waves = replace(waves, hs=hs)
-        return replace(self, wind=wind, current=current, waves=waves)
+        given = {
+            "wind speed": wind_speed,
+            "wind direction": wind_from_deg,
+            "current speed": current_speed,
+            "current direction": current_to_deg,
+            "Hs": hs,
+        }
+        moved = tuple(name for name, value in given.items() if value is not None)
+        return replace(self, wind=wind, current=current, waves=waves,
+                       moved=tuple(dict.fromkeys(self.moved + moved)))  # fmt: skip

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from hild.config import Section
+from hild.config import MISSING, ConfigError, Section
 
 DEFAULT_RATE_HZ = 20.0  # truth samples per simulated second: above the hulls' fastest modes
 
@@ -15,6 +15,15 @@ class RecordConfig:
     file: Path  # the MCAP file; the sentences go beside it to <stem>.nmea.log
     rate_hz: float = DEFAULT_RATE_HZ  # state, actuators, environment, location and pose
     nmea_log: bool = True  # also write the Signal K multiplexed log of the sentences
+    bench_file: str = ""  # the bench whose [record] table named the file; "" for --record
+
+    def unwritable(self, path: Path, reason: str) -> ConfigError:
+        """The error for a recording that cannot be opened, blamed on whoever named it."""
+        expected = f"a file that can be written ({reason})"
+        if self.bench_file:
+            return ConfigError(self.bench_file, "record.file", str(self.file),
+                               f"{expected}: {path}")  # fmt: skip
+        return ConfigError(f"--record {path}", "", MISSING, expected)
 
     @classmethod
     def for_file(cls, file: Path, loop_rate_hz: float) -> RecordConfig:
@@ -32,6 +41,7 @@ def read_record(section: Section, loop_rate_hz: float) -> RecordConfig:
         default,
         rate_hz=section.number("rate_hz", default.rate_hz, lo=0.1, hi=loop_rate_hz, unit="Hz"),
         nmea_log=section.boolean("nmea_log", default.nmea_log),
+        bench_file=str(section.file),
     )
     section.finish()
     return config

@@ -105,9 +105,13 @@ class Recorder(TickObserver):
             time_scale=bench.time_scale, devices=",".join(d.name for d in bench.devices),
             start_utc=bench.start_time.isoformat() if bench.start_time else "wall",
         )  # fmt: skip
-        self.writer = RecordWriter(self.file_for(bench.name, bench.start_time), metadata,
-                                   self.config.nmea_log)  # fmt: skip
-        await asyncio.to_thread(self.writer.start)  # opens files: not on the loop's thread
+        path = self.file_for(bench.name, bench.start_time)
+        self.writer = RecordWriter(path, metadata, self.config.nmea_log)
+        try:
+            await asyncio.to_thread(self.writer.start)  # opens files: not on the loop's thread
+        except OSError as e:
+            self.writer = None
+            raise self.config.unwritable(path, e.strerror or str(e)) from None
         self._declare(daemon)
         log.info("record.start", file=str(self.writer.path), rate_hz=self.config.rate_hz,
                  nmea_log=str(self.writer.nmea_path or ""))  # fmt: skip
