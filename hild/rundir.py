@@ -22,6 +22,7 @@ import errno
 import fcntl
 import os
 import pwd
+import signal
 import stat
 
 import structlog
@@ -29,6 +30,9 @@ import structlog
 from hild.config import ConfigError
 
 DEFAULT_RUN_DIR = "/tmp/hild"  # where pty://NAME links go unless a bench or --run-dir says
+# The signals on which a process holding a run directory (hild run, hild replay) stops
+# cleanly, its links removed: SIGHUP (a closed terminal) would otherwise leave them behind.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 log = structlog.get_logger("hild.rundir")
 

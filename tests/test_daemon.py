@@ -650,3 +650,43 @@ def test_a_port_that_cannot_be_opened_is_named(tmp_path):
     assert result.returncode == 2  # an address in use is the bench's to fix
     assert f"hild: error: [Errno 98] device heading, port tcp://127.0.0.1:{port}" in result.stderr
     assert "address already in use" in result.stderr
+
+
+def test_ports_are_keyed_by_their_whole_url_options_included(tmp_path):
+    """Reproduces: URLs that differ only in ?ttl= or ?bind= were merged onto one port (keyed by
+    scheme, host, port and path), so one device's options silently applied to the other's."""
+    import asyncio
+
+    from hild.bench import load_bench
+    from hild.daemon import Daemon as InProcessDaemon
+
+    target, bind_a, bind_b = free_udp_port(), free_udp_port(), free_udp_port()
+    urls = {
+        "gps": f"udp://127.0.0.1:{target}?ttl=1",
+        "wind": f"udp://127.0.0.1:{target}?ttl=2",
+        "speed": f"udp://127.0.0.1:{target}?bind=127.0.0.1:{bind_a}",
+        "heading": f"udp://127.0.0.1:{target}?bind=127.0.0.1:{bind_b}",
+        "gps2": f"udp://127.0.0.1:{target}?ttl=1",  # the very same URL as gps: shared
+    }
+    types = {"gps": "gps", "wind": "anemometer", "speed": "speed-log", "heading": "heading",
+             "gps2": "gps"}  # fmt: skip
+    bench = tmp_path / "bench.toml"
+    bench.write_text('[vessel]\nprofile = "otter"\n' + "".join(
+        f'[[device]]\nname = "{name}"\ntype = "{types[name]}"\nport = "{url}"\n'
+        for name, url in urls.items()))  # fmt: skip
+    daemon = InProcessDaemon(load_bench(str(bench)))
+
+    async def opened() -> dict:
+        await daemon.open()  # no clock, no ticks: only the ports are wanted
+        try:
+            return {rt.device.config.name: rt.ports[0] for rt in daemon.devices}
+        finally:
+            await daemon.close()
+
+    ports = asyncio.run(opened())
+    assert len(daemon.ports) == 4
+    assert ports["gps"] is ports["gps2"]
+    assert len({id(ports[n]) for n in ("gps", "wind", "speed", "heading")}) == 4
+    assert {n: port.spec.url for n, port in ports.items()} == urls
+    assert ports["speed"].local_address[1] == bind_a
+    assert ports["heading"].local_address[1] == bind_b

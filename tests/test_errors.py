@@ -201,6 +201,12 @@ BENCH_VALUES = [
      "300 to 4000000"),
     ("rate-tiny", ('type = "gps"', 'type = "gps"\nrate_hz = 1e-300'), "device (gps).rate_hz",
      "at least 0.01"),
+    # a device faster than the loop (two edits, so the whole template is the text replaced; a
+    # baud whose byte budget carries 30 epochs a second, so that this is the only error)
+    ("rate-above-loop", (DEFAULT, edited(DEFAULT, [("rate_hz = 100", "rate_hz = 20"),
+                                                   ('type = "gps"', 'type = "gps"\nrate_hz = 30'
+                                                    '\nbaud = 115200')])),
+     "device (gps).rate_hz = 30", "at most the loop rate, bench.rate_hz = 20 Hz"),
     ("lever-arm", ('type = "gps"', 'type = "gps"\nposition = [1e7, 0, 0]'),
      "device (gps).position", "within 10.5 m"),
     ("fault-value", gps_table('[[device.fault]]\nkind = "bias_jump"\nstart = 5.0\n'

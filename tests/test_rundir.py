@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import pwd
+import signal
 import stat
 import subprocess
 import sys
@@ -19,6 +20,9 @@ import time
 import pytest
 from endpoints import Daemon, PtyClient
 
+from hild.record import channels
+from hild.record.replay import ReplayPlan, replay
+from hild.record.writer import RecordWriter
 from hild.rundir import LOCK_NAME, RunDir, RunDirError
 from hild.transport import PtyPort, parse_port_url
 
@@ -201,3 +205,57 @@ def test_an_absolute_pty_path_replaces_only_dangling_or_pty_links(tmp_path):
             assert not os.path.lexists(link)
 
     asyncio.run(scenario())
+
+
+def gps_recording(tmp_path, sentences: int = 2) -> str:
+    """A recording of a few gps sentences 10 ms apart, for `hild replay`."""
+    path = tmp_path / "gps.mcap"
+    writer = RecordWriter(path, {"hild": {"kind": "test"}}, nmea_log=False)
+    writer.start()
+    for i in range(sentences):
+        payload = {"t": i * 0.01, "utc": "", "sentence": f"$GPTXT,01,01,02,line {i}*00"}
+        writer.put(channels.SENSORS + "gps", 1_780_315_200 * 10**9 + i * 10**7, payload)
+    writer.close()
+    return str(path)
+
+
+def test_a_replay_holds_the_run_dir_as_a_daemon_does(tmp_path):
+    """Reproduces: `hild replay` put its links in a run directory a daemon held, unchecked."""
+    run = tmp_path / "run"
+    plan = ReplayPlan(gps_recording(tmp_path), (("pty://gps?pace=0", ()),), run_dir=run)
+    with RunDir(run):  # held as `hild run` holds it
+        with pytest.raises(RunDirError, match=f"in use by another hild \\(PID {os.getpid()}\\)"):
+            asyncio.run(replay(plan))
+        assert not os.path.lexists(run / "gps")
+    (run / "old").symlink_to("/dev/pts/987654")  # a link a killed daemon left
+    assert asyncio.run(replay(plan))["sent"] == 2
+    assert sorted(os.listdir(run)) == []  # the stale link, its own link and .lock all gone
+
+
+def test_a_replay_locks_out_another_and_stops_cleanly_on_sighup(tmp_path):
+    """Reproduces: SIGHUP (a closed terminal) killed a replay and left its pty link behind."""
+    run = tmp_path / "run"
+    replaying = subprocess.Popen(
+        [sys.executable, "-m", "hild.cli", "replay", gps_recording(tmp_path), "--to",
+         "pty://gps?pace=0", "--run-dir", str(run), "--wait", "60"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30.0
+        while not (run / "gps").is_symlink() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        target = os.readlink(run / "gps")
+        # a second replay (or a daemon) on the same directory refuses, naming the first
+        plan = ReplayPlan(tmp_path / "gps.mcap", (("pty://gps?pace=0", ()),), run_dir=run)
+        with pytest.raises(RunDirError, match=f"in use by another hild \\(PID {replaying.pid}\\)"):
+            asyncio.run(replay(plan))
+        assert os.readlink(run / "gps") == target  # still the first replay's pty
+        replaying.send_signal(signal.SIGHUP)
+        _, err = replaying.communicate(timeout=30)
+    finally:
+        if replaying.poll() is None:
+            replaying.kill()
+            replaying.communicate()
+    assert replaying.returncode == 0, err
+    assert '"replay.done"' in err and "Traceback" not in err
+    assert not os.path.lexists(run / "gps") and not (run / LOCK_NAME).exists()

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,8 +22,9 @@ from hild.clock import DeadlineTimer
 from hild.config import MISSING, ConfigError
 from hild.record import channels
 from hild.record.reader import messages
-from hild.transport import Port, open_port
-from hild.transport.url import DEFAULT_RUN_DIR, PortUrlError, parse_port_url
+from hild.rundir import DEFAULT_RUN_DIR, STOP_SIGNALS, RunDir, pty_paths_under
+from hild.transport import Port, PortSpec, open_port
+from hild.transport.url import PortUrlError, parse_port_url
 
 log = structlog.get_logger("hild.replay")
 
@@ -101,16 +101,35 @@ async def replay(plan: ReplayPlan, on_ready=None) -> dict:
     if not sentences:
         raise ConfigError(plan.file, "", MISSING, "a recording with sentences in the chosen "
                           "devices and times")  # fmt: skip
-    routes: list[tuple[Port, set[str]]] = []
+    targets: list[tuple[PortSpec, set[str]]] = []
     for url, devices in plan.targets:
         try:
-            spec = parse_port_url(url, plan.run_dir)
+            targets.append((parse_port_url(url, plan.run_dir), set(devices)))
         except PortUrlError as e:
             raise ConfigError("--to", "", url, str(e)) from None
-        routes.append((open_port(spec, queue_lines=1024, default_baud=115200), set(devices)))
+    # As `hild run`: pty links go under the run directory only while this process holds it
+    # (checked, locked against a daemon or another replay, cleaned of a dead one's links).
+    held: contextlib.AbstractContextManager = contextlib.nullcontext()
+    if pty_paths_under([spec for spec, _ in targets], plan.run_dir):
+        held = RunDir(plan.run_dir)
+    with held:
+        return await _send(plan, sentences, targets, on_ready)
+
+
+async def _send(
+    plan: ReplayPlan,
+    sentences: list[Sentence],
+    targets: list[tuple[PortSpec, set[str]]],
+    on_ready,
+) -> dict:
+    """Open the ports, send the sentences at their times, close the ports; returns counts."""
+    routes: list[tuple[Port, set[str]]] = [
+        (open_port(spec, queue_lines=1024, default_baud=115200), devices)
+        for spec, devices in targets
+    ]
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in STOP_SIGNALS:
         loop.add_signal_handler(sig, stop.set)
     sent = 0
     laps = 0
@@ -144,7 +163,7 @@ async def replay(plan: ReplayPlan, on_ready=None) -> dict:
         timer.close()
         for port, _ in routes:
             await port.close()
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in STOP_SIGNALS:
             loop.remove_signal_handler(sig)
     summary = {"sent": sent, "laps": laps, "span_s": round(sentences[-1].offset_s, 3)}
     log.info("replay.done", **summary)
