@@ -1,16 +1,18 @@
 """Benchmark: `hild run` in real time, tick jitter and CPU per cent of one core, against the
 floors of the same clock measured in the same run.
 
-Runs the daemon as a subprocess (as a user would) at 100 Hz with four devices on
-ptys and UDP in gale-hs1, with this process reading every pty and the UDP port as clients
-would, then the built-in default bench the same way; each bench once plain and once with
-``--record`` (MCAP and the Signal K log in a temporary folder), one after the other, so that
-the two rows of a bench share the machine's load. Before and after them, the floors of
-bench/clock_floor.py: a bare Python loop that blocks on the same timerfd clock (alone, and
-stepping the default bench's model each tick) and an empty asyncio loop woken by it. Prints
-one table, with each row's CPU per tick and its excess over the stepping floor.
+Runs the daemon as a subprocess (as a user would) at 100 Hz with four devices (all at
+10 Hz) on ptys and UDP in gale-hs1, with this process reading every pty and the UDP port as
+clients would, then the built-in default bench the same way; each bench once plain and once
+with ``--record`` (MCAP and the Signal K log in a temporary folder), one after the other, so
+that the two rows of a bench share the machine's load; ``--repeat N`` alternates the pair N
+times and prints, per bench, the median and range of p99 jitter and CPU with and without
+recording, so that a difference can be told from run-to-run noise. Before and after them,
+the floors of bench/clock_floor.py: a bare Python loop that blocks on the same timerfd clock
+(alone, and stepping the default bench's model each tick) and an empty asyncio loop woken by
+it. Prints one table, with each row's CPU per tick and its excess over the stepping floor.
 
-    python bench/bench_daemon.py [--duration 60]
+    python bench/bench_daemon.py [--duration 60] [--repeat 1]
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import tempfile
 import threading
 import tty
 from pathlib import Path
-from statistics import mean
+from statistics import mean, median
 
 FOUR_DEVICES = """
 [bench]
@@ -54,16 +56,22 @@ ports = ["pty://gps", "udp://127.0.0.1:{udp}"]
 [[device]]
 name = "heading"
 type = "heading"
+rate_hz = 10
+baud = 38400
 ports = ["pty://heading", "udp://127.0.0.1:{udp}"]
 
 [[device]]
 name = "wind"
 type = "anemometer"
+rate_hz = 10
+baud = 38400
 ports = ["pty://wind", "udp://127.0.0.1:{udp}"]
 
 [[device]]
 name = "speed"
 type = "speed-log"
+rate_hz = 10
+baud = 38400
 ports = ["pty://speed", "udp://127.0.0.1:{udp}"]
 """
 
@@ -143,6 +151,8 @@ def floor(kind: str, duration: float) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=60.0, help="seconds per run (60)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="plain and --record runs of each bench, alternated (1)")  # fmt: skip
     args = parser.parse_args()
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.bind(("127.0.0.1", 0))
@@ -154,10 +164,11 @@ def main() -> None:
         bench.write_text(FOUR_DEVICES.format(run_dir=Path(tmp) / "a", udp=udp))
         record = ["--record", str(Path(tmp) / "run.mcap")]
         for name, bench_args in (("4 devices", [str(bench)]), ("default bench", [])):
-            for suffix, extra in (("", []), (" --record", record)):
-                run_dir = Path(tmp) / f"run{len(rows)}"
-                rows.append((name + suffix, run([*bench_args, *extra], run_dir, args.duration,
-                                                sock)))  # fmt: skip
+            for _ in range(args.repeat):
+                for suffix, extra in (("", []), (" --record", record)):
+                    run_dir = Path(tmp) / f"run{len(rows)}"
+                    rows.append((name + suffix, run([*bench_args, *extra], run_dir,
+                                                    args.duration, sock)))  # fmt: skip
     for kind in FLOORS:  # again after the daemon's runs: the floor is their mean
         floors[kind].append(floor(kind, args.duration))
     base = mean(f["cpu_percent"] for f in floors["bare-step"])
@@ -179,6 +190,14 @@ def main() -> None:
               f"{s['jitter_p99_ms']:>7.3f} {s['jitter_max_ms']:>7.3f} {s['overruns']:>8} "
               f"{s['cpu_percent']:>6.2f} {per_tick_us:>7.0f} {s['cpu_percent'] - base:>+8.2f} "
               f"{sentences:>9} {dropped:>7}")  # fmt: skip
+    if args.repeat > 1:
+        print(f"median (range) of {args.repeat} alternated runs each:")
+        for name in dict.fromkeys(n for n, _ in rows):
+            runs = [s for n, s in rows if n == name]
+            p99 = sorted(s["jitter_p99_ms"] for s in runs)
+            cpu = sorted(s["cpu_percent"] for s in runs)
+            print(f"  {'hild: ' + name:<28} p99 {median(p99):.3f} ms ({p99[0]:.3f}-{p99[-1]:.3f})"
+                  f"  CPU {median(cpu):.2f} % ({cpu[0]:.2f}-{cpu[-1]:.2f})")  # fmt: skip
     print("CPU %: process CPU time over the loop's wall time, of one core; us/tick: the same")
     print(f"per tick; vs floor: CPU % minus the stepping floor's mean ({base:.2f} %), the floors")
     print("measured before and after the daemon's runs.")
