@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from hild.bench import BenchError, load_bench
+from hild.bench import BenchError, load_bench, parse_start_time
 
 GOOD = """
 [bench]
@@ -220,3 +220,16 @@ def test_devices_sharing_a_serial_line_must_agree_on_its_baud(tmp_path):
     same = write(tmp_path, text, "ok.toml")
     (budget,) = [b for b in load_bench(same).budgets if b.url == "pty://nav"]
     assert budget.devices == ("gps", "hdg") and budget.baud == 38400
+
+
+@pytest.mark.parametrize(
+    ("given", "utc"),
+    [
+        ("2026-06-01T12:00:00+02:00", "2026-06-01T10:00:00+00:00"),  # CEST is two hours ahead
+        ("2026-06-01T12:00:00-03:30", "2026-06-01T15:30:00+00:00"),
+        ("2026-06-01T12:00:00Z", "2026-06-01T12:00:00+00:00"),
+        ("2026-06-01T12:00:00", "2026-06-01T12:00:00+00:00"),  # no offset: taken as UTC
+    ],
+)
+def test_a_start_time_with_an_offset_is_converted_to_utc(given, utc):
+    assert parse_start_time(given).isoformat() == utc

@@ -626,6 +626,21 @@ def test_duration_and_time_scale(tmp_path):
     assert elapsed < 60
 
 
+def test_a_time_scale_the_machine_cannot_hold_is_said(tmp_path):
+    """2000 steps per simulated second at 1000 times real time is two million ticks a second:
+    no Python loop holds it (about 100x is reached here), and the run says so in a warning
+    with the scale it reached, rather than in an info line."""
+    bench = tmp_path / "b.toml"
+    bench.write_text('[bench]\nname = "b"\n[vessel]\nprofile = "otter"\n')
+    daemon = Daemon(str(bench), "--rate", "2000", "--time-scale", "1000", "--duration", "20",
+                    "--stats-interval", "5", tmp=tmp_path)  # fmt: skip
+    summary = daemon.wait(60)
+    assert summary["reason"] == "duration"
+    (warning, *_) = daemon.events("loop.time_scale_not_held")
+    assert warning["level"] == "warning" and warning["wanted"] == 1000.0
+    assert 0.0 < warning["achieved"] < 900.0, warning
+
+
 def test_a_port_that_cannot_be_opened_is_named(tmp_path):
     import socket
     import subprocess

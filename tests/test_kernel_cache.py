@@ -100,3 +100,14 @@ def test_results_are_remembered_in_the_keyed_directory_only(tmp_path, monkeypatc
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     remember("c", 1)
     assert recall("c") is None and not (tmp_path / kernel_cache.MEMO_FILE).exists()
+
+
+def test_an_unwritable_cache_falls_back_to_the_temporary_folder(tmp_path, monkeypatch):
+    """A home that cannot be written (a system user, a read-only image): the kernels go to a
+    per-user folder in the temporary directory, keyed as usual, instead of failing."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", "/proc/no-cache-here")
+    monkeypatch.setattr(kernel_cache.tempfile, "gettempdir", lambda: str(tmp_path))
+    folder = kernel_cache.configure_kernel_cache()
+    expected = tmp_path / f"hild-cache-{os.getuid()}" / (PREFIX + sources_key())
+    assert folder == str(expected) and expected.is_dir()
+    assert os.environ["NUMBA_CACHE_DIR"] == str(expected)
