@@ -1,8 +1,9 @@
 """Control records and the queue that carries them to the loop, applied between two ticks.
 
-Nothing outside the loop writes the simulation's arrays: a decoded command or a watchdog's
-safe state becomes a small immutable record here, and the loop drains the queue at a tick
-boundary, so a run with the same seed and the same records at the same ticks repeats exactly.
+Nothing outside the loop writes the simulation's arrays: a decoded command, a controller's
+heading reference or a watchdog's safe state becomes a small immutable record here, and the
+loop drains the queue at a tick boundary, so a run with the same seed and the same records at
+the same ticks repeats exactly.
 """
 
 from __future__ import annotations
@@ -27,6 +28,19 @@ class ActuatorCommand:
     source: str  # the command device's name
     t_rx: float  # when its line was received [s, time.monotonic()]
     demands: tuple[Demand, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HeadingReference:
+    """The heading a controller steers to (an HSC sentence): moves no actuator, renews no lease.
+
+    Applied between ticks like a command, so the recorder and the mirror see the reference the
+    loop had at each tick, never one from inside it.
+    """
+
+    source: str  # the command device's name
+    t_rx: float  # when its line was received [s, time.monotonic()]
+    heading: float  # heading to steer [rad, true, 0 .. 2 pi)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +92,13 @@ class Reposition:
 
 
 ControlRecord = (
-    ActuatorCommand | SafeState | WeatherChange | SensorFault | ActuatorFault | Reposition
+    ActuatorCommand
+    | HeadingReference
+    | SafeState
+    | WeatherChange
+    | SensorFault
+    | ActuatorFault
+    | Reposition
 )
 
 

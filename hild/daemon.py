@@ -34,11 +34,13 @@ from hild.bench import Bench
 from hild.bus.arbiter import Arbiter
 from hild.bus.device import CommandDevice
 from hild.bus.dispatch import Dispatcher
+from hild.bus.sentence import REASONS
 from hild.clock import BlockingClock, JitterStats
 from hild.control import (
     ActuatorCommand,
     ControlQueue,
     ControlRecord,
+    HeadingReference,
     Reposition,
     SafeState,
     SensorFault,
@@ -49,6 +51,7 @@ from hild.environment.environment import Environment
 from hild.log import RateLimited, route_asyncio_errors
 from hild.model.layout import S_SIZE
 from hild.observers import TickObserver
+from hild.rundir import STOP_SIGNALS
 from hild.sensors.device import Device
 from hild.sensors.factory import build_device
 from hild.sensors.truth import Truth
@@ -58,7 +61,6 @@ from hild.transport.pty import PACE_QUANTUM_S, PtyPort
 
 log = structlog.get_logger("hild.daemon")
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # each stops the run cleanly
 STATE_CHECK_S = 1.0  # simulated seconds between checks that the simulation has not diverged
 RESYNC_AFTER_S = 1.0  # a loop this far behind (suspend, debugger) jumps ahead instead of racing
 # How long a thread that wants the GIL waits before asking its holder to drop it: Python's
@@ -122,6 +124,7 @@ class Daemon:
         self.command_devices: list[CommandDevice] = []
         self.latency = JitterStats()  # command arrival to the tick that applies it
         self._window_base = (0, 0)  # commands applied and lines rejected at the last loop.stats
+        self._window_reasons: dict[str, int] = {}  # lines rejected by reason, likewise
         self._window_clock: tuple[float, float] | None = None  # (sim t, wall) of that event
         self._stop = threading.Event()  # set from the loop (signals) or the tick thread
         self._outbox: list[tuple[DeviceRuntime, list[bytes]]] = []  # a tick's lines to send
@@ -220,9 +223,14 @@ class Daemon:
                     observer.on_control(self, record)
 
     def _apply_runtime(self, record: ControlRecord) -> None:
-        """A watchdog's safe state, or a change asked for at run time (MQTT control)."""
+        """A watchdog's safe state, a controller's heading reference (it moves nothing: the
+        device keeps it for its summary), or a change asked for at run time (MQTT control)."""
         sim = self.sim
-        if isinstance(record, WeatherChange):
+        if isinstance(record, HeadingReference):
+            for controller in self.command_devices:
+                if controller.config.name == record.source:
+                    controller.heading_reference = record
+        elif isinstance(record, WeatherChange):
             assert sim.environment is not None  # a daemon's simulation always has one
             record.environment.continue_from(sim.environment)
             sim.adopt_environment(record.environment)
@@ -443,7 +451,11 @@ class Daemon:
     def _log_stats(self, t: float) -> None:
         ports = {p.spec.url: p.stats.as_dict() for p in self.ports.values()}
         dropped = sum(s["dropped_lines"] for s in ports.values())
-        applied, rejected = self._command_totals()
+        applied, _ = self._command_totals()
+        reasons = self._rejected_by_reason()
+        rejected = sum(reasons.values())  # so that a window's rejected is its reasons' sum
+        by_reason = {r: n - self._window_reasons.get(r, 0) for r, n in reasons.items()
+                     if n > self._window_reasons.get(r, 0)}  # fmt: skip
         now = time.monotonic()
         t_prev, wall_prev = self._window_clock or (0.0, now)
         achieved = (t - t_prev) / max(now - wall_prev, 1e-9)
@@ -451,6 +463,7 @@ class Daemon:
         log.info("loop.stats", t=round(t, 3), **self.window.summary(), dropped_lines=dropped,
                  commands=applied - self._window_base[0],
                  rejected=rejected - self._window_base[1],
+                 **({"rejected_by_reason": by_reason} if by_reason else {}),
                  time_scale=round(achieved, 3))  # fmt: skip
         wanted = self.bench.time_scale
         if achieved < TIME_SCALE_HELD * wanted:
@@ -458,7 +471,14 @@ class Daemon:
                         hint="lower --time-scale or --rate; the machine cannot step this "
                         "fast")  # fmt: skip
         self._window_base = (applied, rejected)
+        self._window_reasons = reasons
         self.window.reset()
+
+    def _rejected_by_reason(self) -> dict[str, int]:
+        """Lines the command devices refused since start, by reason, in REASONS' order (only
+        reasons seen). Read with single lookups: the loop's thread counts while this one reads."""
+        totals = {r: sum(d.stats.rejected.get(r, 0) for d in self.command_devices) for r in REASONS}
+        return {r: n for r, n in totals.items() if n}
 
     def _command_totals(self) -> tuple[int, int]:
         """Command records applied, and lines the command devices refused, since start."""

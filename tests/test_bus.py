@@ -14,6 +14,7 @@ Wire number 1 is the starboard actuator and 2 the port one unless a numbering sa
 """
 
 import math
+import re
 from collections import Counter
 from datetime import UTC, datetime
 
@@ -25,13 +26,15 @@ from conftest import vessel
 import hild.nmea  # noqa: F401  (registers TRD, TRC, PRC, ROR with pynmea2)
 from hild.bus.arbiter import Arbiter
 from hild.bus.device import NEUTRAL_SENTENCES, SettingError
+from hild.bus.dispatch import Dispatcher
 from hild.bus.mapping import ActuatorMap, Demand
 from hild.bus.protocols import PROTOCOLS
 from hild.bus.sentence import REASONS, Rejected, parse_sentence
 from hild.bus.watchdog import ACTIVE, TRIPPED, WAITING, Watchdog
-from hild.control import ActuatorCommand, SafeState
+from hild.control import ActuatorCommand, ControlQueue, HeadingReference, SafeState
+from hild.mirror import payloads
 from hild.model import layout as L
-from hild.sensors.catalog import load_device_type
+from hild.sensors.catalog import DEVICE_DIR, load_device_type
 from hild.sensors.device import DeviceConfig
 from hild.sensors.geodesy import Origin
 from hild.sensors.truth import Truth
@@ -685,6 +688,75 @@ def test_checksum_optional_device_accepts_lines_without_one():
     assert strict.stats.rejected == Counter(missing_checksum=1)
 
 
+# --- the worked examples in the docs --------------------------------------------------------
+# A sentence written out in full: "$", an address, fields, "*" and two hex digits or none.
+EXAMPLE = re.compile(r"\$([A-Z][A-Z0-9]{2,7}(?:,[^*\s`]*)?)\*([0-9A-F]{2})?(?![0-9A-Za-z])")
+FEEDBACK = {"TRD", "RPM", "RSA", "XDR"}  # what the controllers send back (talker first)
+COMMAND_DEVICES = {  # each command device type on the profiles it fits
+    "jet-controller": ("odin",),
+    "thruster-controller": ("jolner", "otter", "wamv"),
+    "frontseat": ("jolner", "otter", "wamv"),
+}
+
+
+def examples(text: str) -> list[tuple[str, str | None]]:
+    """Every sentence written out in ``text``: (body between $ and *, checksum digits)."""
+    return [(m[1], m[2]) for m in EXAMPLE.finditer(text)]
+
+
+def decoded_by(body: str, digits: str | None, type_name: str) -> list[str]:
+    """The profiles on which a ``type_name`` device (taking every protocol its model has)
+    turns the example into a record, each on a fresh device."""
+    line = b"$" + body.encode("ascii") + b"*" + (digits or "").encode("ascii")
+    model = load_device_type(type_name).model
+    taken = []
+    for profile in COMMAND_DEVICES[type_name]:
+        dev = device(profile, type_name, protocols=list(model.protocols_available))
+        if dev.receive(inbound(line, 1.0)) is not None:
+            taken.append(profile)
+    return taken
+
+
+def check_example(body: str, digits: str | None, type_names) -> None:
+    # the checksum is the XOR of the characters between $ and * (IEC 61162-1), in capitals
+    if digits is not None:
+        assert nmea(body).decode() == f"${body}*{digits}", f"wrong checksum: ${body}*{digits}"
+    address = body.split(",")[0]
+    if address[2:] in FEEDBACK:
+        assert digits is not None, f"feedback always has a checksum: ${body}*"
+        pynmea2.parse(f"${body}*{digits}", check=True)  # with hild.nmea's types registered
+    else:
+        assert any(decoded_by(body, digits, t) for t in type_names), f"nobody takes ${body}*"
+
+
+@pytest.mark.parametrize("type_name", sorted(COMMAND_DEVICES))
+def test_the_device_files_worked_examples_check_and_decode(type_name):
+    text = (DEVICE_DIR / f"{type_name}.toml").read_text()
+    comments = "\n".join(line for line in text.splitlines() if line.startswith("#"))
+    found = examples(comments)
+    for body, digits in found:
+        check_example(body, digits, [type_name])
+    # an example for every protocol the device acts on (PYDEV and PYDEP it only counts)
+    dtype = load_device_type(type_name)
+    acted_on = [p for p in dtype.settings["protocols"] if p not in ("PYDEV", "PYDEP")]
+    shown = {b.split(",")[0][-5 if b.startswith("P") else -3 :] for b, _ in found}
+    assert set(acted_on) <= shown, (type_name, acted_on, shown)
+    if type_name == "frontseat":  # iM200's form, a bare '*', and one with its checksum
+        assert {d is None for b, d in found if b.startswith("PYDIR")} == {True, False}
+
+
+def test_the_readmes_controller_bus_examples_check_and_decode():
+    readme = (DEVICE_DIR.parent / "README.md").read_text()
+    section = readme.split("### Controller bus", 1)[1].split("\n### ", 1)[0]
+    found = examples(section)
+    for body, digits in found:
+        check_example(body, digits, sorted(COMMAND_DEVICES))
+    # every row of the table has one, and so has the feedback
+    kinds = {b.split(",")[0] for b, _ in found}
+    assert {"RCTRC", "RCPRC", "RCROR", "PHLDC", "PHLDT", "PYDIR"} <= kinds
+    assert {"RCTRD", "RCRPM", "RCRSA", "RCXDR"} <= kinds
+
+
 # --- arbiter ------------------------------------------------------------------------------
 def arrays(profile: str, angles_deg: tuple[float, float] = (0.0, 0.0)):
     v = vessel(profile)
@@ -929,3 +1001,85 @@ def test_arbiter_owns_each_part_so_a_steering_line_that_dies_leaves_the_throttle
     assert triple(cmd, stbd) == pytest.approx((1500.0, 7.0, 1.0))
     arb.apply(SafeState("throttles", 2.0, centre_angles=True))
     assert triple(cmd, port) == pytest.approx((ODIN_IDLE, 7.0, 0.0))
+
+
+# --- HSC: the controller's heading reference ------------------------------------------------
+def test_hsc_is_a_heading_reference_and_no_command():
+    # the README's worked example: the XOR of "APHSC,45.0,T,,M" is 0x4F
+    assert nmea("APHSC,45.0,T,,M") == b"$APHSC,45.0,T,,M*4F"
+    dev = device("odin", name="jets")
+    record = dev.receive(inbound(b"$APHSC,45.0,T,,M*4F", 3.0))
+    assert record == HeadingReference("jets", 3.0, math.radians(45.0))
+    assert dev.stats.references == 1 and dev.stats.commands == 0 and not dev.stats.rejected
+    assert dev.last_rejection is None and dev.summary()["references"] == 1
+    # a magnetic heading beside it is checked and ignored; 360 is north; a status A is taken
+    for body, deg in (("IIHSC,90.0,T,93.2,M", 90.0), ("APHSC,360.0,T,,M", 0.0),
+                      ("APHSC,271.5,T,,M,A", 271.5), ("APHSC,10,T,,M,", 10.0)):  # fmt: skip
+        assert dev.receive(inbound(nmea(body), 4.0)).heading == pytest.approx(math.radians(deg))
+    # every device takes it: the thrusters' controller and the frontseat (checksum optional)
+    assert isinstance(device("otter").receive(inbound(nmea("APHSC,1.0,T,,M"))), HeadingReference)
+    frontseat = device("otter", "frontseat")
+    assert frontseat.receive(inbound(b"$APHSC,1.0,T,,M")).heading == pytest.approx(DEG)
+
+
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        (b"$APHSC,45.0,T,,M*4E", "bad_checksum"),
+        (b"$APHSC,45.0,T,,M", "missing_checksum"),
+        (nmea("APHSC,45.0,T"), "field_count"),  # the magnetic fields missing
+        (nmea("APHSC,45.0,T,,M,A,1"), "field_count"),
+        (nmea("APHSC,,T,,M"), "empty"),  # no heading to steer
+        (nmea("APHSC,,,93.2,M"), "empty"),  # magnetic only: hild models no variation
+        (nmea("APHSC,45.0,T,,M,V"), "empty"),  # marked invalid
+        (nmea("APHSC,45.0,M,,M"), "bad_mode"),
+        (nmea("APHSC,45.0,,,M"), "bad_mode"),
+        (nmea("APHSC,45.0,T,,M,X"), "bad_mode"),
+        (nmea("APHSC,north,T,,M"), "bad_number"),
+        (nmea("APHSC,45.0,T,x,M"), "bad_number"),
+        (nmea("APHSC,360.1,T,,M"), "out_of_range"),
+        (nmea("APHSC,-1.0,T,,M"), "out_of_range"),
+        (nmea("PXHSC,45.0,T,,M"), "unknown_sentence"),  # proprietary: not IEC's HSC
+    ],
+)
+def test_hsc_refusals_are_counted_as_any_line(line, expected):
+    dev = device("odin")
+    assert dev.receive(inbound(line, 1.0)) is None
+    assert dev.stats.rejected == Counter({expected: 1}) and dev.stats.references == 0
+
+
+def test_hsc_renews_no_lease_and_does_not_release_a_latch():
+    dev = device("odin", name="jets")
+    hsc = nmea("APHSC,45.0,T,,M")
+    assert dev.receive(inbound(hsc, 1.0)) is not None  # before any command: no lease begins
+    assert dev.watchdog.state == WAITING and dev.poll(100.0) is None
+    go = nmea("RCTRC,0,1500.0,R,100.0,P,,B,C")
+    assert isinstance(dev.receive(inbound(go, 10.0)), ActuatorCommand)
+    for t in (10.2, 10.4, 10.5):  # references keep coming, the commands have stopped
+        assert isinstance(dev.receive(inbound(hsc, t)), HeadingReference)
+    assert dev.poll(10.51) == SafeState("jets", 10.51, False)  # the lease of 10.0 ran out
+    # latched: the reference is still taken, and releases nothing; thrust stays refused
+    assert isinstance(dev.receive(inbound(hsc, 10.6)), HeadingReference)
+    assert dev.watchdog.state == TRIPPED and dev.receive(inbound(go, 10.7)) is None
+    assert dev.stats.references == 5 and dev.stats.commands == 1
+    assert dev.stats.rejected == Counter(latched=1) and dev.stats.watchdog_trips == 1
+
+
+def test_a_reference_is_queued_and_the_listeners_hear_an_accepted_line():
+    dev = device("odin", name="jets")
+    queue = ControlQueue()
+    dispatcher = Dispatcher(queue)
+    dispatcher.attach(PORT_URL, dev)
+    heard = []
+    dispatcher.listeners.append(lambda *args: heard.append(args))
+    line = inbound(nmea("APHSC,271.5,T,,M"), 2.0)
+    dispatcher.receive(line)
+    (record,) = queue.drain()
+    assert record == HeadingReference("jets", 2.0, math.radians(271.5))
+    assert heard == [("jets", line, None, None)]  # neither a command nor a rejection
+    assert "heading_ref" not in dev.summary()  # until the loop applies it
+    dev.heading_reference = record  # as the daemon does when it applies the record
+    assert dev.summary()["heading_ref"] == pytest.approx(math.radians(271.5))
+    # the mirror's bus/<device> payload carries it in radians, with the count
+    mirrored = payloads.bus(1.0, datetime(2026, 6, 1, tzinfo=UTC), dev.summary())
+    assert mirrored["heading_ref"] == record.heading and mirrored["references"] == 1

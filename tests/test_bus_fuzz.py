@@ -15,7 +15,7 @@ import time
 from collections import Counter
 
 from endpoints import Daemon, PtyClient, nmea_line
-from test_bus_daemon import write_bench
+from test_bus_daemon import wait_until, write_bench
 
 BENCH = """
 [vessel]
@@ -116,7 +116,8 @@ def rss_kib(pid: int) -> int:
 def test_a_megabyte_of_garbage_and_commands(tmp_path):
     stream, valid, rejected = build_stream(seed=11, at_least=1_050_000)
     assert len(stream) >= 1_000_000 and set(rejected) >= {"non_ascii", "overlong", "framing"}
-    daemon = Daemon(write_bench(tmp_path, BENCH), tmp=tmp_path)
+    # loop.stats every 0.25 s: the quiet window that closes the run comes soon after the flood
+    daemon = Daemon(write_bench(tmp_path, BENCH), "--stats-interval", "0.25", tmp=tmp_path)
     client = PtyClient(tmp_path / "run" / "jets").start()
     try:
         rss = []
@@ -124,6 +125,9 @@ def test_a_megabyte_of_garbage_and_commands(tmp_path):
             write_all(client.fd, stream)
             time.sleep(1.0)  # let the daemon read what the pty still holds
             rss.append(rss_kib(daemon.proc.pid))
+        # a loop.stats window with nothing in it: every line is counted in the ones before
+        wait_until(lambda: (w := daemon.events("loop.stats")) and w[-1]["commands"] == 0
+                   and w[-1]["rejected"] == 0, what="a quiet loop.stats window")  # fmt: skip
         summary = daemon.stop()
     finally:
         client.close()
@@ -134,6 +138,15 @@ def test_a_megabyte_of_garbage_and_commands(tmp_path):
     assert summary["commands_applied"] == 2 * valid and summary["control_dropped"] == 0
     assert jets["rejected"] == {reason: 2 * n for reason, n in rejected.items()}
     assert jets["lines"] == 2 * (valid + sum(rejected.values()))
+    # loop.stats breaks each window's rejections down by reason (non-zero ones only), and
+    # the windows add up to the summary
+    windows = daemon.events("loop.stats")
+    for w in windows:
+        assert sum(w.get("rejected_by_reason", {}).values()) == w["rejected"], w
+        assert all(n > 0 for n in w.get("rejected_by_reason", {}).values()), w
+    by_reason = sum((Counter(w.get("rejected_by_reason", {})) for w in windows), Counter())
+    assert by_reason == jets["rejected"]
+    assert sum(w["commands"] for w in windows) == summary["commands_applied"]
     # Deadlines: on this shared 2-core machine a tick is now and then held off the core (see
     # the README's daemon benchmark); the flood itself must not add overruns: at most 1 %.
     assert summary["overruns"] <= max(3, summary["ticks"] // 100), summary

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from hild.pilot.mission import default_waypoints
-from hild.record import channels
+from hild.record import channels, plot
 from hild.record.reader import messages
 from tests.endpoints import Daemon, free_udp_port
 from tests.test_daemon import default_bench_on_free_ports
@@ -81,12 +82,13 @@ def test_hild_pilot_sails_the_mission_against_hild_run(tmp_path, weather, protoc
     # the pilot's last (neutral) command reached the jets: idle RPM, deflector and nozzle at zero
     for side in ("port", "starboard"):
         assert run["actuators"][side]["commanded"] == [400.0, 0.0, 0.0], run["actuators"]
-    check_the_recording(tmp_path, record)
+    assert jets["references"] > 100, jets  # the pilot's HSC with each command set
+    check_the_recording(tmp_path, record, out)
 
 
-def check_the_recording(tmp_path: Path, record: Path) -> None:
+def check_the_recording(tmp_path: Path, record: Path, pilot_out: str) -> None:
     """The recording shows the mission: the true track within the radius of every waypoint,
-    every command line decoded, and `hild plot` draws it."""
+    every command line decoded, the pilot's heading references, and `hild plot` draws it."""
     state = [m.payload for m in messages(record, [channels.STATE])]
     start = state[0]
     corners = default_waypoints(start["heading"])
@@ -96,9 +98,22 @@ def check_the_recording(tmp_path: Path, record: Path) -> None:
         assert closest <= RADIUS_M, (north, east, closest)
     bus = [m.payload for m in messages(record, [channels.BUS + "jets"])]
     assert len(bus) > 300 and all(b["ok"] for b in bus)
+    # every reference the pilot printed (to 0.1 deg, as its HSC carries it) was recorded
+    printed = [float(x) for x in re.findall(r"\(ref (\d+\.\d)\)", pilot_out)]
+    references = [m.payload for m in messages(record, [channels.REFERENCE])]
+    recorded = {round(math.degrees(r["heading_ref"]), 1) % 360.0 for r in references}
+    assert len(printed) >= 10, pilot_out  # a report every 10 s of a mission of over 120 s
+    assert set(printed) <= recorded, (set(printed) - recorded, len(recorded))
+    assert {r["device"] for r in references} == {"jets"}
     p = subprocess.run([sys.executable, "-m", "hild.cli", "plot", str(record), "--waypoints",
                         "pilot", "--out", str(tmp_path / "figures")], capture_output=True,
                        text=True, timeout=120)  # fmt: skip
     assert p.returncode == 0, p.stderr
     names = {Path(x).stem for x in p.stdout.split()}
     assert names == {"trajectory", "heading", "speeds", "actuators", "environment", "jitter"}
+    # the heading figure draws the reference: a step line with a point per recorded reference
+    data = plot.columns(record)
+    jets = data[f"{channels.REFERENCE}/jets"]
+    figure = plot.heading(data[channels.STATE], "mission", {"jets": jets})
+    (line,) = [x for x in figure.axes[0].lines if x.get_label().startswith("heading reference")]
+    assert line.get_drawstyle() == "steps-post" and len(line.get_xdata()) == len(references)

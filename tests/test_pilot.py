@@ -34,7 +34,7 @@ from hild.pilot.fixes import FixAssembler
 from hild.pilot.guidance import WaypointTracker, leg_geometry, los_course
 from hild.pilot.links import LineBuffer, LinkError, parse_endpoint
 from hild.pilot.mission import default_waypoints, parse_waypoints
-from hild.pilot.wire import ProtocolError, encoder_for, iec, phldc, pydir
+from hild.pilot.wire import ProtocolError, encoder_for, hsc, iec, phldc, pydir
 from hild.profiles.vessel import load_profile
 from hild.profiles.weather import load_weather
 from hild.sensors.geodesy import Origin
@@ -202,6 +202,15 @@ def test_iec_sentences_for_odin():
     for line in lines + phldc(odin_setpoints(0.123, -0.456)):
         body = line.decode().split("*")[0]
         assert all(re.fullmatch(r"-?\d+(\.\d)?|[A-Z$]*[A-Z]*", f) for f in body.split(","))
+
+
+def test_hsc_carries_the_heading_to_steer_in_degrees_true():
+    assert hsc(math.radians(45.0)) == b"$APHSC,45.0,T,,M*4F\r\n"  # the README's example
+    # pynmea2's own HSC type reads it, checksum checked; 0.0 .. 359.9 as the pilot prints it
+    for deg, text in ((45.0, "45.0"), (-90.0, "270.0"), (359.96, "0.0"), (123.44, "123.4")):
+        m = pynmea2.parse(hsc(math.radians(deg)).decode().strip(), check=True)
+        assert (m.talker, m.true, m.heading_magnetic, m.magnetic) == ("AP", "T", None, "M")
+        assert str(m.heading_true) == text, deg
 
 
 def test_phldc_maps_odins_ranges_to_plus_minus_100():
@@ -541,6 +550,11 @@ def test_the_cli_sails_a_small_mission_against_a_daemon_on_udp():
     neutral = {"rpm": 400.0, "deflector": 0.0, "nozzle_deg": 0.0}
     assert final == {f"{side}.{k}": v for side in ("starboard", "port") for k, v in neutral.items()}
     assert all(len(line) + 2 <= 82 for line in received)
+    # with the commands, the heading to steer (HSC), which a neutral set goes without
+    references = [pynmea2.parse(x, check=True) for x in received if x.startswith("$APHSC,")]
+    assert 0 < len(references) <= summary["references_sent"], summary
+    assert all(0.0 <= float(r.heading_true) < 360.0 for r in references)
+    assert not received[-1].startswith("$APHSC")
 
 
 def wait_for_commands(bus: socket.socket, proc: subprocess.Popen) -> list[str]:

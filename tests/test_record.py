@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import re
 import signal
 import socket
@@ -13,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from mcap.reader import make_reader
 
 from hild.record import channels
@@ -44,10 +46,17 @@ def test_a_recorded_run_has_every_channel_and_its_metadata(tmp_path):
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
             s.sendto(b"$RCTRC,1,1200.0,R,100.0,P,,B,C*00\r\n", ("127.0.0.1", commands))  # bad sum
             s.sendto(frame("RCTRC,1,1200.0,R,100.0,P,,B,C"), ("127.0.0.1", commands))
-            time.sleep(3.0)
+            # a heading reference late in the command's lease (0.5 s wall): it must not renew
+            # it (if it arrived after the trip instead, on a slow machine, nothing is lost)
+            time.sleep(0.35)
+            s.sendto(frame("APHSC,271.5,T,,M"), ("127.0.0.1", commands))
+            time.sleep(2.65)
     finally:
         run = daemon.stop()
-    assert run["received_lines"] == 2
+    assert run["received_lines"] == 3
+    jets = run["devices"]["jets"]
+    assert jets["references"] == 1 and jets["commands"] == 1 and jets["rejected_total"] == 1
+    assert jets["heading_ref"] == pytest.approx(math.radians(271.5), abs=1e-12)
     # the `mcap` package's own seeking reader: the file is complete, with its summary
     with open(record, "rb") as f:
         reader = make_reader(f)
@@ -58,7 +67,8 @@ def test_a_recorded_run_has_every_channel_and_its_metadata(tmp_path):
                   for i, n in summary.statistics.channel_message_counts.items()}  # fmt: skip
         metadata = {m.name: m.metadata for m in reader.iter_metadata()}
     devices = ("gps", "wind", "speed", "jets")
-    expected = {*channels.FIXED, *(channels.SENSORS + d for d in devices), channels.BUS + "jets"}
+    expected = {*channels.FIXED, *(channels.SENSORS + d for d in devices), channels.BUS + "jets",
+                channels.REFERENCE}  # fmt: skip
     assert topics == expected, topics ^ expected
     for topic in (
         channels.STATE,
@@ -76,12 +86,26 @@ def test_a_recorded_run_has_every_channel_and_its_metadata(tmp_path):
     assert metadata["hild"]["bench"] == "default" and metadata["hild"]["profile"] == "odin"
     assert 'profile = "odin"' in metadata["bench"]["text"]
     assert "[rigid_body]" in metadata["profile"]["text"] and metadata["weather"]["file"]
-    # both received lines, with their decoding: the bad checksum refused, the TRC applied
+    # the received lines, with their decoding: the bad checksum refused, the TRC applied, the
+    # HSC accepted (no demands: it moves nothing)
     bus = [m.payload for m in messages(record, [channels.BUS + "jets"])]
-    assert [(b["ok"], b["reason"]) for b in bus] == [(False, "bad_checksum"), (True, "")], bus
+    assert [(b["ok"], b["reason"]) for b in bus] == [
+        (False, "bad_checksum"), (True, ""), (True, "")
+    ], bus  # fmt: skip
     assert bus[1]["demands"] and bus[1]["peer"].startswith("127.0.0.1:")
+    assert bus[2]["line"].startswith("$APHSC,271.5,T,,M*") and not bus[2].get("demands")
+    # the reference as the loop applied it, at the tick boundary after its arrival: the same
+    # simulated time as its /bus line within two 10 ms steps either way (a step is 5 ms of wall
+    # time here, and the interpreter may switch to the tick thread between queueing the record
+    # and telling the recorder of the line)
+    (reference,) = [m.payload for m in messages(record, [channels.REFERENCE])]
+    assert reference["device"] == "jets"
+    assert reference["heading_ref"] == pytest.approx(math.radians(271.5), abs=1e-12)
+    assert abs(reference["t"] - bus[2]["t"]) <= 0.02 + 1e-9, (reference, bus[2])
     # half a second (of wall time: 1 s simulated at --time-scale 2) after that one command the
-    # jets' watchdog tripped: a control change; a tick of 10 ms wall and some slack for load
+    # jets' watchdog tripped, the HSC 0.35 s after it notwithstanding (had it renewed the lease,
+    # the trip would come about 1.4-1.7 s after): a control change; a tick of 10 ms wall and
+    # some slack for load
     control = [m.payload for m in messages(record, [channels.CONTROL])]
     assert [(c["kind"], c["source"]) for c in control] == [("SafeState", "jets")], control
     assert 0.98 < control[0]["t"] - bus[1]["t"] < 1.3, (control, bus)

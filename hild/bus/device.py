@@ -2,7 +2,9 @@
 
 A command device is attached to ports like any sensor. Each received line goes through
 ``receive``: framing, the device's protocols, the actuator mapping and the watchdog; a valid
-command comes out as one control record. ``poll`` trips the watchdog when commands stop, and
+command comes out as one control record. Every device also takes HSC, the controller's
+heading reference (hild/bus/reference.py): a record of its own that moves no actuator and
+renews no lease. ``poll`` trips the watchdog when commands stop, and
 ``sample`` sends the feedback sentences (TRD, RPM, RSA, XDR) at the device's rate, as
 ordinary device output.
 """
@@ -18,11 +20,12 @@ from typing import Any, ClassVar
 import numpy as np
 import structlog
 
-from hild.bus.mapping import Actuator, ActuatorMap
+from hild.bus.mapping import Actuator, ActuatorMap, Demand
 from hild.bus.protocols import PROTOCOLS, Protocol
+from hild.bus.reference import decode_hsc, is_hsc
 from hild.bus.sentence import REASONS, Rejected, Sentence, parse_sentence
 from hild.bus.watchdog import TRIPPED, Watchdog
-from hild.control import ActuatorCommand, SafeState
+from hild.control import ActuatorCommand, HeadingReference, SafeState
 from hild.log import RateLimited
 from hild.model import layout as L
 from hild.model.vessel import Vessel
@@ -63,6 +66,7 @@ class BusStats:
 
     lines: int = 0  # lines received on the device's ports
     commands: int = 0  # valid commands passed to the loop
+    references: int = 0  # valid heading references (HSC) passed to the loop
     clamped: int = 0  # values clamped into the actuators' limits
     rejected: Counter = field(default_factory=Counter)  # by reason (sentence.REASONS)
     watchdog_trips: int = 0
@@ -73,6 +77,7 @@ class BusStats:
         return {
             "lines": self.lines,
             "commands": self.commands,
+            "references": self.references,
             "clamped": self.clamped,
             "rejected": {r: self.rejected[r] for r in REASONS if self.rejected[r]},
             "rejected_total": sum(self.rejected.values()),
@@ -108,6 +113,7 @@ class CommandDevice:
         self.watchdog = Watchdog(float(s.get("watchdog_s", 0.5)), bool(s.get("neutral_first")))
         self.stats = BusStats()
         self.last_rejection: tuple[str, str] | None = None  # (reason, detail) of the last line
+        self.heading_reference: HeadingReference | None = None  # the latest the loop applied
         self._log_rejected = RateLimited(log, "bus.rejected")
         self._numbered = sorted((a for a in self.amap.actuators if a.number > 0),
                                 key=lambda a: a.number)  # fmt: skip
@@ -166,18 +172,25 @@ class CommandDevice:
         return []
 
     # --- commands in --------------------------------------------------------------------
-    def receive(self, inbound: Inbound) -> ActuatorCommand | None:
-        """Decode one received line: a control record for a valid command, else None (counted)."""
+    def receive(self, inbound: Inbound) -> ActuatorCommand | HeadingReference | None:
+        """Decode one received line: a control record for a valid command or heading reference,
+        else None (counted)."""
         self.stats.lines += 1
         self.last_rejection = None
         was_latched = self.watchdog.latched
+        demands: tuple[Demand, ...] = ()
+        heading: float | None = None
         try:
             if inbound.overlong:
                 raise Rejected("overlong", "longer than the port's line buffer")
             sentence = parse_sentence(inbound.line, self.checksum_required)
-            demands = self._protocol(sentence).decode(sentence, self.amap)
-            if not self.watchdog.admit(inbound.t_rx, self.amap.is_neutral(demands)):
-                raise Rejected("latched", "send a neutral command (idle, deflector 0, no thrust)")
+            if is_hsc(sentence):  # a reference, not a command: no lease, and taken when latched
+                heading = decode_hsc(sentence)
+            else:
+                demands = self._protocol(sentence).decode(sentence, self.amap)
+                if not self.watchdog.admit(inbound.t_rx, self.amap.is_neutral(demands)):
+                    raise Rejected("latched", "send a neutral command (idle, deflector 0, "
+                                   "no thrust)")  # fmt: skip
         except Rejected as r:
             self.last_rejection = (r.reason, r.detail)
             self.stats.rejected[r.reason] += 1
@@ -188,6 +201,9 @@ class CommandDevice:
                 rejected=sum(self.stats.rejected.values()),
             )  # fmt: skip
             return None
+        if heading is not None:
+            self.stats.references += 1
+            return HeadingReference(self.config.name, inbound.t_rx, heading)
         self.stats.clamped = self.amap.clamped
         self.stats.commands += 1
         if was_latched and self.watchdog.trips:
@@ -234,7 +250,12 @@ class CommandDevice:
         return SafeState(self.config.name, now, self.centre_angles)
 
     def summary(self) -> dict:
-        return {**self.stats.as_dict(), "watchdog": self.watchdog.state}
+        """The counters and the watchdog; ``heading_ref`` [rad] once the loop has applied a
+        heading reference."""
+        out = {**self.stats.as_dict(), "watchdog": self.watchdog.state}
+        if self.heading_reference is not None:
+            out["heading_ref"] = self.heading_reference.heading
+        return out
 
     # --- feedback out -----------------------------------------------------------------
     def sample(self, truth: Truth) -> list[bytes]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from hild.bus.device import CommandDevice
-from hild.control import ActuatorCommand, ControlQueue
+from hild.control import ActuatorCommand, ControlQueue, HeadingReference
 from hild.transport.base import Inbound
 
 # (device name, the line, its command or None, (reason, detail) when refused)
@@ -15,8 +15,9 @@ Listener = Callable[[str, Inbound, ActuatorCommand | None, tuple[str, str] | Non
 class Dispatcher:
     """Hands received lines to the command devices attached to the receiving port.
 
-    A valid command becomes a record on the control queue; everything else is counted by the
-    device that refused it. Lines on ports with no command device are only counted here.
+    A valid command or heading reference (HSC) becomes a record on the control queue;
+    everything else is counted by the device that refused it. Lines on ports with no command
+    device are only counted here.
     """
 
     def __init__(self, queue: ControlQueue):
@@ -37,12 +38,17 @@ class Dispatcher:
         for device in self._devices.get(inbound.port, ()):
             self.deliver(device, inbound)
 
-    def deliver(self, device: CommandDevice, inbound: Inbound) -> ActuatorCommand | None:
-        """One device decodes one line: a valid command is queued, and the listeners hear of
-        it either way. Lines from outside the ports (MQTT control/commands) come in here too."""
+    def deliver(
+        self, device: CommandDevice, inbound: Inbound
+    ) -> ActuatorCommand | HeadingReference | None:
+        """One device decodes one line: a valid command or reference is queued, and the
+        listeners hear of it either way (a reference as neither command nor rejection: it
+        reaches them applied, as a control record). Lines from outside the ports (MQTT
+        control/commands) come in here too."""
         record = device.receive(inbound)
         if record is not None:
             self.queue.put(record)
+        command = record if isinstance(record, ActuatorCommand) else None
         for listener in self.listeners:
-            listener(device.config.name, inbound, record, device.last_rejection)
+            listener(device.config.name, inbound, command, device.last_rejection)
         return record

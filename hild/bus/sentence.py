@@ -26,7 +26,7 @@ REASONS = (
     "bad_mode",  # a mode or status letter that is not allowed
     "not_command",  # a TRC whose status flag is not C
     "unknown_actuator",  # a thruster or engine number with no actuator
-    "out_of_range",  # a value beyond the actuator's limits (device set to refuse)
+    "out_of_range",  # beyond the actuator's limits (device set to refuse), an HSC beyond 360
     "empty",  # a sentence that carries no valid demand at all
     "latched",  # refused while the watchdog is latched: a neutral command is required
 )

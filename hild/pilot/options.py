@@ -73,6 +73,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="iec: TRC and ROR; phldc: Odin's PHLDC/PHLDT; pydir: Heron's PYDIR (twin thrusters)",
     )
     p.add_argument(
+        "--hsc",
+        action=argparse.BooleanOptionalAction,
+        default=DEFAULTS.heading_reference,
+        help="send the heading to steer as $APHSC with each command set (on)",
+    )
+    p.add_argument(
         "--profile", default=DEFAULTS.profile, metavar="NAME", help="vessel profile or TOML (odin)"
     )
     p.add_argument(
@@ -143,7 +149,7 @@ def options_from(args: argparse.Namespace) -> PilotOptions:
     return PilotOptions(
         nmea=args.nmea, commands=args.commands, protocol=args.protocol, profile=args.profile,
         waypoints=args.waypoints, laps=args.laps, config=config, rate_hz=args.rate,
-        timeout_s=args.timeout,
+        timeout_s=args.timeout, heading_reference=args.hsc,
     )  # fmt: skip
 
 

@@ -27,7 +27,7 @@ from hild.pilot.fixes import FixAssembler, GeoFix
 from hild.pilot.guidance import Point, WaypointReached
 from hild.pilot.links import Link, parse_endpoint
 from hild.pilot.mission import default_waypoints
-from hild.pilot.wire import encoder_for
+from hild.pilot.wire import encoder_for, hsc
 from hild.profiles.vessel import load_profile
 from hild.sensors.geodesy import Origin
 
@@ -52,6 +52,7 @@ class PilotOptions:
     config: PilotConfig = field(default_factory=PilotConfig)
     rate_hz: float = 10.0
     timeout_s: float | None = None  # of sensor (simulated) time
+    heading_reference: bool = True  # send HSC (the heading to steer) with each command set
 
 
 def degrees(angle: float) -> str:
@@ -102,6 +103,8 @@ class PilotSession:
         self.fixes = 0
         self.waiting_for_heading = 0
         self.latest: list[bytes] = []
+        self.reference: bytes | None = None  # HSC: the heading the latest commands steer to
+        self.references_sent = 0
         self.last_fix_wall: float | None = None
         self.fix_interval_wall: float | None = None
         self.stale = False
@@ -220,9 +223,12 @@ class PilotSession:
         for r in step.reached:
             self._report_reached(r)
         if step.finished:
-            self.latest = self.neutral
+            self.latest, self.reference = self.neutral, None
             return
         self.latest = self.encode(self.actuation.setpoints(step.demand))
+        self.reference = None
+        if self.options.heading_reference and step.heading_ref is not None:
+            self.reference = hsc(step.heading_ref)
         self._send(self.latest)
         self._sent_fresh = True
         if self.t >= self.next_xte_t:
@@ -269,8 +275,9 @@ class PilotSession:
 
     # --- commands and the end ----------------------------------------------------------------
     def _send(self, sentences: Sequence[bytes]) -> None:
-        """Send one command set. After a lapse that may have tripped the daemon's watchdog
-        (which then takes nothing but a neutral command) a neutral set goes first."""
+        """Send one command set, and with any but the neutral one the heading reference (HSC).
+        After a lapse that may have tripped the daemon's watchdog (which then takes nothing but
+        a neutral command) a neutral set goes first."""
         if not sentences or not self.commands.is_open:
             return
         now = time.monotonic()
@@ -280,6 +287,10 @@ class PilotSession:
                 self.commands.send(line)
         for line in sentences:
             self.commands.send(line)
+        if sentences is not self.neutral and self.reference is not None:
+            before = self.commands.sent
+            self.commands.send(self.reference)
+            self.references_sent += self.commands.sent - before
         self._last_send = now
 
     def _check_stale(self, now: float) -> None:
@@ -332,7 +343,8 @@ class PilotSession:
             "reason": self.reason, "t": round(self.t, 1), "fixes": self.fixes,
             "sentences": self.decoder.used, "ignored": self.decoder.ignored,
             "malformed": self.decoder.malformed + self.nmea.lines.overlong,
-            "commands_sent": self.commands.sent,
+            "commands_sent": self.commands.sent - self.references_sent,
+            "references_sent": self.references_sent,
         })  # fmt: skip
         return base
 

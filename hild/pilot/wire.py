@@ -14,10 +14,15 @@ with the daemon's command decoders:
   thruster, the azimuth linear over its range in the model's convention
   (direction of thrust, positive towards starboard), 0 when fixed.
 - ``pydir`` (Clearpath Heron frontseat): ``$PYDIR,<left %>,<right %>``, left = port.
+
+With any of them, ``$APHSC,<heading to steer, deg true>,T,,M`` announces the heading
+reference, as an autopilot does (layout: gpsd's NMEA page, "HSC - Heading Steering Command";
+the magnetic field is left empty, as hild models no variation).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 from hild.model.vessel import Vessel
@@ -62,6 +67,11 @@ def iec(setpoints: Sequence[Setpoint]) -> list[bytes]:
         port = rudders.get(2, starboard)
         out.append(frame(f"{TALKER}ROR,{number(starboard)},A,{number(port)},A,B"))
     return out
+
+
+def hsc(heading: float) -> bytes:
+    """The heading to steer [rad] as HSC, 0.0 .. 359.9 degrees true (as the pilot prints it)."""
+    return frame(f"{TALKER}HSC,{number(round(math.degrees(heading), 1) % 360.0)},T,,M")
 
 
 def phldc(setpoints: Sequence[Setpoint]) -> list[bytes]:

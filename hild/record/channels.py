@@ -8,6 +8,8 @@ Topics (published: scripts and Foxglove layouts name them):
   ``ned``): so that Foxglove's Map and 3D panels show the boat;
 - ``/sensors/<device>``: one message per sentence sent, ``{"t", "utc", "sentence"}``;
 - ``/bus/<device>``: one message per line received, with its decoding result;
+- ``/reference``: each heading reference a controller sent (HSC) as the loop applied it,
+  ``{"t", "utc", "device", "heading_ref"}`` (radians, true);
 - ``/control``: watchdog trips, weather changes, faults, repositions;
 - ``/stats``: tick jitter and overruns over each second of simulated time.
 
@@ -26,6 +28,7 @@ POSE = "/pose"
 SENSORS = "/sensors/"
 BUS = "/bus/"
 CONTROL = "/control"
+REFERENCE = "/reference"
 STATS = "/stats"
 FIXED = (STATE, ACTUATORS, ENVIRONMENT, LOCATION, POSE, CONTROL, STATS)
 

@@ -1,8 +1,9 @@
 """The recorder as a tick observer: payloads built in the tick, written by the writer's thread.
 
 Every ``record_every`` ticks it samples the truth into the state, actuator, environment,
-location and pose channels; every sentence, received line and control change is queued as it
-happens; each second of simulated time it adds the loop's tick jitter over that second.
+location and pose channels; every sentence, received line, heading reference and control
+change is queued as it happens; each second of simulated time it adds the loop's tick jitter
+over that second.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import structlog
 
 from hild import __version__
 from hild.clock import JitterStats
-from hild.control import WeatherChange
+from hild.control import HeadingReference, WeatherChange
 from hild.mirror import payloads
 from hild.observers import TickObserver
 from hild.record import channels
@@ -128,6 +129,8 @@ class Recorder(TickObserver):
                 **stamp, "port": "", "peer": "", "line": "", "ok": True, "reason": "",
                 "detail": "", "demands": [],
             })  # fmt: skip
+        if daemon.command_devices:
+            self.writer.declare(channels.REFERENCE, {**stamp, "device": "", "heading_ref": 0.0})
         self.writer.declare(channels.CONTROL, {**stamp, "kind": ""})
         self.writer.declare(channels.STATS, {
             **stamp, "ticks": 0, "overruns": 0, "jitter_p50_ms": 0.0, "jitter_p99_ms": 0.0,
@@ -188,10 +191,12 @@ class Recorder(TickObserver):
         if self.writer is None or self._daemon is None or self._daemon.start_utc is None:
             return
         t, utc, ns = self._now()
+        # ok: a command, or a heading reference (HSC: neither command nor rejection here; its
+        # value reaches /reference once the loop has applied it)
         message: dict[str, object] = {
             **payloads.stamp(t, utc), "port": inbound.port,
             "peer": f"{inbound.peer[0]}:{inbound.peer[1]}" if inbound.peer else "",
-            "line": inbound.line.decode("ascii", "replace"), "ok": command is not None,
+            "line": inbound.line.decode("ascii", "replace"), "ok": rejected is None,
             "reason": rejected[0] if rejected else "", "detail": rejected[1] if rejected else "",
         }  # fmt: skip
         if command is not None:
@@ -205,6 +210,11 @@ class Recorder(TickObserver):
         if self.writer is None:
             return
         t, utc, ns = self._now()
+        if isinstance(record, HeadingReference):  # a channel of its own, not a control change
+            self.writer.put(channels.REFERENCE, ns, {
+                **payloads.stamp(t, utc), "device": record.source, "heading_ref": record.heading,
+            })  # fmt: skip
+            return
         if isinstance(record, WeatherChange):  # its environment as its summary, not its arrays
             fields: dict[str, object] = record.environment.summary()
         else:

@@ -21,11 +21,16 @@ DPI = 110
 
 
 def columns(path: Path) -> dict[str, dict[str, np.ndarray]]:
-    """Each channel of the truth and of the loop as columns of numbers, keyed by field."""
-    wanted = (channels.STATE, channels.ACTUATORS, channels.ENVIRONMENT, channels.STATS)
+    """Each channel of the truth and of the loop as columns of numbers, keyed by field; the
+    heading references one set per command device, under ``/reference/<device>``."""
+    wanted = (channels.STATE, channels.ACTUATORS, channels.ENVIRONMENT, channels.STATS,
+              channels.REFERENCE)  # fmt: skip
     rows: dict[str, list[dict]] = defaultdict(list)
     for m in messages(path, wanted):
-        rows[m.topic].append(m.payload)
+        topic = m.topic
+        if topic == channels.REFERENCE:
+            topic = f"{topic}/{m.payload.get('device', '')}"
+        rows[topic].append(m.payload)
     out: dict[str, dict[str, np.ndarray]] = {}
     for topic, payloads in rows.items():
         keys = [k for k, v in payloads[0].items() if isinstance(v, int | float)]
@@ -65,10 +70,17 @@ def trajectory(state: dict, waypoints: Sequence[tuple[float, float]], title: str
     return fig
 
 
-def heading(state: dict, title: str):
-    fig, (ax,) = _figure(f"{title}: heading and course")
+def heading(state: dict, title: str, references: dict[str, dict] | None = None):
+    """Heading and course over ground; each controller's heading reference (HSC) as a step
+    line, held from one sentence to the next as the controller holds it."""
+    references = references or {}
+    what = "heading, reference and course" if references else "heading and course"
+    fig, (ax,) = _figure(f"{title}: {what}")
     t = state["t"]
     ax.plot(t, np.degrees(state["heading"]), label="heading")
+    for device, ref in references.items():
+        ax.step(ref["t"], np.degrees(ref["heading_ref"]), where="post", lw=1.0,
+                label=f"heading reference (HSC from {device})")  # fmt: skip
     moving = state["sog"] > 0.2  # a course over ground means little when lying still
     ax.plot(t, np.where(moving, np.degrees(state["cog"]), np.nan), lw=0.8,
             label="course over ground (SOG > 0.2 m/s)")  # fmt: skip
@@ -166,7 +178,9 @@ def plot(path: Path, out_dir: Path | None = None,
     state = data.get(channels.STATE)
     if state is not None:
         figures["trajectory"] = trajectory(state, waypoints, title)
-        figures["heading"] = heading(state, title)
+        prefix = channels.REFERENCE + "/"
+        references = {k[len(prefix) :]: v for k, v in data.items() if k.startswith(prefix)}
+        figures["heading"] = heading(state, title, references)
         figures["speeds"] = speeds(state, title)
     if channels.ACTUATORS in data:
         figures["actuators"] = actuators(data[channels.ACTUATORS], title)
