@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from hild.pilot.mission import default_waypoints
@@ -116,4 +117,10 @@ def check_the_recording(tmp_path: Path, record: Path, pilot_out: str) -> None:
     jets = data[f"{channels.REFERENCE}/jets"]
     figure = plot.heading(data[channels.STATE], "mission", {"jets": jets})
     (line,) = [x for x in figure.axes[0].lines if x.get_label().startswith("heading reference")]
-    assert line.get_drawstyle() == "steps-post" and len(line.get_xdata()) == len(references)
+    y = np.asarray(line.get_ydata(), dtype=float)
+    assert line.get_drawstyle() == "steps-post" and np.count_nonzero(~np.isnan(y)) == len(
+        references
+    )
+    # the mission starts heading north: crossing 0/360 breaks the line instead of drawing
+    # a stroke across the axis
+    assert np.isnan(y).any() and np.nanmax(np.abs(np.diff(y))) < 180.0

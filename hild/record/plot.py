@@ -70,6 +70,15 @@ def trajectory(state: dict, waypoints: Sequence[tuple[float, float]], title: str
     return fig
 
 
+def _compass(t: np.ndarray, angle: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Times and angles [deg, 0 .. 360) with a gap where the angle crosses north, so that a
+    heading about 0 deg is not drawn as lines across the whole axis."""
+    deg = np.mod(np.degrees(np.asarray(angle, dtype=float)), 360.0)
+    t = np.asarray(t, dtype=float)
+    crossings = np.flatnonzero(np.abs(np.diff(deg)) > 180.0) + 1
+    return np.insert(t, crossings, t[crossings]), np.insert(deg, crossings, np.nan)
+
+
 def heading(state: dict, title: str, references: dict[str, dict] | None = None):
     """Heading and course over ground; each controller's heading reference (HSC) as a step
     line, held from one sentence to the next as the controller holds it."""
@@ -77,12 +86,12 @@ def heading(state: dict, title: str, references: dict[str, dict] | None = None):
     what = "heading, reference and course" if references else "heading and course"
     fig, (ax,) = _figure(f"{title}: {what}")
     t = state["t"]
-    ax.plot(t, np.degrees(state["heading"]), label="heading")
+    ax.plot(*_compass(t, state["heading"]), label="heading")
     for device, ref in references.items():
-        ax.step(ref["t"], np.degrees(ref["heading_ref"]), where="post", lw=1.0,
+        ax.step(*_compass(ref["t"], ref["heading_ref"]), where="post", lw=1.0,
                 label=f"heading reference (HSC from {device})")  # fmt: skip
     moving = state["sog"] > 0.2  # a course over ground means little when lying still
-    ax.plot(t, np.where(moving, np.degrees(state["cog"]), np.nan), lw=0.8,
+    ax.plot(*_compass(t, np.where(moving, state["cog"], np.nan)), lw=0.8,
             label="course over ground (SOG > 0.2 m/s)")  # fmt: skip
     ax.set_ylim(0, 360)
     ax.set_yticks(range(0, 361, 45))
