@@ -224,6 +224,29 @@ def test_replay_speed_device_choice_and_window(tmp_path):
     assert abs((times[1] - times[0]) - 0.2) < 0.02 and abs((times[2] - times[0]) - 0.3) < 0.02
 
 
+def test_replay_loops_until_stopped_at_the_recorded_period(tmp_path):
+    """--loop: the recording again and again, each lap one mean sentence interval after the
+    last sentence (here 0.3 s + 0.3 s / 4 = 0.375 s from lap to lap), until a signal."""
+    record = tmp_path / "synthetic.mcap"
+    synthetic_recording(record, [0.0, 0.1, 0.2, 0.3])  # gps: lines 1 and 2
+    clients: list[PtyClient] = []
+
+    def ready(ports):
+        clients.append(PtyClient(tmp_path / "run" / "gps").start())
+        asyncio.get_running_loop().call_later(1.2, signal.raise_signal, signal.SIGTERM)
+
+    plan = ReplayPlan(record, (("pty://gps?pace=0", ("gps",)),), loop=True,
+                      run_dir=tmp_path / "run")  # fmt: skip
+    summary = asyncio.run(replay(plan, ready))
+    time.sleep(0.2)
+    clients[0].close()
+    numbers = [re.search(rb"line (\d+)", line).group(1) for _, line in clients[0].lines]
+    assert summary["laps"] >= 3 and numbers[:6] == [b"1", b"2"] * 3, (summary, numbers)
+    firsts = [t for (t, _), n in zip(clients[0].lines, numbers, strict=True) if n == b"1"]
+    # 20 ms: as the window test above, room for this machine's scheduling hiccups
+    assert all(abs(b - a - 0.375) < 0.02 for a, b in zip(firsts, firsts[1:], strict=False))
+
+
 def test_inspect_and_plot_on_the_command_line(tmp_path):
     record = tmp_path / "sim.mcap"
     argv = [sys.executable, "-m", "hild.cli", "sim", "otter", "--duration", "20", "--cmd",
