@@ -30,7 +30,7 @@ from hild.profiles import BENCHES
 from hild.profiles.vessel import load_profile
 from hild.profiles.weather import PRESETS, load_weather
 from hild.record.config import RecordConfig, read_record
-from hild.rundir import DEFAULT_RUN_DIR
+from hild.rundir import DEFAULT_RUN_DIR, RUN_DIR_EXPECTED, usable_run_dir_name
 from hild.sensors.catalog import (
     MAX_RATE_HZ,
     MIN_RATE_HZ,
@@ -339,10 +339,8 @@ def _weather(root: Section) -> Weather:
 
 def _run_dir(bench: Section) -> str:
     value = bench.string("run_dir", DEFAULT_RUN_DIR)
-    if not value.strip() or "\0" in value:
-        raise bench.error(
-            "run_dir", value, f"a directory for the pty links, e.g. {DEFAULT_RUN_DIR}"
-        )
+    if not usable_run_dir_name(value):
+        raise bench.error("run_dir", value, RUN_DIR_EXPECTED)
     return value
 
 

@@ -16,7 +16,7 @@ from hild.pilot import options as pilot_options
 from hild.profiles import BENCHES
 from hild.profiles.vessel import PROFILES
 from hild.profiles.weather import PRESETS
-from hild.rundir import DEFAULT_RUN_DIR
+from hild.rundir import DEFAULT_RUN_DIR, RUN_DIR_EXPECTED, usable_run_dir_name
 
 SECONDS = number("a number of seconds")
 STEP = number("a step in seconds", 0.0, 1.0, note="the integrators need steps well below the "
@@ -236,9 +236,8 @@ def _start_time(text: str) -> str:
 
 
 def _run_dir(text: str) -> str:
-    if not text.strip() or "\0" in text:
-        raise argparse.ArgumentTypeError(f"expected a directory for the pty links, e.g. "
-                                         f"{DEFAULT_RUN_DIR}, not {text!r}")  # fmt: skip
+    if not usable_run_dir_name(text):
+        raise argparse.ArgumentTypeError(f"expected {RUN_DIR_EXPECTED}, not {text!r}")
     return text
 
 

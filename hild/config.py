@@ -188,8 +188,6 @@ class FileKind:
             if candidate.is_dir():
                 raise ConfigError(candidate, "", MISSING, f"a {self.kind} file, not a directory")
             plural = "es" if builtin.endswith(("ch", "sh", "s")) else "s"
-            if builtin.endswith("weather"):
-                builtin, plural = builtin + " preset", "s"
             raise ConfigError(candidate, "", MISSING, f"an existing {self.kind} file (no such "
                               f"file; {builtin}{plural}: {', '.join(self.names())})")  # fmt: skip
         for d in self.folders():

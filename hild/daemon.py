@@ -123,7 +123,7 @@ class Daemon:
         self.arbiter = Arbiter(bench.vessel.actuators, self.sim.act_cmd, self.sim.act_state)
         self.command_devices: list[CommandDevice] = []
         self.latency = JitterStats()  # command arrival to the tick that applies it
-        self._window_base = (0, 0)  # commands applied and lines rejected at the last loop.stats
+        self._window_applied = 0  # commands applied by the last loop.stats
         self._window_reasons: dict[str, int] = {}  # lines rejected by reason, likewise
         self._window_clock: tuple[float, float] | None = None  # (sim t, wall) of that event
         self._stop = threading.Event()  # set from the loop (signals) or the tick thread
@@ -451,9 +451,8 @@ class Daemon:
     def _log_stats(self, t: float) -> None:
         ports = {p.spec.url: p.stats.as_dict() for p in self.ports.values()}
         dropped = sum(s["dropped_lines"] for s in ports.values())
-        applied, _ = self._command_totals()
+        applied = self.arbiter.commands
         reasons = self._rejected_by_reason()
-        rejected = sum(reasons.values())  # so that a window's rejected is its reasons' sum
         by_reason = {r: n - self._window_reasons.get(r, 0) for r, n in reasons.items()
                      if n > self._window_reasons.get(r, 0)}  # fmt: skip
         now = time.monotonic()
@@ -461,8 +460,8 @@ class Daemon:
         achieved = (t - t_prev) / max(now - wall_prev, 1e-9)
         self._window_clock = (t, now)
         log.info("loop.stats", t=round(t, 3), **self.window.summary(), dropped_lines=dropped,
-                 commands=applied - self._window_base[0],
-                 rejected=rejected - self._window_base[1],
+                 commands=applied - self._window_applied,
+                 rejected=sum(by_reason.values()),  # a window's rejected is its reasons' sum
                  **({"rejected_by_reason": by_reason} if by_reason else {}),
                  time_scale=round(achieved, 3))  # fmt: skip
         wanted = self.bench.time_scale
@@ -470,8 +469,7 @@ class Daemon:
             log.warning("loop.time_scale_not_held", wanted=wanted, achieved=round(achieved, 2),
                         hint="lower --time-scale or --rate; the machine cannot step this "
                         "fast")  # fmt: skip
-        self._window_base = (applied, rejected)
-        self._window_reasons = reasons
+        self._window_applied, self._window_reasons = applied, reasons
         self.window.reset()
 
     def _rejected_by_reason(self) -> dict[str, int]:

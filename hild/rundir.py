@@ -30,6 +30,14 @@ import structlog
 from hild.config import ConfigError
 
 DEFAULT_RUN_DIR = "/tmp/hild"  # where pty://NAME links go unless a bench or --run-dir says
+RUN_DIR_EXPECTED = f"a directory for the pty links, e.g. {DEFAULT_RUN_DIR}"
+
+
+def usable_run_dir_name(text: str) -> bool:
+    """Whether ``text`` can name a run directory at all (not blank, no NUL byte)."""
+    return bool(text.strip()) and "\0" not in text
+
+
 # The signals on which a process holding a run directory (hild run, hild replay) stops
 # cleanly, its links removed: SIGHUP (a closed terminal) would otherwise leave them behind.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

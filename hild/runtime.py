@@ -144,15 +144,14 @@ class RuntimeControl:
         return {"results": results}
 
     def _command_line(self, devices: list[CommandDevice], line: bytes) -> str:
-        """'applied', or the reason the first device refused it (as its counters say)."""
+        """'applied', or the reason the first device refused it."""
         reasons = []
         for device in devices:
-            before = dict(device.stats.rejected)
             inbound = Inbound(line, "mqtt:control/commands", None, time.monotonic())
             if self.daemon.dispatcher.deliver(device, inbound) is not None:
                 return "applied"
-            after = device.stats.rejected
-            reasons += [r for r in after if after[r] != before.get(r, 0)]
+            if device.last_rejection is not None:  # (reason, detail) of the line just refused
+                reasons.append(device.last_rejection[0])
         return reasons[0] if reasons else "rejected"
 
     # --- weather: a preset, or any part of a weather file --------------------------------------

@@ -24,7 +24,7 @@ from hild.environment.weather import (
 WEATHER_DIR = Path(__file__).resolve().parents[2] / "profiles" / "weather"
 
 
-PRESETS = FileKind("weather", "preset", WEATHER_DIR, "HILD_WEATHER_PATH")
+PRESETS = FileKind("weather", "preset", WEATHER_DIR, "HILD_WEATHER_PATH", "weather preset")
 
 
 def load_weather(name_or_path: str) -> Weather:
