@@ -208,9 +208,7 @@ class Daemon:
         """Between two ticks: trip the watchdogs whose lease ran out, apply what is queued."""
         now = time.monotonic()
         for device in self.command_devices:
-            safe = device.poll(now)
-            if safe is not None:
-                self.queue.put(safe)
+            device.poll(now, self.queue.put)  # a trip's safe state goes on the queue
         if not self.queue:
             return
         for record in self.queue.drain():

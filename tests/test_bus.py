@@ -155,41 +155,60 @@ def test_length_limit_is_82_characters_with_cr_lf():
 
 
 @pytest.mark.parametrize(
-    "line, required, expected",
+    "line, checksum, expected",
     [
-        (b"$" + b"0" * 90, True, "overlong"),  # before anything else is looked at
-        (b"$RCTRC,1,50.0,P,,V,,B,C\xb0*00", True, "non_ascii"),
-        (b"$RCTRC,1,50.0,P,,V,\x00,B,C", False, "non_ascii"),
-        (b"$RCTRC,1,50.0,P,,V,,B,C\r", False, "non_ascii"),  # the transport strips CR
-        (nmea("RCTRC,1,50.0,P,,V,,B,C")[1:], True, "framing"),  # no '$'
-        (b"#" + nmea("RCTRC,1,50.0,P,,V,,B,C")[1:], True, "framing"),
-        (nmea("rctrc,1,50.0,P,,V,,B,C"), True, "framing"),  # no valid address
-        (nmea(",1,50.0,P,,V,,B,C"), True, "framing"),
-        (b"$hello", True, "framing"),  # framing is judged before the checksum
-        (b"", True, "framing"),
-        (b"$RCTRC,1,50.0,P,,V,,B,C", True, "missing_checksum"),
-        (b"$RCTRC,1,50.0,P,,V,,B,C*", True, "missing_checksum"),  # a bare '*' where required
-        (nmea("RCTRC,1,50.0,P,,V,,B,C")[:-1], True, "bad_checksum"),  # one hex digit
-        (nmea("RCTRC,1,50.0,P,,V,,B,C") + b"0", True, "bad_checksum"),  # three
-        (b"$RCTRC,1,50.0,P,,V,,B,C*G1", False, "bad_checksum"),  # not hex
-        (nmea("RCTRC,1,50.0,P,,V,,B,C").replace(b"50.0", b"60.0"), True, "bad_checksum"),
-        (nmea("RCTRC,1,50.0,P,,V,,B,C").replace(b"50.0", b"60.0"), False, "bad_checksum"),
+        (b"$" + b"0" * 90, "required", "overlong"),  # before anything else is looked at
+        (b"$RCTRC,1,50.0,P,,V,,B,C\xb0*00", "required", "non_ascii"),
+        (b"$RCTRC,1,50.0,P,,V,\x00,B,C", "optional", "non_ascii"),
+        (b"$RCTRC,1,50.0,P,,V,,B,C\r", "optional", "non_ascii"),  # the transport strips CR
+        (nmea("RCTRC,1,50.0,P,,V,,B,C")[1:], "required", "framing"),  # no '$'
+        (b"#" + nmea("RCTRC,1,50.0,P,,V,,B,C")[1:], "required", "framing"),
+        (nmea("rctrc,1,50.0,P,,V,,B,C"), "required", "framing"),  # no valid address
+        (nmea(",1,50.0,P,,V,,B,C"), "required", "framing"),
+        (b"$hello", "required", "framing"),  # framing is judged before the checksum
+        (b"", "required", "framing"),
+        (b"$RCTRC,1,50.0,P,,V,,B,C", "required", "missing_checksum"),
+        (b"$RCTRC,1,50.0,P,,V,,B,C*", "required", "missing_checksum"),  # a bare '*' where required
+        (nmea("RCTRC,1,50.0,P,,V,,B,C")[:-1], "required", "bad_checksum"),  # one hex digit
+        (nmea("RCTRC,1,50.0,P,,V,,B,C") + b"0", "required", "bad_checksum"),  # three
+        (b"$RCTRC,1,50.0,P,,V,,B,C*G1", "optional", "bad_checksum"),  # not hex
+        (nmea("RCTRC,1,50.0,P,,V,,B,C").replace(b"50.0", b"60.0"), "required", "bad_checksum"),
+        (nmea("RCTRC,1,50.0,P,,V,,B,C").replace(b"50.0", b"60.0"), "optional", "bad_checksum"),
+        (b"$PYDIR,40,40", "unchecked", "missing_checksum"),  # the Heron wants the '*'
+        (b"$PYDIR", "unchecked", "missing_checksum"),
+        (b"$hello*", "unchecked", "framing"),  # no digits to check, but still framing
+        (b"$PYDIR,40,40\x00*", "unchecked", "non_ascii"),
     ],
 )
-def test_framing_rejections(line, required, expected):
+def test_framing_rejections(line, checksum, expected):
     with pytest.raises(Rejected) as info:
-        parse_sentence(line, checksum_required=required)
+        parse_sentence(line, checksum)
     assert info.value.reason == expected
 
 
 def test_checksum_optional_accepts_none_and_a_bare_star():
     for line in (b"$PYDIR,40,40*", b"$PYDIR,40,40", nmea("PYDIR,40,40")):
-        s = parse_sentence(line, checksum_required=False)
+        s = parse_sentence(line, "optional")
         assert (s.address, s.fields) == ("PYDIR", ("40", "40"))
     # a checksum that is there is still checked
     with pytest.raises(Rejected) as info:
-        parse_sentence(b"$PYDIR,40,40*00", checksum_required=False)
+        parse_sentence(b"$PYDIR,40,40*00", "optional")
     assert info.value.reason == "bad_checksum"
+
+
+def test_checksum_unchecked_wants_the_star_and_reads_nothing_after_it():
+    # as the Heron's command publisher reads PYDIR: a bare '*' (iM200), the right digits,
+    # wrong digits and anything else after the '*' all carry the same sentence
+    right = nmea("PYDIR,40,-20")
+    wrong = right[:-2] + b"%02X" % (int(right[-2:], 16) ^ 0x11)
+    for line in (b"$PYDIR,40,-20*", right, wrong, b"$PYDIR,40,-20*x", b"$PYDIR,40,-20*123"):
+        s = parse_sentence(line, "unchecked")
+        assert (s.address, s.fields) == ("PYDIR", ("40", "-20")), line
+    # the same lines where the digits are read
+    for line, mode in ((wrong, "optional"), (wrong, "required"), (b"$PYDIR,40,-20*x", "optional")):
+        with pytest.raises(Rejected) as info:
+            parse_sentence(line, mode)
+        assert info.value.reason == "bad_checksum", (line, mode)
 
 
 def test_lines_ended_by_cr_lf_cr_or_lf_parse_once_the_splitter_strips_the_ends():
@@ -1016,10 +1035,11 @@ def test_hsc_is_a_heading_reference_and_no_command():
     for body, deg in (("IIHSC,90.0,T,93.2,M", 90.0), ("APHSC,360.0,T,,M", 0.0),
                       ("APHSC,271.5,T,,M,A", 271.5), ("APHSC,10,T,,M,", 10.0)):  # fmt: skip
         assert dev.receive(inbound(nmea(body), 4.0)).heading == pytest.approx(math.radians(deg))
-    # every device takes it: the thrusters' controller and the frontseat (checksum optional)
+    # every device takes it: the thrusters' controller and the frontseat (framed as it reads
+    # PYDIR: the '*' there, its digits unchecked)
     assert isinstance(device("otter").receive(inbound(nmea("APHSC,1.0,T,,M"))), HeadingReference)
     frontseat = device("otter", "frontseat")
-    assert frontseat.receive(inbound(b"$APHSC,1.0,T,,M")).heading == pytest.approx(DEG)
+    assert frontseat.receive(inbound(b"$APHSC,1.0,T,,M*")).heading == pytest.approx(DEG)
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar
@@ -23,8 +24,8 @@ import structlog
 from hild.bus.mapping import Actuator, ActuatorMap, Demand
 from hild.bus.protocols import PROTOCOLS, Protocol
 from hild.bus.reference import decode_hsc, is_hsc
-from hild.bus.sentence import REASONS, Rejected, Sentence, parse_sentence
-from hild.bus.watchdog import TRIPPED, Watchdog
+from hild.bus.sentence import CHECKSUMS, REASONS, Rejected, Sentence, parse_sentence
+from hild.bus.watchdog import NEUTRAL, RELEASES, TRIPPED, Watchdog
 from hild.control import ActuatorCommand, HeadingReference, SafeState
 from hild.log import RateLimited
 from hild.model import layout as L
@@ -38,7 +39,7 @@ from hild.transport.base import Inbound
 
 log = structlog.get_logger("hild.bus")
 
-CHECKSUM_POLICIES = ("required", "optional")
+CHECKSUM_POLICIES = CHECKSUMS
 RANGE_POLICIES = ("clamp", "refuse")
 ANGLE_POLICIES = ("hold", "centre")
 DEFAULT_NUMBERING = {"1": "starboard", "2": "port"}  # IEC engine/shaft numbers: odd starboard
@@ -108,9 +109,10 @@ class CommandDevice:
             vessel.actuators, numbering, s.get("out_of_range", "clamp") == "clamp"
         )
         self.protocols: tuple[Protocol, ...] = tuple(PROTOCOLS[p] for p in s["protocols"])
-        self.checksum_required = s.get("checksum", "required") == "required"
+        self.checksum: str = s.get("checksum", "required")
         self.centre_angles = s.get("on_timeout_angle", "hold") == "centre"
-        self.watchdog = Watchdog(float(s.get("watchdog_s", 0.5)), bool(s.get("neutral_first")))
+        self.watchdog = Watchdog(float(s.get("watchdog_s", 0.5)), bool(s.get("neutral_first")),
+                                 s.get("release", NEUTRAL))  # fmt: skip
         self.stats = BusStats()
         self.last_rejection: tuple[str, str] | None = None  # (reason, detail) of the last line
         self.heading_reference: HeadingReference | None = None  # the latest the loop applied
@@ -132,7 +134,9 @@ class CommandDevice:
         ):
             problems.append(SettingError("protocols", protocols, "a list of protocols from: "
                                          + ", ".join(cls.protocols_available)))  # fmt: skip
-        elif all(p == "ROR" for p in protocols):
+        elif all(p == "ROR" for p in protocols) and (
+            s.get("release", NEUTRAL) == NEUTRAL or s.get("neutral_first")
+        ):
             problems.append(SettingError("protocols", protocols, "a thrust protocol besides ROR "
                                          "(a neutral command, which only a thrust protocol can "
                                          "send, clears a watchdog trip)"))  # fmt: skip
@@ -140,6 +144,7 @@ class CommandDevice:
             ("out_of_range", RANGE_POLICIES),
             ("checksum", CHECKSUM_POLICIES),
             ("on_timeout_angle", ANGLE_POLICIES),
+            ("release", RELEASES),
         ):
             if key in s and s[key] not in choices:
                 problems.append(SettingError(key, s[key], "one of " + ", ".join(choices)))
@@ -177,13 +182,13 @@ class CommandDevice:
         else None (counted)."""
         self.stats.lines += 1
         self.last_rejection = None
-        was_latched = self.watchdog.latched
+        was_tripped = self.watchdog.state == TRIPPED
         demands: tuple[Demand, ...] = ()
         heading: float | None = None
         try:
             if inbound.overlong:
                 raise Rejected("overlong", "longer than the port's line buffer")
-            sentence = parse_sentence(inbound.line, self.checksum_required)
+            sentence = parse_sentence(inbound.line, self.checksum)
             if is_hsc(sentence):  # a reference, not a command: no lease, and taken when latched
                 heading = decode_hsc(sentence)
             else:
@@ -206,8 +211,9 @@ class CommandDevice:
             return HeadingReference(self.config.name, inbound.t_rx, heading)
         self.stats.clamped = self.amap.clamped
         self.stats.commands += 1
-        if was_latched and self.watchdog.trips:
-            log.info("bus.watchdog_released", device=self.config.name, port=inbound.port)
+        if was_tripped:
+            log.info("bus.watchdog_released", device=self.config.name, port=inbound.port,
+                     release=self.watchdog.release)  # fmt: skip
         return ActuatorCommand(self.config.name, inbound.t_rx, demands)
 
     def _protocol(self, sentence: Sentence) -> Protocol:
@@ -238,16 +244,20 @@ class CommandDevice:
     def _jets(self) -> bool:
         return any(a.has_deflector for a in self.amap.actuators)
 
-    def poll(self, now: float) -> SafeState | None:
-        """At a tick: the safe state once, when the watchdog's lease has run out."""
-        if not self.watchdog.expired(now):
+    def poll(self, now: float, put: Callable[[SafeState], None] | None = None) -> SafeState | None:
+        """At a tick: the safe state once, when the watchdog's lease has run out. ``put`` (the
+        control queue's) is handed it within the trip's step, so a command the watchdog takes
+        after the trip (``release = "next-command"``) is always queued after its safe state."""
+        safe = SafeState(self.config.name, now, self.centre_angles)
+        if not self.watchdog.expired(now, None if put is None else lambda: put(safe)):
             return None
         self.stats.watchdog_trips = self.watchdog.trips
         last = self.watchdog.last_command_t
         silent = now - (now if last is None else last)
         log.warning("bus.watchdog_tripped", device=self.config.name, silent_s=round(silent, 3),
-                    timeout_s=self.watchdog.timeout_s, trips=self.watchdog.trips)  # fmt: skip
-        return SafeState(self.config.name, now, self.centre_angles)
+                    timeout_s=self.watchdog.timeout_s, trips=self.watchdog.trips,
+                    release=self.watchdog.release)  # fmt: skip
+        return safe
 
     def summary(self) -> dict:
         """The counters and the watchdog; ``heading_ref`` [rad] once the loop has applied a

@@ -3,6 +3,15 @@
 IEC 61162-1: a sentence is ``$`` (or ``!``), an address, comma-separated fields and an
 optional ``*hh`` checksum (XOR of the characters between the start and ``*``), at most 82
 characters with its ``\\r\\n``. The transport has split lines and stripped terminators.
+
+How a device reads the checksum (its ``checksum`` setting, CHECKSUMS):
+
+- ``"required"``: ``*hh`` must be there and right;
+- ``"optional"``: a line may come without ``*hh`` or with a bare ``*``; digits that are there
+  are checked;
+- ``"unchecked"``: the ``*`` must be there, the digits after it are not checked (none, or
+  anything), as the Clearpath Heron's command publisher reads PYDIR (shared/reference/
+  protocols.md: it requires the ``*`` but never checks its digits; iM200 sends a bare ``*``).
 """
 
 from __future__ import annotations
@@ -11,13 +20,15 @@ import re
 from dataclasses import dataclass
 
 MAX_LINE_CHARS = 80  # 82 characters with the CR LF the transport stripped
+REQUIRED, OPTIONAL, UNCHECKED = "required", "optional", "unchecked"
+CHECKSUMS = (REQUIRED, OPTIONAL, UNCHECKED)  # how a device reads the checksum
 
 # Why a line was not a command, in the order the checks run; counters use these names.
 REASONS = (
     "overlong",  # more than 82 characters with CR LF
     "non_ascii",  # a byte outside printable ASCII
     "framing",  # no '$' or '!' start, or no valid address
-    "missing_checksum",  # no '*hh' where the device requires one
+    "missing_checksum",  # no '*hh' where the device requires one (or no '*', unchecked)
     "bad_checksum",  # '*hh' malformed or not the XOR of the sentence
     "unknown_sentence",  # an address none of the device's protocols decodes
     "unsupported",  # a known sentence this device does not act on (e.g. PYDEV)
@@ -60,12 +71,16 @@ class Sentence:
         return self.address[-3:]
 
 
-def parse_sentence(line: bytes, checksum_required: bool = True) -> Sentence:
+def parse_sentence(line: bytes, checksum: str | bool = REQUIRED) -> Sentence:
     """Check one received line and split it into address and fields; Rejected if unusable.
 
-    With ``checksum_required`` False a sentence may come without ``*hh`` or with a bare
-    ``*`` (as MOOS-IvP's iM200 sends); a checksum that is present is still verified.
+    ``checksum`` is one of CHECKSUMS (True and False stand for "required" and "optional"):
+    optional lets a sentence come without ``*hh`` or with a bare ``*`` (as MOOS-IvP's iM200
+    sends), still verifying a checksum that is present; unchecked wants the ``*`` and reads
+    nothing after it.
     """
+    if isinstance(checksum, bool):
+        checksum = REQUIRED if checksum else OPTIONAL
     if len(line) > MAX_LINE_CHARS:
         raise Rejected("overlong", f"{len(line)} characters")
     if not _PRINTABLE.fullmatch(line):
@@ -78,7 +93,7 @@ def parse_sentence(line: bytes, checksum_required: bool = True) -> Sentence:
         raise Rejected("framing", "no address after '$'")
     if star >= 0:
         tail = line[star + 1 :]
-        if tail == b"" and not checksum_required:
+        if checksum == UNCHECKED or (tail == b"" and checksum == OPTIONAL):
             pass
         elif tail == b"":
             raise Rejected("missing_checksum", "a bare '*' without its two hex digits")
@@ -86,7 +101,9 @@ def parse_sentence(line: bytes, checksum_required: bool = True) -> Sentence:
             raise Rejected("bad_checksum", f"'*{tail.decode()}' is not two hex digits")
         elif int(tail, 16) != _xor(body):
             raise Rejected("bad_checksum", f"*{tail.decode()}, expected *{_xor(body):02X}")
-    elif checksum_required:
+    elif checksum == UNCHECKED:
+        raise Rejected("missing_checksum", "no '*' after the fields")
+    elif checksum == REQUIRED:
         raise Rejected("missing_checksum")
     text = body.decode("ascii")
     address, *fields = text.split(",")

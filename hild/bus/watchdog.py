@@ -4,24 +4,38 @@ Modelled on real propulsion controls (shared/reference/protocols.md, "Loss-of-co
 behaviour"): the Heron controller stops thrust after 0.5 s without a command; ZF's
 ClearCommand goes to neutral and idle on a signal fault and takes throttle again only with
 the lever in the neutral detent; the MIT BlueBoat stack judges freshness by local receive
-time. So: when the lease runs out the actuators go to their safe state and the fault is
-latched until a neutral command (idle, neutral deflector, zero thrust) arrives.
+time. So: when the lease runs out the actuators go to their safe state, and what ends the
+trip is the device's ``release``:
+
+- ``"neutral"``: latched until a neutral command (idle, neutral deflector, zero thrust), as
+  jet and outboard controls want the lever in neutral before they take throttle again;
+- ``"next-command"``: the next valid command is taken and renews the lease, as the Heron's
+  controller, MOOS's iM200 and the VRX thrusters resume on the next command.
+
+Either way the trip is counted and the state reads tripped until a command ends it.
 
 Before the first command there is no lease to lose, so the watchdog cannot trip; with
-``neutral_first`` the very first command must be neutral as well.
+``neutral_first`` the very first command must be neutral as well (whatever the release).
 
 In the daemon commands are admitted on the network thread and the lease is judged on the tick
-thread; a lock makes each a single step, so a tick never sees a half-renewed lease.
+thread; a lock makes each a single step, so a tick never sees a half-renewed lease, and what
+a trip hands on (the safe state, to the control queue) goes out within that step, before any
+command admitted after the trip can be queued behind it.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 WAITING = "waiting"  # no command yet
 ACTIVE = "active"  # commands arriving within the timeout
-TRIPPED = "tripped"  # lease lost: safe state, latched until a neutral command
+TRIPPED = "tripped"  # lease lost: safe state until a command the release takes
+
+NEUTRAL = "neutral"  # release: latched until a neutral command
+NEXT_COMMAND = "next-command"  # release: the next valid command
+RELEASES = (NEUTRAL, NEXT_COMMAND)
 
 
 @dataclass
@@ -30,21 +44,29 @@ class Watchdog:
 
     timeout_s: float = 0.5
     neutral_first: bool = False
+    release: str = NEUTRAL
     state: str = WAITING
     lease_until: float = 0.0
     trips: int = 0
     last_command_t: float | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
+    def __post_init__(self) -> None:
+        if self.release not in RELEASES:
+            raise ValueError(f"release = {self.release!r}: expected one of {', '.join(RELEASES)}")
+
     @property
     def latched(self) -> bool:
         """True while only a neutral command is accepted."""
-        return self.state == TRIPPED or (self.state == WAITING and self.neutral_first)
+        if self.state == WAITING:
+            return self.neutral_first
+        return self.state == TRIPPED and self.release == NEUTRAL
 
     def admit(self, t_rx: float, neutral: bool) -> bool:
         """A valid command received at ``t_rx``: True if it may act (and renews the lease).
 
-        While latched only a neutral command is admitted, and it releases the latch.
+        While latched only a neutral command is admitted, and it releases the latch; tripped
+        with the release ``next-command``, any valid command is admitted and ends the trip.
         """
         with self._lock:
             if self.latched and not neutral:
@@ -54,11 +76,17 @@ class Watchdog:
             self.state = ACTIVE
             return True
 
-    def expired(self, now: float) -> bool:
-        """True exactly once when the lease has run out: the caller puts out the safe state."""
+    def expired(self, now: float, on_trip: Callable[[], object] | None = None) -> bool:
+        """True exactly once when the lease has run out: the caller puts out the safe state.
+
+        ``on_trip`` runs within the trip's step (under the lock): a command admitted after
+        the trip is admitted after it has run.
+        """
         with self._lock:
             if self.state == ACTIVE and now > self.lease_until:
                 self.state = TRIPPED
                 self.trips += 1
+                if on_trip is not None:
+                    on_trip()
                 return True
             return False
