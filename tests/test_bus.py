@@ -15,6 +15,7 @@ Wire number 1 is the starboard actuator and 2 the port one unless a numbering sa
 
 import math
 import re
+import threading
 from collections import Counter
 from datetime import UTC, datetime
 
@@ -634,6 +635,107 @@ def test_watchdog_judges_the_lease_by_receive_time():
     assert w.expired(1.6)
 
 
+def test_watchdog_release_next_command_takes_any_command_after_a_trip():
+    w = Watchdog(timeout_s=0.5, release="next-command")
+    assert w.admit(10.0, neutral=False)
+    assert not w.expired(10.5) and w.expired(10.5001)
+    assert w.state == TRIPPED and w.trips == 1 and not w.latched
+    assert not w.expired(11.0)  # tripped once, not again while silent
+    # the backseat is back: full thrust is taken at once, and renews the lease
+    assert w.admit(11.5, neutral=False)
+    assert w.state == ACTIVE and w.last_command_t == 11.5
+    assert not w.expired(12.0)
+    assert w.expired(12.01) and w.trips == 2 and w.state == TRIPPED
+    assert w.admit(13.0, neutral=True)  # a neutral one is a command like the others
+    assert w.state == ACTIVE and w.trips == 2
+
+
+def test_watchdog_neutral_first_holds_whatever_the_release():
+    w = Watchdog(timeout_s=0.5, neutral_first=True, release="next-command")
+    assert w.latched and not w.admit(0.0, neutral=False) and w.state == WAITING
+    assert w.admit(0.1, neutral=True)
+    assert w.expired(0.7)
+    assert w.admit(2.0, neutral=False)  # after a trip the release decides: the next command
+
+
+def test_watchdog_release_must_be_a_known_policy():
+    with pytest.raises(ValueError, match="release = 'sometimes': expected one of neutral, next"):
+        Watchdog(release="sometimes")
+
+
+def test_a_trip_hands_on_its_safe_state_before_a_later_command_is_admitted():
+    # The tick thread trips the watchdog while the network thread admits a command: what the
+    # trip hands on (the safe state, to the control queue) goes out before that command can
+    # be admitted, so the command is queued after it and is what the actuators follow.
+    for release in ("next-command", "neutral"):
+        w = Watchdog(timeout_s=0.5, release=release)
+        w.admit(1.0, neutral=False)
+        queue: list[str] = []
+        admitted: list[bool] = []
+
+        def command():
+            if w.admit(1.6, neutral=True):
+                admitted.append(True)
+                queue.append("command")
+
+        network = threading.Thread(target=command)
+
+        def on_trip():
+            network.start()
+            network.join(timeout=0.2)  # it cannot admit its command while the trip goes on
+            assert not admitted, release
+            queue.append("safe state")
+
+        assert w.expired(1.6, on_trip)
+        network.join()
+        assert queue == ["safe state", "command"] and w.state == ACTIVE, release
+
+
+def test_device_release_next_command_drives_again_with_the_next_command():
+    for profile, type_name, go, neutral in (
+        ("otter", "frontseat", b"$PYDIR,40,40*", b"$PYDIR,0,0*"),
+        ("otter", "thruster-controller", nmea("RCTRC,0,40.0,P,,V,,B,C"), None),
+        ("odin", "jet-controller", nmea("RCTRC,0,1500.0,R,100.0,P,,B,C"), None),
+    ):
+        dev = device(profile, type_name, name="ctl", release="next-command")
+        assert isinstance(dev.receive(inbound(go, 10.0)), ActuatorCommand)
+        assert dev.poll(10.51) == SafeState("ctl", 10.51, False)
+        assert dev.summary()["watchdog"] == TRIPPED and dev.summary()["watchdog_trips"] == 1
+        command = dev.receive(inbound(go, 11.5))  # a second later, full thrust again
+        assert isinstance(command, ActuatorCommand), type_name
+        assert dev.amap.is_neutral(command.demands) is False
+        assert dev.summary()["watchdog"] == ACTIVE and dev.summary()["rejected"] == {}
+        assert dev.poll(12.0) is None and dev.poll(12.01) is not None
+        assert dev.stats.watchdog_trips == 2
+        if neutral is not None:
+            assert dev.receive(inbound(neutral, 13.0)) is not None
+
+
+def test_the_frontseat_resumes_on_the_next_pydir_and_the_controllers_wait_for_neutral():
+    # the device files' defaults: the Heron's controller latches nothing; jet and outboard
+    # controls want the lever in neutral first
+    frontseat = device("otter", "frontseat")
+    assert frontseat.receive(inbound(b"$PYDIR,60,40*", 0.0)) is not None
+    assert frontseat.poll(1.0) is not None
+    assert frontseat.receive(inbound(b"$PYDIR,60,40*", 2.0)) is not None
+    for profile, type_name, go in (
+        ("otter", "thruster-controller", nmea("RCTRC,0,40.0,P,,V,,B,C")),
+        ("odin", "jet-controller", nmea("RCTRC,0,1500.0,R,100.0,P,,B,C")),
+    ):
+        dev = device(profile, type_name)
+        assert dev.receive(inbound(go, 0.0)) is not None
+        assert dev.poll(1.0) is not None
+        assert dev.receive(inbound(go, 2.0)) is None and dev.stats.rejected == {"latched": 1}
+        assert dev.receive(inbound(dev.neutral_line(), 2.1)) is not None
+        assert dev.receive(inbound(go, 2.2)) is not None
+    # and the frontseat can be set to wait for 0,0 like them
+    latched = device("otter", "frontseat", release="neutral")
+    latched.receive(inbound(b"$PYDIR,60,40*", 0.0))
+    latched.poll(1.0)
+    assert latched.receive(inbound(b"$PYDIR,60,40*", 2.0)) is None
+    assert latched.receive(inbound(b"$PYDIR,0,0*", 2.1)) is not None
+
+
 def test_device_watchdog_safe_state_latch_and_release():
     dev = device("odin", name="jets")
     go = nmea("RCTRC,0,1500.0,R,100.0,P,,B,C")
@@ -980,6 +1082,11 @@ def test_settings_problems_name_the_key():
     assert set(problems("jet-controller", "odin", protocols="TRC")) == {"protocols"}
     assert set(problems("jet-controller", "odin", protocols=["PHLDT"])) == {"protocols"}
     assert set(problems("thruster-controller", "wamv", protocols=["PHLDC"])) == {"protocols"}
+    # a steering line alone sends no neutral command: it cannot end a trip that waits for one
+    assert set(problems("thruster-controller", "wamv", protocols=["ROR"])) == {"protocols"}
+    assert problems("thruster-controller", "wamv", protocols=["ROR"], release="next-command") == {}
+    assert set(problems("thruster-controller", "wamv", protocols=["ROR"], release="next-command",
+                        neutral_first=True)) == {"protocols"}  # fmt: skip
     found = problems("jet-controller", "odin", numbering={"1": "starboard", "2": "bow"})
     assert set(found) == {"numbering.2"}
     assert "port" in found["numbering.2"].expected and found["numbering.2"].value == "bow"
@@ -989,6 +1096,10 @@ def test_settings_problems_name_the_key():
     assert set(problems("jet-controller", "odin", out_of_range="wrap")) == {"out_of_range"}
     assert set(problems("jet-controller", "odin", checksum="maybe")) == {"checksum"}
     assert set(problems("jet-controller", "odin", on_timeout_angle="swing")) == {"on_timeout_angle"}
+    found = problems("frontseat", "otter", release="on-reconnect")
+    assert set(found) == {"release"} and found["release"].value == "on-reconnect"
+    assert found["release"].expected == "one of neutral, next-command"
+    assert set(problems("frontseat", "otter", checksum="unchecked")) == set()
     for timeout in (0, -1.0, 1.0e5, True, "0.5"):
         assert set(problems("jet-controller", "odin", watchdog_s=timeout)) == {"watchdog_s"}
 
