@@ -183,6 +183,7 @@ def load_bench(name_or_path: str | None = None, **overrides: Any) -> Bench:
     budgets: list[PortBudget] = []
     command_errors = _command_device_errors(path, devices, vessel)
     errors.extend(command_errors)
+    errors.extend(_shared_command_port_errors(path, devices, run_dir))
     if not command_errors:
         budgets, budget_errors = _budgets(path, devices, origin, run_dir, vessel)
         errors.extend(budget_errors)
@@ -515,6 +516,43 @@ def _command_device_errors(path: Path, devices: list[DeviceConfig], vessel) -> l
             errors.append(ConfigError(path, f"device ({d.name}).{key}", problem.value,
                                       problem.expected))  # fmt: skip
     return errors
+
+
+def _shared_command_port_errors(
+    path: Path, devices: list[DeviceConfig], run_dir: Path
+) -> list[ConfigError]:
+    """Command devices sharing a port each decode every line it brings, so a sentence two of
+    them take would move the actuators from both: refused unless their protocols are
+    disjoint (the bench says which sentences each takes)."""
+    by_port: dict[tuple, list[tuple[str, DeviceConfig]]] = {}
+    for d in devices:
+        if d.model not in COMMAND_MODELS:
+            continue
+        for url in d.ports:
+            spec = parse_port_url(url, run_dir)  # checked with the device
+            by_port.setdefault(spec.identity, []).append((url, d))
+    errors = []
+    for sharing in by_port.values():
+        for i, (url, a) in enumerate(sharing):
+            for _, b in sharing[i + 1 :]:
+                theirs = _protocols(b)
+                both = [p for p in _protocols(a) if p in theirs]
+                if not both:
+                    continue
+                errors.append(ConfigError(
+                    path, f"device ({a.name}, {b.name}) on {url}", both,
+                    f"one command device per port, or protocols that do not overlap: both "
+                    f"devices decode every line of {url}, so each {both[0]} would move the "
+                    f"actuators from {a.name} and from {b.name}; give each device its own port, "
+                    f"or split the sentences between them with settings.protocols (each "
+                    f"protocol in one device's list)",
+                ))  # fmt: skip
+    return errors
+
+
+def _protocols(config: DeviceConfig) -> list[str]:
+    protocols = config.settings.get("protocols")
+    return [p for p in protocols if isinstance(p, str)] if isinstance(protocols, list) else []
 
 
 def _budgets(

@@ -178,7 +178,7 @@ class Daemon:
             ports = []
             for url in config.ports:
                 spec = parse_port_url(url, self.bench.run_dir)
-                key = (spec.scheme, spec.host, spec.port, spec.path, spec.baud, spec.options)
+                key = spec.identity
                 if key not in opened:
                     port = open_port(spec, default_baud=config.baud)
                     port.on_line = self.dispatcher.receive

@@ -233,3 +233,48 @@ def test_devices_sharing_a_serial_line_must_agree_on_its_baud(tmp_path):
 )
 def test_a_start_time_with_an_offset_is_converted_to_utc(given, utc):
     assert parse_start_time(given).isoformat() == utc
+
+
+SHARED_DEVICES = """
+[[device]]
+name = "jets"
+type = "jet-controller"
+ports = ["pty://jets", "pty://helm"]
+[[device]]
+name = "helm"
+type = "jet-controller"
+port = "pty://helm"
+"""
+SHARED = GOOD + SHARED_DEVICES
+
+
+def test_two_command_devices_on_one_port_are_refused_unless_their_protocols_are_disjoint(
+    tmp_path,
+):
+    # Both would decode every line of pty://helm: each TRC would move the jets twice over.
+    path = write(tmp_path, SHARED)
+    for command in ("check", "run"):
+        result = hild(command, str(path))
+        assert result.returncode == 2, (command, result.stderr)
+        assert (f"{path}: device (jets, helm) on pty://helm = ['TRC', 'PRC', 'ROR', 'PHLDC']: "
+                "expected one command device per port, or protocols that do not overlap"
+                in result.stderr), result.stderr  # fmt: skip
+        assert "give each device its own port, or split the sentences between them with " \
+            "settings.protocols" in result.stderr  # fmt: skip
+    # only the overlap is named
+    overlap = write(tmp_path, SHARED + '[device.settings]\nprotocols = ["PHLDC", "TRC"]\n',
+                    "o.toml")  # fmt: skip
+    with pytest.raises(BenchError) as info:
+        load_bench(overlap)
+    assert "device (jets, helm) on pty://helm = ['TRC', 'PHLDC']" in str(info.value)
+    # the bench says which sentences each takes: accepted
+    text = SHARED.replace('ports = ["pty://jets", "pty://helm"]',
+                          'ports = ["pty://jets", "pty://helm"]\n'
+                          '[device.settings]\nprotocols = ["TRC", "PRC"]')  # fmt: skip
+    disjoint = write(tmp_path, text + '[device.settings]\nprotocols = ["PHLDC", "ROR"]\n', "d.toml")
+    result = hild("check", str(disjoint))
+    assert result.returncode == 0, result.stderr
+    assert "OK" in result.stdout
+    # one device on several ports, and command devices each on their own port, share nothing
+    apart = write(tmp_path, SHARED.replace('port = "pty://helm"', 'port = "pty://helm2"'), "a.toml")
+    assert [d.name for d in load_bench(apart).devices] == ["gps", "jets", "helm"]

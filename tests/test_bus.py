@@ -663,32 +663,32 @@ def test_watchdog_release_must_be_a_known_policy():
         Watchdog(release="sometimes")
 
 
-def test_a_trip_hands_on_its_safe_state_before_a_later_command_is_admitted():
+@pytest.mark.parametrize("release", ["next-command", "neutral"])
+def test_a_trip_hands_on_its_safe_state_before_a_later_command_is_admitted(release):
     # The tick thread trips the watchdog while the network thread admits a command: what the
     # trip hands on (the safe state, to the control queue) goes out before that command can
     # be admitted, so the command is queued after it and is what the actuators follow.
-    for release in ("next-command", "neutral"):
-        w = Watchdog(timeout_s=0.5, release=release)
-        w.admit(1.0, neutral=False)
-        queue: list[str] = []
-        admitted: list[bool] = []
+    w = Watchdog(timeout_s=0.5, release=release)
+    w.admit(1.0, neutral=False)
+    queue: list[str] = []
+    admitted: list[bool] = []
 
-        def command():
-            if w.admit(1.6, neutral=True):
-                admitted.append(True)
-                queue.append("command")
+    def command():
+        if w.admit(1.6, neutral=True):
+            admitted.append(True)
+            queue.append("command")
 
-        network = threading.Thread(target=command)
+    network = threading.Thread(target=command)
 
-        def on_trip():
-            network.start()
-            network.join(timeout=0.2)  # it cannot admit its command while the trip goes on
-            assert not admitted, release
-            queue.append("safe state")
+    def on_trip():
+        network.start()
+        network.join(timeout=0.2)  # it cannot admit its command while the trip goes on
+        assert not admitted
+        queue.append("safe state")
 
-        assert w.expired(1.6, on_trip)
-        network.join()
-        assert queue == ["safe state", "command"] and w.state == ACTIVE, release
+    assert w.expired(1.6, on_trip)
+    network.join()
+    assert queue == ["safe state", "command"] and w.state == ACTIVE
 
 
 def test_device_release_next_command_drives_again_with_the_next_command():

@@ -82,6 +82,11 @@ class PortSpec:
     baud: int | None = None
     options: tuple[tuple[str, str], ...] = ()
 
+    @property
+    def identity(self) -> tuple:
+        """What makes two URLs one port: scheme, address, path, baud and every option."""
+        return (self.scheme, self.host, self.port, self.path, self.baud, self.options)
+
     def option(self, name: str, default: str | None = None) -> str | None:
         """Return a validated query option (normalised text), or default when absent."""
         for key, value in self.options:
