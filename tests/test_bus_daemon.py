@@ -334,6 +334,104 @@ def test_frontseat_over_tcp_drives_the_otter_and_streams_navigation(tmp_path):
     assert nvg[-1][1].latitude == pytest.approx(59.41, abs=0.01)
 
 
+BACKSEAT = """
+[vessel]
+profile = "otter"
+[[device]]
+name = "frontseat"
+type = "frontseat"
+port = "tcp://127.0.0.1:{port}"
+[[device]]
+name = "monitor"               # reports the motors (the frontseat's sentences do not)
+type = "thruster-controller"
+port = "pty://monitor"
+rate_hz = 20
+sentences = ["TRD"]
+"""
+
+
+def motors_rpm(monitor: PtyClient) -> tuple[float, float]:
+    """The latest (port, starboard) rpm the monitor reported (TRD 2 = port, 1 = starboard)."""
+    latest = {m.number: m.rpm for _, m in monitor.sentences("TRD")}
+    return latest.get(2, math.nan), latest.get(1, math.nan)
+
+
+def test_a_backseat_that_froze_for_a_second_gets_its_thrust_back_with_its_next_pydir(tmp_path):
+    # MOOS-IvP's iM200 froze for 1 s on a real bench (a scheduling hiccup): the Heron stops
+    # the motors after 0.5 s and takes the next PYDIR, whatever it asks (protocols.md).
+    port = free_tcp_port()
+    daemon = Daemon(write_bench(tmp_path, BACKSEAT, port=port), tmp=tmp_path)
+    monitor = PtyClient(tmp_path / "run" / "monitor").start()
+    backseat = TcpClient(port).start()
+    sender = Repeater(backseat.sock.sendall, hz=10).start(b"$PYDIR,60,40*\r\n")  # iM200's form
+    wait_until(lambda: motors_rpm(monitor)[0] > 550, what="port motor at 60 %")
+    sender.stop()  # the backseat freezes
+    time.sleep(1.0)
+    # the lease ran out: both motors stopped (from 595 rpm on a 0.1 s lag)
+    wait_until(lambda: max(motors_rpm(monitor)) < 30.0, what="the motors stopped")
+    # back, asking for more thrust: taken at once, with no neutral PYDIR first; the Heron
+    # reads no checksum digits, so wrong ones carry the command too
+    sender = Repeater(backseat.sock.sendall, hz=10).start(b"$PYDIR,80,80*00\r\n")
+    wait_until(lambda: min(motors_rpm(monitor)) > 750, what="both motors at 80 %")
+    backseat.sock.sendall(b"$PYDIR,10,10\r\n")  # without its '*' the Heron takes nothing
+    time.sleep(0.3)
+    summary = daemon.stop()
+    sender.stop()
+    backseat.close()
+    monitor.close()
+    frontseat = summary["devices"]["frontseat"]
+    assert frontseat["rejected"] == {"missing_checksum": 1}  # no PYDIR refused as latched
+    assert frontseat["watchdog_trips"] == 1 and frontseat["watchdog"] == "active"
+    for side in ("port", "starboard"):
+        assert summary["actuators"][side]["commanded"][0] == pytest.approx(0.8 * OTTER_MAX_RPM, abs=0.01)
+    (tripped,) = daemon.events("bus.watchdog_tripped")
+    assert tripped["device"] == "frontseat" and tripped["release"] == "next-command"
+    assert tripped["silent_s"] > 0.5
+    (released,) = daemon.events("bus.watchdog_released")
+    assert released["device"] == "frontseat" and released["release"] == "next-command"
+
+
+def test_a_jet_controller_frozen_for_a_second_still_waits_for_a_neutral_command(tmp_path):
+    # the same hiccup on Odin's jets: jet controls take throttle again only from neutral
+    port = free_tcp_port()
+    bench = write_bench(tmp_path, """
+        [vessel]
+        profile = "odin"
+        [[device]]
+        name = "jets"
+        type = "jet-controller"
+        port = "tcp://127.0.0.1:{port}"
+        rate_hz = 20
+        sentences = ["TRD"]
+    """, port=port)  # fmt: skip
+    daemon = Daemon(bench, tmp=tmp_path)
+    controller = TcpClient(port).start()
+    ahead = nmea_line("RCTRC,0,1500.0,R,100.0,P,,B,C")
+    sender = Repeater(controller.sock.sendall, hz=10).start(ahead)
+    wait_until(lambda: (m := controller.sentences("TRD")) and m[-1][1].rpm > 1400)
+    sender.stop()  # the controller freezes
+    time.sleep(1.0)
+    wait_until(lambda: controller.sentences("TRD")[-1][1].rpm_mode == "V", what="tripped")
+    sender = Repeater(controller.sock.sendall, hz=10).start(ahead)  # back, full ahead again
+    time.sleep(1.0)
+    sender.stop()
+    refused = sender.sent
+    trd = controller.sentences("TRD")[-1][1]
+    assert trd.rpm_mode == "V" and trd.rpm < 500.0  # still tripped, the engines at idle
+    controller.sock.sendall(nmea_line("RCPRC,0.0,A,,V,,V,B,0"))  # lever in the neutral detent
+    sender = Repeater(controller.sock.sendall, hz=10).start(ahead)
+    wait_until(lambda: (m := controller.sentences("TRD")[-1][1]).rpm > 1000 and m.rpm_mode == "R",
+               what="throttle again")  # fmt: skip
+    summary = daemon.stop()
+    sender.stop()
+    controller.close()
+    jets = summary["devices"]["jets"]
+    assert refused > 0 and jets["rejected"] == {"latched": refused}  # every one until neutral
+    assert jets["watchdog_trips"] == 1 and jets["watchdog"] == "active"
+    (released,) = daemon.events("bus.watchdog_released")
+    assert released["release"] == "neutral"
+
+
 def test_thruster_controller_steers_the_wamv_azimuths(tmp_path):
     udp = free_udp_port()
     bench = write_bench(tmp_path, """
