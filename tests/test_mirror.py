@@ -11,6 +11,7 @@ import math
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 
 import paho.mqtt.client as mqtt
@@ -20,7 +21,15 @@ from mcap.reader import make_reader
 
 from hild.config import ConfigError, Section
 from hild.mirror.config import MirrorConfig, parse_broker_url, read_mirror
-from tests.endpoints import Daemon, free_udp_port, nmea_line, typical_window_keeps_deadlines
+from tests.endpoints import (
+    Daemon,
+    Repeater,
+    TcpClient,
+    free_tcp_port,
+    free_udp_port,
+    nmea_line,
+    typical_window_keeps_deadlines,
+)
 from tests.mqtt_endpoints import Broker, StalledBroker, Subscriber, make_tls_files, wait_until
 from tests.test_bus_fuzz import rss_kib
 from tests.test_daemon import default_bench_on_free_ports
@@ -343,6 +352,52 @@ def test_faults_and_commands_over_mqtt(controlled, subscriber):
         ("mqtt:control/commands", framed, True, ""),
         ("mqtt:control/commands", "$RCTRC,garbage*00", False, "bad_checksum"),
     ]
+
+
+def test_the_frontseats_watchdog_reads_tripped_on_mqtt_until_the_next_pydir(
+    tmp_path, broker, subscriber
+):
+    # release = "next-command": the trip shows on bus/<device> as on a latched device, and
+    # ends with the backseat's next PYDIR, whatever it asks
+    port = free_tcp_port()
+    bench = tmp_path / "frontseat.toml"
+    bench.write_text(textwrap.dedent(f"""
+        [bench]
+        start_time = "2026-06-01T12:00:00Z"
+        [vessel]
+        profile = "otter"
+        [[device]]
+        name = "frontseat"
+        type = "frontseat"
+        port = "tcp://127.0.0.1:{port}"
+        [mqtt]
+        url = "mqtt://127.0.0.1:{broker.port}"
+        prefix = "{PREFIX}"
+        [mqtt.topics.bus]
+        rate_hz = 10
+    """))  # fmt: skip
+    daemon = start(tmp_path, str(bench))
+    topic = f"{PREFIX}/bus/frontseat"
+    try:
+        backseat = TcpClient(port).start()
+        sender = Repeater(backseat.sock.sendall, hz=10).start(b"$PYDIR,60,40*\r\n")
+        assert wait_until(lambda: (m := subscriber.on(topic)) and m[-1]["watchdog"] == "active",
+                          5.0)  # fmt: skip
+        sender.stop()  # the backseat freezes
+        assert wait_until(lambda: subscriber.on(topic)[-1]["watchdog"] == "tripped", 3.0)
+        since = time.monotonic()
+        time.sleep(0.5)
+        held = subscriber.on(topic, since=since)
+        assert held and {m["watchdog"] for m in held} == {"tripped"}  # until a PYDIR comes
+        assert held[-1]["watchdog_trips"] == 1
+        sender = Repeater(backseat.sock.sendall, hz=10).start(b"$PYDIR,60,40*\r\n")
+        assert wait_until(lambda: subscriber.on(topic)[-1]["watchdog"] == "active", 3.0)
+        bus = subscriber.on(topic)[-1]
+        assert bus["watchdog_trips"] == 1 and bus["rejected_total"] == 0  # no PYDIR refused
+        sender.stop()
+        backseat.close()
+    finally:
+        stop(daemon)
 
 
 @pytest.mark.parametrize(
