@@ -125,6 +125,7 @@ class Daemon:
         self.latency = JitterStats()  # command arrival to the tick that applies it
         self._window_applied = 0  # commands applied by the last loop.stats
         self._window_reasons: dict[str, int] = {}  # lines rejected by reason, likewise
+        self._window_trips = 0  # watchdog trips (safe states applied), likewise
         self._window_clock: tuple[float, float] | None = None  # (sim t, wall) of that event
         self._stop = threading.Event()  # set from the loop (signals) or the tick thread
         self._outbox: list[tuple[DeviceRuntime, list[bytes]]] = []  # a tick's lines to send
@@ -459,6 +460,7 @@ class Daemon:
         self._window_clock = (t, now)
         log.info("loop.stats", t=round(t, 3), **self.window.summary(), dropped_lines=dropped,
                  commands=applied - self._window_applied,
+                 watchdog_trips=self.arbiter.safe_states - self._window_trips,
                  rejected=sum(by_reason.values()),  # a window's rejected is its reasons' sum
                  **({"rejected_by_reason": by_reason} if by_reason else {}),
                  time_scale=round(achieved, 3))  # fmt: skip
@@ -468,6 +470,7 @@ class Daemon:
                         hint="lower --time-scale or --rate; the machine cannot step this "
                         "fast")  # fmt: skip
         self._window_applied, self._window_reasons = applied, reasons
+        self._window_trips = self.arbiter.safe_states
         self.window.reset()
 
     def _rejected_by_reason(self) -> dict[str, int]:

@@ -374,7 +374,9 @@ def test_a_backseat_that_froze_for_a_second_gets_its_thrust_back_with_its_next_p
     sender = Repeater(backseat.sock.sendall, hz=10).start(b"$PYDIR,80,80*00\r\n")
     wait_until(lambda: min(motors_rpm(monitor)) > 750, what="both motors at 80 %")
     backseat.sock.sendall(b"$PYDIR,10,10\r\n")  # without its '*' the Heron takes nothing
-    time.sleep(0.3)
+    # the trip is in loop.stats's window (one a second) too
+    wait_until(lambda: sum(w["watchdog_trips"] for w in daemon.events("loop.stats")) == 1,
+               what="the trip in loop.stats")  # fmt: skip
     summary = daemon.stop()
     sender.stop()
     backseat.close()
