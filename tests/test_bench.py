@@ -138,6 +138,14 @@ def test_unknown_command_lists_the_actuator_commands(tmp_path):
             'type = "jet-controller"\n[device.settings]\nwatchdog_s = "soon"',
             "settings.watchdog_s = 'soon': expected a number",
         ),
+        (
+            'type = "jet-controller"\n[device.settings]\nrelease = "on-reconnect"',
+            "(two).settings.release = 'on-reconnect': expected one of neutral, next-command",
+        ),
+        (
+            'type = "jet-controller"\n[device.settings]\nchecksum = "ignored"',
+            "(two).settings.checksum = 'ignored': expected one of required, optional, unchecked",
+        ),
     ],
 )
 def test_device_errors_name_the_key(tmp_path, extra, needle):
