@@ -50,10 +50,23 @@ def fixed(value: float, decimals: int) -> str:
     return text
 
 
+def bounded(value: float, limit: float, decimals: int) -> str:
+    """``fixed`` saturated at +-``limit``: the width a field is printed with, whatever the
+    value (a diverging model, a fault's bias), as an instrument's display saturates."""
+    return fixed(min(max(value, -limit), limit), decimals)
+
+
+def angle180(value_deg: float, decimals: int) -> str:
+    """An angle wrapped into [-180, 180) (roll, pitch), fixed decimals; empty when not finite."""
+    if not math.isfinite(value_deg):
+        return ""
+    return fixed((value_deg + 180.0) % 360.0 - 180.0, decimals)
+
+
 def signed(value: float, decimals: int) -> str:
     """A number with an explicit sign ("+0.05"), as attitude sentences print roll and pitch."""
     text = fixed(value, decimals)
-    return text if text.startswith("-") else "+" + text
+    return text if not text or text.startswith("-") else "+" + text
 
 
 def angle360(value_deg: float, decimals: int = 1, width: int = 3) -> str:
@@ -76,14 +89,19 @@ def _degrees_minutes(value_deg: float, decimals: int) -> tuple[int, int, int]:
 
 
 def latitude(lat_deg: float, decimals: int = 5) -> tuple[str, str]:
-    """Latitude as (``ddmm.mmmmm``, "N"|"S"), saturating at the poles."""
+    """Latitude as (``ddmm.mmmmm``, "N"|"S"), saturating at the poles; empty when not finite."""
+    if not math.isfinite(lat_deg):
+        return "", ""
     lat_deg = min(max(lat_deg, -90.0), 90.0)
     d, m, f = _degrees_minutes(lat_deg, decimals)
     return f"{d:02d}{m:02d}.{f:0{decimals}d}", "N" if lat_deg >= 0.0 else "S"
 
 
 def longitude(lon_deg: float, decimals: int = 5) -> tuple[str, str]:
-    """Longitude as (``dddmm.mmmmm``, "E"|"W"), wrapped into [-180, 180)."""
+    """Longitude as (``dddmm.mmmmm``, "E"|"W"), wrapped into [-180, 180); empty when not
+    finite."""
+    if not math.isfinite(lon_deg):
+        return "", ""
     lon_deg = (lon_deg + 180.0) % 360.0 - 180.0
     d, m, f = _degrees_minutes(lon_deg, decimals)
     return f"{d:03d}{m:02d}.{f:0{decimals}d}", "E" if lon_deg >= 0.0 else "W"
