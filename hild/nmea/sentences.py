@@ -188,7 +188,7 @@ def mwv(
     talker: str, angle_deg: float, reference: str, speed_ms: float, valid: bool = True
 ) -> bytes:
     """MWV, wind angle from the bow (clockwise) and speed in m/s; reference R relative, T true."""
-    speed_ms = _clamp(speed_ms, -WIND_MAX_MS, WIND_MAX_MS)
+    speed_ms = _clamp(speed_ms, 0.0, WIND_MAX_MS)  # a speed, never negative
     return frame(
         f"{talker}MWV,{angle360(angle_deg, 1)},{reference},{fixed(speed_ms, 1)},M,"
         f"{'A' if valid else 'V'}"
@@ -197,7 +197,7 @@ def mwv(
 
 def mwd(talker: str, from_true_deg: float, speed_ms: float) -> bytes:
     """MWD, true wind direction (from, relative to true north) and speed in knots and m/s."""
-    speed_ms = _clamp(speed_ms, -WIND_MAX_MS, WIND_MAX_MS)
+    speed_ms = _clamp(speed_ms, 0.0, WIND_MAX_MS)
     speed_kn = speed_ms * KNOTS_PER_MS
     return frame(
         f"{talker}MWD,{angle360(from_true_deg, 1)},T,,M,{fixed(speed_kn, 1)},N,"
