@@ -20,6 +20,7 @@ import pytest
 from endpoints import Daemon, Repeater, TcpClient, free_tcp_port
 from structlog.testing import capture_logs
 
+from hild.bench import BenchError, load_bench
 from hild.mirror import payloads
 from hild.nmea import extra_types  # noqa: F401  (the CP sentences)
 from hild.profiles.vessel import load_profile
@@ -247,3 +248,32 @@ def test_a_minute_in_a_gale_turning_sends_every_sentence_of_every_epoch(tmp_path
         (a.heading, b.true_course) for a, b in zip(nvg, rmc, strict=True) if b.spd_over_grnd > 0.5
     ]
     assert moving and all(abs((a - b + 180) % 360 - 180) <= 0.1 for a, b in moving)
+
+
+def test_a_bench_naming_no_such_behaviour_is_refused(tmp_path):
+    bench = tmp_path / "bench.toml"
+    bench.write_text(
+        textwrap.dedent(f"""
+        [bench]
+        run_dir = "{tmp_path / "run"}"
+        [vessel]
+        profile = "otter"
+        [[device]]
+        name = "fs"
+        type = "frontseat"
+        port = "tcp://127.0.0.1:1"
+        [device.settings]
+        cpnvg_heading = "gps"
+        [[device]]
+        name = "gps"
+        type = "gps"
+        port = "udp://127.0.0.1:1"
+        [device.settings]
+        cog_at_rest = "frozen"
+    """)
+    )
+    with pytest.raises(BenchError) as error:
+        load_bench(str(bench))
+    text = str(error.value)
+    assert "cpnvg_heading = 'gps': expected one of 'heron', 'compass'" in text
+    assert "cog_at_rest = 'frozen': expected one of 'empty', 'hold'" in text
