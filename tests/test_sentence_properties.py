@@ -31,10 +31,9 @@ from hild.sensors.truth import Truth
 
 EPS = 1e-9
 NAN = float("nan")
-settings.register_profile(
-    "sentences", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
-settings.load_profile("sentences")
+# Per test, not a global profile: other modules' property tests keep their own settings.
+# No deadline: a first call may compile the vessel model's rotation (numba), in seconds.
+prop = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Any float at all (NaN, infinities, 1e308, -0.0): what a diverging model or a fault may give.
 wild = st.floats(allow_nan=True, allow_infinity=True)
@@ -88,6 +87,7 @@ def value(field: str) -> float:
 # --- the GNSS sentences ------------------------------------------------------------------
 
 
+@prop
 @given(utc_st, talker_st, lat_st, lon_st, st.integers(0, 8), st.integers(0, 99),
        st.floats(0.0, 99.9), st.floats(-9999.9, 99999.9), st.floats(-999.9, 999.9),
        st.integers(0, 6))  # fmt: skip
@@ -103,6 +103,7 @@ def test_gga(utc, talker, lat, lon, quality, sats, hdop, alt, sep, decimals):
     assert near(float(msg.horizontal_dil), hdop, 1)
 
 
+@prop
 @given(utc_st, lat_st, lon_st, st.floats(0.0, 999.99), angle_st, st.booleans(),
        st.integers(0, 6))  # fmt: skip
 def test_rmc(utc, lat, lon, sog, cog, valid, decimals):
@@ -117,6 +118,7 @@ def test_rmc(utc, lat, lon, sog, cog, valid, decimals):
         assert msg.status == "V" and msg.true_course is None
 
 
+@prop
 @given(angle_st, st.floats(0.0, 999.99))
 def test_vtg(cog, sog):
     msg = checked(s.vtg("GP", cog, sog))
@@ -125,6 +127,7 @@ def test_vtg(cog, sog):
     assert near(float(msg.spd_over_grnd_kmph), sog * 1.852, 2)
 
 
+@prop
 @given(utc_st)
 def test_zda(utc):
     msg = checked(s.zda("GP", utc))
@@ -132,6 +135,7 @@ def test_zda(utc):
     assert (int(msg.day), int(msg.month), int(msg.year)) == (utc.day, utc.month, utc.year)
 
 
+@prop
 @given(st.lists(st.integers(1, 99), max_size=20), wild, wild, wild, st.sampled_from([1, 2, 3]))
 def test_gsa(prns, pdop, hdop, vdop, fix):
     msg = checked(s.gsa("GP", prns, pdop, hdop, vdop, fix))
@@ -145,6 +149,7 @@ def test_gsa(prns, pdop, hdop, vdop, fix):
 sky_st = st.tuples(st.integers(1, 99), st.integers(0, 90), st.integers(0, 359), st.integers(0, 99))
 
 
+@prop
 @given(st.lists(sky_st, max_size=36))
 def test_gsv(sky):
     lines = s.gsv("GP", sky)
@@ -164,6 +169,7 @@ def test_gsv(sky):
 # --- heading and attitude ----------------------------------------------------------------
 
 
+@prop
 @given(angle_st)
 def test_hdt_and_ths(heading):
     assert near_angle(float(checked(s.hdt("HE", heading)).heading), heading, 2)
@@ -172,11 +178,13 @@ def test_hdt_and_ths(heading):
     assert checked(s.ths("HE", None)).mode == "V"
 
 
+@prop
 @given(st.floats(-9999.9, 9999.9))
 def test_rot(rate):
     assert near(float(checked(s.rot("HE", rate)).rate_of_turn), rate, 1)
 
 
+@prop
 @given(utc_st, angle_st, st.floats(-179.99, 179.99), st.floats(-90.0, 90.0),
        st.floats(-99.99, 99.99), st.floats(0.0, 90.0))  # fmt: skip
 def test_pashr(utc, heading, roll, pitch, heave, sd):
@@ -190,6 +198,7 @@ def test_pashr(utc, heading, roll, pitch, heave, sd):
 # --- wind and water ----------------------------------------------------------------------
 
 
+@prop
 @given(angle_st, st.floats(0.0, 999.9), st.sampled_from("RT"), st.booleans())
 def test_mwv(angle, speed, reference, valid):
     msg = checked(s.mwv("WI", angle, reference, speed, valid))
@@ -197,6 +206,7 @@ def test_mwv(angle, speed, reference, valid):
     assert msg.reference == reference and msg.status == ("A" if valid else "V")
 
 
+@prop
 @given(angle_st, st.floats(0.0, 999.9))
 def test_mwd(direction, speed):
     msg = checked(s.mwd("WI", direction, speed))
@@ -205,6 +215,7 @@ def test_mwd(direction, speed):
     assert near(float(msg.wind_speed_knots), speed * 3600 / 1852, 1)
 
 
+@prop
 @given(angle_st, st.floats(-999.99, 999.99))
 def test_vhw(heading, stw):
     msg = checked(s.vhw("VW", heading, stw))
@@ -216,6 +227,7 @@ def test_vhw(heading, stw):
 speed_kn_st = st.floats(-999.99, 999.99)
 
 
+@prop
 @given(speed_kn_st, speed_kn_st, speed_kn_st, speed_kn_st, st.booleans())
 def test_vbw(wl, wt, gl, gt, ground):
     msg = checked(s.vbw("VD", wl, wt, gl if ground else None, gt if ground else None))
@@ -228,6 +240,7 @@ def test_vbw(wl, wt, gl, gt, ground):
 # --- propulsion feedback -----------------------------------------------------------------
 
 
+@prop
 @given(st.integers(0, 9), st.floats(-9999.9, 9999.9), st.floats(-100.0, 100.0), angle_st)
 def test_trd(number, rpm, pitch, azimuth):
     msg = checked(s.trd("RC", number, rpm, "R", pitch, "P", azimuth))
@@ -235,6 +248,7 @@ def test_trd(number, rpm, pitch, azimuth):
     assert near_angle(msg.azimuth, azimuth, 1)
 
 
+@prop
 @given(st.sampled_from("SE"), st.integers(0, 9), st.floats(-9999.9, 9999.9),
        st.floats(-100.0, 100.0), st.booleans())  # fmt: skip
 def test_rpm(source, number, speed, pitch, valid):
@@ -243,6 +257,7 @@ def test_rpm(source, number, speed, pitch, valid):
     assert near(float(msg.speed), speed, 1) and near(float(msg.pitch), pitch, 1)
 
 
+@prop
 @given(st.floats(-180.0, 180.0), st.none() | st.floats(-180.0, 180.0))
 def test_rsa(starboard, port):
     msg = checked(s.rsa("RC", starboard, port))
@@ -253,6 +268,7 @@ def test_rsa(starboard, port):
         assert near(float(msg.rsa_port), port, 1)
 
 
+@prop
 @given(st.lists(st.floats(-100.0, 100.0), min_size=1, max_size=12))
 def test_xdr_groups_split_over_as_many_sentences_as_fit(values):
     groups = [("G", v, "P", f"DEFLECTOR_{i}") for i, v in enumerate(values, start=1)]
@@ -267,6 +283,7 @@ def test_xdr_groups_split_over_as_many_sentences_as_fit(values):
 # --- the Heron frontseat -----------------------------------------------------------------
 
 
+@prop
 @given(utc_st, lat_st, lon_st, angle_st, st.floats(-720.0, 720.0), st.floats(-720.0, 720.0))
 def test_cpnvg(utc, lat, lon, heading, roll, pitch):
     msg = checked(s.cpnvg(utc, lat, lon, 1, heading, roll, pitch))
@@ -281,6 +298,7 @@ rate_st = st.floats(-999.99, 999.99)
 vel_st = st.floats(-99.99, 99.99)
 
 
+@prop
 @given(utc_st, vel_st, vel_st, vel_st, rate_st, rate_st, rate_st)
 def test_cpnvr(utc, ve, vn, vd, q, p, r):
     msg = checked(s.cpnvr(utc, ve, vn, vd, q, p, r))
@@ -290,6 +308,7 @@ def test_cpnvr(utc, ve, vn, vd, q, p, r):
         assert near(got, want, 2)
 
 
+@prop
 @given(utc_st, angle_st, st.floats(-720.0, 720.0), st.floats(-720.0, 720.0))
 def test_cprcm(utc, heading, pitch, roll):
     msg = checked(s.cprcm(utc, "0", heading, pitch, roll))
@@ -301,6 +320,7 @@ def test_cprcm(utc, heading, pitch, roll):
 accel_st = st.floats(-999.999, 999.999)
 
 
+@prop
 @given(utc_st, st.tuples(rate_st, rate_st, rate_st), st.tuples(accel_st, accel_st, accel_st))
 def test_cpimu(utc, rates, accel):
     msg = checked(s.cpimu(utc, rates, accel))
@@ -313,6 +333,7 @@ def test_cpimu(utc, rates, accel):
     assert all(near(g, w, 3) for g, w in zip(got_accel, accel, strict=True))
 
 
+@prop
 @given(utc_st, st.booleans(), st.floats(0.0, 100.0))
 def test_cpalt_and_cprbs(utc, lights, voltage):
     alt = checked(s.cpalt(utc, lights))
@@ -361,6 +382,7 @@ def test_every_sentence_builder_is_covered():
 
 
 @pytest.mark.parametrize("name", sorted(BUILDERS))
+@prop
 @given(utc=utc_st, values=st.lists(wild, min_size=7, max_size=7))
 def test_any_value_gives_a_sentence_within_its_limit(name, utc, values):
     for line in BUILDERS[name](utc, values):
@@ -391,6 +413,7 @@ def test_every_sensor_model_is_covered():
 
 
 @pytest.mark.parametrize("model", sorted(SENSOR_TYPES))
+@prop
 @given(data=st.data(), utc=utc_st, valid=st.booleans())
 def test_sensor_encode_any_measurement(model, data, utc, valid):
     # every sentence the model has, at the widest position the bench allows
@@ -414,6 +437,7 @@ def test_every_command_model_is_covered():
 
 
 @pytest.mark.parametrize("type_name", ["jet-controller", "thruster-controller"])
+@prop
 @given(data=st.data(), valid=st.booleans())
 def test_feedback_any_actuator_state(type_name, data, valid):
     vessel = load_profile(PROFILES[type_name])
@@ -436,6 +460,7 @@ state_st = st.lists(wild, min_size=12, max_size=12)
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy's, on overflowing states
+@prop
 @given(state=state_st, utc=utc_st)
 def test_frontseat_any_state(state, utc):
     device = build_device(device_config("frontseat"), 0, ORIGIN, load_profile("otter"))
