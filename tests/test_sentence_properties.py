@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import inspect
 import math
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 
 import numpy as np
 import pynmea2
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from hild.bus.models import COMMAND_MODELS
@@ -106,11 +106,17 @@ def test_gga(utc, talker, lat, lon, quality, sats, hdop, alt, sep, decimals):
 @prop
 @given(utc_st, lat_st, lon_st, st.floats(0.0, 999.99), angle_st, st.booleans(),
        st.integers(0, 6))  # fmt: skip
+@example(datetime(2026, 12, 31, 23, 59, 59, 996000, tzinfo=UTC), 0.0, 0.0, 1.0, 0.0, True, 5)
 def test_rmc(utc, lat, lon, sog, cog, valid, decimals):
     msg = checked(s.rmc("GP", utc, valid, lat, lon, sog, cog, decimals=decimals))
     assert near_time(msg.timestamp, utc, 2)
-    d = msg.datestamp  # RMC's year has two digits (pynmea2 reads 69-99 as 19xx)
-    assert (d.day, d.month, d.year % 100) == (utc.day, utc.month, utc.year % 100)
+    # the date is the printed time's, also when the time rounds up to midnight; RMC's year
+    # has two digits (pynmea2 reads 69-99 as 19xx)
+    d, when = msg.datestamp, utc + timedelta(seconds=0.005)
+    assert (d.day, d.month, d.year % 100) in {
+        (x.day, x.month, x.year % 100) for x in (utc, when)}  # fmt: skip
+    if msg.timestamp.hour == 0 and utc.hour == 23:  # rounded up into the next day
+        assert (d.day, d.month) == (when.day, when.month)
     if valid:
         assert msg.status == "A" and near_position(msg, lat, lon, decimals)
         assert near(msg.spd_over_grnd, sog, 2) and near_angle(msg.true_course, cog, 1)
@@ -129,10 +135,14 @@ def test_vtg(cog, sog):
 
 @prop
 @given(utc_st)
+@example(datetime(2026, 12, 31, 23, 59, 59, 996000, tzinfo=UTC))  # rounds into a new year
 def test_zda(utc):
     msg = checked(s.zda("GP", utc))
     assert near_time(msg.timestamp, utc, 2)
-    assert (int(msg.day), int(msg.month), int(msg.year)) == (utc.day, utc.month, utc.year)
+    # the printed date and time are one instant, within half the time's last digit of utc
+    printed = datetime.combine(date(int(msg.year), int(msg.month), int(msg.day)),
+                               msg.timestamp.replace(tzinfo=None), tzinfo=UTC)  # fmt: skip
+    assert abs((printed - utc).total_seconds()) <= 0.005 + 1e-6
 
 
 @prop

@@ -9,7 +9,7 @@ ourselves is about 1.2x faster than pynmea2's ``render()`` for the same bytes
 from __future__ import annotations
 
 import math
-from datetime import datetime
+from datetime import datetime, timedelta
 
 # NMEA 0183: at most 82 characters from "$" to the final <LF>.
 MAX_SENTENCE_CHARS = 82
@@ -109,14 +109,19 @@ def longitude(lon_deg: float, decimals: int = 5) -> tuple[str, str]:
 
 def utc_time(when: datetime, decimals: int = 2) -> str:
     """UTC time of day as ``hhmmss.ss``, rounded (not truncated) to ``decimals``."""
-    scale = 10**decimals
+    when = rounded_time(when, decimals)
+    text = f"{when.hour:02d}{when.minute:02d}{when.second:02d}"
+    if not decimals:
+        return text
+    return f"{text}.{when.microsecond // 10 ** (6 - decimals):0{decimals}d}"
+
+
+def rounded_time(when: datetime, decimals: int = 2) -> datetime:
+    """``when`` rounded (half up) to a time field's decimals. A date printed beside the time
+    must be the rounded instant's: 23:59:59.996 is 00:00:00.00 of the next day."""
+    unit = 10 ** (6 - decimals)  # microseconds
     micro = ((when.hour * 60 + when.minute) * 60 + when.second) * 1_000_000 + when.microsecond
-    units = round(micro * scale / 1_000_000) % (86400 * scale)
-    seconds, frac = divmod(units, scale)
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    text = f"{hours:02d}{minutes:02d}{secs:02d}"
-    return f"{text}.{frac:0{decimals}d}" if decimals else text
+    return when + timedelta(microseconds=(micro + unit // 2) // unit * unit - micro)
 
 
 def utc_date(when: datetime) -> str:

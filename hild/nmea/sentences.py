@@ -19,6 +19,7 @@ from hild.nmea.encode import (
     frame,
     latitude,
     longitude,
+    rounded_time,
     signed,
     utc_date,
     utc_time,
@@ -96,6 +97,7 @@ def rmc(
         lat, ns = latitude(lat_deg, decimals)
         lon, ew = longitude(lon_deg, decimals)
         pos, status = f"{lat},{ns},{lon},{ew}", "A"
+    utc = rounded_time(utc)  # the date of the instant the time says
     return frame(
         f"{talker}RMC,{utc_time(utc)},{status},{pos},{_opt(sog_kn, 2)},{_course(cog_deg)},"
         f"{utc_date(utc)},,,{mode}"
@@ -113,6 +115,7 @@ def vtg(talker: str, cog_deg: float | None, sog_kn: float | None, mode: str = "A
 
 def zda(talker: str, utc: datetime) -> bytes:
     """ZDA, UTC date and time (local zone 00:00)."""
+    utc = rounded_time(utc)  # the date of the instant the time says
     return frame(f"{talker}ZDA,{utc_time(utc)},{utc.day:02d},{utc.month:02d},{utc.year:04d},00,00")
 
 
