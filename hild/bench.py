@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from hild.bus.frontseat import CPNVG_HEADINGS
 from hild.bus.models import COMMAND_MODELS
 from hild.config import (
     ConfigError,
@@ -40,6 +41,7 @@ from hild.sensors.catalog import (
     sentence_list,
     talker,
 )
+from hild.sensors.course import COG_AT_REST
 from hild.sensors.device import DeviceConfig
 from hild.sensors.factory import build_device
 from hild.sensors.faults import FAULT_KINDS, FaultSpec
@@ -69,6 +71,13 @@ SETTING_LIMITS: dict[str, tuple[float, float]] = {
     "position_decimals": (0, 6),
     "accuracy_deg": (0.0, 90.0),
     "battery_voltage": (0.0, 100.0),
+}
+
+
+# Device settings that name one of a few behaviours.
+SETTING_CHOICES: dict[str, tuple[str, ...]] = {
+    "cog_at_rest": COG_AT_REST,  # a receiver's course below 0.1 m/s (hild/sensors/course.py)
+    "cpnvg_heading": CPNVG_HEADINGS,  # the frontseat's CPNVG heading
 }
 
 
@@ -485,7 +494,7 @@ def _device_settings(table: Section | None, defaults: dict[str, Any]) -> dict[st
             settings[key] = table.number(key)
             _within(table, key, settings[key])
         else:
-            settings[key] = table.string(key)
+            settings[key] = table.string(key, choices=SETTING_CHOICES.get(key, ()))
     table.finish()
     return settings
 

@@ -230,3 +230,41 @@ def test_anemometer_reports_the_wind_at_its_height():
     expected = 10.0 * (1.0 + 2.5 * math.sqrt(0.0026) * math.log(2.5 / 10.0))
     assert measured(-2.5) == pytest.approx(expected, abs=0.05)  # MWV carries one decimal
     assert measured(-1.0) < measured(-2.5) < 10.0
+
+
+def test_gps_course_at_rest_is_empty_as_a_u_blox_receiver_or_held():
+    # u-blox integration manuals: below 0.1 m/s the course is frozen and, by default, not
+    # printed in RMC and VTG; configured to, the receiver prints the frozen course
+    sentences = ["RMC", "VTG"]
+    moving = truth(eta=(0, 0, 0, 0, 0, math.radians(30.0)), nu=(2.0, 0, 0, 0, 0, 0))
+    for at_rest, expected in (("empty", None), ("hold", 30.0)):
+        base = config("gps", sentences)
+        gps = build_device(replace(base, settings={**base.settings, "cog_at_rest": at_rest}), 0,
+                           ORIGIN)  # fmt: skip
+        never_moved = by_type(gps, truth())
+        assert never_moved["RMC"][0].true_course is None  # no course of motion to hold yet
+        assert by_type(gps, moving)["RMC"][0].true_course == pytest.approx(30.0)
+        # drifting at 0.09 m/s (below u-blox's 0.1 m/s) with the bow swung round to 200 deg
+        drift = truth(t=1.0, eta=(0, 0, 0, 0, 0, math.radians(200.0)), nu=(0.09, 0, 0, 0, 0, 0))
+        msgs = by_type(gps, drift)
+        rmc, vtg = msgs["RMC"][0], msgs["VTG"][0]
+        if expected is None:
+            assert rmc.true_course is None and vtg.true_track is None
+        else:
+            assert rmc.true_course == pytest.approx(expected)
+            assert float(vtg.true_track) == pytest.approx(expected)
+        assert rmc.spd_over_grnd == pytest.approx(0.09 * KN, abs=0.006)  # the speed still is
+
+
+def test_a_gps_sentence_too_long_costs_only_itself():
+    # 14 decimals of minutes cannot fit GGA or RMC in 82 characters (the bench refuses more
+    # than 6; a device built by hand can still ask for it)
+    base = config("gps", ["GGA", "ZDA", "RMC", "HDT"])
+    gps = build_device(replace(base, settings={**base.settings, "position_decimals": 14}), 0,
+                       ORIGIN)  # fmt: skip
+    for t in (0.0, 1.0):
+        kinds = [line[3:6] for line in gps.sample(truth(t=t))]
+        assert kinds == [b"ZDA", b"HDT"]
+    summary = gps.summary()
+    assert summary["sentences_failed"] == {"GGA": 2, "RMC": 2}
+    assert summary["sentences"] == 4 and summary["epochs"] == 2

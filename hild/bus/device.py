@@ -32,6 +32,7 @@ from hild.model import layout as L
 from hild.model.vessel import Vessel
 from hild.nmea import sentences as nmea
 from hild.nmea.encode import frame as nmea_frame
+from hild.nmea.epoch import SentenceFailures, build_all
 from hild.sensors.device import DeviceConfig
 from hild.sensors.geodesy import Origin
 from hild.sensors.truth import Truth
@@ -114,6 +115,7 @@ class CommandDevice:
         self.watchdog = Watchdog(float(s.get("watchdog_s", 0.5)), bool(s.get("neutral_first")),
                                  s.get("release", NEUTRAL))  # fmt: skip
         self.stats = BusStats()
+        self.failures = SentenceFailures(config.name)
         self.last_rejection: tuple[str, str] | None = None  # (reason, detail) of the last line
         self.heading_reference: HeadingReference | None = None  # the latest the loop applied
         self._log_rejected = RateLimited(log, "bus.rejected")
@@ -262,7 +264,8 @@ class CommandDevice:
     def summary(self) -> dict:
         """The counters and the watchdog; ``heading_ref`` [rad] once the loop has applied a
         heading reference."""
-        out = {**self.stats.as_dict(), "watchdog": self.watchdog.state}
+        out = {**self.stats.as_dict(), "sentences_failed": self.failures.summary(),
+               "watchdog": self.watchdog.state}  # fmt: skip
         if self.heading_reference is not None:
             out["heading_ref"] = self.heading_reference.heading
         return out
@@ -271,33 +274,37 @@ class CommandDevice:
     def sample(self, truth: Truth) -> list[bytes]:
         """One feedback epoch: the configured sentences for the actuators' actual states."""
         self.stats.epochs += 1
-        lines = self.feedback(truth.actuators, self.watchdog.state != TRIPPED)
+        state, valid = truth.actuators, self.watchdog.state != TRIPPED
+        lines = self.failures.build(
+            self.config.sentences, lambda name: self.feedback_sentence(name, state, valid)
+        )
         self.stats.sentences += len(lines)
         return lines
 
     def feedback(self, state: np.ndarray, valid: bool) -> list[bytes]:
+        """Every configured feedback sentence; raises if one cannot be encoded."""
+        return build_all(
+            self.config.sentences, lambda name: self.feedback_sentence(name, state, valid)
+        )
+
+    def feedback_sentence(self, name: str, state: np.ndarray, valid: bool) -> list[bytes]:
+        """The lines of one feedback sentence type (one per actuator for TRD and RPM)."""
         talker = self.config.talker
-        out: list[bytes] = []
-        for name in self.config.sentences:
-            if name == "TRD":
-                out.extend(self._trd(talker, a, state, valid) for a in self._numbered)
-            elif name == "RPM":
-                out.extend(
-                    self._rpm(talker, a, state, valid)
-                    for a in self._numbered
-                    if a.speed_unit == "rpm"
-                )
-            elif name == "RSA" and self.amap.steerable:
-                out.append(nmea.rsa(talker, *self._rudders(state)))
-            elif name == "XDR":
-                groups = [
-                    ("G", 100.0 * state[a.index * L.S_SIZE + L.S_DEFLECTOR], "P",
-                     f"DEFLECTOR_{a.number}")
-                    for a in self._numbered if a.has_deflector
-                ]  # fmt: skip
-                if groups:
-                    out.append(nmea.xdr(talker, groups))
-        return out
+        if name == "TRD":
+            return [self._trd(talker, a, state, valid) for a in self._numbered]
+        if name == "RPM":
+            return [self._rpm(talker, a, state, valid) for a in self._numbered
+                    if a.speed_unit == "rpm"]  # fmt: skip
+        if name == "RSA" and self.amap.steerable:
+            return [nmea.rsa(talker, *self._rudders(state))]
+        if name == "XDR":
+            groups = [
+                ("G", 100.0 * state[a.index * L.S_SIZE + L.S_DEFLECTOR], "P",
+                 f"DEFLECTOR_{a.number}")
+                for a in self._numbered if a.has_deflector
+            ]  # fmt: skip
+            return nmea.xdr_lines(talker, groups)
+        return []
 
     @staticmethod
     def _trd(talker: str, a: Actuator, state: np.ndarray, valid: bool) -> bytes:

@@ -99,10 +99,14 @@ def sentences(t: float, utc: datetime, lines: Iterable[bytes], dropped: int) -> 
 
 
 def bus(t: float, utc: datetime, summary: dict) -> Payload:
-    """A command device's counters, rejections by reason flattened for dashboards."""
-    out = {**stamp(t, utc), **{k: v for k, v in summary.items() if k != "rejected"}}
-    for reason, count in summary.get("rejected", {}).items():
-        out[f"rejected.{reason}"] = count
+    """A command device's counters, those by reason or by sentence type flattened for
+    dashboards (``rejected.bad_checksum``, ``sentences_failed.TRD``)."""
+    out = {**stamp(t, utc)}
+    for key, value in summary.items():
+        if isinstance(value, dict):
+            out.update({f"{key}.{sub}": count for sub, count in value.items()})
+        else:
+            out[key] = value
     return out
 
 

@@ -9,7 +9,7 @@ ourselves is about 1.2x faster than pynmea2's ``render()`` for the same bytes
 from __future__ import annotations
 
 import math
-from datetime import datetime
+from datetime import datetime, timedelta
 
 # NMEA 0183: at most 82 characters from "$" to the final <LF>.
 MAX_SENTENCE_CHARS = 82
@@ -50,10 +50,23 @@ def fixed(value: float, decimals: int) -> str:
     return text
 
 
+def bounded(value: float, limit: float, decimals: int) -> str:
+    """``fixed`` saturated at +-``limit``: the width a field is printed with, whatever the
+    value (a diverging model, a fault's bias), as an instrument's display saturates."""
+    return fixed(min(max(value, -limit), limit), decimals)
+
+
+def angle180(value_deg: float, decimals: int) -> str:
+    """An angle wrapped into [-180, 180) (roll, pitch), fixed decimals; empty when not finite."""
+    if not math.isfinite(value_deg):
+        return ""
+    return fixed((value_deg + 180.0) % 360.0 - 180.0, decimals)
+
+
 def signed(value: float, decimals: int) -> str:
     """A number with an explicit sign ("+0.05"), as attitude sentences print roll and pitch."""
     text = fixed(value, decimals)
-    return text if text.startswith("-") else "+" + text
+    return text if not text or text.startswith("-") else "+" + text
 
 
 def angle360(value_deg: float, decimals: int = 1, width: int = 3) -> str:
@@ -76,14 +89,19 @@ def _degrees_minutes(value_deg: float, decimals: int) -> tuple[int, int, int]:
 
 
 def latitude(lat_deg: float, decimals: int = 5) -> tuple[str, str]:
-    """Latitude as (``ddmm.mmmmm``, "N"|"S"), saturating at the poles."""
+    """Latitude as (``ddmm.mmmmm``, "N"|"S"), saturating at the poles; empty when not finite."""
+    if not math.isfinite(lat_deg):
+        return "", ""
     lat_deg = min(max(lat_deg, -90.0), 90.0)
     d, m, f = _degrees_minutes(lat_deg, decimals)
     return f"{d:02d}{m:02d}.{f:0{decimals}d}", "N" if lat_deg >= 0.0 else "S"
 
 
 def longitude(lon_deg: float, decimals: int = 5) -> tuple[str, str]:
-    """Longitude as (``dddmm.mmmmm``, "E"|"W"), wrapped into [-180, 180)."""
+    """Longitude as (``dddmm.mmmmm``, "E"|"W"), wrapped into [-180, 180); empty when not
+    finite."""
+    if not math.isfinite(lon_deg):
+        return "", ""
     lon_deg = (lon_deg + 180.0) % 360.0 - 180.0
     d, m, f = _degrees_minutes(lon_deg, decimals)
     return f"{d:03d}{m:02d}.{f:0{decimals}d}", "E" if lon_deg >= 0.0 else "W"
@@ -91,14 +109,19 @@ def longitude(lon_deg: float, decimals: int = 5) -> tuple[str, str]:
 
 def utc_time(when: datetime, decimals: int = 2) -> str:
     """UTC time of day as ``hhmmss.ss``, rounded (not truncated) to ``decimals``."""
-    scale = 10**decimals
+    when = rounded_time(when, decimals)
+    text = f"{when.hour:02d}{when.minute:02d}{when.second:02d}"
+    if not decimals:
+        return text
+    return f"{text}.{when.microsecond // 10 ** (6 - decimals):0{decimals}d}"
+
+
+def rounded_time(when: datetime, decimals: int = 2) -> datetime:
+    """``when`` rounded (half up) to a time field's decimals. A date printed beside the time
+    must be the rounded instant's: 23:59:59.996 is 00:00:00.00 of the next day."""
+    unit = 10 ** (6 - decimals)  # microseconds
     micro = ((when.hour * 60 + when.minute) * 60 + when.second) * 1_000_000 + when.microsecond
-    units = round(micro * scale / 1_000_000) % (86400 * scale)
-    seconds, frac = divmod(units, scale)
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    text = f"{hours:02d}{minutes:02d}{secs:02d}"
-    return f"{text}.{frac:0{decimals}d}" if decimals else text
+    return when + timedelta(microseconds=(micro + unit // 2) // unit * unit - micro)
 
 
 def utc_date(when: datetime) -> str:

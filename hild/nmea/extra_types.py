@@ -118,7 +118,8 @@ class NVR(pynmea2.TalkerSentence):
 
 
 class RCM(pynmea2.TalkerSentence):
-    """CPRCM, the frontseat's compass."""
+    """CPRCM, the frontseat's compass: heading zero facing south and increasing
+    counter-clockwise, pitch positive bow down (heron_nmea REFERENCE.md, nodes/imu_publisher)."""
 
     fields = (
         ("Timestamp", "timestamp", pynmea2.nmea_utils.timestamp),
@@ -139,4 +140,28 @@ class RBS(pynmea2.TalkerSentence):
         ("Minimum voltage", "voltage_min", float),
         ("Maximum voltage", "voltage_max", float),
         ("Temperature", "temperature", float),
+    )
+
+
+class IMU(pynmea2.TalkerSentence):
+    """CPIMU, the frontseat's IMU: body rates (deg/s) and accelerations (m/s^2), x forward,
+    y starboard, z down (heron_nmea REFERENCE.md, nodes/imu_publisher)."""
+
+    fields = (
+        ("Timestamp", "timestamp", pynmea2.nmea_utils.timestamp),
+        ("X angular velocity", "rate_x", float),
+        ("Y angular velocity", "rate_y", float),
+        ("Z angular velocity", "rate_z", float),
+        ("X linear acceleration", "accel_x", float),
+        ("Y linear acceleration", "accel_y", float),
+        ("Z linear acceleration", "accel_z", float),
+    )
+
+
+class ALT(pynmea2.TalkerSentence):
+    """CPALT, the frontseat's lights: 1 on, 0 off (heron_nmea REFERENCE.md)."""
+
+    fields = (
+        ("Timestamp", "timestamp", pynmea2.nmea_utils.timestamp),
+        ("Lights on", "lights", int),
     )

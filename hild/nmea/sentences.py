@@ -11,20 +11,34 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from hild.nmea.encode import (
+    MAX_SENTENCE_CHARS,
+    angle180,
     angle360,
+    bounded,
     fixed,
     frame,
     latitude,
     longitude,
+    rounded_time,
     signed,
     utc_date,
     utc_time,
 )
 from hild.units import KMH_PER_KNOT, KNOTS_PER_MS
 
+# The widths speeds and rates are printed with: beyond them a value saturates (a diverging
+# model, a fault's bias), so that every sentence stays within its 82 characters.
+SPEED_MAX_KN = 999.99  # over ground or through the water (RMC, VTG, VHW, VBW)
+WIND_MAX_MS = 999.9  # MWV, MWD
+ROT_MAX_DEG_MIN = 9999.9  # ROT: 167 deg/s
+
 
 def _clamp(value: float, lo: float, hi: float) -> float:
     return min(max(value, lo), hi)
+
+
+def _speed_kn(value: float | None, lo: float = -SPEED_MAX_KN) -> float | None:
+    return None if value is None else _clamp(value, lo, SPEED_MAX_KN)
 
 
 def _opt(value: float | None, decimals: int) -> str:
@@ -75,6 +89,7 @@ def rmc(
     decimals: int = 5,
 ) -> bytes:
     """RMC, the recommended minimum: time, status, position, SOG, COG, date, mode (0183 v2.3)."""
+    sog_kn = _speed_kn(sog_kn, 0.0)  # a speed over ground is never negative
     if not valid or lat_deg is None or lon_deg is None:
         pos, status, mode = ",,,", "V", "N"
         sog_kn = cog_deg = None
@@ -82,6 +97,7 @@ def rmc(
         lat, ns = latitude(lat_deg, decimals)
         lon, ew = longitude(lon_deg, decimals)
         pos, status = f"{lat},{ns},{lon},{ew}", "A"
+    utc = rounded_time(utc)  # the date of the instant the time says
     return frame(
         f"{talker}RMC,{utc_time(utc)},{status},{pos},{_opt(sog_kn, 2)},{_course(cog_deg)},"
         f"{utc_date(utc)},,,{mode}"
@@ -90,6 +106,7 @@ def rmc(
 
 def vtg(talker: str, cog_deg: float | None, sog_kn: float | None, mode: str = "A") -> bytes:
     """VTG, course and speed over ground (true course; no magnetic variation modelled)."""
+    sog_kn = _speed_kn(sog_kn, 0.0)
     kmh = None if sog_kn is None else sog_kn * KMH_PER_KNOT
     if sog_kn is None:
         mode = "N"
@@ -98,6 +115,7 @@ def vtg(talker: str, cog_deg: float | None, sog_kn: float | None, mode: str = "A
 
 def zda(talker: str, utc: datetime) -> bytes:
     """ZDA, UTC date and time (local zone 00:00)."""
+    utc = rounded_time(utc)  # the date of the instant the time says
     return frame(f"{talker}ZDA,{utc_time(utc)},{utc.day:02d},{utc.month:02d},{utc.year:04d},00,00")
 
 
@@ -106,9 +124,8 @@ def gsa(
 ) -> bytes:
     """GSA, DOP and the satellites used (up to 12), automatic 2D/3D mode."""
     slots = [f"{p:02d}" for p in list(prns)[:12]] + [""] * max(0, 12 - len(prns))
-    return frame(
-        f"{talker}GSA,A,{fix},{','.join(slots)},{fixed(pdop, 1)},{fixed(hdop, 1)},{fixed(vdop, 1)}"
-    )
+    dops = ",".join(fixed(_clamp(d, 0.0, 99.9), 1) for d in (pdop, hdop, vdop))  # two digits
+    return frame(f"{talker}GSA,A,{fix},{','.join(slots)},{dops}")
 
 
 def gsv(talker: str, satellites: Sequence[tuple[int, int, int, int]]) -> list[bytes]:
@@ -137,7 +154,7 @@ def rot(talker: str, rate_deg_per_min: float | None) -> bytes:
     """ROT, rate of turn in degrees per minute, negative to port."""
     if rate_deg_per_min is None:
         return frame(f"{talker}ROT,,V")
-    return frame(f"{talker}ROT,{fixed(rate_deg_per_min, 1)},A")
+    return frame(f"{talker}ROT,{bounded(rate_deg_per_min, ROT_MAX_DEG_MIN, 1)},A")
 
 
 def pashr(
@@ -152,18 +169,29 @@ def pashr(
     gnss_quality: int = 1,
     imu_status: int = 1,
 ) -> bytes:
-    """PASHR (RT300/TSS attitude, emitted by POS MV, SPAN and many MRUs): heading, roll, pitch."""
+    """PASHR (RT300/TSS attitude, emitted by POS MV, SPAN and many MRUs): heading, roll, pitch.
+
+    Roll and pitch wrap into [-180, 180), heave saturates at +-99.99 m and the standard
+    deviations at 99.999 deg: the widths that keep the sentence within 82 characters."""
+    sds = ",".join(fixed(_clamp(sd, 0.0, 99.999), 3)
+                   for sd in (roll_sd_deg, pitch_sd_deg, heading_sd_deg))  # fmt: skip
     return frame(
-        f"PASHR,{utc_time(utc, 3)},{angle360(heading_deg, 2)},T,{signed(roll_deg, 2)},"
-        f"{signed(pitch_deg, 2)},{signed(heave, 2)},{fixed(roll_sd_deg, 3)},"
-        f"{fixed(pitch_sd_deg, 3)},{fixed(heading_sd_deg, 3)},{gnss_quality},{imu_status}"
+        f"PASHR,{utc_time(utc, 3)},{angle360(heading_deg, 2)},T,{_signed180(roll_deg)},"
+        f"{_signed180(pitch_deg)},{signed(_clamp(heave, -99.99, 99.99), 2)},{sds},"
+        f"{gnss_quality},{imu_status}"
     )
+
+
+def _signed180(value_deg: float) -> str:
+    text = angle180(value_deg, 2)
+    return text if not text or text.startswith("-") else "+" + text
 
 
 def mwv(
     talker: str, angle_deg: float, reference: str, speed_ms: float, valid: bool = True
 ) -> bytes:
     """MWV, wind angle from the bow (clockwise) and speed in m/s; reference R relative, T true."""
+    speed_ms = _clamp(speed_ms, 0.0, WIND_MAX_MS)  # a speed, never negative
     return frame(
         f"{talker}MWV,{angle360(angle_deg, 1)},{reference},{fixed(speed_ms, 1)},M,"
         f"{'A' if valid else 'V'}"
@@ -172,6 +200,7 @@ def mwv(
 
 def mwd(talker: str, from_true_deg: float, speed_ms: float) -> bytes:
     """MWD, true wind direction (from, relative to true north) and speed in knots and m/s."""
+    speed_ms = _clamp(speed_ms, 0.0, WIND_MAX_MS)
     speed_kn = speed_ms * KNOTS_PER_MS
     return frame(
         f"{talker}MWD,{angle360(from_true_deg, 1)},T,,M,{fixed(speed_kn, 1)},N,"
@@ -181,6 +210,7 @@ def mwd(talker: str, from_true_deg: float, speed_ms: float) -> bytes:
 
 def vhw(talker: str, heading_deg: float | None, stw_kn: float | None) -> bytes:
     """VHW, water speed and heading (true heading when the log has one; empty when invalid)."""
+    stw_kn = _speed_kn(stw_kn)
     kmh = None if stw_kn is None else stw_kn * KMH_PER_KNOT
     return frame(f"{talker}VHW,{_course(heading_deg)},T,,M,{_opt(stw_kn, 2)},N,{_opt(kmh, 2)},K")
 
@@ -197,8 +227,10 @@ def vbw(
     if ground_long_kn is None or ground_trans_kn is None:
         ground = ",,V"
     else:
-        ground = f"{fixed(ground_long_kn, 2)},{fixed(ground_trans_kn, 2)},A"
-    water = f"{fixed(water_long_kn, 2)},{fixed(water_trans_kn, 2)},A" if water_valid else ",,V"
+        ground = (f"{bounded(ground_long_kn, SPEED_MAX_KN, 2)},"
+                  f"{bounded(ground_trans_kn, SPEED_MAX_KN, 2)},A")  # fmt: skip
+    water = (f"{bounded(water_long_kn, SPEED_MAX_KN, 2)},"
+             f"{bounded(water_trans_kn, SPEED_MAX_KN, 2)},A" if water_valid else ",,V")  # fmt: skip
     return frame(f"{talker}VBW,{water},{ground}")
 
 
@@ -245,13 +277,39 @@ def rsa(talker: str, starboard_deg: float | None, port_deg: float | None) -> byt
 
 def xdr(talker: str, groups: Sequence[tuple[str, float, str, str]]) -> bytes:
     """XDR, transducer values: groups of (type, value, units, identifier)."""
-    body = ",".join(
-        f"{kind},{fixed(value, 1)},{units},{name}" for kind, value, units, name in groups
-    )
-    return frame(f"{talker}XDR,{body}")
+    return frame(f"{talker}XDR,{','.join(_xdr_group(g) for g in groups)}")
 
 
-# --- the Clearpath Heron frontseat's own sentences (shared/reference/protocols.md) ---------
+def xdr_lines(talker: str, groups: Sequence[tuple[str, float, str, str]]) -> list[bytes]:
+    """XDR for any number of groups: as many to a sentence as fit in 82 characters."""
+    room = MAX_SENTENCE_CHARS - len(f"${talker}XDR,*hh\r\n")
+    out: list[bytes] = []
+    batch: list[str] = []
+    for group in groups:
+        text = _xdr_group(group)
+        if batch and len(",".join([*batch, text])) > room:
+            out.append(frame(f"{talker}XDR,{','.join(batch)}"))
+            batch = []
+        batch.append(text)
+    if batch:
+        out.append(frame(f"{talker}XDR,{','.join(batch)}"))
+    return out
+
+
+def _xdr_group(group: tuple[str, float, str, str]) -> str:
+    kind, value, units, name = group
+    return f"{kind},{fixed(value, 1)},{units},{name}"
+
+
+# --- the Clearpath Heron frontseat's own sentences -----------------------------------------
+# Layouts: heron/heron_robot heron_nmea/REFERENCE.md (the output table), nodes/nav_publisher
+# (CPNVG, CPNVR), nodes/imu_publisher (CPIMU, CPRCM), nodes/lights_publisher (CPALT); times
+# hhmmss.sss as its nmea_helpers print them. The Heron prints its floats with up to six
+# decimals, so its lines may pass 82 characters; hild prints fixed decimals, saturated at
+# widths a boat never reaches, so that every line stays within 82 (devices/frontseat.toml).
+FRONTSEAT_SPEED_MAX = 99.99  # m/s (194 kn)
+FRONTSEAT_RATE_MAX = 999.99  # deg/s
+FRONTSEAT_ACCEL_MAX = 999.999  # m/s^2
 
 
 def cpnvg(
@@ -264,14 +322,17 @@ def cpnvg(
     pitch_deg: float,
     decimals: int = 5,
 ) -> bytes:
-    """CPNVG, the frontseat's fix: time, position, quality, altitude above the bottom (empty:
-    unknown), depth below the surface (0 for a surface craft), heading, roll, pitch, time."""
+    """CPNVG, the frontseat's fix: time, position, quality, altitude above the bottom and depth
+    below the surface (0 and 0, as the Heron sends them), heading, roll, pitch, time.
+
+    Roll and pitch are whole degrees in [-180, 180): the Heron sends 0 for both, and with a
+    decimal each the line would need up to 86 characters."""
     lat, ns = latitude(lat_deg, decimals)
     lon, ew = longitude(lon_deg, decimals)
     stamp = utc_time(utc, 3)
     return frame(
-        f"CPNVG,{stamp},{lat},{ns},{lon},{ew},{quality},,0.0,{angle360(heading_deg, 1)},"
-        f"{fixed(roll_deg, 1)},{fixed(pitch_deg, 1)},{stamp}"
+        f"CPNVG,{stamp},{lat},{ns},{lon},{ew},{quality},0,0,{angle360(heading_deg, 1)},"
+        f"{angle180(roll_deg, 0)},{angle180(pitch_deg, 0)},{stamp}"
     )
 
 
@@ -284,24 +345,46 @@ def cpnvr(
     roll_rate_deg: float,
     yaw_rate_deg: float,
 ) -> bytes:
-    """CPNVR, the frontseat's velocities [m/s] and rates [deg/s]."""
-    return frame(
-        f"CPNVR,{utc_time(utc, 3)},{fixed(vel_east, 2)},{fixed(vel_north, 2)},"
-        f"{fixed(vel_down, 2)},{fixed(pitch_rate_deg, 2)},{fixed(roll_rate_deg, 2)},"
-        f"{fixed(yaw_rate_deg, 2)}"
+    """CPNVR, the frontseat's velocities [m/s] and body rates [deg/s], saturated at +-99.99 m/s
+    and +-999.99 deg/s."""
+    speeds = ",".join(bounded(v, FRONTSEAT_SPEED_MAX, 2) for v in (vel_east, vel_north, vel_down))
+    rates = ",".join(
+        bounded(r, FRONTSEAT_RATE_MAX, 2) for r in (pitch_rate_deg, roll_rate_deg, yaw_rate_deg)
     )
+    return frame(f"CPNVR,{utc_time(utc, 3)},{speeds},{rates}")
 
 
-def cprcm(utc: datetime, compass_id: str, heading_deg: float, pitch_deg: float, roll_deg: float):
-    """CPRCM, the frontseat's compass: heading, pitch and roll [deg]."""
+def cprcm(
+    utc: datetime, compass_id: str, heading_deg: float, pitch_deg: float, roll_deg: float
+) -> bytes:
+    """CPRCM, the frontseat's compass: heading, pitch and roll [deg], printed as given (the
+    Heron's own zero and sense are the device's business: hild/bus/frontseat.py)."""
     stamp = utc_time(utc, 3)
     return frame(
-        f"CPRCM,{stamp},{compass_id},{angle360(heading_deg, 1)},{fixed(pitch_deg, 1)},"
-        f"{fixed(roll_deg, 1)},{stamp}"
+        f"CPRCM,{stamp},{compass_id},{angle360(heading_deg, 1)},{angle180(pitch_deg, 1)},"
+        f"{angle180(roll_deg, 1)},{stamp}"
     )
+
+
+def cpimu(
+    utc: datetime,
+    rates_deg: tuple[float, float, float],
+    accel: tuple[float, float, float],
+) -> bytes:
+    """CPIMU, the frontseat's IMU: angular velocities about x, y, z [deg/s] and linear
+    accelerations along them [m/s^2], body axes x forward, y starboard, z down (the Heron
+    negates the ROS IMU's y and z), saturated at +-999.99 deg/s and +-999.999 m/s^2."""
+    rates = ",".join(bounded(r, FRONTSEAT_RATE_MAX, 2) for r in rates_deg)
+    accels = ",".join(bounded(a, FRONTSEAT_ACCEL_MAX, 3) for a in accel)
+    return frame(f"CPIMU,{utc_time(utc, 3)},{rates},{accels}")
+
+
+def cpalt(utc: datetime, lights_on: bool) -> bytes:
+    """CPALT, the frontseat's lights: 1 on, 0 off."""
+    return frame(f"CPALT,{utc_time(utc, 3)},{1 if lights_on else 0}")
 
 
 def cprbs(utc: datetime, voltage: float) -> bytes:
     """CPRBS, the battery: the ID omitted and the temperature sent as 0, as the Heron does."""
-    v = fixed(voltage, 2)
+    v = fixed(_clamp(voltage, 0.0, 999.99), 2)
     return frame(f"CPRBS,{utc_time(utc, 3)},{v},{v},{v},0")

@@ -24,7 +24,7 @@ class Anemometer(Device):
     model = "anemometer"
     sentences_available = ("MWV", "MWD")
     noise_components = {"wind_speed": 1, "wind_angle": 1}
-    worst_case = {"app_angle": 359.9, "app_speed": 99.9, "true_angle": 359.9, "true_speed": 99.9,
+    worst_case = {"app_angle": 359.9, "app_speed": 999.9, "true_angle": 359.9, "true_speed": 999.9,
                   "true_from": 359.9}  # fmt: skip
 
     def wind_factor(self, truth: Truth) -> float:
@@ -50,14 +50,13 @@ class Anemometer(Device):
             "true_from": true_from % 360.0,
         }
 
-    def encode(self, m: Measurement, utc: datetime, valid: bool) -> list[bytes]:
+    def sentence(self, name: str, m: Measurement, utc: datetime, valid: bool) -> list[bytes]:
         talker = self.config.talker
-        out: list[bytes] = []
-        for name in self.config.sentences:
-            if name == "MWV":
-                out.append(nmea.mwv(talker, m["app_angle"], "R", m["app_speed"], valid))
-                if self.setting("true_wind"):
-                    out.append(nmea.mwv(talker, m["true_angle"], "T", m["true_speed"], valid))
-            elif name == "MWD" and valid:
-                out.append(nmea.mwd(talker, m["true_from"], m["true_speed"]))
-        return out
+        if name == "MWV":
+            out = [nmea.mwv(talker, m["app_angle"], "R", m["app_speed"], valid)]
+            if self.setting("true_wind"):
+                out.append(nmea.mwv(talker, m["true_angle"], "T", m["true_speed"], valid))
+            return out
+        if name == "MWD" and valid:
+            return [nmea.mwd(talker, m["true_from"], m["true_speed"])]
+        return []

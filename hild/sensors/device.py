@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from hild.nmea.epoch import SentenceFailures, build_all
 from hild.sensors.faults import FaultSpec
 from hild.sensors.geodesy import Origin
 from hild.sensors.noise import NoiseSpec, QuantityNoise
@@ -43,7 +44,8 @@ class DeviceStats:
 
 
 class Device:
-    """Base class: each model says what it measures (``measure``) and how it speaks (``encode``)."""
+    """Base class: each model says what it measures (``measure``) and how it speaks, one
+    sentence type at a time (``sentence``)."""
 
     model: ClassVar[str]
     sentences_available: ClassVar[tuple[str, ...]]
@@ -56,6 +58,7 @@ class Device:
         self.origin = origin
         self.lever_arm = np.array(config.lever_arm, dtype=float)
         self.stats = DeviceStats()
+        self.failures = SentenceFailures(config.name)
         # One stream per device instance, keyed by its name: adding a device changes no other.
         base = np.random.SeedSequence(
             seed, spawn_key=(zlib.crc32(b"sensor:" + config.name.encode()),)
@@ -96,13 +99,17 @@ class Device:
         else:
             measurement = self.measure(truth)
             self._last = measurement
-        lines = self.encode(measurement, truth.utc, not self._fault("invalid", truth.t))
+        utc, valid = truth.utc, not self._fault("invalid", truth.t)
+        lines = self.failures.build(
+            self.config.sentences, lambda name: self.sentence(name, measurement, utc, valid)
+        )
         self.stats.sentences += len(lines)
         return lines
 
     def summary(self) -> dict:
-        """The device's counters, for the run's summary."""
-        return vars(self.stats).copy()
+        """The device's counters, for the run's summary (``sentences_failed``: sentences left
+        out because they could not be encoded, by type)."""
+        return {**vars(self.stats), "sentences_failed": self.failures.summary()}
 
     def epoch_bytes(self, utc: datetime) -> int:
         """The longest epoch this device can send, in bytes (for the serial budget)."""
@@ -112,6 +119,11 @@ class Device:
         raise NotImplementedError
 
     def encode(self, m: Measurement, utc: datetime, valid: bool) -> list[bytes]:
+        """Every configured sentence of one epoch; raises if one cannot be encoded."""
+        return build_all(self.config.sentences, lambda name: self.sentence(name, m, utc, valid))
+
+    def sentence(self, name: str, m: Measurement, utc: datetime, valid: bool) -> list[bytes]:
+        """The lines of one configured sentence type (none when the device has no data)."""
         raise NotImplementedError
 
     def setting(self, name: str) -> Any:

@@ -42,7 +42,10 @@ class Origin:
     def to_geodetic(
         self, north: float, east: float, down: float = 0.0
     ) -> tuple[float, float, float]:
-        """NED offset [m] -> (latitude_deg, longitude_deg, height_m) (integrated thesis eq. 4.1)."""
+        """NED offset [m] -> (latitude_deg, longitude_deg, height_m) (integrated thesis eq. 4.1);
+        NaN for an offset that is not finite (a diverged state has no position)."""
+        if not (math.isfinite(north) and math.isfinite(east) and math.isfinite(down)):
+            return math.nan, math.nan, math.nan
         lat0 = math.radians(self.latitude_deg)
         h = self.height - down
         # Meridian arc: d(lat) = dn / (r_mer + h); midpoint radius, two passes.

@@ -10,6 +10,7 @@ import numpy as np
 
 from hild.nmea import sentences as nmea
 from hild.sensors import kinematics
+from hild.sensors.course import CourseOverGround
 from hild.sensors.device import Device, DeviceConfig, Measurement
 from hild.sensors.geodesy import Origin
 from hild.sensors.truth import Truth
@@ -17,7 +18,8 @@ from hild.units import KNOTS_PER_MS
 
 
 class Gps(Device):
-    """Position and velocity of the antenna (lever arm), heading from the vessel's yaw."""
+    """Position and velocity of the antenna (lever arm), heading from the vessel's yaw; the
+    course over ground as a u-blox receiver reports it below 0.1 m/s (``cog_at_rest``)."""
 
     model = "gps"
     sentences_available = ("GGA", "RMC", "VTG", "ZDA", "GSA", "GSV", "HDT")
@@ -25,14 +27,15 @@ class Gps(Device):
     worst_case = {
         "lat": -89.99999,
         "lon": -179.99999,
-        "alt": -999.9,
-        "sog_kn": 99.99,
+        "alt": -9999.9,  # the widths sentences.py prints them with
+        "sog_kn": 999.99,
         "cog": 359.9,
         "heading": 359.99,
     }
 
     def __init__(self, config: DeviceConfig, seed: int, origin: Origin):
         super().__init__(config, seed, origin)
+        self.course = CourseOverGround(str(config.settings.get("cog_at_rest", "empty")))
         rng = np.random.default_rng([seed, zlib.crc32(b"sky:" + config.name.encode())])
         n = int(self.setting("satellites"))
         prns = sorted(rng.choice(np.arange(1, 33), size=min(n, 32), replace=False).tolist())
@@ -55,56 +58,33 @@ class Gps(Device):
             "lon": lon,
             "alt": self.noisy("altitude", height - self.setting("geoid_separation"), t),
             "sog_kn": math.hypot(v_n, v_e) * KNOTS_PER_MS,
-            "cog": math.degrees(math.atan2(v_e, v_n)) % 360.0,
+            "cog": self.course(v_n, v_e),  # NaN: an empty field
             "heading": self.noisy("heading", math.degrees(truth.eta[5]), t) % 360.0,
         }
 
-    def encode(self, m: Measurement, utc: datetime, valid: bool) -> list[bytes]:
+    def sentence(self, name: str, m: Measurement, utc: datetime, valid: bool) -> list[bytes]:
         talker = self.config.talker
         decimals = int(self.setting("position_decimals"))
-        quality = int(self.setting("fix_quality")) if valid else 0
         used = [p for p, *_ in self.sky][:12] if valid else []
         lat = m["lat"] if valid else None
         lon = m["lon"] if valid else None
         sog = m["sog_kn"] if valid else None
         cog = m["cog"] if valid else None
-        out: list[bytes] = []
-        for name in self.config.sentences:
-            if name == "GGA":
-                sats = len(used)
-                out.append(
-                    nmea.gga(
-                        talker,
-                        utc,
-                        lat,
-                        lon,
-                        quality,
-                        sats,
-                        self.setting("hdop"),
-                        m["alt"],
-                        self.setting("geoid_separation"),
-                        decimals,
-                    )
-                )
-            elif name == "RMC":
-                out.append(nmea.rmc(talker, utc, valid, lat, lon, sog, cog, decimals=decimals))
-            elif name == "VTG":
-                out.append(nmea.vtg(talker, cog, sog))
-            elif name == "ZDA":
-                out.append(nmea.zda(talker, utc))
-            elif name == "GSA":
-                out.append(
-                    nmea.gsa(
-                        talker,
-                        used,
-                        self.setting("pdop"),
-                        self.setting("hdop"),
-                        self.setting("vdop"),
-                        3 if valid else 1,
-                    )
-                )
-            elif name == "GSV":
-                out.extend(nmea.gsv(talker, self.sky))
-            elif name == "HDT" and valid:
-                out.append(nmea.hdt(talker, m["heading"]))
-        return out
+        if name == "GGA":
+            quality = int(self.setting("fix_quality")) if valid else 0
+            return [nmea.gga(talker, utc, lat, lon, quality, len(used), self.setting("hdop"),
+                             m["alt"], self.setting("geoid_separation"), decimals)]  # fmt: skip
+        if name == "RMC":
+            return [nmea.rmc(talker, utc, valid, lat, lon, sog, cog, decimals=decimals)]
+        if name == "VTG":
+            return [nmea.vtg(talker, cog, sog)]
+        if name == "ZDA":
+            return [nmea.zda(talker, utc)]
+        if name == "GSA":
+            return [nmea.gsa(talker, used, self.setting("pdop"), self.setting("hdop"),
+                             self.setting("vdop"), 3 if valid else 1)]  # fmt: skip
+        if name == "GSV":
+            return nmea.gsv(talker, self.sky)
+        if name == "HDT" and valid:
+            return [nmea.hdt(talker, m["heading"])]
+        return []

@@ -22,7 +22,8 @@ class Heading(Device):
     model = "heading"
     sentences_available = ("HDT", "THS", "ROT", "PASHR")
     noise_components = {"heading": 1, "rate_of_turn": 1, "roll": 1, "pitch": 1, "heave": 1}
-    worst_case = {"heading": 359.99, "rot": -9999.9, "roll": -90.0, "pitch": -90.0, "heave": -9.99}
+    worst_case = {"heading": 359.99, "rot": -9999.9, "roll": -179.99, "pitch": -179.99,
+                  "heave": -99.99}  # fmt: skip
 
     def measure(self, truth: Truth) -> Measurement:
         t = truth.t
@@ -35,30 +36,17 @@ class Heading(Device):
             "heave": self.noisy("heave", -down, t),
         }
 
-    def encode(self, m: Measurement, utc: datetime, valid: bool) -> list[bytes]:
+    def sentence(self, name: str, m: Measurement, utc: datetime, valid: bool) -> list[bytes]:
         talker = self.config.talker
-        out: list[bytes] = []
-        for name in self.config.sentences:
-            if name == "HDT" and valid:
-                out.append(nmea.hdt(talker, m["heading"]))
-            elif name == "THS":
-                out.append(nmea.ths(talker, m["heading"] if valid else None))
-            elif name == "ROT":
-                out.append(nmea.rot(talker, m["rot"] if valid else None))
-            elif name == "PASHR":
-                sd = self.setting("accuracy_deg")
-                out.append(
-                    nmea.pashr(
-                        utc,
-                        m["heading"],
-                        m["roll"],
-                        m["pitch"],
-                        m["heave"],
-                        sd,
-                        sd,
-                        sd,
-                        1 if valid else 0,
-                        1 if valid else 0,
-                    )
-                )
-        return out
+        if name == "HDT":
+            return [nmea.hdt(talker, m["heading"])] if valid else []
+        if name == "THS":
+            return [nmea.ths(talker, m["heading"] if valid else None)]
+        if name == "ROT":
+            return [nmea.rot(talker, m["rot"] if valid else None)]
+        if name == "PASHR":
+            sd = self.setting("accuracy_deg")
+            status = 1 if valid else 0
+            return [nmea.pashr(utc, m["heading"], m["roll"], m["pitch"], m["heave"], sd, sd, sd,
+                               status, status)]  # fmt: skip
+        return []

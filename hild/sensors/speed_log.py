@@ -18,8 +18,8 @@ class SpeedLog(Device):
     model = "speed-log"
     sentences_available = ("VHW", "VBW")
     noise_components = {"speed": 2, "heading": 1}
-    worst_case = {"water_long": -99.99, "water_trans": -99.99, "ground_long": -99.99,
-                  "ground_trans": -99.99, "heading": 359.9}  # fmt: skip
+    worst_case = {"water_long": -999.99, "water_trans": -999.99, "ground_long": -999.99,
+                  "ground_trans": -999.99, "heading": 359.9}  # fmt: skip
 
     def measure(self, truth: Truth) -> Measurement:
         t = truth.t
@@ -33,16 +33,14 @@ class SpeedLog(Device):
             "heading": self.noisy("heading", math.degrees(truth.eta[5]), t) % 360.0,
         }
 
-    def encode(self, m: Measurement, utc: datetime, valid: bool) -> list[bytes]:
+    def sentence(self, name: str, m: Measurement, utc: datetime, valid: bool) -> list[bytes]:
         talker = self.config.talker
-        out: list[bytes] = []
-        for name in self.config.sentences:
-            if name == "VHW":
-                heading = m["heading"] if self.setting("heading") else None
-                out.append(nmea.vhw(talker, heading, m["water_long"] if valid else None))
-            elif name == "VBW":
-                has_ground = valid and self.setting("ground_speed")
-                out.append(nmea.vbw(talker, m["water_long"], m["water_trans"],
-                                    m["ground_long"] if has_ground else None,
-                                    m["ground_trans"] if has_ground else None, valid))  # fmt: skip
-        return out
+        if name == "VHW":
+            heading = m["heading"] if self.setting("heading") else None
+            return [nmea.vhw(talker, heading, m["water_long"] if valid else None)]
+        if name == "VBW":
+            has_ground = valid and self.setting("ground_speed")
+            return [nmea.vbw(talker, m["water_long"], m["water_trans"],
+                             m["ground_long"] if has_ground else None,
+                             m["ground_trans"] if has_ground else None, valid)]  # fmt: skip
+        return []
