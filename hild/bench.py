@@ -26,6 +26,7 @@ from hild.mirror.config import MirrorConfig, read_mirror
 from hild.model.layout import METHODS
 from hild.model.stability import step_limit
 from hild.model.vessel import Vessel
+from hild.names import is_name
 from hild.profiles import BENCHES
 from hild.profiles.vessel import load_profile
 from hild.profiles.weather import PRESETS, load_weather
@@ -145,7 +146,7 @@ def load_bench(name_or_path: str | None = None, **overrides: Any) -> Bench:
     devices: list[DeviceConfig] = []
     for section in attempt(root.tables, "device", default=[]) or []:
         name = section.data.get("name")
-        if isinstance(name, str) and name:  # errors say which device by its name, not its place
+        if is_name(name):  # errors say which device by its name, not its place
             section.prefix = f"device ({name})"
         config = attempt(_device, section, run_dir, default=None)
         if config is not None:
@@ -250,7 +251,7 @@ def _general(root: Section, overrides: dict[str, Any]) -> dict[str, Any]:
     except ValueError as e:
         raise bench.error("start_time", start, str(e)) from None
     result = {
-        "name": bench.string("name", Path(root.file).stem),
+        "name": bench.name("name", Path(root.file).stem, default_from="file's name"),
         "start_time": start_time,
         "seed": bench.integer("seed", 0, lo=0),
         "rate_hz": bench.number("rate_hz", 100.0, lo=1.0, hi=2000.0, unit="Hz"),
@@ -416,7 +417,7 @@ def _device(section: Section, run_dir: Path) -> DeviceConfig:
     type_name = section.string("type")
     dtype = _device_type(section, type_name)
     config = DeviceConfig(
-        name=section.string("name", type_name),
+        name=section.name("name", type_name, default_from="device type"),
         type=type_name,
         model=dtype.model.model,
         talker=talker(section, "talker", dtype.talker),

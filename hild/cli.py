@@ -12,6 +12,7 @@ from hild.arguments import number, whole_number
 from hild.config import ConfigError, MultipleConfigError
 from hild.log import FORMATS, write_or_drop
 from hild.model.layout import METHODS
+from hild.names import TOPIC_PREFIX_EXPECTED, topic_prefix
 from hild.pilot import options as pilot_options
 from hild.profiles import BENCHES
 from hild.profiles.vessel import PROFILES
@@ -70,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="URL",
         help="publish the run to this broker: mqtt://HOST[:PORT] or mqtts://...",
     )
-    mqtt.add_argument("--mqtt-prefix", metavar="TOPIC", help="topic prefix (hild/<bench name>)")
+    mqtt.add_argument("--mqtt-prefix", metavar="TOPIC", type=_topic_prefix,
+                      help="topic prefix (hild/<bench name>)")  # fmt: skip
     mqtt.add_argument(
         "--mqtt-control", action="store_true", help="accept runtime control on <prefix>/control/..."
     )
@@ -239,6 +241,13 @@ def _run_dir(text: str) -> str:
     if not usable_run_dir_name(text):
         raise argparse.ArgumentTypeError(f"expected {RUN_DIR_EXPECTED}, not {text!r}")
     return text
+
+
+def _topic_prefix(text: str) -> str:
+    prefix = topic_prefix(text)
+    if prefix is None:
+        raise argparse.ArgumentTypeError(f"expected {TOPIC_PREFIX_EXPECTED}, not {text!r}")
+    return prefix
 
 
 def _overrides(args: argparse.Namespace) -> dict:

@@ -13,6 +13,8 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
+from hild.names import NAME_EXPECTED, is_name
+
 
 class ConfigError(ValueError):
     """A configuration value that cannot be used, located by file and dotted key."""
@@ -281,6 +283,17 @@ class Section:
             raise self.error(name, value, "a string")
         if choices and value not in choices:
             raise self.error(name, value, "one of " + ", ".join(repr(c) for c in choices))
+        return value
+
+    def name(self, key: str, default: Any = _MISSING, *, default_from: str = "") -> str:
+        """A name (hild.names): an identifier that may become a file name or a topic level;
+        ``default_from`` says where the default came from when it is not one."""
+        value = self.raw(key, default)
+        if not is_name(value):
+            hint = ""
+            if default_from and key not in self.data:
+                hint = f" (taken from the {default_from}, {self.key(key)} being absent: set it)"
+            raise self.error(key, value, NAME_EXPECTED + hint)
         return value
 
     def array(self, name: str, shape: tuple[int, ...], default: Any = _MISSING) -> np.ndarray:

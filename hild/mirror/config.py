@@ -12,6 +12,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from hild.config import ConfigError, Section
+from hild.names import TOPIC_PREFIX_EXPECTED, topic_prefix
 
 DEFAULT_PORTS = {"mqtt": 1883, "mqtts": 8883}
 PASSWORD_ENV = "HILD_MQTT_PASSWORD"  # read when the bench names no other source
@@ -135,7 +136,7 @@ def read_mirror(section: Section) -> MirrorConfig:
         reconnect_max_s=section.number("reconnect_max_s", 10.0, lo=0.5, hi=600.0, unit="s"),
         topics=topics,
         signalk=section.boolean("signalk", False),
-        signalk_prefix=section.string("signalk_prefix", "vessels/self").strip("/"),
+        signalk_prefix=_prefix(section, "signalk_prefix", "vessels/self") or "",
         control=section.boolean("control", False),
     )  # fmt: skip
     if (config.cert_file is None) != (config.key_file is None):
@@ -152,13 +153,15 @@ def from_url(url: str, base: MirrorConfig | None = None) -> MirrorConfig:
                    username=username or config.username)  # fmt: skip
 
 
-def _prefix(section: Section) -> str | None:
-    value = section.raw("prefix", None)
+def _prefix(section: Section, key: str = "prefix", default: str | None = None) -> str | None:
+    """A topic prefix key (hild.names.topic_prefix); None when absent and no default."""
+    value = section.raw(key, default)
     if value is None:
         return None
-    if not isinstance(value, str) or not value.strip("/") or any(c in value for c in "#+\0"):
-        raise section.error("prefix", value, "a topic prefix without '#', '+' (e.g. hild/odin)")
-    return value.strip("/")
+    prefix = topic_prefix(value)
+    if prefix is None:
+        raise section.error(key, value, TOPIC_PREFIX_EXPECTED)
+    return prefix
 
 
 def _password(section: Section) -> str | None:
