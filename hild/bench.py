@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from hild.bus.models import COMMAND_MODELS
+from hild.clock import MAX_TIME_SCALE, MIN_TIME_SCALE, TIME_SCALE_EXPECTED
 from hild.config import (
     ConfigError,
     MultipleConfigError,
@@ -255,12 +256,19 @@ def _general(root: Section, overrides: dict[str, Any]) -> dict[str, Any]:
         "start_time": start_time,
         "seed": bench.integer("seed", 0, lo=0),
         "rate_hz": bench.number("rate_hz", 100.0, lo=1.0, hi=2000.0, unit="Hz"),
-        "time_scale": bench.number("time_scale", 1.0, positive=True, hi=1000.0),
+        "time_scale": _time_scale(bench),
         "run_dir": _run_dir(bench),
         "stats_interval": bench.number("stats_interval", 10.0, lo=0.01, hi=86400.0, unit="s"),
     }
     bench.finish()
     return result
+
+
+def _time_scale(bench: Section) -> float:
+    scale = bench.number("time_scale", 1.0)
+    if not MIN_TIME_SCALE <= scale <= MAX_TIME_SCALE:
+        raise bench.error("time_scale", scale, TIME_SCALE_EXPECTED)
+    return scale
 
 
 def _step_errors(

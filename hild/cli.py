@@ -9,6 +9,7 @@ from pathlib import Path
 
 from hild import __version__
 from hild.arguments import number, whole_number
+from hild.clock import MAX_TIME_SCALE, MIN_TIME_SCALE
 from hild.config import ConfigError, MultipleConfigError
 from hild.log import FORMATS, write_or_drop
 from hild.model.layout import METHODS
@@ -202,9 +203,10 @@ DEBUG_HELP = "show the Python traceback of an error (for bug reports)"
 def _bench_overrides(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--time-scale",
-        type=number("a time scale", 0.0, 1000.0),
+        type=number("a time scale", MIN_TIME_SCALE, MAX_TIME_SCALE, low_open=False),
         metavar="X",
-        help="run X times faster than real time (0.5: half speed; up to 1000)",
+        help=f"run X times faster than real time (0.5: half speed; {MIN_TIME_SCALE:g} to "
+        f"{MAX_TIME_SCALE:g})",
     )
     p.add_argument("--rate", dest="rate_hz", metavar="HZ", help="model steps per s (1 to 2000)",
                    type=number("a rate in Hz", 1.0, 2000.0, low_open=False))  # fmt: skip

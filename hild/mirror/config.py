@@ -7,11 +7,12 @@ from the command line: a password is read from an environment variable or a file
 from __future__ import annotations
 
 import os
+import ssl
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from hild.config import ConfigError, Section
+from hild.config import ConfigError, Section, read_text
 from hild.names import TOPIC_PREFIX_EXPECTED, topic_prefix
 
 DEFAULT_PORTS = {"mqtt": 1883, "mqtts": 8883}
@@ -104,8 +105,10 @@ def read_mirror(section: Section) -> MirrorConfig:
         value = section.string(key, "")
         if value:
             path = _relative_to(section.file, value)
-            if not path.is_file():
-                raise section.error(key, value, "a readable file (no such file)")
+            try:
+                read_text(path, NOUNS[key], MAX_PEM_BYTES)
+            except ConfigError as e:
+                raise section.error(key, value, e.expected) from None
             files[key] = str(path)
     topics = dict(DEFAULT_TOPICS)
     table = section.table("topics")
@@ -141,6 +144,7 @@ def read_mirror(section: Section) -> MirrorConfig:
     )  # fmt: skip
     if (config.cert_file is None) != (config.key_file is None):
         raise section.error("cert_file", config.cert_file, "cert_file and key_file together")
+    _check_tls(section, config)
     section.finish()
     return config
 
@@ -164,6 +168,44 @@ def _prefix(section: Section, key: str = "prefix", default: str | None = None) -
     return prefix
 
 
+MAX_PEM_BYTES = 1 << 20  # a bundle of every public CA is about 200 kB
+NOUNS = {"ca_file": "PEM CA certificate", "cert_file": "PEM certificate",
+         "key_file": "PEM private key", "password_file": "password"}  # fmt: skip
+
+
+def tls_context(config: MirrorConfig) -> ssl.SSLContext | None:
+    """The TLS context of a connection to the broker, None without TLS; ssl.SSLError (or
+    OSError) for certificate files that cannot be used."""
+    if not config.tls:
+        return None
+    context = ssl.create_default_context(cafile=config.ca_file)
+    if config.cert_file:
+        context.load_cert_chain(config.cert_file, config.key_file)
+    return context
+
+
+def _check_tls(section: Section, config: MirrorConfig) -> None:
+    """Load the certificate files as the mirror will: one that is no certificate or key is the
+    bench's to fix, found before the run."""
+    if not config.tls or not (config.ca_file or config.cert_file):
+        return
+    try:
+        ssl.create_default_context(cafile=config.ca_file)
+    except (ssl.SSLError, OSError) as e:
+        raise section.error("ca_file", config.ca_file, "a file of PEM CA certificates "
+                            f"(-----BEGIN CERTIFICATE-----; OpenSSL says: {_reason(e)})") from None  # fmt: skip
+    if config.cert_file:
+        try:
+            ssl.create_default_context().load_cert_chain(config.cert_file, config.key_file)
+        except (ssl.SSLError, OSError) as e:
+            raise section.error("cert_file", config.cert_file, "a PEM certificate whose private "
+                                f"key is key_file (OpenSSL says: {_reason(e)})") from None  # fmt: skip
+
+
+def _reason(e: Exception) -> str:
+    return getattr(e, "reason", None) or getattr(e, "strerror", None) or str(e)
+
+
 def _password(section: Section) -> str | None:
     env = section.string("password_env", "")
     file = section.string("password_file", "")
@@ -175,9 +217,9 @@ def _password(section: Section) -> str | None:
     if file:
         path = _relative_to(section.file, file)
         try:
-            return path.read_text().strip()
-        except OSError as e:
-            raise section.error("password_file", file, f"a readable file ({e.strerror})") from None
+            return read_text(path, NOUNS["password_file"], MAX_PEM_BYTES).strip()
+        except ConfigError as e:
+            raise section.error("password_file", file, e.expected) from None
     if env:
         if env not in os.environ:
             raise section.error("password_env", env, "the name of a set environment variable")
