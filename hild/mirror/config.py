@@ -192,14 +192,14 @@ def _check_tls(section: Section, config: MirrorConfig) -> None:
     try:
         ssl.create_default_context(cafile=config.ca_file)
     except (ssl.SSLError, OSError) as e:
-        raise section.error("ca_file", config.ca_file, "a file of PEM CA certificates "
-                            f"(-----BEGIN CERTIFICATE-----; OpenSSL says: {_reason(e)})") from None  # fmt: skip
+        expected = f"a file of PEM CA certificates (OpenSSL says: {_reason(e)})"
+        raise section.error("ca_file", config.ca_file, expected) from None
     if config.cert_file:
         try:
             ssl.create_default_context().load_cert_chain(config.cert_file, config.key_file)
         except (ssl.SSLError, OSError) as e:
-            raise section.error("cert_file", config.cert_file, "a PEM certificate whose private "
-                                f"key is key_file (OpenSSL says: {_reason(e)})") from None  # fmt: skip
+            expected = f"a PEM certificate whose key is key_file (OpenSSL says: {_reason(e)})"
+            raise section.error("cert_file", config.cert_file, expected) from None
 
 
 def _reason(e: Exception) -> str:
