@@ -147,7 +147,8 @@ def _size_errors(
     if moments.min() < lo or moments.max() > hi:
         shown = ", ".join(f"{v:.4g}" for v in moments)
         errors.append(ConfigError(
-            path, "rigid_body.inertia", f"principal moments {shown} kg m^2", f"principal moments from {lo:.4g} to {hi:.4g} kg m^2: radii of gyration "
+            path, "rigid_body.inertia", f"principal moments {shown} kg m^2",
+            f"principal moments from {lo:.4g} to {hi:.4g} kg m^2: radii of gyration "
             f"from {GYRATION_RANGE[0]:g} to {GYRATION_RANGE[1]:g} hull lengths ({length:g} m) "
             f"for {m:g} kg",
         ))  # fmt: skip
