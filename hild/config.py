@@ -281,7 +281,7 @@ class FileKind:
                               f"file; {builtin}{plural}: {', '.join(self.names())})")  # fmt: skip
         for d in self.folders():
             path = d / f"{name_or_path}.toml"
-            if path.is_file():
+            if path.exists():  # (one that is no regular file is refused by read_text)
                 return path
         if candidate.is_file():
             return candidate

@@ -193,13 +193,13 @@ def _check_tls(section: Section, config: MirrorConfig) -> None:
         ssl.create_default_context(cafile=config.ca_file)
     except (ssl.SSLError, OSError) as e:
         expected = f"a file of PEM CA certificates (OpenSSL says: {_reason(e)})"
-        raise section.error("ca_file", config.ca_file, expected) from None
+        raise section.error("ca_file", section.data["ca_file"], expected) from None
     if config.cert_file:
         try:
             ssl.create_default_context().load_cert_chain(config.cert_file, config.key_file)
         except (ssl.SSLError, OSError) as e:
             expected = f"a PEM certificate whose key is key_file (OpenSSL says: {_reason(e)})"
-            raise section.error("cert_file", config.cert_file, expected) from None
+            raise section.error("cert_file", section.data["cert_file"], expected) from None
 
 
 def _reason(e: Exception) -> str:
