@@ -489,3 +489,21 @@ def test_check_warns_of_a_port_in_use_and_run_refuses_it_as_a_configuration_erro
     assert f"warning: udp://127.0.0.1:{port}?listen=1 (device jets): cannot bind" in check.stdout
     assert run.returncode == 2 and f"127.0.0.1:{port}" in run.stderr, run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_names_and_prefixes_at_the_rule_s_limits_are_accepted(tmp_path):
+    """The name rule refuses only what it must: 64 characters, dots, dashes and underscores
+    pass, and so does a topic prefix with its slashes around it (dropped)."""
+    longest = "n" * 64
+    mqtt = '[mqtt]\nprefix = "/lab/hild.odin-2/"\n[weather]'
+    text = edited(DEFAULT, [('name = "default"', f'name = "{longest}"'),
+                            ('name = "gps"', 'name = "gps.v2_1-a"'), ("[weather]", mqtt)])  # fmt: skip
+    path = tmp_path / "limits.toml"
+    path.write_text(text)
+    p = subprocess.run([sys.executable, "-m", "hild.cli", "check", str(path)],
+                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert p.returncode == 0 and "OK" in p.stdout, p.stderr
+    path.write_text(text.replace(longest, longest + "n"))
+    p = subprocess.run([sys.executable, "-m", "hild.cli", "check", str(path)],
+                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert p.returncode == 2 and f"bench.name = '{longest}n'" in p.stderr, p.stderr
