@@ -496,8 +496,9 @@ def test_names_and_prefixes_at_the_rule_s_limits_are_accepted(tmp_path):
     pass, and so does a topic prefix with its slashes around it (dropped)."""
     longest = "n" * 64
     mqtt = '[mqtt]\nprefix = "/lab/hild.odin-2/"\n[weather]'
-    text = edited(DEFAULT, [('name = "default"', f'name = "{longest}"'),
-                            ('name = "gps"', 'name = "gps.v2_1-a"'), ("[weather]", mqtt)])  # fmt: skip
+    changes = [('name = "default"', f'name = "{longest}"'),
+               ('name = "gps"', 'name = "gps.v2_1-a"'), ("[weather]", mqtt)]  # fmt: skip
+    text = edited(DEFAULT, changes)
     path = tmp_path / "limits.toml"
     path.write_text(text)
     p = subprocess.run([sys.executable, "-m", "hild.cli", "check", str(path)],
