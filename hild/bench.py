@@ -14,6 +14,7 @@ from typing import Any
 
 from hild.bus.frontseat import CPNVG_HEADINGS
 from hild.bus.models import COMMAND_MODELS
+from hild.clock import MAX_TIME_SCALE, MIN_TIME_SCALE, TIME_SCALE_EXPECTED
 from hild.config import (
     ConfigError,
     MultipleConfigError,
@@ -27,6 +28,7 @@ from hild.mirror.config import MirrorConfig, read_mirror
 from hild.model.layout import METHODS
 from hild.model.stability import step_limit
 from hild.model.vessel import Vessel
+from hild.names import is_name
 from hild.profiles import BENCHES
 from hild.profiles.vessel import load_profile
 from hild.profiles.weather import PRESETS, load_weather
@@ -154,7 +156,7 @@ def load_bench(name_or_path: str | None = None, **overrides: Any) -> Bench:
     devices: list[DeviceConfig] = []
     for section in attempt(root.tables, "device", default=[]) or []:
         name = section.data.get("name")
-        if isinstance(name, str) and name:  # errors say which device by its name, not its place
+        if is_name(name):  # errors say which device by its name, not its place
             section.prefix = f"device ({name})"
         config = attempt(_device, section, run_dir, default=None)
         if config is not None:
@@ -260,16 +262,23 @@ def _general(root: Section, overrides: dict[str, Any]) -> dict[str, Any]:
     except ValueError as e:
         raise bench.error("start_time", start, str(e)) from None
     result = {
-        "name": bench.string("name", Path(root.file).stem),
+        "name": bench.name("name", Path(root.file).stem, default_from="file's name"),
         "start_time": start_time,
         "seed": bench.integer("seed", 0, lo=0),
         "rate_hz": bench.number("rate_hz", 100.0, lo=1.0, hi=2000.0, unit="Hz"),
-        "time_scale": bench.number("time_scale", 1.0, positive=True, hi=1000.0),
+        "time_scale": _time_scale(bench),
         "run_dir": _run_dir(bench),
         "stats_interval": bench.number("stats_interval", 10.0, lo=0.01, hi=86400.0, unit="s"),
     }
     bench.finish()
     return result
+
+
+def _time_scale(bench: Section) -> float:
+    scale = bench.number("time_scale", 1.0)
+    if not MIN_TIME_SCALE <= scale <= MAX_TIME_SCALE:
+        raise bench.error("time_scale", scale, TIME_SCALE_EXPECTED)
+    return scale
 
 
 def _step_errors(
@@ -426,7 +435,7 @@ def _device(section: Section, run_dir: Path) -> DeviceConfig:
     type_name = section.string("type")
     dtype = _device_type(section, type_name)
     config = DeviceConfig(
-        name=section.string("name", type_name),
+        name=section.name("name", type_name, default_from="device type"),
         type=type_name,
         model=dtype.model.model,
         talker=talker(section, "talker", dtype.talker),

@@ -9,9 +9,11 @@ from pathlib import Path
 
 from hild import __version__
 from hild.arguments import number, whole_number
+from hild.clock import MAX_TIME_SCALE, MIN_TIME_SCALE
 from hild.config import ConfigError, MultipleConfigError
 from hild.log import FORMATS, write_or_drop
 from hild.model.layout import METHODS
+from hild.names import TOPIC_PREFIX_EXPECTED, topic_prefix
 from hild.pilot import options as pilot_options
 from hild.profiles import BENCHES
 from hild.profiles.vessel import PROFILES
@@ -70,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="URL",
         help="publish the run to this broker: mqtt://HOST[:PORT] or mqtts://...",
     )
-    mqtt.add_argument("--mqtt-prefix", metavar="TOPIC", help="topic prefix (hild/<bench name>)")
+    mqtt.add_argument("--mqtt-prefix", metavar="TOPIC", type=_topic_prefix,
+                      help="topic prefix (hild/<bench name>)")  # fmt: skip
     mqtt.add_argument(
         "--mqtt-control", action="store_true", help="accept runtime control on <prefix>/control/..."
     )
@@ -200,9 +203,10 @@ DEBUG_HELP = "show the Python traceback of an error (for bug reports)"
 def _bench_overrides(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--time-scale",
-        type=number("a time scale", 0.0, 1000.0),
+        type=number("a time scale", MIN_TIME_SCALE, MAX_TIME_SCALE, low_open=False),
         metavar="X",
-        help="run X times faster than real time (0.5: half speed; up to 1000)",
+        help=f"run X times faster than real time (0.5: half speed; {MIN_TIME_SCALE:g} to "
+        f"{MAX_TIME_SCALE:g})",
     )
     p.add_argument("--rate", dest="rate_hz", metavar="HZ", help="model steps per s (1 to 2000)",
                    type=number("a rate in Hz", 1.0, 2000.0, low_open=False))  # fmt: skip
@@ -239,6 +243,13 @@ def _run_dir(text: str) -> str:
     if not usable_run_dir_name(text):
         raise argparse.ArgumentTypeError(f"expected {RUN_DIR_EXPECTED}, not {text!r}")
     return text
+
+
+def _topic_prefix(text: str) -> str:
+    prefix = topic_prefix(text)
+    if prefix is None:
+        raise argparse.ArgumentTypeError(f"expected {TOPIC_PREFIX_EXPECTED}, not {text!r}")
+    return prefix
 
 
 def _overrides(args: argparse.Namespace) -> dict:

@@ -19,6 +19,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+# How much faster than real time a run may go (bench.time_scale, --time-scale). Below 1/100 a
+# 100 Hz loop ticks once a wall second and a controller's every timeout is 100 times too short
+# to mean anything; a scale of 1e-9 would put the second tick years away. Above 1000 the
+# ticks' deadlines are microseconds apart, below what the clock keeps (the loop then reports
+# the scale it achieved).
+MIN_TIME_SCALE = 0.01
+MAX_TIME_SCALE = 1000.0
+TIME_SCALE_EXPECTED = f"a time scale from {MIN_TIME_SCALE:g} to {MAX_TIME_SCALE:g}"
+
 CLOCK_MONOTONIC = 1  # time.monotonic() reads this clock on Linux
 TFD_TIMER_ABSTIME = 1
 TFD_NONBLOCK = os.O_NONBLOCK

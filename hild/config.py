@@ -6,12 +6,15 @@ import difflib
 import math
 import os
 import re
+import stat
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import Any, BinaryIO, Literal, overload
 
 import numpy as np
+
+from hild.names import NAME_EXPECTED, is_name
 
 
 class ConfigError(ValueError):
@@ -31,7 +34,10 @@ SHOWN_VALUE_CHARS = 120  # a whole table as the value of an unknown key is short
 
 
 def _short_repr(value: Any) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except RecursionError:  # (load_toml refuses such nesting; this is for any other caller)
+        text = f"<a {type(value).__name__} nested too deeply to show>"
     return text if len(text) <= SHOWN_VALUE_CHARS else text[: SHOWN_VALUE_CHARS - 5] + " ...}"
 
 
@@ -92,21 +98,69 @@ MAX_CONFIG_BYTES = 1 << 20  # a bench, profile or weather file is a few kB; 1 Mi
 UTF8_BOM = b"\xef\xbb\xbf"
 
 
+# What a path is when it is not a regular file, for a message. Reading any of these as a file
+# blocks (a FIFO waits for a writer, a terminal for a line) or never ends (/dev/zero).
+NOT_REGULAR = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+}
+
+
+def not_regular(mode: int) -> str | None:
+    """None for a regular file's mode (from stat), else what the file is ("a FIFO ...")."""
+    if stat.S_ISREG(mode):
+        return None
+    return NOT_REGULAR.get(stat.S_IFMT(mode), "not a regular file")
+
+
+def _a(noun: str) -> str:
+    return f"an {noun}" if noun[:1] in "aeiou" else f"a {noun}"
+
+
+def open_regular(path: str | Path, noun: str) -> BinaryIO:
+    """The one way hild opens a file it reads: a regular file, opened without blocking first
+    so that a FIFO or a device is refused rather than waited on; every way it can fail is a
+    ConfigError naming the path and what was expected (``noun``: "TOML file", "recording")."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise ConfigError(path, "", _MISSING, f"an existing {noun} (no such file)") from None
+    except OSError as e:  # a socket cannot be opened at all (ENXIO): say what it is
+        try:
+            kind = not_regular(os.stat(path).st_mode)
+        except OSError:
+            kind = None
+        if kind:
+            raise ConfigError(path, "", _MISSING, f"{_a(noun)}, not {kind}") from None
+        raise ConfigError(path, "", _MISSING, f"a readable {noun} ({e.strerror})") from None
+    try:
+        kind = not_regular(os.fstat(fd).st_mode)
+        if kind:
+            raise ConfigError(path, "", _MISSING, f"{_a(noun)}, not {kind}")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_text(path: Path, kind: str = "TOML", max_bytes: int = MAX_CONFIG_BYTES) -> str:
     """A text file's contents; every way reading it can fail is a ConfigError naming the file.
 
     A UTF-8 byte-order mark (which some Windows editors write) is accepted; text that is not
     UTF-8 (a Latin-1 "ø" in a comment, a binary file) is located by line and column.
     """
-    try:
-        with open(path, "rb") as f:
+    with open_regular(path, f"{kind} file") as f:
+        try:
             data = f.read(max_bytes + 1)
-    except FileNotFoundError:
-        raise ConfigError(path, "", _MISSING, f"an existing {kind} file (no such file)") from None
-    except IsADirectoryError:
-        raise ConfigError(path, "", _MISSING, f"a {kind} file, not a directory") from None
-    except OSError as e:
-        raise ConfigError(path, "", _MISSING, f"a readable {kind} file ({e.strerror})") from None
+        except OSError as e:
+            raise ConfigError(
+                path, "", _MISSING, f"a readable {kind} file ({e.strerror})"
+            ) from None
     if len(data) > max_bytes:
         raise ConfigError(path, "", _MISSING, f"a {kind} file of at most {max_bytes} bytes")
     if data.startswith(UTF8_BOM):
@@ -123,16 +177,47 @@ def read_text(path: Path, kind: str = "TOML", max_bytes: int = MAX_CONFIG_BYTES)
         ) from None  # fmt: skip
 
 
+# Tables and arrays inside each other: the deepest a hild file needs is 4 ([mqtt.topics.state]
+# holds a key; an inertia matrix is an array of arrays in a table). 32 is far beyond any real
+# file and far below what Python's recursion (repr, comparisons, the readers) can take.
+MAX_NESTING = 32
+NESTING_EXPECTED = (
+    f"TOML nested less deeply (at most {MAX_NESTING} tables and arrays inside each other)"
+)
+
+
+def nesting(value: Any) -> int:
+    """How many tables and arrays are inside each other in ``value``, counted without
+    recursion (the value may be nested thousands deep)."""
+    deepest = 0
+    pending = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            children = list(item.values())
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth + 1)
+        if deepest > MAX_NESTING:
+            break
+        pending.extend((child, depth + 1) for child in children)
+    return deepest
+
+
 def load_toml(path: Path) -> dict[str, Any]:
     """Parse a TOML file; every way it can fail is a ConfigError that names the file."""
     text = read_text(path)
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(path, "", _MISSING, f"valid TOML ({e})") from None
     except RecursionError:
-        raise ConfigError(path, "", _MISSING, "TOML nested less deeply (arrays or tables "
-                          "inside each other hundreds of levels deep)") from None  # fmt: skip
+        raise ConfigError(path, "", _MISSING, NESTING_EXPECTED) from None
+    if nesting(data) > MAX_NESTING:
+        raise ConfigError(path, "", _MISSING, NESTING_EXPECTED)
+    return data
 
 
 def natural_sorted(names) -> list[str]:
@@ -183,16 +268,20 @@ class FileKind:
         candidate = Path(name_or_path)
         builtin = f"built-in {self.builtin or self.kind}"
         if candidate.suffix == ".toml" or os.sep in name_or_path:
-            if candidate.is_file():
+            try:
+                kind = not_regular(candidate.stat().st_mode)
+            except OSError:
+                kind = "missing"
+            if kind is None:
                 return candidate
-            if candidate.is_dir():
-                raise ConfigError(candidate, "", MISSING, f"a {self.kind} file, not a directory")
+            if kind != "missing":  # (read_text refuses one that changes meanwhile)
+                raise ConfigError(candidate, "", MISSING, f"a {self.kind} file, not {kind}")
             plural = "es" if builtin.endswith(("ch", "sh", "s")) else "s"
             raise ConfigError(candidate, "", MISSING, f"an existing {self.kind} file (no such "
                               f"file; {builtin}{plural}: {', '.join(self.names())})")  # fmt: skip
         for d in self.folders():
             path = d / f"{name_or_path}.toml"
-            if path.is_file():
+            if path.exists():  # (one that is no regular file is refused by read_text)
                 return path
         if candidate.is_file():
             return candidate
@@ -281,6 +370,17 @@ class Section:
             raise self.error(name, value, "a string")
         if choices and value not in choices:
             raise self.error(name, value, "one of " + ", ".join(repr(c) for c in choices))
+        return value
+
+    def name(self, key: str, default: Any = _MISSING, *, default_from: str = "") -> str:
+        """A name (hild.names): an identifier that may become a file name or a topic level;
+        ``default_from`` says where the default came from when it is not one."""
+        value = self.raw(key, default)
+        if not is_name(value):
+            hint = ""
+            if default_from and key not in self.data:
+                hint = f" (taken from the {default_from}, {self.key(key)} being absent: set it)"
+            raise self.error(key, value, NAME_EXPECTED + hint)
         return value
 
     def array(self, name: str, shape: tuple[int, ...], default: Any = _MISSING) -> np.ndarray:

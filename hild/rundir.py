@@ -9,7 +9,13 @@ whole run (``RunDir``):
 - ``.lock`` in it is locked (flock) and holds the daemon's PID: a second daemon on the same
   directory refuses to start, naming the first one's PID, and leaves its links alone;
 - once locked, the links into /dev/pts/ left in it by a daemon that died without cleaning up
-  are removed (no live daemon can own them: it would hold the lock). Nothing else is touched.
+  are removed (no live daemon can own them: it would hold the lock). Nothing else is touched;
+- its parent must be as safe as the directory: this user's or root's, and writable by nobody
+  else unless sticky (as /tmp is), since whoever can write the parent can replace the
+  directory;
+- while held it is watched (every ``WATCH_INTERVAL_S``): a directory removed or replaced under
+  the run, or its lock file removed, is logged and made again, with the lock and the pty
+  links this process made in it.
 
 The pty port's link policy is here too: a link is replaced only when it is dangling or points
 into /dev/pts/, atomically, and removed at exit only if it still points at the port's pty.
@@ -24,6 +30,7 @@ import os
 import pwd
 import signal
 import stat
+import threading
 
 import structlog
 
@@ -105,15 +112,39 @@ def check_private_dir(path: str, st: os.stat_result) -> None:
                           f"remove it, or {ELSEWHERE}")  # fmt: skip
 
 
+def check_parent(path: str) -> None:
+    """Refuse a directory whose parent lets another user replace it: the parent (symlinks
+    followed: the directory the entry is in) must belong to this user or root and be writable
+    by nobody else unless it is sticky, where only an entry's owner may rename or remove it."""
+    parent = os.path.dirname(path) or "."
+    try:
+        st = os.stat(parent)
+    except OSError as e:
+        raise RunDirError(
+            path, f"is in {parent}, which cannot be examined ({e.strerror or e})"
+        ) from None
+    why = "who could replace the run directory and the pty links in it"
+    if st.st_uid not in (os.geteuid(), 0):
+        raise RunDirError(path, f"is in {parent}, which belongs to another user "
+                          f"({describe_stat(st)}), {why}")  # fmt: skip
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & (stat.S_IWGRP | stat.S_IWOTH) and not mode & stat.S_ISVTX:
+        raise RunDirError(path, f"is in {parent}, which others can write and which is not "
+                          f"sticky ({describe_stat(st)}): they could replace the run directory "
+                          "and the pty links in it", f"make it sticky (chmod +t {parent}) or "
+                          f"private (chmod go-w {parent}), or {ELSEWHERE}")  # fmt: skip
+
+
 def make_private_dir(path: str) -> None:
-    """Create path (and missing parents) if needed and check it is a private directory."""
+    """Create path (and missing parents) if needed and check it and its parent."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         parent = os.path.dirname(path)
         try:
             if parent:
-                os.makedirs(parent, exist_ok=True)
+                os.makedirs(parent, DIR_MODE, exist_ok=True)
+            check_parent(path)
             os.mkdir(path, DIR_MODE)
             os.chmod(path, DIR_MODE, follow_symlinks=False)  # whatever the umask said
         except FileExistsError:
@@ -123,20 +154,33 @@ def make_private_dir(path: str) -> None:
         st = os.lstat(path)
     except OSError as e:
         raise RunDirError(path, f"cannot be examined ({e.strerror or e})") from None
+    check_parent(path)
     check_private_dir(path, st)
 
 
+WATCH_INTERVAL_S = 1.0  # how soon a removed run directory is noticed and made again
+
+
 class RunDir:
-    """Hold a run directory for one run: checked, locked, cleaned of stale links.
+    """Hold a run directory for one run: checked, locked, cleaned of stale links, watched.
 
     ``with RunDir(path):`` around the run; a second holder of the same directory (another
-    process) gets a RunDirError naming the first one's PID.
+    process) gets a RunDirError naming the first one's PID. While held, a thread checks every
+    ``watch_interval_s`` that the directory and its lock file are still the ones held, and
+    makes them again (with this process's pty links) when they are not.
     """
 
-    def __init__(self, path: str | os.PathLike = DEFAULT_RUN_DIR):
+    def __init__(
+        self, path: str | os.PathLike = DEFAULT_RUN_DIR, watch_interval_s: float = WATCH_INTERVAL_S
+    ):
         self.path = os.path.abspath(os.fspath(path))
+        self.watch_interval_s = watch_interval_s
         self._dir_fd: int | None = None
         self._lock_fd: int | None = None
+        self._mutex = threading.Lock()  # the watcher and release() both change the fds
+        self._stop = threading.Event()
+        self._watcher: threading.Thread | None = None
+        self._problem = ""  # the last reason the directory could not be made again (logged once)
 
     def __enter__(self) -> RunDir:
         self.acquire()
@@ -146,7 +190,16 @@ class RunDir:
         self.release()
 
     def acquire(self) -> None:
-        """Create or check the directory, take its lock, remove stale pty links."""
+        """Create or check the directory, take its lock, remove stale pty links, watch it."""
+        self._dir_fd, self._lock_fd = self._take()
+        log.debug("rundir.locked", path=self.path, pid=os.getpid())
+        remove_stale_links(self.path)
+        self._stop.clear()
+        self._watcher = threading.Thread(target=self._watch, name="hild-rundir", daemon=True)
+        self._watcher.start()
+
+    def _take(self) -> tuple[int, int]:
+        """Make or check the directory, open it, lock it with our PID: (dir fd, lock fd)."""
         make_private_dir(self.path)
         flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
         try:
@@ -155,15 +208,14 @@ class RunDir:
             raise RunDirError(self.path, f"cannot be opened ({e.strerror or e})") from None
         try:
             check_private_dir(self.path, os.fstat(dir_fd))
-            self._lock_fd = self._lock(dir_fd)
+            lock_fd = self._lock(dir_fd)
         except BaseException:
             os.close(dir_fd)
             raise
-        self._dir_fd = dir_fd
-        os.pwrite(self._lock_fd, f"{os.getpid()}\n".encode(), 0)
-        os.ftruncate(self._lock_fd, len(f"{os.getpid()}\n"))
-        log.debug("rundir.locked", path=self.path, pid=os.getpid())
-        remove_stale_links(self.path)
+        pid = f"{os.getpid()}\n".encode()
+        os.pwrite(lock_fd, pid, 0)
+        os.ftruncate(lock_fd, len(pid))
+        return dir_fd, lock_fd
 
     def _lock(self, dir_fd: int) -> int:
         """Lock .lock in the directory; retry when it was removed by a holder that just left."""
@@ -188,25 +240,78 @@ class RunDir:
                     f"is in use by {who}, whose pty links are in it",
                     f"stop that one first, or {ELSEWHERE}",
                 ) from None
-            try:
-                current = os.stat(LOCK_NAME, dir_fd=dir_fd, follow_symlinks=False)
-            except FileNotFoundError:
-                current = None
-            if current is not None and os.path.samestat(current, os.fstat(fd)):
+            if self._lock_is(dir_fd, fd):
                 return fd
             os.close(fd)  # the holder removed that file as it left: lock the new one
         raise RunDirError(self.path, "has a lock file that keeps changing under us")
 
-    def release(self) -> None:
-        """Remove the lock file and let the lock go; idempotent."""
-        if self._lock_fd is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(LOCK_NAME, dir_fd=self._dir_fd)
+    @staticmethod
+    def _lock_is(dir_fd: int, lock_fd: int) -> bool:
+        """Whether the directory's .lock is the file locked through lock_fd."""
+        try:
+            current = os.stat(LOCK_NAME, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        return os.path.samestat(current, os.fstat(lock_fd))
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.watch_interval_s):
+            try:
+                self.keep()
+            except Exception as e:  # the run goes on; the watcher tries again next time
+                log.error("rundir.watch_failed", path=self.path, error=str(e))
+
+    def keep(self) -> bool:
+        """Make the directory, its lock and this process's pty links in it again if the
+        directory was removed or replaced, or the lock file removed; True if it did."""
+        with self._mutex:
+            if self._dir_fd is None or self._lock_fd is None:
+                return False
+            try:
+                current = os.stat(self.path, follow_symlinks=False)
+            except FileNotFoundError:
+                current = None
+            if current is not None and os.path.samestat(current, os.fstat(self._dir_fd)):
+                if self._lock_is(self._dir_fd, self._lock_fd):
+                    return False
+                what = "lock file"
+            else:
+                what = "directory"
+            if not self._problem:
+                log.warning("rundir.removed", path=self.path, what=what,
+                            replaced=what == "directory" and current is not None)  # fmt: skip
+            try:
+                dir_fd, lock_fd = self._take()
+            except RunDirError as e:  # someone else's now, or held by another hild: say so once
+                if str(e) != self._problem:
+                    log.error("rundir.not_recreated", path=self.path, error=str(e))
+                    self._problem = str(e)
+                return False
+            self._problem = ""
             os.close(self._lock_fd)
-            self._lock_fd = None
-        if self._dir_fd is not None:
             os.close(self._dir_fd)
-            self._dir_fd = None
+            self._dir_fd, self._lock_fd = dir_fd, lock_fd
+            links = restore_links(self.path)
+            log.warning("rundir.recreated", path=self.path, what=what, pid=os.getpid(),
+                        links=links)  # fmt: skip
+            return True
+
+    def release(self) -> None:
+        """Stop watching, remove the lock file and let the lock go; idempotent."""
+        self._stop.set()
+        if self._watcher is not None and self._watcher is not threading.current_thread():
+            self._watcher.join()
+            self._watcher = None
+        with self._mutex:
+            if self._lock_fd is not None:
+                if self._dir_fd is not None and self._lock_is(self._dir_fd, self._lock_fd):
+                    with contextlib.suppress(OSError):
+                        os.unlink(LOCK_NAME, dir_fd=self._dir_fd)
+                os.close(self._lock_fd)
+                self._lock_fd = None
+            if self._dir_fd is not None:
+                os.close(self._dir_fd)
+                self._dir_fd = None
 
 
 def _read_pid(fd: int) -> int | None:
@@ -297,6 +402,31 @@ def check_replaceable(path: str) -> None:
     )
 
 
+# The pty links this process made and has not removed (link path -> its pty), so that a run
+# directory removed under the run can be made again with them (RunDir.keep).
+_own_links: dict[str, str] = {}
+_own_links_mutex = threading.Lock()
+
+
+def restore_links(root: str) -> list[str]:
+    """Make again the links this process made under root whose pty is still there and whose
+    place is free; returns their paths."""
+    with _own_links_mutex:
+        links = [(p, t) for p, t in _own_links.items() if p.startswith(root + os.sep)]
+    restored = []
+    for path, target in links:
+        if not os.path.exists(target) or os.path.lexists(path):
+            continue
+        try:
+            make_link_dir(path)
+            os.symlink(target, path)
+        except OSError as e:
+            log.error("rundir.link_not_restored", path=path, target=target, error=str(e))
+            continue
+        restored.append(path)
+    return restored
+
+
 def replace_symlink(path: str, target: str) -> None:
     """Point path at target atomically, replacing a stale link left by an earlier run."""
     old = link_target(path)
@@ -309,12 +439,17 @@ def replace_symlink(path: str, target: str) -> None:
     except BaseException:
         os.unlink(tmp)
         raise
+    with _own_links_mutex:
+        _own_links[path] = target
     if old is not None and old != target:
         log.info("pty.link_replaced", path=path, old_target=old, target=target)
 
 
 def remove_own_symlink(path: str, target: str) -> None:
     """Remove the link if it still points at our pty (another run may have replaced it)."""
+    with _own_links_mutex:
+        if _own_links.get(path) == target:
+            del _own_links[path]
     try:
         if os.readlink(path) == target:
             os.unlink(path)

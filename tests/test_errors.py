@@ -23,12 +23,15 @@ OTTER = (REPO / "profiles" / "otter.toml").read_text()
 GPS_TYPE = (REPO / "devices" / "gps.toml").read_text()
 LATIN1 = "# Jølner's hull\n".encode("latin-1")
 DEEP = b"a = " + b"[" * 100_000 + b"]" * 100_000 + b"\n"
+DOTTED = b"[" + b".".join([b"a"] * 1000) + b"]\n"  # a table header 1,000 tables deep
 BINARY = bytes(range(256)) * 8
 SYNTAX = b"[bench\nname = 1\n"
-CONTENTS = {"latin-1": LATIN1, "deep": DEEP, "binary": BINARY, "syntax": SYNTAX}
+CONTENTS = {"latin-1": LATIN1, "deep": DEEP, "dotted": DOTTED, "binary": BINARY,
+            "syntax": SYNTAX}  # fmt: skip
 SAYS = {
     "latin-1": "byte 0xf8 at line 1, column 4 is not UTF-8",
     "deep": "nested less deeply",
+    "dotted": "at most 32 tables and arrays inside each other",
     "binary": "UTF-8 text",
     "syntax": "valid TOML",
 }
@@ -72,6 +75,7 @@ class Case:
     says: tuple[str, ...]
     files: dict[str, bytes] = field(default_factory=dict)
     absent: tuple[str, ...] = ()  # what the message must not say
+    fifos: tuple[str, ...] = ()  # named pipes made in {tmp} (nobody writes to them)
 
 
 def unreadable_cases() -> list[Case]:
@@ -240,6 +244,17 @@ BENCH_CASES = [
 
 PROFILE_VALUES = [
     ("mass", [("mass = 80.0", "mass = -80.0")], ("rigid_body.mass = -80.0", "greater than 0")),
+    # a hull's mass and inertia, against what any hull and this one's size can have
+    ("mass-tiny", [("mass = 80.0", "mass = 1e-300")],
+     ("rigid_body.mass = 1e-300", "a mass from 1 kg to 1e+09 kg")),
+    ("mass-huge", [("mass = 80.0", "mass = 1e12")],
+     ("rigid_body.mass = 1000000000000.0", "a mass from 1 kg to 1e+09 kg")),
+    ("mass-over-displacement", [("mass = 80.0", "mass = 5000.0")],
+     ("rigid_body.mass = 5000.0", "at most 1.5 x 432 kg", "2 x 1.08 x 0.19512 m hull")),
+    ("inertia-huge", [("[0.0, 28.26826, 0.0]", "[0.0, 28268.26, 0.0]")],
+     ("rigid_body.inertia", "2.827e+04", "principal moments from 0.032 to 320 kg m^2")),
+    ("inertia-tiny", [("[0.0, 28.26826, 0.0]", "[0.0, 0.001, 0.0]")],
+     ("rigid_body.inertia", "0.001", "radii of gyration from 0.01 to 1 hull lengths (2 m)")),
     ("length-typo", [("length = 2.0", "lenght = 2.0")],
      ("vessel.length", "the file has 'lenght'")),
     ("unknown-key", [("[water]", "[watter]")], ("watter", "did you mean 'water'")),
@@ -298,9 +313,105 @@ RUN_CASES = [
          absent=("[Errno",)),
 ]  # fmt: skip
 
+# Files that are no regular file: a FIFO made with os.mkfifo that nobody writes to (reading it
+# used to wait for a writer for ever: the case's timeout fails it), a character device.
+FIFO = "not a FIFO (named pipe)"
+
+
+def mqtt_bench(keys: str) -> bytes:
+    return MINIMAL_BENCH + b'[mqtt]\nurl = "mqtts://127.0.0.1:8883"\n' + keys.encode() + b"\n"
+
+
+NOT_REGULAR_CASES = [
+    Case("bench-fifo-check", ("check", "{tmp}/b.toml"), ("{tmp}/b.toml", f"a bench file, {FIFO}"),
+         fifos=("b.toml",)),
+    Case("bench-fifo-run", ("run", "{tmp}/b.toml"), ("{tmp}/b.toml", f"a bench file, {FIFO}"),
+         fifos=("b.toml",)),
+    Case("profile-fifo", ("sim", "{tmp}/p.toml", "--duration", "1"),
+         ("{tmp}/p.toml", f"a profile file, {FIFO}"), fifos=("p.toml",)),
+    Case("weather-fifo", (*SIM, "--weather", "{tmp}/w.toml"),
+         ("{tmp}/w.toml", f"a weather file, {FIFO}"), fifos=("w.toml",)),
+    Case("device-type-fifo", ("check", "{tmp}/bench.toml"), ("{tmp}/types/bad.toml", FIFO),
+         {"bench.toml": TYPED_BENCH}, fifos=("types/bad.toml",)),
+    Case("schedule-fifo", (*SIM, "--schedule", "{tmp}/s.csv"),
+         ("{tmp}/s.csv", f"a schedule file, {FIFO}"), fifos=("s.csv",)),
+    Case("schedule-character-device", (*SIM, "--schedule", "/dev/zero"),
+         ("/dev/zero", "a schedule file, not a character device")),
+    Case("inspect-fifo", ("inspect", "{tmp}/r.mcap"), ("{tmp}/r.mcap", f"a recording, {FIFO}"),
+         fifos=("r.mcap",)),
+    Case("plot-fifo", ("plot", "{tmp}/r.mcap", "--out", "{tmp}/plots"),
+         ("{tmp}/r.mcap", f"a recording, {FIFO}"), fifos=("r.mcap",)),
+    Case("replay-fifo", ("replay", "{tmp}/r.mcap", "--to", "udp://127.0.0.1:9"),
+         ("{tmp}/r.mcap", f"a recording, {FIFO}"), fifos=("r.mcap",)),
+    Case("ca-file-fifo", ("check", "{tmp}/b.toml"), ("mqtt.ca_file = 'ca.pem'", FIFO),
+         {"b.toml": mqtt_bench('ca_file = "ca.pem"')}, fifos=("ca.pem",)),
+    Case("password-file-fifo", ("check", "{tmp}/b.toml"), ("mqtt.password_file = 'pw'", FIFO),
+         {"b.toml": mqtt_bench('password_file = "pw"')}, fifos=("pw",)),
+    # a CA file that holds no certificate ended the run with status 1 when the mirror started
+    Case("ca-file-no-certificate", ("check", "{tmp}/b.toml"),
+         ("mqtt.ca_file = 'ca.pem'", "a file of PEM CA certificates"),
+         {"b.toml": mqtt_bench('ca_file = "ca.pem"'), "ca.pem": b"not a certificate\n"}),
+    Case("ca-file-no-certificate-run", ("run", "{tmp}/b.toml"),
+         ("mqtt.ca_file = 'ca.pem'", "a file of PEM CA certificates"),
+         {"b.toml": mqtt_bench('ca_file = "ca.pem"'), "ca.pem": b"not a certificate\n"}),
+    Case("cert-file-no-certificate", ("check", "{tmp}/b.toml"),
+         ("mqtt.cert_file", "a PEM certificate whose key is key_file"),
+         {"b.toml": mqtt_bench('cert_file = "c.pem"\nkey_file = "k.pem"'), "c.pem": b"x\n",
+          "k.pem": b"y\n"}),
+]  # fmt: skip
+
+# Names go into paths (record.file's {bench}, pty links), topics and channels: identifiers only.
+NAME = "a name of 1 to 64 letters, digits, '-', '_' and '.'"
+PREFIX = "without the wildcards '+' and '#'"
+NAME_VALUES = [
+    ("name-path", ('name = "default"', 'name = "../../x"'), "bench.name = '../../x'", NAME),
+    ("name-wildcard", ('name = "default"', 'name = "a/+"'), "bench.name = 'a/+'", NAME),
+    ("name-empty", ('name = "default"', 'name = ""'), "bench.name = ''", NAME),
+    ("name-dot-dot", ('name = "default"', 'name = ".."'), "bench.name = '..'", NAME),
+    ("name-control", ('name = "default"', 'name = "a\\u0007b"'), "bench.name = 'a\\x07b'", NAME),
+    ("name-too-long", ('name = "default"', f'name = "{"x" * 65}"'), "bench.name", NAME),
+    ("device-name-empty", ('name = "gps"', 'name = ""'), "device[0].name = ''", NAME),
+    ("device-name-path", ('name = "gps"', 'name = "a/b"'), "device[0].name = 'a/b'", NAME),
+    ("mqtt-prefix-wildcard", ("[weather]", '[mqtt]\nprefix = "x/#"\n[weather]'),
+     "mqtt.prefix = 'x/#'", PREFIX),
+    ("mqtt-prefix-plus", ("[weather]", '[mqtt]\nprefix = "hild/+/odin"\n[weather]'),
+     "mqtt.prefix", PREFIX),
+    ("mqtt-prefix-empty-level", ("[weather]", '[mqtt]\nprefix = "hild//odin"\n[weather]'),
+     "mqtt.prefix = 'hild//odin'", "empty levels"),
+    ("mqtt-prefix-nul", ("[weather]", '[mqtt]\nprefix = "a\\u0000b"\n[weather]'),
+     "mqtt.prefix", "control characters"),
+    ("mqtt-prefix-dollar", ("[weather]", '[mqtt]\nprefix = "$SYS/hild"\n[weather]'),
+     "mqtt.prefix", "not beginning with '$'"),
+    ("signalk-prefix-wildcard", ("[weather]", '[mqtt]\nsignalk_prefix = "vessels/+"\n'
+                                              "[weather]"), "mqtt.signalk_prefix", PREFIX),
+    ("time-scale-tiny", ("seed = 0", "seed = 0\ntime_scale = 1e-9"), "bench.time_scale = 1e-09",
+     "a time scale from 0.01 to 1000"),
+]  # fmt: skip
+NAME_CASES = [
+    Case(f"bench-{name}-{command}", (command, "{tmp}/bench.toml"),
+         ("{tmp}/bench.toml", key, says), {"bench.toml": bench_with(*change)})
+    for name, change, key, says in NAME_VALUES
+    for command in ("check", "run")
+]  # fmt: skip
+NAME_CASES += [
+    Case("bench-name-from-file-name", ("check", "{tmp}/my bench.toml"),
+         ("bench.name = 'my bench'", NAME, "taken from the file's name"),
+         {"my bench.toml": MINIMAL_BENCH.replace(b'name = "b"\n', b"")}),
+    Case("mqtt-prefix-option", ("run", "--mqtt", "mqtt://127.0.0.1:1", "--mqtt-prefix", "x/#"),
+         ("--mqtt-prefix", PREFIX, "'x/#'")),
+    Case("mqtt-prefix-option-empty-level", ("run", "--mqtt", "mqtt://127.0.0.1:1",
+         "--mqtt-prefix", "a//b"), ("--mqtt-prefix", "empty levels")),
+    Case("time-scale-tiny-option", ("run", "--time-scale", "1e-9"),
+         ("--time-scale", "a time scale from 0.01 to 1000", "'1e-9'")),
+    # a template whose own '..' follows {bench} would take the recording out of its folder
+    Case("record-template-leaves-its-folder", ("run", "{tmp}/b.toml"),
+         ("record.file = '{bench}/../../x.mcap'", "which is not in"),
+         {"b.toml": MINIMAL_BENCH + b'[record]\nfile = "{bench}/../../x.mcap"\n'}),
+]  # fmt: skip
+
 CASES = [
     *unreadable_cases(), *MISSING, *OPTIONS, *RUN_CASES, *BENCH_CASES, *PROFILE_CASES,
-    *WEATHER_CASES, *DEVICE_TYPE_CASES, *SCHEDULE_CASES,
+    *WEATHER_CASES, *DEVICE_TYPE_CASES, *SCHEDULE_CASES, *NOT_REGULAR_CASES, *NAME_CASES,
 ]  # fmt: skip
 
 
@@ -313,6 +424,9 @@ def test_a_malformed_input_is_named_and_refused_with_status_2(tmp_path, case):
     for name, content in case.files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_bytes(content)
+    for name in case.fifos:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(tmp_path / name)
     argv = [a.replace("{tmp}", str(tmp_path)) for a in case.argv]
     env = {**os.environ, "HILD_DEVICE_PATH": str(tmp_path / "types")}
     if case.argv[0] == "run" and "--run-dir" not in case.argv:
@@ -375,3 +489,22 @@ def test_check_warns_of_a_port_in_use_and_run_refuses_it_as_a_configuration_erro
     assert f"warning: udp://127.0.0.1:{port}?listen=1 (device jets): cannot bind" in check.stdout
     assert run.returncode == 2 and f"127.0.0.1:{port}" in run.stderr, run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_names_and_prefixes_at_the_rule_s_limits_are_accepted(tmp_path):
+    """The name rule refuses only what it must: 64 characters, dots, dashes and underscores
+    pass, and so does a topic prefix with its slashes around it (dropped)."""
+    longest = "n" * 64
+    mqtt = '[mqtt]\nprefix = "/lab/hild.odin-2/"\n[weather]'
+    changes = [('name = "default"', f'name = "{longest}"'),
+               ('name = "gps"', 'name = "gps.v2_1-a"'), ("[weather]", mqtt)]  # fmt: skip
+    text = edited(DEFAULT, changes)
+    path = tmp_path / "limits.toml"
+    path.write_text(text)
+    p = subprocess.run([sys.executable, "-m", "hild.cli", "check", str(path)],
+                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert p.returncode == 0 and "OK" in p.stdout, p.stderr
+    path.write_text(text.replace(longest, longest + "n"))
+    p = subprocess.run([sys.executable, "-m", "hild.cli", "check", str(path)],
+                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert p.returncode == 2 and f"bench.name = '{longest}n'" in p.stderr, p.stderr

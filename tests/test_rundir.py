@@ -259,3 +259,90 @@ def test_a_replay_locks_out_another_and_stops_cleanly_on_sighup(tmp_path):
     assert replaying.returncode == 0, err
     assert '"replay.done"' in err and "Traceback" not in err
     assert not os.path.lexists(run / "gps") and not (run / LOCK_NAME).exists()
+
+
+def test_a_run_dir_in_a_parent_others_can_write_is_refused_unless_sticky(tmp_path):
+    """Reproduces: a run directory inside a world-writable, non-sticky folder was accepted,
+    though anyone could rename it away and put their own in its place."""
+    parent = tmp_path / "shared"
+    parent.mkdir()
+    parent.chmod(0o777)
+    run = parent / "run"
+    result = hild_run(write_bench(tmp_path, run))
+    assert result.returncode == 2, result
+    assert "Traceback" not in result.stderr
+    assert f"run directory {run} is in {parent}, which others can write" in result.stderr
+    assert "mode 0777" in result.stderr and "chmod +t" in result.stderr
+    assert not run.exists()  # refused before anything was made in it
+    run.mkdir(mode=0o755)  # an existing one in such a parent is refused as well
+    with pytest.raises(RunDirError, match="which others can write and which is not sticky"):
+        RunDir(run).acquire()
+    parent.chmod(0o1777)  # sticky, as /tmp: only the directory's owner can rename it
+    with RunDir(run):
+        assert (run / LOCK_NAME).read_text() == f"{os.getpid()}\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")
+def test_a_run_dir_in_another_users_folder_is_refused(tmp_path):
+    nobody = pwd.getpwnam("nobody")
+    parent = tmp_path / "theirs"
+    parent.mkdir(mode=0o755)
+    os.chown(parent, nobody.pw_uid, nobody.pw_gid)
+    run = parent / "run"
+    result = hild_run(write_bench(tmp_path, run))
+    assert result.returncode == 2, result
+    assert "Traceback" not in result.stderr
+    assert f"is in {parent}, which belongs to another user" in result.stderr
+    assert "owner nobody" in result.stderr and not run.exists()
+
+
+def test_a_run_dir_removed_under_a_running_daemon_is_made_again_with_its_lock_and_links(tmp_path):
+    """Reproduces: removing the run directory while a daemon ran went unnoticed: its pty links
+    were gone and a second daemon could take the directory over."""
+    run = tmp_path / "run"
+    bench = write_bench(tmp_path, run)
+    path = tmp_path / "bench.toml"
+    path.write_text(path.read_text().replace('"pty://gps"]', '"pty://gps", "pty://sub/gps"]'))
+    daemon = Daemon(bench, tmp=tmp_path)
+    try:
+        targets = {name: os.readlink(run / name) for name in ("gps", "sub/gps")}
+        subprocess.run(["rm", "-rf", str(run)], check=True)  # as a user's cleanup would
+        deadline = time.monotonic() + 10.0
+        while not daemon.events("rundir.recreated") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert daemon.events("rundir.removed"), daemon.stderr()
+        recreated = daemon.events("rundir.recreated")
+        assert recreated and recreated[0]["path"] == str(run), daemon.stderr()
+        st = os.lstat(run)
+        assert stat.S_ISDIR(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o755
+        assert (run / LOCK_NAME).read_text() == f"{daemon.proc.pid}\n"
+        for name, target in targets.items():
+            assert os.readlink(run / name) == target  # the same live ptys
+        second = hild_run(bench)  # the lock is held again: a second daemon still refuses
+        assert second.returncode == 2 and f"PID {daemon.proc.pid}" in second.stderr, second
+        client = PtyClient(run / "gps").start()
+        try:
+            deadline = time.monotonic() + 3.0
+            while not client.sentences("GGA") and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert client.sentences("GGA"), "the recreated link should lead to the live pty"
+        finally:
+            client.close()
+    finally:
+        summary = daemon.stop()
+    assert summary["reason"] == "SIGTERM"
+    assert not (run / "gps").exists() and not (run / LOCK_NAME).exists()
+
+
+def test_a_removed_lock_file_is_made_again_and_locked(tmp_path):
+    run = tmp_path / "run"
+    with RunDir(run, watch_interval_s=3600.0) as held:  # checked by hand below
+        assert not held.keep()  # nothing to do while all is in place
+        (run / LOCK_NAME).unlink()
+        with RunDir(run, watch_interval_s=3600.0):  # the lock was lost: another could hold it
+            pass
+        assert not (run / LOCK_NAME).exists()
+        assert held.keep()
+        assert (run / LOCK_NAME).read_text() == f"{os.getpid()}\n"
+        with pytest.raises(RunDirError, match="in use by another hild"):
+            RunDir(run).acquire()

@@ -7,11 +7,13 @@ from the command line: a password is read from an environment variable or a file
 from __future__ import annotations
 
 import os
+import ssl
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from hild.config import ConfigError, Section
+from hild.config import ConfigError, Section, read_text
+from hild.names import TOPIC_PREFIX_EXPECTED, topic_prefix
 
 DEFAULT_PORTS = {"mqtt": 1883, "mqtts": 8883}
 PASSWORD_ENV = "HILD_MQTT_PASSWORD"  # read when the bench names no other source
@@ -103,8 +105,10 @@ def read_mirror(section: Section) -> MirrorConfig:
         value = section.string(key, "")
         if value:
             path = _relative_to(section.file, value)
-            if not path.is_file():
-                raise section.error(key, value, "a readable file (no such file)")
+            try:
+                read_text(path, NOUNS[key], MAX_PEM_BYTES)
+            except ConfigError as e:
+                raise section.error(key, value, e.expected) from None
             files[key] = str(path)
     topics = dict(DEFAULT_TOPICS)
     table = section.table("topics")
@@ -135,11 +139,12 @@ def read_mirror(section: Section) -> MirrorConfig:
         reconnect_max_s=section.number("reconnect_max_s", 10.0, lo=0.5, hi=600.0, unit="s"),
         topics=topics,
         signalk=section.boolean("signalk", False),
-        signalk_prefix=section.string("signalk_prefix", "vessels/self").strip("/"),
+        signalk_prefix=_prefix(section, "signalk_prefix", "vessels/self") or "",
         control=section.boolean("control", False),
     )  # fmt: skip
     if (config.cert_file is None) != (config.key_file is None):
         raise section.error("cert_file", config.cert_file, "cert_file and key_file together")
+    _check_tls(section, config)
     section.finish()
     return config
 
@@ -152,13 +157,53 @@ def from_url(url: str, base: MirrorConfig | None = None) -> MirrorConfig:
                    username=username or config.username)  # fmt: skip
 
 
-def _prefix(section: Section) -> str | None:
-    value = section.raw("prefix", None)
+def _prefix(section: Section, key: str = "prefix", default: str | None = None) -> str | None:
+    """A topic prefix key (hild.names.topic_prefix); None when absent and no default."""
+    value = section.raw(key, default)
     if value is None:
         return None
-    if not isinstance(value, str) or not value.strip("/") or any(c in value for c in "#+\0"):
-        raise section.error("prefix", value, "a topic prefix without '#', '+' (e.g. hild/odin)")
-    return value.strip("/")
+    prefix = topic_prefix(value)
+    if prefix is None:
+        raise section.error(key, value, TOPIC_PREFIX_EXPECTED)
+    return prefix
+
+
+MAX_PEM_BYTES = 1 << 20  # a bundle of every public CA is about 200 kB
+NOUNS = {"ca_file": "PEM CA certificate", "cert_file": "PEM certificate",
+         "key_file": "PEM private key", "password_file": "password"}  # fmt: skip
+
+
+def tls_context(config: MirrorConfig) -> ssl.SSLContext | None:
+    """The TLS context of a connection to the broker, None without TLS; ssl.SSLError (or
+    OSError) for certificate files that cannot be used."""
+    if not config.tls:
+        return None
+    context = ssl.create_default_context(cafile=config.ca_file)
+    if config.cert_file:
+        context.load_cert_chain(config.cert_file, config.key_file)
+    return context
+
+
+def _check_tls(section: Section, config: MirrorConfig) -> None:
+    """Load the certificate files as the mirror will: one that is no certificate or key is the
+    bench's to fix, found before the run."""
+    if not config.tls or not (config.ca_file or config.cert_file):
+        return
+    try:
+        ssl.create_default_context(cafile=config.ca_file)
+    except (ssl.SSLError, OSError) as e:
+        expected = f"a file of PEM CA certificates (OpenSSL says: {_reason(e)})"
+        raise section.error("ca_file", section.data["ca_file"], expected) from None
+    if config.cert_file:
+        try:
+            ssl.create_default_context().load_cert_chain(config.cert_file, config.key_file)
+        except (ssl.SSLError, OSError) as e:
+            expected = f"a PEM certificate whose key is key_file (OpenSSL says: {_reason(e)})"
+            raise section.error("cert_file", section.data["cert_file"], expected) from None
+
+
+def _reason(e: Exception) -> str:
+    return getattr(e, "reason", None) or getattr(e, "strerror", None) or str(e)
 
 
 def _password(section: Section) -> str | None:
@@ -172,9 +217,9 @@ def _password(section: Section) -> str | None:
     if file:
         path = _relative_to(section.file, file)
         try:
-            return path.read_text().strip()
-        except OSError as e:
-            raise section.error("password_file", file, f"a readable file ({e.strerror})") from None
+            return read_text(path, NOUNS["password_file"], MAX_PEM_BYTES).strip()
+        except ConfigError as e:
+            raise section.error("password_file", file, e.expected) from None
     if env:
         if env not in os.environ:
             raise section.error("password_env", env, "the name of a set environment variable")

@@ -22,7 +22,7 @@ import aiomqtt
 import structlog
 
 from hild.log import RateLimited
-from hild.mirror.config import MirrorConfig
+from hild.mirror.config import MirrorConfig, tls_context
 from hild.mirror.store import LatestStore, Message
 
 log = structlog.get_logger("hild.mirror")
@@ -79,13 +79,7 @@ class Session:
         )  # fmt: skip
 
     def _tls(self) -> ssl.SSLContext | None:
-        c = self.config
-        if not c.tls:
-            return None
-        context = ssl.create_default_context(cafile=c.ca_file)
-        if c.cert_file:
-            context.load_cert_chain(c.cert_file, c.key_file)
-        return context
+        return tls_context(self.config)
 
     def answer(self, message: Message) -> None:
         """Queue a control answer (published before the telemetry, at its own QoS)."""

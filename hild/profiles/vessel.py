@@ -90,6 +90,8 @@ def _read_vessel(root: Section, path: Path) -> Vessel:
         root.skip("actuator", "wind")  # they need the hull's size
     wave_gains = problems.attempt(lambda: _read_waves(root.table("waves")))
 
+    if hull is not None and M_RB is not None:
+        problems.errors.extend(_size_errors(path, M_RB, hull[1:4], rho))
     D_L = nonlinear = None
     if hull is not None and M_RB is not None and M_A is not None and G is not None:
         reference = hull[4]
@@ -103,6 +105,7 @@ def _read_vessel(root: Section, path: Path) -> Vessel:
                 path, "added_mass", f"smallest eigenvalue of M {eig.min():.4g}",
                 "M = M_RB + M_A to be positive definite",
             ))  # fmt: skip
+            root.skip("damping")  # it needs a positive-definite M
         else:
             r_about = r_g if reference == "cg" else None
             damping = problems.attempt(
@@ -122,6 +125,34 @@ def _read_vessel(root: Section, path: Path) -> Vessel:
         actuator_params=pack_actuators(actuators), actuators=actuators,
         M_RB=M_RB, M_A=M_A, D_L=D_L, G=G, length=hull[1], wind=wind, wave_gains=wave_gains,
     )  # fmt: skip
+
+
+def _size_errors(
+    path: Path, M_RB: np.ndarray, size: tuple[float, float, float], rho: float
+) -> list[ConfigError]:
+    """The mass and the principal moments of inertia against the hull's size (the bounds are
+    argued at MASS_RANGE_KG and GYRATION_RANGE)."""
+    length, beam, draft = size
+    m = float(M_RB[0, 0])
+    errors = []
+    box = rho * length * beam * draft
+    if m > MAX_BLOCK_COEFFICIENT * box:
+        errors.append(ConfigError(
+            path, "rigid_body.mass", m, f"at most {MAX_BLOCK_COEFFICIENT:g} x {box:.4g} kg, the "
+            f"water a {length:g} x {beam:g} x {draft:g} m hull (vessel.length, beam, draft) "
+            "can displace",
+        ))  # fmt: skip
+    lo, hi = (m * (k * length) ** 2 for k in GYRATION_RANGE)
+    moments = np.linalg.eigvalsh(M_RB[3:, 3:])
+    if moments.min() < lo or moments.max() > hi:
+        shown = ", ".join(f"{v:.4g}" for v in moments)
+        errors.append(ConfigError(
+            path, "rigid_body.inertia", f"principal moments {shown} kg m^2",
+            f"principal moments from {lo:.4g} to {hi:.4g} kg m^2: radii of gyration "
+            f"from {GYRATION_RANGE[0]:g} to {GYRATION_RANGE[1]:g} hull lengths ({length:g} m) "
+            f"for {m:g} kg",
+        ))  # fmt: skip
+    return errors
 
 
 WIND_MODELS = ("blendermann", "symmetric", "vrx")
@@ -182,8 +213,24 @@ def _read_waves(s: Section | None) -> tuple[float, float, float]:
     return (float(gains[0]), float(gains[1]), float(gains[2]))
 
 
+# Masses a hull can have: from a 1 kg model boat to 1e9 kg, above the largest ship ever built
+# (Seawise Giant, 6.6e8 kg laden). Within that a hull's mass is what it displaces, at most the
+# water in the box of its length, beam and draft (a block coefficient of 1), with half as much
+# again for a waterline longer than the length between perpendiculars and a rounded draft.
+MASS_RANGE_KG = (1.0, 1e9)
+MAX_BLOCK_COEFFICIENT = 1.5
+# A principal moment of inertia about CO is m k^2 with k the radius of gyration: every part of
+# a hull lies within a hull length L of CO, so k <= L; and no hull gathers its mass within a
+# hundredth of its length of an axis (Odin's roll, the smallest of the built-in profiles, has
+# k = 0.07 L; a solid box L x L/10 x L/20 has k = 0.03 L about its long axis).
+GYRATION_RANGE = (0.01, 1.0)  # k / L
+
+
 def _read_rigid_body(s: Section) -> np.ndarray:
     m = s.number("mass", positive=True, unit="kg")
+    low, high = MASS_RANGE_KG
+    if not low <= m <= high:
+        raise s.error("mass", m, f"a mass from {low:g} kg to {high:g} kg")
     r_g = s.array("cg", (3,))
     I_o = s.array("inertia", (3, 3))
     if not np.allclose(I_o, I_o.T):

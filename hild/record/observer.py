@@ -22,6 +22,7 @@ from hild import __version__
 from hild.clock import JitterStats
 from hild.control import HeadingReference, WeatherChange
 from hild.mirror import payloads
+from hild.names import TemplateError, fill_template
 from hild.observers import TickObserver
 from hild.record import channels
 from hild.record.config import RecordConfig
@@ -141,7 +142,10 @@ class Recorder(TickObserver):
         """The file name with ``{bench}`` and ``{utc}`` (the start, 20260601T120000Z: the
         bench's start time, or now for a run on the wall clock) filled."""
         stamp = (start or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
-        return Path(str(self.config.file).replace("{bench}", bench).replace("{utc}", stamp))
+        try:  # (hild.names: a name cannot take the file out of the template's folder)
+            return Path(fill_template(str(self.config.file), {"bench": bench, "utc": stamp}))
+        except TemplateError as e:
+            raise self.config.unwritable(self.config.file, str(e)) from None
 
     def _now(self) -> tuple[float, datetime, int]:
         """Simulation time, its UTC and that in ns (cheap: no copy of the state)."""

@@ -18,7 +18,7 @@ from mcap.exceptions import McapError
 from mcap.records import Channel, Footer, Message, Metadata, Schema
 from mcap.stream_reader import StreamReader
 
-from hild.config import MISSING, ConfigError
+from hild.config import MISSING, ConfigError, open_regular
 
 
 @dataclass(frozen=True)
@@ -49,14 +49,7 @@ class Contents:
 
 
 def _open(path: Path):
-    try:
-        return open(path, "rb")  # noqa: SIM115 (closed by the callers' with)
-    except FileNotFoundError:
-        raise ConfigError(path, "", MISSING, "a recording (no such file)") from None
-    except IsADirectoryError:
-        raise ConfigError(path, "", MISSING, "a recording, not a directory") from None
-    except OSError as e:
-        raise ConfigError(path, "", MISSING, f"a readable recording ({e.strerror})") from None
+    return open_regular(path, "recording")  # (closed by the callers' with)
 
 
 READ_ERRORS = (McapError, EOFError, ValueError, KeyError, struct.error)

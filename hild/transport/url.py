@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from hild.names import NAME_EXPECTED, is_name
 from hild.rundir import DEFAULT_RUN_DIR
 from hild.transport.allow import AllowError, SourceFilter
 
@@ -54,7 +55,6 @@ ALLOWED_OPTIONS: dict[str, tuple[str, ...]] = {
     "tcp": ("allow", "mode", "max_clients"),
 }
 MODES = ("both", "send", "receive")
-_NAME = re.compile(r"[A-Za-z0-9._-]+")
 _HOSTNAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?")
 _TRUE = ("", "1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
@@ -250,11 +250,11 @@ def _pty_path(url: str, netloc: str, path: str, run_dir: str | os.PathLike, expe
         return os.path.normpath(path)
     name = unquote(netloc) + path
     segments = name.split("/")
-    if any(not _NAME.fullmatch(s) or s in (".", "..") for s in segments):
+    if not all(is_name(s) for s in segments):
         raise PortUrlError(
             url,
             f"the pty name {name!r} is not a plain relative name",
-            f"letters, digits, '.', '_', '-' (and '/' between parts); {expected}",
+            f"{NAME_EXPECTED}, or such names separated by '/'; {expected}",
         )
     return os.path.abspath(os.path.join(os.fspath(run_dir), name))
 
