@@ -17,6 +17,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import llvmlite
+import numba
+import numpy as np
 import pytest
 
 DIGESTS = Path(__file__).parent / "data" / "sim_digests.json"
@@ -59,4 +62,6 @@ def test_the_same_seed_gives_the_stored_csv(tmp_path, profile, method, weather):
     if os.environ.get("HILD_UPDATE_DIGESTS") == "1":
         stored[key] = digest
         DIGESTS.write_text(json.dumps(stored, indent=2, sort_keys=True) + "\n")
-    assert stored.get(key) == digest, f"{key}: the CSV differs from the stored one"
+    # the compiled arithmetic may differ between compiler and numpy releases: say which ran
+    versions = f"numba {numba.__version__}, llvmlite {llvmlite.__version__}, numpy {np.__version__}"
+    assert stored.get(key) == digest, f"{key}: the CSV differs from the stored one ({versions})"
