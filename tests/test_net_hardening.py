@@ -208,7 +208,9 @@ def test_two_thousand_tcp_connections_are_refused_and_cost_no_deadline(tmp_path)
     # few hundred arrive after the run has ended (CI once saw 1,122 refused of 2,000, usually
     # 1,850 or more). Without a client limit none at all would be refused; half of them, in a
     # 4 s run with no overrun beyond the baseline's, shows the limit holding under the load.
-    assert stats["refused"] >= CONNECTIONS // 2, stats
+    # A held connection that reads nothing is replaced by a newcomer once it has gone a second
+    # without reading (tcp.REPLACE_S), so some newcomers take a place instead of being refused.
+    assert stats["refused"] + stats["dropped_clients"] >= CONNECTIONS // 2, stats
     events = json_events(run.stderr_path.read_text())
     assert [e for e in events if e["event"] == "port.refused"]  # logged, rate-limited
     assert len([e for e in events if e["event"] == "port.refused"]) <= 5

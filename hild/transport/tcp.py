@@ -530,15 +530,24 @@ _SERVERS: weakref.WeakSet[TcpServerPort] = weakref.WeakSet()
 
 
 def _most_stalled(servers: list[TcpServerPort]) -> _Client | None:
-    """The client of these ports that has gone longest without reading, REPLACE_S at least."""
+    """The client of these ports that has gone longest without reading, REPLACE_S at least.
+
+    Chosen by what the last looks (every CHECK_S) saw, then looked at once more: a newcomer
+    costs one question to the kernel, not one per client.
+    """
     now = time.monotonic()
-    victim, longest = None, REPLACE_S
+    candidate: _Client | None = None
     for server in servers:
         for client in server._clients:
-            stalled = client.stalled_s(now, server._queues)
-            if stalled >= longest:
-                victim, longest = client, stalled
-    return victim
+            if client.drop_reason is None and (
+                candidate is None or client.last_read < candidate.last_read
+            ):
+                candidate = client
+    if candidate is None or now - candidate.last_read < REPLACE_S:
+        return None  # last_read only moves forward: none can have stalled that long
+    if candidate.stalled_s(now, candidate.port._queues) < REPLACE_S:
+        return None  # it has read since it was last looked at
+    return candidate
 
 
 def _fd_ceiling() -> int:
