@@ -647,6 +647,36 @@ def test_silent_tcp_clients_cannot_lock_a_port(tmp_path):
     assert any(reason.startswith("read nothing for 5 s") for reason in left), left
 
 
+def test_a_tcp_controller_that_never_reads_its_feedback_is_not_dropped(tmp_path):
+    # A controller may send commands and ignore the feedback the port writes back: it does
+    # not read, but it is no silent client. (The first cut of the silent-client rule dropped
+    # it after 5 s: its commands from then on were lost, a watchdog trip.)
+    tcp = free_tcp_port()
+    bench = write_bench(tmp_path, """
+        [[device]]
+        name = "jets"
+        type = "jet-controller"
+        rate_hz = 10
+        ports = ["tcp://127.0.0.1:{tcp}"]
+    """, tcp=tcp)  # fmt: skip
+    run = Run(bench, tmp_path).ready()
+    sent = 0
+    try:
+        controller = socket.create_connection(("127.0.0.1", tcp), timeout=5)
+        start = time.monotonic()
+        while sent < 80:  # 8 s at 10 Hz, longer than SILENT_S
+            controller.sendall(TRC)
+            sent += 1
+            time.sleep(max(0.0, start + sent * 0.1 - time.monotonic()))
+        summary = run.finish(stop=True)
+        controller.close()
+    finally:
+        run.kill()
+    stats = summary["ports"][f"tcp://127.0.0.1:{tcp}"]
+    assert stats["dropped_clients"] == 0, stats
+    assert summary["devices"]["jets"]["commands"] == sent, summary["devices"]["jets"]
+
+
 def test_the_descriptor_guard_on_one_full_port_leaves_another_port_accepting(tmp_path):
     # Reproduces: with a large max_clients, clients that never read took every descriptor up
     # to the guard (FD_RESERVE below the limit) and then every TCP port refused newcomers, the

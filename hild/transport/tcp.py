@@ -6,7 +6,7 @@ when the port accepts commands (accepts_commands), their connections are closed 
 Nothing a client does may cost the loop a deadline, nor another client its place:
 
 - a client that does not read (SILENT_S with bytes waiting for it and none of them read, see
-  unread.py) is dropped, counted in ``dropped_clients``;
+  unread.py), and sends no command either, is dropped, counted in ``dropped_clients``;
 - at most ``max_clients`` (16 unless the URL says otherwise) are connected at a time; a
   newcomer to a full port takes the place of the client that has gone longest without reading
   (REPLACE_S at least), or else is accepted and closed at once, counted in ``refused``;
@@ -34,7 +34,15 @@ import weakref
 import structlog
 
 from hild.log import RateLimited
-from hild.transport.base import CLOSE_FLUSH_S, LineQueue, Port, cancel_and_wait, run_writer
+from hild.transport.base import (
+    CLOSE_FLUSH_S,
+    Inbound,
+    LineQueue,
+    LineSplitter,
+    Port,
+    cancel_and_wait,
+    run_writer,
+)
 from hild.transport.budget import SLICE_BYTES, InputBudget
 from hild.transport.unread import PeerQueues, send_queue_bytes
 from hild.transport.url import DEFAULT_MAX_CLIENTS, LOOPBACK, PortSpec, format_host_port
@@ -82,6 +90,8 @@ class _Client(asyncio.BufferedProtocol):
         self.queue = LineQueue(port.queue_lines, port.stats)
         self.task: asyncio.Task | None = None
         self.splitter = port._new_splitter(allowed)
+        if allowed and port.mode != "send":  # a client that sends commands is alive
+            self.splitter = LineSplitter(port.spec.url, self._deliver, port.stats)
         self.gone = asyncio.get_running_loop().create_future()
         self.half_closed = False
         self._buffer = bytearray(READ_SIZE)
@@ -93,8 +103,10 @@ class _Client(asyncio.BufferedProtocol):
         self.local: tuple | None = None  # our end of the connection
         self.written = 0  # bytes handed to the transport
         self.read_mark = 0  # bytes the client had read when last looked at
-        self.last_read = time.monotonic()  # when it was last seen reading, or caught up
-        self.joined = self.last_read
+        # when it was last seen reading (or had read everything), or sent a command a
+        # device took: a controller that never reads its feedback is not a silent client
+        self.last_alive = time.monotonic()
+        self.joined = self.last_alive
         self.drop_reason: str | None = None  # set when the port drops it
 
     # -- the connection --
@@ -109,7 +121,7 @@ class _Client(asyncio.BufferedProtocol):
         _limit_buffering(transport)
         with contextlib.suppress(OSError):
             self.local = transport.get_extra_info("sockname")
-        self.joined = self.last_read = time.monotonic()
+        self.joined = self.last_alive = time.monotonic()
         self.task = asyncio.create_task(
             run_writer(self.queue, self.write, self.port.stats),
             name=f"hild-tcp-writer {self.port.spec.url} {self.peer}",
@@ -146,6 +158,10 @@ class _Client(asyncio.BufferedProtocol):
             self.transport.close()
 
     # -- reading, under the input budget --
+
+    def _deliver(self, item: Inbound) -> None:
+        if self.port._deliver(item) and self.port.accepts_commands:
+            self.last_alive = max(self.last_alive, item.t_rx)
 
     def get_buffer(self, sizehint: int) -> memoryview:
         return self._view
@@ -208,7 +224,8 @@ class _Client(asyncio.BufferedProtocol):
 
     def stalled_s(self, now: float, queues: PeerQueues) -> float:
         """Seconds since the client last read a byte while some were waiting for it (0 when it
-        has read everything written to it); see unread.py for what can be known."""
+        has read everything written to it) or sent a command; see unread.py for what can be
+        known of what it has read."""
         transport = self.transport
         if transport is None or transport.is_closing() or self.drop_reason is not None:
             return 0.0
@@ -221,8 +238,8 @@ class _Client(asyncio.BufferedProtocol):
         read = self.written - pending
         if pending <= 0 or read > self.read_mark:
             self.read_mark = max(read, self.read_mark)
-            self.last_read = now
-        return now - self.last_read
+            self.last_alive = now
+        return now - self.last_alive
 
 
 class _Acceptor:
@@ -540,11 +557,11 @@ def _most_stalled(servers: list[TcpServerPort]) -> _Client | None:
     for server in servers:
         for client in server._clients:
             if client.drop_reason is None and (
-                candidate is None or client.last_read < candidate.last_read
+                candidate is None or client.last_alive < candidate.last_alive
             ):
                 candidate = client
-    if candidate is None or now - candidate.last_read < REPLACE_S:
-        return None  # last_read only moves forward: none can have stalled that long
+    if candidate is None or now - candidate.last_alive < REPLACE_S:
+        return None  # last_alive only moves forward: none can have stalled that long
     if candidate.stalled_s(now, candidate.port._queues) < REPLACE_S:
         return None  # it has read since it was last looked at
     return candidate
