@@ -27,7 +27,10 @@ from endpoints import free_tcp_port, free_udp_port, nmea_line
 from structlog.testing import capture_logs
 
 from hild.log import SurvivingStream, route_asyncio_errors
+from hild.transport.base import PortStats
 from hild.transport.budget import INPUT_BUDGET_S, WINDOW_S, InputBudget
+from hild.transport.senders import PROBE_S, SENDER_INBOX, THROTTLE_AFTER, SenderTable
+from hild.transport.unread import PeerQueues
 from hild.transport.url import PortUrlError, parse_port_url
 
 DAEMON_NOFILE = 256  # the daemon's file-descriptor limit in these tests (systemd's is 1024)
@@ -772,3 +775,53 @@ def test_a_udp_command_port_serves_its_controller_under_a_flood_from_another_sen
     # the flood was counted: decoded and refused, or discarded unread as a throttled sender's
     assert stats["throttled"] > 0 and sum(jets["rejected"].values()) > 0, (stats, jets)
     assert stats["throttled"] + stats["received_lines"] >= 0.5 * flooded[0], stats
+
+
+def test_a_flooding_sender_leaves_the_others_their_turn():
+    # The pieces of the UDP port's fair share (senders.py): a flood fills only its own inbox,
+    # the senders are served in turn, and a sender of nothing but refused lines is throttled.
+    stats = PortStats()
+    table = SenderTable(lambda host: host == "127.0.0.1", stats)
+    flooder, controller, outsider = ("127.0.0.1", 1001), ("127.0.0.1", 1002), ("10.0.0.1", 1003)
+    for _ in range(100):
+        table.put(b"garbage", flooder, 0.0)
+    assert stats.throttled == 100 - SENDER_INBOX  # beyond its inbox, discarded on arrival
+    assert table.put(b"command", controller, 0.0) is not None
+    assert not table.put(b"x", outsider, 0.0).allowed  # for the port to refuse, not filed
+    taken = [table.take()[1] for _ in range(3)]
+    assert taken == [b"garbage", b"command", b"garbage"]  # the controller's turn came second
+    sender = table.take()[0]
+    for _ in range(THROTTLE_AFTER - 1):
+        assert not table.judge(sender, False, 1.0)
+    assert table.judge(sender, False, 1.0)  # throttled now: what it had waiting is discarded
+    assert not table.pending and sender.throttled
+    before = stats.throttled
+    assert table.put(b"garbage", flooder, 1.0 + PROBE_S / 2) is None  # before its next probe
+    assert stats.throttled == before + 1
+    assert table.put(b"command", flooder, 1.0 + PROBE_S) is not None  # its probe is read
+    table.judge(sender, True, 1.0 + PROBE_S)  # of use again: served as before
+    assert not sender.throttled
+
+
+def test_the_kernel_tells_what_a_local_client_has_not_read():
+    # What the silent-client rule rests on: the unread bytes in a local peer's receive queue.
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        client = socket.create_connection(server.getsockname())
+        ours, peer = server.accept()
+        queues = PeerQueues()
+        try:
+            assert queues.unread(peer, ours.getsockname()) == 0
+            ours.sendall(b"x" * 1000)
+            deadline = time.monotonic() + 5
+            while queues.unread(peer, ours.getsockname()) != 1000:
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+            client.recv(300)
+            assert queues.unread(peer, ours.getsockname()) == 700
+            client.close()
+            ours.close()
+            assert queues.unread(peer, ("127.0.0.1", 1)) is None  # no such connection here
+        finally:
+            queues.close()
+            client.close()
+            ours.close()

@@ -427,7 +427,7 @@ class TcpServerPort(Port):
         """Descriptors are running out: free one for this port's newcomer, from the client
         that has gone longest without reading on any TCP port, else from the port holding the
         most clients if that is another one; False when this port holds the most itself."""
-        servers = [s for s in _SERVERS if not s._closed]
+        servers = [s for s in _SERVERS if s._budget is self._budget and not s._closed]
         victim = _most_stalled(servers)
         if victim is not None:
             victim.port._drop(victim, "replaced: file descriptors ran short")

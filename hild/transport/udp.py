@@ -336,7 +336,7 @@ class UdpPort(Port):
         if self._budget is not None:
             self._budget.forget(self)
         self._senders.clear()
-        self._current, self._offset, self._sender = b"", 0, None
+        self._current, self._offset, self._sender, self._sock = b"", 0, None, None
         if self._drain_resume is not None:
             self._drain_resume.cancel()
             self._drain_resume = None
