@@ -89,6 +89,14 @@ class Endpoint:
         else:
             self.sock.sendall(data)
 
+    def drain(self) -> None:
+        """Read what the port wrote back, without waiting (a TCP connection only)."""
+        if self.kind != "tcp":
+            return
+        with contextlib.suppress(BlockingIOError):
+            while self.sock.recv(65536, socket.MSG_DONTWAIT):
+                pass
+
     def close(self) -> None:
         if self.kind == "pty":
             os.close(self.fd)
@@ -109,6 +117,7 @@ def flood(kind: str, url: str, run_dir: str, rate: float, stop_at: float, sent) 
                         n += 1
                         end.send(GARBAGE)
             elif due > n:  # a stream: the lines due, at most ~4 kB a write
+                end.drain()  # read what the port writes back: a silent client would be dropped
                 lines = min(due - n, 4096 // len(GARBAGE))
                 end.send(GARBAGE * lines)
                 n += lines

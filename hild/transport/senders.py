@@ -10,10 +10,11 @@ that is discarded on arrival, counted (``throttled``), at the cost of a dictiona
 A sender whose lines are of no use (THROTTLE_AFTER in a row refused by every command device
 on the port, see Dispatcher.receive) is throttled: one of its datagrams is read every
 PROBE_S, the others are discarded unread and counted, until one of its lines is of use again.
-Decoding a refused line costs ~30 us, reading and discarding a datagram ~2 us, so a throttled
-flood of 50,000 datagrams a second costs a tenth of a core instead of more than the whole
-input budget. A controller that sends no more than one datagram per PROBE_S loses nothing
-even while throttled, and one that starts sending valid commands is heard again within PROBE_S.
+Decoding a refused line costs ~30 us, reading and discarding a datagram ~2 us (~5 us in the
+daemon with the loop's wake-ups), so a throttled flood of 50,000 datagrams a second costs a
+quarter of a core instead of one and a half cores the input budget could never pay for. A
+controller that sends no more than one datagram per PROBE_S loses nothing even while
+throttled, and one that starts sending valid commands is heard again within PROBE_S.
 """
 
 from __future__ import annotations

@@ -42,9 +42,10 @@ log = structlog.get_logger("hild.transport")
 MAX_BUFFERED_BYTES = 64 * 1024
 MAX_PEERS = 8  # a listening port replies to at most this many senders, the most recent ones
 PEER_TIMEOUT_S = 30.0  # and forgets a sender it has not heard from for this long
-# Reading the socket: each datagram costs ~2 us to read and file under its sender. A flood of
-# 50,000 a second needs a tenth of a core for it; DRAIN_PER_WINDOW bounds what reading may take
-# (100,000 a second, about a fifth of a core), beyond it the kernel's buffer holds or drops.
+# Reading the socket: a datagram costs ~2 us to read and file under its sender, ~5 us in all
+# in the daemon with the loop's wake-ups (bench_flood.py: a quarter of a core for a flood of
+# 50,000 a second). DRAIN_PER_WINDOW bounds what reading may take: 100,000 datagrams a second,
+# about half a core; beyond it the kernel's buffer holds what it can and drops the rest.
 DRAIN_BATCH = 64  # datagrams read per wake-up of the loop at most
 DRAIN_PER_WINDOW = 1000  # datagrams read per WINDOW_S at most
 MAX_DATAGRAM = 65536
