@@ -80,6 +80,7 @@ class Endpoint:
             self.sock.bind(("127.0.0.1", 0))
         else:
             self.sock = socket.create_connection(self.address, timeout=5)
+            self.sock.settimeout(None)  # blocking: sendall waits, recv(MSG_DONTWAIT) does not
 
     def send(self, data: bytes) -> None:
         if self.kind == "pty":
