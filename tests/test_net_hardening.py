@@ -211,8 +211,9 @@ def test_two_thousand_tcp_connections_are_refused_and_cost_no_deadline(tmp_path)
     # few hundred arrive after the run has ended (CI once saw 1,122 refused of 2,000, usually
     # 1,850 or more). Without a client limit none at all would be refused; half of them, in a
     # 4 s run with no overrun beyond the baseline's, shows the limit holding under the load.
-    # A held connection that reads nothing is replaced by a newcomer once it has gone a second
-    # without reading (tcp.REPLACE_S), so some newcomers take a place instead of being refused.
+    # A held connection that reads nothing is replaced by a newcomer once it has gone two
+    # seconds without reading (tcp.REPLACE_S): some newcomers take a place instead of being
+    # refused.
     assert stats["refused"] + stats["dropped_clients"] >= CONNECTIONS // 2, stats
     events = json_events(run.stderr_path.read_text())
     assert [e for e in events if e["event"] == "port.refused"]  # logged, rate-limited
@@ -626,7 +627,7 @@ def test_silent_tcp_clients_cannot_lock_a_port(tmp_path):
     run = Run(write_bench(tmp_path, GPS_TCP, ports=f'"{url}"'), tmp_path).ready()
     silent = [socket.create_connection(("127.0.0.1", tcp), timeout=5) for _ in range(2)]
     try:
-        time.sleep(2.5)  # both hold the port, with sentences waiting for them, unread
+        time.sleep(3.0)  # both hold the port, sentences waiting for them unread (REPLACE_S 2 s)
         reader = BackseatReader(tcp)
         reader.start()
         time.sleep(8.0)  # longer than SILENT_S: the reader, reading, stays

@@ -66,12 +66,13 @@ ACCEPT_PAUSE_S = 0.5  # accepting pauses this long when file descriptors run out
 # One that has read nothing for SILENT_S while bytes were waiting for it does not read:
 # five times the slowest sentence period, ten times the command watchdog's default lease (a
 # backseat stalled that long has lost the boat already). Dropping it frees its place and its
-# descriptor; a client that reads, however slowly, makes progress and stays.
+# descriptor; a client that reads at least once every SILENT_S, however little, stays.
 SILENT_S = 5.0
 # A newcomer to a full port may take the place of a client that has read nothing for this
-# long with bytes waiting (ten read periods of a 10 Hz backseat): a real reader is never the
-# one replaced, however many newcomers knock.
-REPLACE_S = 1.0
+# long with bytes waiting (twenty read periods of a 10 Hz backseat, two of a plotter that
+# reads once a second): a client that reads is never the one replaced, however many
+# newcomers knock.
+REPLACE_S = 2.0
 CHECK_S = 1.0  # how often a port looks at how far behind each client is
 FD_RESERVE = 64  # accepting stops this many descriptors short of the process's limit
 _OUT_OF_DESCRIPTORS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)

@@ -50,8 +50,8 @@ DRAIN_BATCH = 64  # datagrams read per wake-up of the loop at most
 DRAIN_PER_WINDOW = 1000  # datagrams read per WINDOW_S at most
 MAX_DATAGRAM = 65536
 # What the kernel may hold for a receiving socket (capped by net.core.rmem_max, 208 kB on
-# many systems): 4 MB is ~5,000 small datagrams, a tenth of a second of a 50,000/s flood
-# while the loop is busy elsewhere.
+# many systems; the kernel doubles it for its bookkeeping): 4 MB holds ~10,000 small
+# datagrams, a fifth of a second of a 50,000/s flood while the loop is busy elsewhere.
 RECEIVE_BUFFER_BYTES = 4 << 20
 
 
