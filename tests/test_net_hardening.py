@@ -651,6 +651,33 @@ def test_silent_tcp_clients_cannot_lock_a_port(tmp_path):
     assert any(reason.startswith("read nothing for 5 s") for reason in left), left
 
 
+def test_a_newcomer_never_takes_the_place_of_a_client_that_reads(tmp_path):
+    # The other side of the rule above: newcomers knocking at a full port must not push out a
+    # backseat that reads at 10 Hz; they are refused, and the reader keeps its place.
+    tcp = free_tcp_port()
+    url = f"tcp://127.0.0.1:{tcp}?max_clients=1"
+    run = Run(write_bench(tmp_path, GPS_TCP, ports=f'"{url}"'), tmp_path).ready()
+    reader = BackseatReader(tcp)
+    reader.start()
+    knockers = []
+    try:
+        for _ in range(3):  # each after more than REPLACE_S (2 s)
+            time.sleep(2.5)
+            knockers.append(socket.create_connection(("127.0.0.1", tcp), timeout=5))
+        time.sleep(0.5)
+        ended = reader.ended
+        data = reader.stop()
+        summary = run.finish(stop=True)
+    finally:
+        run.kill()
+        for s in knockers:
+            s.close()
+    assert ended is None, ended
+    assert data.count(b"$GPGGA") >= 20, data[-300:]  # 10 Hz for 8 s
+    stats = summary["ports"][url]
+    assert stats["dropped_clients"] == 0 and stats["refused"] == 3, stats
+
+
 def test_a_tcp_controller_that_never_reads_its_feedback_is_not_dropped(tmp_path):
     # A controller may send commands and ignore the feedback the port writes back: it does
     # not read, but it is no silent client. (The first cut of the silent-client rule dropped
