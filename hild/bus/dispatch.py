@@ -32,11 +32,23 @@ class Dispatcher:
         if device not in devices:
             devices.append(device)
 
-    def receive(self, inbound: Inbound) -> None:
-        """A port's on_line callback: decode, and queue what is valid. Never raises."""
+    def receive(self, inbound: Inbound) -> bool:
+        """A port's on_line callback: decode, and queue what is valid. Never raises.
+
+        Returns False when the line was of no use to any device on its port: every one refused
+        it, and not because its watchdog is latched (a controller's lines then are commands
+        still, waiting for its neutral one). A port may throttle a sender whose lines are all
+        of no use (hild/transport/udp.py); True for anything else, a port with no device too.
+        """
         self.received_lines += 1
-        for device in self._devices.get(inbound.port, ()):
-            self.deliver(device, inbound)
+        devices = self._devices.get(inbound.port, ())
+        useful = not devices
+        for device in devices:
+            record = self.deliver(device, inbound)
+            rejection = device.last_rejection
+            if record is not None or (rejection is not None and rejection[0] == "latched"):
+                useful = True
+        return useful
 
     def deliver(
         self, device: CommandDevice, inbound: Inbound

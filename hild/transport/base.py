@@ -52,6 +52,8 @@ class PortStats:
     unsent_lines: int = 0  # send() with nowhere to go: mode=receive, or no UDP peer heard yet
     refused: int = 0  # input from outside allow= (datagrams, TCP lines or TCP connections)
     ignored_lines: int = 0  # lines read and discarded by a mode=send port
+    throttled: int = 0  # datagrams discarded unread: a flooding or throttled sender's (udp.py)
+    dropped_clients: int = 0  # TCP clients dropped for not reading (tcp.py)
 
     def as_dict(self) -> dict:
         """Return the counters as a plain dict, for status output and logs."""
@@ -184,7 +186,7 @@ class LineSplitter:
     def __init__(
         self,
         port: str,
-        deliver: Callable[[Inbound], None],
+        deliver: Callable[[Inbound], object],  # what it returns is not used
         stats: PortStats,
         max_bytes: int = MAX_LINE_BYTES,
     ):
@@ -276,7 +278,9 @@ class Port(abc.ABC):
         no baud rate and ignores it)."""
         self.spec = spec
         self.stats = PortStats()
-        self.on_line: Callable[[Inbound], None] | None = None
+        # Returns False for a line of no use (refused by every command device), else True or
+        # None; a port may use that to throttle a sender of nothing but refused lines (udp.py).
+        self.on_line: Callable[[Inbound], bool | None] | None = None
         self.mode: str = spec.option("mode", "both") or "both"
         self.allow = SourceFilter.parse(spec.option("allow"))
         # Set by the owner before start() when commands arrive on this port: a TCP port then
@@ -365,6 +369,7 @@ class Port(abc.ABC):
 
     def _new_splitter(self, allowed: bool = True) -> LineSplitter:
         """A splitter whose lines go to on_line, or are ignored (mode=send) or refused."""
+        target: Callable[[Inbound], object]
         if not allowed:
             target = self._refuse_line
         elif self.mode == "send":
@@ -373,19 +378,21 @@ class Port(abc.ABC):
             target = self._deliver
         return LineSplitter(self.spec.url, target, self.stats)
 
-    def _deliver(self, item: Inbound) -> None:
+    def _deliver(self, item: Inbound) -> bool | None:
+        """Hand a line to on_line; its verdict: False for a line of no use (see on_line)."""
         if not item.overlong:
             self.stats.received_lines += 1
         callback = self.on_line
         if callback is None:
-            return
+            return None
         try:
-            callback(item)
+            return callback(item)
         except Exception as e:
             self.stats.errors += 1
             log.warning(
                 "port.on_line_failed", url=self.spec.url, line=item.line[:80], error=repr(e)
             )
+            return None
 
     def _ignore(self, item: Inbound) -> None:
         self.stats.ignored_lines += 1

@@ -5,6 +5,8 @@ serial line full of garbage) must not cost the loop a deadline. Every reader han
 has received to the one InputBudget of the event loop, which works through it a slice at a
 time while the current window's budget lasts and defers the rest, in turn, to later windows;
 a deferred reader stops reading, so the kernel (and the sender) hold what has not been read.
+A UDP port is the exception: it keeps reading its socket, so that the kernel drops nothing of
+a controller's among a flood's, and keeps what waits in its senders' bounded inboxes (udp.py).
 """
 
 from __future__ import annotations

@@ -3,12 +3,18 @@
 Clients outside the port's allow= filter may connect and read, but their lines are refused;
 when the port accepts commands (accepts_commands), their connections are closed at once.
 
-Nothing a client does may cost the loop a deadline:
+Nothing a client does may cost the loop a deadline, nor another client its place:
 
-- at most ``max_clients`` (16 unless the URL says otherwise) are connected at a time; further
-  connections are accepted and closed at once, counted in ``refused``, and so are connections
-  that arrive while the process is close to its file-descriptor limit (accepting then pauses
-  for ACCEPT_PAUSE_S, as it does when accept itself fails for want of descriptors);
+- a client that does not read (SILENT_S with bytes waiting for it and none of them read, see
+  unread.py), and sends no command either, is dropped, counted in ``dropped_clients``;
+- at most ``max_clients`` (16 unless the URL says otherwise) are connected at a time; a
+  newcomer to a full port takes the place of the client that has gone longest without reading
+  (REPLACE_S at least), or else is accepted and closed at once, counted in ``refused``;
+- close to the process's file-descriptor limit, a newcomer takes the place of the client that
+  has gone longest without reading on any TCP port, or else one from the port that holds the
+  most clients; on that port itself it is refused (and its accepting pauses for
+  ACCEPT_PAUSE_S, as it does when accept itself fails for want of descriptors): one port's
+  clients cannot keep every other port from accepting;
 - accepting and reading happen under the process-wide InputBudget (at most INPUT_BUDGET_S of
   every WINDOW_S), a slice at a time: a client that sends more than the budget allows is not
   read any further (the kernel and the client hold the rest) until its turn comes again;
@@ -23,12 +29,22 @@ import errno
 import resource
 import socket
 import time
+import weakref
 
 import structlog
 
 from hild.log import RateLimited
-from hild.transport.base import CLOSE_FLUSH_S, LineQueue, Port, cancel_and_wait, run_writer
+from hild.transport.base import (
+    CLOSE_FLUSH_S,
+    Inbound,
+    LineQueue,
+    LineSplitter,
+    Port,
+    cancel_and_wait,
+    run_writer,
+)
 from hild.transport.budget import SLICE_BYTES, InputBudget
+from hild.transport.unread import PeerQueues, send_queue_bytes
 from hild.transport.url import DEFAULT_MAX_CLIENTS, LOOPBACK, PortSpec, format_host_port
 
 log = structlog.get_logger("hild.transport")
@@ -44,6 +60,20 @@ BACKLOG = 128  # connections the kernel holds before they are accepted (and judg
 ADMIT_CHARGE_S = 0.0005
 
 ACCEPT_PAUSE_S = 0.5  # accepting pauses this long when file descriptors run out
+
+# A client that reads: a backseat or a plotter reads what arrives within a fraction of a
+# second (a backseat's loop runs at 10 Hz, NMEA's slowest regular sentences come at 1 Hz).
+# One that has read nothing for SILENT_S while bytes were waiting for it does not read:
+# five times the slowest sentence period, ten times the command watchdog's default lease (a
+# backseat stalled that long has lost the boat already). Dropping it frees its place and its
+# descriptor; a client that reads at least once every SILENT_S, however little, stays.
+SILENT_S = 5.0
+# A newcomer to a full port may take the place of a client that has read nothing for this
+# long with bytes waiting (twenty read periods of a 10 Hz backseat, two of a plotter that
+# reads once a second): a client that reads is never the one replaced, however many
+# newcomers knock.
+REPLACE_S = 2.0
+CHECK_S = 1.0  # how often a port looks at how far behind each client is
 FD_RESERVE = 64  # accepting stops this many descriptors short of the process's limit
 _OUT_OF_DESCRIPTORS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 
@@ -61,6 +91,8 @@ class _Client(asyncio.BufferedProtocol):
         self.queue = LineQueue(port.queue_lines, port.stats)
         self.task: asyncio.Task | None = None
         self.splitter = port._new_splitter(allowed)
+        if allowed and port.mode != "send":  # a client that sends commands is alive
+            self.splitter = LineSplitter(port.spec.url, self._deliver, port.stats)
         self.gone = asyncio.get_running_loop().create_future()
         self.half_closed = False
         self._buffer = bytearray(READ_SIZE)
@@ -69,6 +101,14 @@ class _Client(asyncio.BufferedProtocol):
         self._t_rx = 0.0
         self._write_paused = False
         self._drained: asyncio.Future[None] | None = None
+        self.local: tuple | None = None  # our end of the connection
+        self.written = 0  # bytes handed to the transport
+        self.read_mark = 0  # bytes the client had read when last looked at
+        # when it was last seen reading (or had read everything), or sent a command a
+        # device took: a controller that never reads its feedback is not a silent client
+        self.last_alive = time.monotonic()
+        self.joined = self.last_alive
+        self.drop_reason: str | None = None  # set when the port drops it
 
     # -- the connection --
 
@@ -80,6 +120,9 @@ class _Client(asyncio.BufferedProtocol):
             transport.abort()
             return
         _limit_buffering(transport)
+        with contextlib.suppress(OSError):
+            self.local = transport.get_extra_info("sockname")
+        self.joined = self.last_alive = time.monotonic()
         self.task = asyncio.create_task(
             run_writer(self.queue, self.write, self.port.stats),
             name=f"hild-tcp-writer {self.port.spec.url} {self.peer}",
@@ -96,7 +139,9 @@ class _Client(asyncio.BufferedProtocol):
             self._drained.set_result(None)
         if self.task is not None:
             self.task.cancel()
-        if exc is not None:
+        if self.drop_reason is not None:
+            reason = self.drop_reason
+        elif exc is not None:
             reason = str(exc) or type(exc).__name__
         elif self.port._closed:
             reason = "the port was closed"
@@ -114,6 +159,10 @@ class _Client(asyncio.BufferedProtocol):
             self.transport.close()
 
     # -- reading, under the input budget --
+
+    def _deliver(self, item: Inbound) -> None:
+        if self.port._deliver(item) and self.port.accepts_commands:
+            self.last_alive = max(self.last_alive, item.t_rx)
 
     def get_buffer(self, sizehint: int) -> memoryview:
         return self._view
@@ -166,10 +215,32 @@ class _Client(asyncio.BufferedProtocol):
         if transport is None or transport.is_closing():
             raise ConnectionResetError(f"{self.peer} has gone")
         transport.write(line)
+        self.written += len(line)
         if self._write_paused:
             self._drained = asyncio.get_running_loop().create_future()
             await self._drained
         return True
+
+    # -- how far behind it is --
+
+    def stalled_s(self, now: float, queues: PeerQueues) -> float:
+        """Seconds since the client last read a byte while some were waiting for it (0 when it
+        has read everything written to it) or sent a command; see unread.py for what can be
+        known of what it has read."""
+        transport = self.transport
+        if transport is None or transport.is_closing() or self.drop_reason is not None:
+            return 0.0
+        pending = transport.get_write_buffer_size()
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            pending += send_queue_bytes(sock)
+        if self.address is not None and self.local is not None:
+            pending += queues.unread(self.address, self.local) or 0
+        read = self.written - pending
+        if pending <= 0 or read > self.read_mark:
+            self.read_mark = max(read, self.read_mark)
+            self.last_alive = now
+        return now - self.last_alive
 
 
 class _Acceptor:
@@ -254,6 +325,10 @@ class TcpServerPort(Port):
         self._fd_ceiling = _fd_ceiling()
         self._budget: InputBudget = None  # type: ignore[assignment]  # set by _open
         self._log_accept = RateLimited(log, "port.accept_failed")
+        self._log_dropped = RateLimited(log, "port.client_dropped")
+        self._queues = PeerQueues()
+        self._watch: asyncio.TimerHandle | None = None
+        _SERVERS.add(self)
 
     @property
     def bound_port(self) -> int | None:
@@ -298,6 +373,7 @@ class TcpServerPort(Port):
         for acceptor in self._acceptors:
             acceptor.start()
         self.stats.connected = True
+        self._watch = loop.call_later(CHECK_S, self._check_clients)
 
     def _enqueue(self, line: bytes) -> None:
         for client in self._clients:
@@ -322,22 +398,80 @@ class TcpServerPort(Port):
             return False
         address = _peer_address(peername)
         allowed = address is not None and self.allow.allows(address[0])
-        if conn.fileno() >= self._fd_ceiling:
-            conn.close()
-            self._refuse(address, "connection (file descriptors running out)")
-            acceptor.back_off(ACCEPT_PAUSE_S)
-            return False
         if self._closed:
             conn.close()
         elif not allowed and self.accepts_commands:
             conn.close()
             self._refuse(address, "connection")
-        elif self._admitted >= self.max_clients:
+        elif conn.fileno() >= self._fd_ceiling and not self._make_room():
+            conn.close()
+            self._refuse(address, "connection (file descriptors running out)")
+            acceptor.back_off(ACCEPT_PAUSE_S)
+            return False
+        elif self._admitted >= self.max_clients and not self._replace_stalled():
             conn.close()
             self._refuse(address, f"connection beyond max_clients={self.max_clients}")
         else:
             self._admit(conn, address, allowed)
         return True
+
+    def _replace_stalled(self) -> bool:
+        """Drop the client that has gone longest without reading (REPLACE_S at least) to make
+        room for a newcomer; False when every client reads."""
+        victim = _most_stalled([self])
+        if victim is None:
+            return False
+        self._drop(victim, f"replaced by a newcomer after reading nothing for {REPLACE_S:g} s")
+        return True
+
+    def _make_room(self) -> bool:
+        """Descriptors are running out: free one for this port's newcomer, from the client
+        that has gone longest without reading on any TCP port, else from the port holding the
+        most clients if that is another one; False when this port holds the most itself."""
+        servers = [s for s in _SERVERS if s._budget is self._budget and not s._closed]
+        victim = _most_stalled(servers)
+        if victim is not None:
+            victim.port._drop(victim, "replaced: file descriptors ran short")
+            return True
+        largest = max(servers, key=lambda s: s._admitted, default=self)
+        if largest is self or largest._admitted <= self._admitted + 1:
+            return False
+        newest = max(
+            (c for c in largest._clients if c.drop_reason is None),
+            key=lambda c: c.joined,
+            default=None,
+        )
+        if newest is None:
+            return False
+        largest._drop(newest, f"file descriptors ran short for {self.spec.url}")
+        return True
+
+    def _drop(self, client: _Client, reason: str) -> None:
+        """Close a client's connection at once, counted and logged (rate-limited)."""
+        if client.drop_reason is not None or client.transport is None:
+            return
+        client.drop_reason = reason
+        self.stats.dropped_clients += 1
+        self._log_dropped(
+            url=self.spec.url,
+            peer=client.peer,
+            reason=reason,
+            dropped_clients=self.stats.dropped_clients,
+        )
+        client.transport.abort()
+
+    def _check_clients(self) -> None:
+        """Drop the clients that have read nothing for SILENT_S; every CHECK_S."""
+        self._watch = None
+        if self._closed:
+            return
+        t = time.perf_counter()
+        now = time.monotonic()
+        for client in list(self._clients):
+            if client.stalled_s(now, self._queues) >= SILENT_S:
+                self._drop(client, f"read nothing for {SILENT_S:g} s")
+        self._budget.charge(time.perf_counter() - t)
+        self._watch = asyncio.get_running_loop().call_later(CHECK_S, self._check_clients)
 
     def _admit(self, conn: socket.socket, address: tuple[str, int] | None, allowed: bool) -> None:
         conn.setblocking(False)
@@ -384,6 +518,10 @@ class TcpServerPort(Port):
         )
 
     async def _release(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
+        self._queues.close()
         for acceptor in self._acceptors:
             acceptor.close()
         for task in list(self._setups):
@@ -403,6 +541,31 @@ class TcpServerPort(Port):
         for client in clients:
             await cancel_and_wait(client.task)
         self.stats.connected = False
+
+
+# Every TCP server port of the process: descriptors are shared, so is the guard over them.
+_SERVERS: weakref.WeakSet[TcpServerPort] = weakref.WeakSet()
+
+
+def _most_stalled(servers: list[TcpServerPort]) -> _Client | None:
+    """The client of these ports that has gone longest without reading, REPLACE_S at least.
+
+    Chosen by what the last looks (every CHECK_S) saw, then looked at once more: a newcomer
+    costs one question to the kernel, not one per client.
+    """
+    now = time.monotonic()
+    candidate: _Client | None = None
+    for server in servers:
+        for client in server._clients:
+            if client.drop_reason is None and (
+                candidate is None or client.last_alive < candidate.last_alive
+            ):
+                candidate = client
+    if candidate is None or now - candidate.last_alive < REPLACE_S:
+        return None  # last_alive only moves forward: none can have stalled that long
+    if candidate.stalled_s(now, candidate.port._queues) < REPLACE_S:
+        return None  # it has read since it was last looked at
+    return candidate
 
 
 def _fd_ceiling() -> int:
