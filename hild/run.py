@@ -21,6 +21,10 @@ from hild.record.observer import Recorder
 from hild.rundir import RunDir, bench_uses_run_dir
 from hild.systemd import notifier_from_environment
 
+# The run went on to its end but its recording failed part-way (a full disk): not a clean
+# exit (0), neither a failed run (1) nor a configuration error (2).
+EXIT_RECORDING_FAILED = 3
+
 
 def banner(daemon: Daemon) -> str:
     """Where to connect: one line per device and port."""
@@ -162,12 +166,15 @@ def run_bench(
     # cleaned of the links a dead one left (hild.rundir).
     held = RunDir(bench.run_dir) if bench_uses_run_dir(bench) else contextlib.nullcontext()
     with held:
+        recording = recorder(bench, record_file)
         observers = [o for o in (notifier_from_environment(), mirror(bench, mqtt_options or {}),
-                                 recorder(bench, record_file)) if o is not None]  # fmt: skip
+                                 recording) if o is not None]  # fmt: skip
         daemon = Daemon(bench, duration, observers)
 
         def ready(d: Daemon) -> None:
             write_or_drop(sys.stdout, banner(d) + "\n")  # a closed stdout must not end the run
 
         asyncio.run(daemon.run(ready))
-    return 1 if daemon.stop_reason == "diverged" else 0
+    if daemon.stop_reason == "diverged":
+        return 1
+    return EXIT_RECORDING_FAILED if recording is not None and recording.failed else 0
