@@ -16,6 +16,7 @@ from hild.pilot import options as pilot_options
 from hild.profiles import BENCHES
 from hild.profiles.vessel import PROFILES
 from hild.profiles.weather import PRESETS
+from hild.record.config import EXIT_RECORDING_FAILED
 from hild.rundir import DEFAULT_RUN_DIR, RUN_DIR_EXPECTED, usable_run_dir_name
 
 SECONDS = number("a number of seconds")
@@ -57,9 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
                      help="the least severe log lines shown (info)")  # fmt: skip
     run.add_argument(
-        "--record", metavar="FILE.mcap",
+        "--record", metavar="FILE.mcap", type=_record_file,
         help="record the run to this MCAP file (and its sentences to FILE.nmea.log, Signal K's "
-        "log format); {bench} and {utc} in the name become the bench's name and start time",
+        "log format); {bench} and {utc} in the name become the bench's name and start time. "
+        f"A recording that fails part-way (a full disk) ends, the run goes on, and hild exits "
+        f"{EXIT_RECORDING_FAILED} at its end, run.summary's record saying what was lost",
     )  # fmt: skip
     mqtt = run.add_argument_group(
         "MQTT mirror (a password comes from $HILD_MQTT_PASSWORD or "
@@ -137,9 +140,15 @@ def build_parser() -> argparse.ArgumentParser:
         "inspect", help="what a recording holds and how it was made",
         description="Print how a recording was made (bench, profile, weather, command line), "
         "its duration and the messages per channel; says whether the file is complete or was "
-        "cut short by a crash.",
+        "cut short by a crash (--repair then indexes it).",
     )  # fmt: skip
     inspect.add_argument("file", type=Path, metavar="FILE.mcap")
+    inspect.add_argument(
+        "--repair", action="store_true",
+        help="index a recording cut short (a crash, a full disk): write the summary its writer "
+        "never wrote, in place, so that readers open it by its index; a complete file is left "
+        "as it is",
+    )  # fmt: skip
 
     plot = sub.add_parser(
         "plot", help="PNG figures of a recording",
@@ -232,6 +241,14 @@ def _start_time(text: str) -> str:
         parse_start_time(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(f"expected {e}, not {text!r}") from None
+    return text
+
+
+def _record_file(text: str) -> str:
+    if not text.strip() or "\0" in text:
+        raise argparse.ArgumentTypeError(
+            f"expected a file name for the recording, e.g. run.mcap, not {text!r}"
+        )
     return text
 
 

@@ -16,14 +16,10 @@ from hild.kernel_cache import announce_compiling
 from hild.log import configure_logging, write_or_drop
 from hild.mirror.config import from_url
 from hild.mirror.observer import Mirror
-from hild.record.config import RecordConfig
+from hild.record.config import EXIT_RECORDING_FAILED, RecordConfig
 from hild.record.observer import Recorder
 from hild.rundir import RunDir, bench_uses_run_dir
 from hild.systemd import notifier_from_environment
-
-# The run went on to its end but its recording failed part-way (a full disk): not a clean
-# exit (0), neither a failed run (1) nor a configuration error (2).
-EXIT_RECORDING_FAILED = 3
 
 
 def banner(daemon: Daemon) -> str:

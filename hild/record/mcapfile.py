@@ -99,14 +99,17 @@ class Index:
             self._spool = tempfile.SpooledTemporaryFile(max_size=COPY_BLOCK)  # noqa: SIM115
         self._spool.write(record_bytes(index))
         self.chunk_count += 1
+        self.add_messages(counts, index.message_start_time, index.message_end_time)
+
+    def add_messages(self, counts: dict[int, int], start_ns: int, end_ns: int) -> None:
+        """Messages per channel, logged from ``start_ns`` to ``end_ns``."""
         for channel, n in counts.items():
             self.counts[channel] = self.counts.get(channel, 0) + n
         n = sum(counts.values())
         if n:
             first = self.message_count == 0
-            self.start_ns = index.message_start_time if first else min(
-                self.start_ns, index.message_start_time)  # fmt: skip
-            self.end_ns = max(self.end_ns, index.message_end_time)
+            self.start_ns = start_ns if first else min(self.start_ns, start_ns)
+            self.end_ns = end_ns if first else max(self.end_ns, end_ns)
             self.message_count += n
 
     def close(self) -> None:
