@@ -74,8 +74,12 @@ def test_a_recorded_run_has_every_channel_and_its_metadata(tmp_path):
     assert summary.statistics.message_count == len(indexed) == sum(counts.values())
     # every chunk's CRC and the summary's are right: the order of the data, read through
     with open(record, "rb") as f:
-        checked = [(c.topic, m.log_time) for _, c, m in
-                   NonSeekingReader(f, validate_crcs=True).iter_messages(log_time_order=False)]
+        checked = [
+            (c.topic, m.log_time)
+            for _, c, m in NonSeekingReader(f, validate_crcs=True).iter_messages(
+                log_time_order=False
+            )
+        ]
     assert checked == indexed == [(m.topic, m.log_time_ns) for m in messages(record)]
     assert run["record"]["messages"] == len(indexed) and run["record"]["complete"] is True
     assert run["record"]["error"] == "" and run["record"]["lost"] == 0

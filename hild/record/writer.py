@@ -155,6 +155,19 @@ class RecordWriter:
         if self._thread is not None:
             self._queue.put(STOP)
             self._thread.join(timeout_s)
+            if self._thread.is_alive() and self.error is None:  # a disk that hangs
+                self.error = (f"{self.path}: not finished within {timeout_s:g} s of the stop; "
+                              "it reads up to its last commit")  # fmt: skip
+                self.failed_at = datetime.now(UTC).isoformat(timespec="milliseconds")
+                self.lost += self._queue.qsize() + self._uncommitted
+                log.error(
+                    "record.failed",
+                    file=str(self.path),
+                    error=self.error,
+                    failed_at=self.failed_at,
+                    kept_messages=self.written,
+                    lost=self.lost,
+                )
             self._thread = None
         return self.stats()
 
