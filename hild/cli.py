@@ -322,6 +322,8 @@ def main(argv: list[str] | None = None) -> int:
                               schedule=args.schedule[0] if args.schedule else None,
                               out=args.out, record=args.record, **options)  # fmt: skip
             sys.stdout.write(summary_text(summary) + "\n")
+            if summary.get("record", {}).get("error"):
+                return EXIT_RECORDING_FAILED
         if args.command == "pilot":
             return pilot_options.run_from_args(args)
         if args.command in ("inspect", "plot", "replay"):

@@ -406,6 +406,28 @@ def test_inspect_and_plot_on_the_command_line(tmp_path):
     assert abs(state[-1]["north"] - summary["state"]["x"]) < 1e-9
 
 
+def test_sim_record_that_fails_says_so_and_exits_3(tmp_path):
+    """`hild sim --record` under a 30 kB file-size limit (set before the process starts): the
+    simulation finishes, its summary says the recording failed and what it lost, exit 3."""
+    record = tmp_path / "sim.mcap"
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (30_000, resource.RLIM_INFINITY))
+
+    p = subprocess.run([sys.executable, "-m", "hild.cli", "sim", "otter", "--duration", "300",
+                        "--cmd", "port.rpm=900", "--record", str(record)],
+                       capture_output=True, text=True, timeout=120, preexec_fn=limit)  # fmt: skip
+    assert p.returncode == 3, (p.stdout, p.stderr)
+    assert re.search(r"recording failed: .*sim\.mcap: File too large \((\d+) messages written, "
+                     r"(\d+) lost\)", p.stdout), p.stdout  # fmt: skip
+    written, lost = map(int, re.search(r"\((\d+) messages written, (\d+) lost", p.stdout).groups())
+    assert lost > 0 and written + lost == 5 * 3001  # five channels at 10 Hz, 0 to 300 s
+    assert json.loads(p.stdout.strip().splitlines()[-1])["t"] == pytest.approx(300.0)
+    assert record.stat().st_size <= 30_000
+    with open(record, "rb") as f:
+        assert sum(1 for _ in make_reader(f).iter_messages()) == written
+
+
 def test_record_with_no_file_name_is_refused():
     for name in ("", "  "):
         p = hild("run", "--record", name)
