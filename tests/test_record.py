@@ -270,10 +270,13 @@ def test_a_recording_that_fails_ends_but_the_run_goes_on_and_says_so(tmp_path):
     rec = run["record"]
     assert "File too large" in rec["error"] and str(record) in rec["error"]
     assert rec["failed_at"].startswith(time.strftime("%Y-%m-%dT", time.gmtime()))
-    assert rec["lost"] > 100 and rec["complete"] is False  # 2 s at 20 Hz on 5 channels
-    # what the summary counts as written is in the file, which the mcap package opens
+    assert rec["lost"] > 100  # 2 s at 20 Hz on 5 channels
+    # what the summary counts as written is in the file, which the mcap package opens; indexed
+    # if the stop found room for the summary under the limit, in order if not
     with open(record, "rb") as f:
-        in_file = sum(1 for _ in make_reader(f).iter_messages(log_time_order=False))
+        reader = make_reader(f)
+        assert (reader.get_summary() is not None) == rec["complete"]
+        in_file = sum(1 for _ in reader.iter_messages(log_time_order=False))
     assert in_file == rec["messages"] > 0
     assert record.stat().st_size <= limit
 
@@ -426,6 +429,21 @@ def test_sim_record_that_fails_says_so_and_exits_3(tmp_path):
     assert record.stat().st_size <= 30_000
     with open(record, "rb") as f:
         assert sum(1 for _ in make_reader(f).iter_messages()) == written
+
+
+def test_a_file_another_hild_records_to_is_refused(tmp_path):
+    record = tmp_path / "taken.mcap"
+    holder = RecordWriter(record, {"hild": {"kind": "test"}}, nmea_log=False)
+    holder.start()
+    try:
+        bench = default_bench_on_free_ports(tmp_path, free_udp_port(), free_udp_port())
+        p = hild("run", bench, "--record", str(record), "--duration", "1", "--run-dir",
+                 str(tmp_path / "run"))  # fmt: skip
+    finally:
+        holder.close()
+    assert p.returncode == 2, p.stderr
+    assert f"--record {record}" in p.stderr and "being written by another hild" in p.stderr
+    assert holder.complete and inspect(record).complete  # the first writer's file untouched
 
 
 def test_record_with_no_file_name_is_refused():
