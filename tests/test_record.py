@@ -464,11 +464,12 @@ def test_plot_of_a_recording_with_nothing_to_plot_says_so(tmp_path):
 def test_a_file_that_is_no_recording_is_named(tmp_path):
     bad = tmp_path / "notes.mcap"
     bad.write_text("hello\n")
-    for command in ("inspect", "plot", "replay"):
-        p = subprocess.run([sys.executable, "-m", "hild.cli", command, str(bad)],
+    for command in (["inspect"], ["plot"], ["replay"], ["inspect", "--repair"]):
+        p = subprocess.run([sys.executable, "-m", "hild.cli", *command, str(bad)],
                            capture_output=True, text=True, timeout=60)  # fmt: skip
         assert p.returncode == 2 and str(bad) in p.stderr and "MCAP" in p.stderr, p.stderr
         assert "Traceback" not in p.stderr
+    assert bad.read_text() == "hello\n"  # --repair left it as it was
 
 
 def test_the_pose_quaternion_rotates_as_the_models_rotation_matrix():
