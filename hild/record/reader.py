@@ -92,7 +92,7 @@ def _stream(path: Path, stream, contents: Contents, topics: set[str] | None):
                     or any(topic.startswith(p) for p in topics if p.endswith("/"))
                 ):
                     yield RecordedMessage(topic, t, json.loads(record.data))
-            elif isinstance(record, Footer):  # no summary: a writer that never finished
+            elif isinstance(record, Footer):  # summary_start 0: a commit's ending, unfinished
                 contents.complete = record.summary_start != 0
                 return
     except READ_ERRORS as e:
