@@ -21,6 +21,7 @@ from typing import Any
 from hild.coupled.simulation import DivergedError
 from hild.log import write_or_drop
 from hild.profiles.vessel import load_profile
+from hild.record.config import EXIT_RECORDING_FAILED
 from hild.sim import checked_commands, finite_or_null, run_sim
 
 
@@ -68,15 +69,16 @@ def run_batch(
     **options: Any,
 ) -> int:
     """Run the batch; each run's JSON line goes to ``emit`` (stdout by default). Returns the
-    exit status: 0, or 1 if a run diverged. An error of the command line or a file (a
-    schedule, the profile) raises before anything runs, as for a single run."""
+    exit status: 0, 1 if a run diverged, else 3 if a recording failed (a full disk). An error
+    of the command line or a file (a schedule, the profile) raises before anything runs, as
+    for a single run."""
     say = emit or (lambda line: write_or_drop(sys.stdout, line + "\n"))
     schedules = schedules or []
     vessel = load_profile(profile)
     for schedule in schedules:  # every schedule's errors before the first run, as a run checks
         checked_commands(vessel, options.get("commands") or [], schedule)
     runs = batch_runs(seed, repeat, schedules, out, record)
-    diverged = 0
+    diverged = failed_records = 0
     t0 = time.perf_counter()
     simulated = 0.0
     for run in runs:
@@ -91,6 +93,9 @@ def run_batch(
             diverged += 1
             line["diverged"] = {"t": e.t, "problem": e.problem, "advice": e.advice}
         else:
+            if s.get("record", {}).get("error"):
+                failed_records += 1
+                line["record_error"] = s["record"]["error"]
             simulated += s["t"]
             line.update(t=s["t"], state=s["state"], actuators=s["actuators"],
                         environment=s["environment"], real_time_factor=s["real_time_factor"],
@@ -100,5 +105,7 @@ def run_batch(
     rate = f"{len(runs) / wall:.1f} runs/s" if wall > 0.0 else "instantly"
     write_or_drop(sys.stderr, f"hild sim: {len(runs)} run(s) of {duration:g} s in {wall:.2f} s "
                   f"wall ({rate}, {simulated / max(wall, 1e-9):.0f}x real time)"
-                  + (f"; {diverged} diverged" if diverged else "") + "\n")  # fmt: skip
-    return 1 if diverged else 0
+                  + (f"; {diverged} diverged" if diverged else "")
+                  + (f"; {failed_records} recording(s) failed" if failed_records else "")
+                  + "\n")  # fmt: skip
+    return 1 if diverged else EXIT_RECORDING_FAILED if failed_records else 0

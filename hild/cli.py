@@ -18,6 +18,7 @@ from hild.pilot import options as pilot_options
 from hild.profiles import BENCHES
 from hild.profiles.vessel import PROFILES
 from hild.profiles.weather import PRESETS
+from hild.record.config import EXIT_RECORDING_FAILED
 from hild.rundir import DEFAULT_RUN_DIR, RUN_DIR_EXPECTED, usable_run_dir_name
 
 SECONDS = number("a number of seconds")
@@ -59,9 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
                      help="the least severe log lines shown (info)")  # fmt: skip
     run.add_argument(
-        "--record", metavar="FILE.mcap",
+        "--record", metavar="FILE.mcap", type=_record_file,
         help="record the run to this MCAP file (and its sentences to FILE.nmea.log, Signal K's "
-        "log format); {bench} and {utc} in the name become the bench's name and start time",
+        "log format); {bench} and {utc} in the name become the bench's name and start time. "
+        f"A recording that fails part-way (a full disk) ends, the run goes on, and hild exits "
+        f"{EXIT_RECORDING_FAILED} at its end, run.summary's record saying what was lost",
     )  # fmt: skip
     mqtt = run.add_argument_group(
         "MQTT mirror (a password comes from $HILD_MQTT_PASSWORD or "
@@ -140,9 +143,15 @@ def build_parser() -> argparse.ArgumentParser:
         "inspect", help="what a recording holds and how it was made",
         description="Print how a recording was made (bench, profile, weather, command line), "
         "its duration and the messages per channel; says whether the file is complete or was "
-        "cut short by a crash.",
+        "cut short by a crash (--repair then indexes it).",
     )  # fmt: skip
     inspect.add_argument("file", type=Path, metavar="FILE.mcap")
+    inspect.add_argument(
+        "--repair", action="store_true",
+        help="index a recording cut short (a crash, a full disk): write the summary its writer "
+        "never wrote, in place, so that readers open it by its index; a complete file is left "
+        "as it is",
+    )  # fmt: skip
 
     plot = sub.add_parser(
         "plot", help="PNG figures of a recording",
@@ -239,6 +248,14 @@ def _start_time(text: str) -> str:
     return text
 
 
+def _record_file(text: str) -> str:
+    if not text.strip() or "\0" in text:
+        raise argparse.ArgumentTypeError(
+            f"expected a file name for the recording, e.g. run.mcap, not {text!r}"
+        )
+    return text
+
+
 def _run_dir(text: str) -> str:
     if not usable_run_dir_name(text):
         raise argparse.ArgumentTypeError(f"expected {RUN_DIR_EXPECTED}, not {text!r}")
@@ -316,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
                               schedule=args.schedule[0] if args.schedule else None,
                               out=args.out, record=args.record, **options)  # fmt: skip
             sys.stdout.write(summary_text(summary) + "\n")
+            if summary.get("record", {}).get("error"):
+                return EXIT_RECORDING_FAILED
         if args.command == "pilot":
             return pilot_options.run_from_args(args)
         if args.command in ("inspect", "plot", "replay"):

@@ -529,6 +529,7 @@ class Daemon:
             "ports": {p.spec.url: p.stats.as_dict() for p in self.ports.values()},
             "position_ned": [round(float(v), 3) for v in x[:3]],
             "heading_deg": round(math.degrees(x[5]) % 360.0, 3),
+            **{k: v for o in self.observers for k, v in o.summary().items()},
         }
 
 

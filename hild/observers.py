@@ -48,3 +48,7 @@ class TickObserver:
 
     async def stop(self, daemon: Daemon) -> None:
         """The loop has ended (``daemon.stop_reason`` says why); the ports are still open."""
+
+    def summary(self) -> dict:
+        """What the observer adds to ``run.summary`` (after ``stop``): a key of its own."""
+        return {}

@@ -16,7 +16,7 @@ from hild.kernel_cache import announce_compiling
 from hild.log import configure_logging, write_or_drop
 from hild.mirror.config import from_url
 from hild.mirror.observer import Mirror
-from hild.record.config import RecordConfig
+from hild.record.config import EXIT_RECORDING_FAILED, RecordConfig
 from hild.record.observer import Recorder
 from hild.rundir import RunDir, bench_uses_run_dir
 from hild.systemd import notifier_from_environment
@@ -162,12 +162,15 @@ def run_bench(
     # cleaned of the links a dead one left (hild.rundir).
     held = RunDir(bench.run_dir) if bench_uses_run_dir(bench) else contextlib.nullcontext()
     with held:
+        recording = recorder(bench, record_file)
         observers = [o for o in (notifier_from_environment(), mirror(bench, mqtt_options or {}),
-                                 recorder(bench, record_file)) if o is not None]  # fmt: skip
+                                 recording) if o is not None]  # fmt: skip
         daemon = Daemon(bench, duration, observers)
 
         def ready(d: Daemon) -> None:
             write_or_drop(sys.stdout, banner(d) + "\n")  # a closed stdout must not end the run
 
         asyncio.run(daemon.run(ready))
-    return 1 if daemon.stop_reason == "diverged" else 0
+    if daemon.stop_reason == "diverged":
+        return 1
+    return EXIT_RECORDING_FAILED if recording is not None and recording.failed else 0

@@ -165,7 +165,9 @@ def run_sim(
             writer.close()
         if recording is not None:
             recording.close()
+    recorded = {"record": recording.writer.summary()} if recording is not None else {}
     return {
+        **recorded,
         "profile": vessel.name,
         "weather": environment.weather.preset,
         "seed": seed,
@@ -359,6 +361,10 @@ def summary_text(s: dict) -> str:
             f"{env['current_dir']:.0f} deg, elevation {env['wave_elevation']:.2f} m"
         )
     lines.extend(f"  note: {note}" for note in s["notes"])
+    if s.get("record", {}).get("error"):
+        r = s["record"]
+        lines.append(f"  recording failed: {r['error']} ({r['messages']} messages written, "
+                     f"{r['lost']} lost)")  # fmt: skip
     final = {
         "t": s["t"],
         "state": st,

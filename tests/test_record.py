@@ -1,5 +1,7 @@
 """Recordings: a daemon run's MCAP file has every channel and reads back with the `mcap`
-package, a killed writer loses at most the last second, and a replay keeps the timing."""
+package, a killed writer loses at most the last second and leaves a file the `mcap` package
+opens (and `hild inspect --repair` indexes), a recording that fails on a full disk ends but not
+the run, and a replay keeps the timing."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import asyncio
 import json
 import math
 import re
+import resource
 import signal
 import socket
 import subprocess
@@ -15,13 +18,13 @@ import time
 from pathlib import Path
 
 import pytest
-from mcap.reader import make_reader
+from mcap.reader import NonSeekingReader, make_reader
 
 from hild.record import channels
 from hild.record.reader import inspect, messages
 from hild.record.replay import ReplayPlan, replay
 from hild.record.writer import RecordWriter
-from tests.endpoints import Daemon, PtyClient, free_udp_port
+from tests.endpoints import Daemon, PtyClient, UdpClient, free_udp_port
 from tests.test_daemon import default_bench_on_free_ports
 
 START = "2026-06-01T12:00:00Z"
@@ -66,6 +69,21 @@ def test_a_recorded_run_has_every_channel_and_its_metadata(tmp_path):
         counts = {summary.channels[i].topic: n
                   for i, n in summary.statistics.channel_message_counts.items()}  # fmt: skip
         metadata = {m.name: m.metadata for m in reader.iter_metadata()}
+        indexed = [(c.topic, m.log_time) for _, c, m in reader.iter_messages(log_time_order=False)]
+    assert len(summary.chunk_indexes) == summary.statistics.chunk_count > 1
+    assert summary.statistics.message_count == len(indexed) == sum(counts.values())
+    # every chunk's CRC and the summary's are right: the order of the data, read through
+    with open(record, "rb") as f:
+        checked = [
+            (c.topic, m.log_time)
+            for _, c, m in NonSeekingReader(f, validate_crcs=True).iter_messages(
+                log_time_order=False
+            )
+        ]
+    assert checked == indexed == [(m.topic, m.log_time_ns) for m in messages(record)]
+    assert run["record"]["messages"] == len(indexed) and run["record"]["complete"] is True
+    assert run["record"]["error"] == "" and run["record"]["lost"] == 0
+    assert daemon.proc.returncode == 0
     devices = ("gps", "wind", "speed", "jets")
     expected = {*channels.FIXED, *(channels.SENSORS + d for d in devices), channels.BUS + "jets",
                 channels.REFERENCE}  # fmt: skip
@@ -130,10 +148,14 @@ def test_a_killed_writer_loses_at_most_the_last_second(tmp_path):
     started = time.monotonic()  # after the banner: the loop has begun (sim time <= this)
     time.sleep(3.2)
     alive_s = time.monotonic() - started
+    # while the daemon writes it, the file is its own: a repair is refused
+    busy = hild("inspect", "--repair", str(record))
+    assert busy.returncode == 2 and "no hild is writing" in busy.stderr, busy.stderr
     daemon.proc.send_signal(signal.SIGKILL)  # no clean-up at all: as a crash or power cut
     daemon.proc.wait(10)
     contents = inspect(record)
     assert not contents.complete  # no summary: the seeking reader would find nothing
+    assert "cut short" in hild("inspect", str(record)).stdout
     state = [m.payload["t"] for m in messages(record, [channels.STATE])]
     # every sample up to the last flush, in order, none missing (20 Hz from t = 0)
     assert state[0] == 0.05 and all(
@@ -142,6 +164,121 @@ def test_a_killed_writer_loses_at_most_the_last_second(tmp_path):
     # the writer flushes every 0.5 s: what the kill lost is at most the last second
     assert state[-1] >= alive_s - 1.0, (state[-1], alive_s)
     assert contents.counts[channels.SENSORS + "gps"] >= 2
+    ours = [(m.topic, m.log_time_ns, m.payload) for m in messages(record)]
+    # the `mcap` package's ordinary reader opens the file as the kill left it: no summary, every
+    # message, in the order written, with the run's metadata
+    with open(record, "rb") as f:
+        reader = make_reader(f)
+        assert reader.get_summary() is None
+        theirs = [(c.topic, m.log_time, json.loads(m.data))
+                  for _, c, m in reader.iter_messages(log_time_order=False)]  # fmt: skip
+    with open(record, "rb") as f:
+        assert {m.name for m in make_reader(f).iter_metadata()} >= {"hild", "bench", "profile"}
+    assert theirs == ours and len(ours) > 100
+    # hild inspect --repair writes the summary the writer never wrote: indexed, nothing lost
+    size = record.stat().st_size
+    repaired = hild("inspect", "--repair", str(record))
+    assert repaired.returncode == 0, repaired.stderr
+    assert f"repaired: {len(ours)} messages" in repaired.stdout and "complete" in repaired.stdout
+    assert "removed" not in repaired.stdout  # a kill tears no record: nothing cut
+    assert inspect(record).complete and record.stat().st_size > size
+    assert_indexed(record, ours)
+    again = hild("inspect", "--repair", str(record))
+    assert again.returncode == 0 and "nothing to repair" in again.stdout, again.stdout
+
+
+def hild(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "hild.cli", *args], capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+
+
+def assert_indexed(record: Path, expected: list[tuple[str, int, dict]]) -> None:
+    """The file opens by its summary with the `mcap` package and holds ``expected``."""
+    with open(record, "rb") as f:
+        reader = make_reader(f, validate_crcs=True)
+        summary = reader.get_summary()
+        assert summary is not None and summary.chunk_indexes
+        assert summary.statistics.message_count == len(expected)
+        got = [(c.topic, m.log_time, json.loads(m.data))
+               for _, c, m in reader.iter_messages(log_time_order=False)]  # fmt: skip
+        assert {m.name for m in reader.iter_metadata()} >= {"hild"}
+    assert got == expected
+
+
+def test_repair_cuts_away_a_record_a_power_cut_left_in_two(tmp_path):
+    """A write cut short inside a chunk (a power cut mid-commit): the chunks before it are
+    indexed, the torn one is removed and the report says how many bytes."""
+    record = tmp_path / "torn.mcap"
+    offsets = [i * 0.1 for i in range(300)]
+    writer = RecordWriter(record, {"hild": {"kind": "test"}}, nmea_log=False)
+    writer.start()
+    t0 = 1_780_315_200 * 10**9
+    for i, offset in enumerate(offsets):
+        writer.put(channels.SENSORS + "gps", t0 + round(offset * 1e9),
+                   {"t": offset, "utc": "", "sentence": f"line {i}", "pad": "x" * 200})  # fmt: skip
+        if i % 50 == 49:
+            time.sleep(0.6)  # a commit (every 0.5 s): a chunk of 50
+    writer.close()
+    assert writer.complete
+    with open(record, "rb") as f:
+        chunks = sorted(make_reader(f).get_summary().chunk_indexes,
+                        key=lambda c: c.chunk_start_offset)  # fmt: skip
+    assert len(chunks) >= 6, chunks
+    last = chunks[-1]
+    with open(record, "r+b") as f:
+        f.truncate(last.chunk_start_offset + last.chunk_length // 2)  # into the last chunk
+    kept = [(m.topic, m.log_time_ns, m.payload) for m in messages(record)]
+    assert 0 < len(kept) < len(offsets)
+    p = hild("inspect", "--repair", str(record))
+    assert p.returncode == 0, p.stderr
+    assert f"repaired: {len(kept)} messages" in p.stdout
+    assert f"{last.chunk_length // 2} bytes of a record cut short" in p.stdout, p.stdout
+    assert_indexed(record, kept)
+
+
+def test_a_recording_that_fails_ends_but_the_run_goes_on_and_says_so(tmp_path):
+    """The disk fills part-way (a file-size limit: Python ignores SIGXFSZ, so a write past it
+    fails with EFBIG as on a full disk): the run keeps its loop and ports, logs the failure
+    once, exits 3, and run.summary's record says what failed, when and how many messages it
+    lost; the file keeps every message the summary counts as written, and opens."""
+    udp = UdpClient().start()
+    bench = default_bench_on_free_ports(tmp_path, udp.port, free_udp_port())
+    record = tmp_path / "full.mcap"
+    daemon = Daemon(bench, "--start-time", START, "--record", str(record),
+                    "--run-dir", str(tmp_path / "run"), tmp=tmp_path)  # fmt: skip
+    try:
+        # the limit is set once the daemon runs (its start-up may write compiled kernels):
+        # some 40 kB more than the recording has now, a second or two of it
+        limit = max(record.stat().st_size, daemon.stderr_path.stat().st_size) + 40_000
+        resource.prlimit(daemon.proc.pid, resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+        deadline = time.monotonic() + 30.0
+        while not daemon.events("record.failed") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert daemon.events("record.failed"), daemon.stderr()
+        before = len(udp.lines)
+        time.sleep(2.0)
+        after = len(udp.lines)
+    finally:
+        run = daemon.stop()
+        udp.close()
+    assert daemon.proc.returncode == 3, daemon.stderr()
+    # the run went on: sentences kept coming after the failure, the loop to its end
+    assert after - before >= 20, (before, after)  # 2 s of 10 Hz GGA alone
+    assert run["reason"] == "SIGTERM", run["reason"]
+    (failed,) = daemon.events("record.failed")  # logged once
+    assert "File too large" in failed["error"]
+    rec = run["record"]
+    assert "File too large" in rec["error"] and str(record) in rec["error"]
+    assert rec["failed_at"].startswith(time.strftime("%Y-%m-%dT", time.gmtime()))
+    assert rec["lost"] > 100  # 2 s at 20 Hz on 5 channels
+    # what the summary counts as written is in the file, which the mcap package opens; indexed
+    # if the stop found room for the summary under the limit, in order if not
+    with open(record, "rb") as f:
+        reader = make_reader(f)
+        assert (reader.get_summary() is not None) == rec["complete"]
+        in_file = sum(1 for _ in reader.iter_messages(log_time_order=False))
+    assert in_file == rec["messages"] > 0
+    assert record.stat().st_size <= limit
 
 
 def synthetic_recording(path: Path, offsets: list[float]) -> None:
@@ -272,14 +409,67 @@ def test_inspect_and_plot_on_the_command_line(tmp_path):
     assert abs(state[-1]["north"] - summary["state"]["x"]) < 1e-9
 
 
+def test_sim_record_that_fails_says_so_and_exits_3(tmp_path):
+    """`hild sim --record` under a 30 kB file-size limit (set before the process starts): the
+    simulation finishes, its summary says the recording failed and what it lost, exit 3."""
+    record = tmp_path / "sim.mcap"
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (30_000, resource.RLIM_INFINITY))
+
+    p = subprocess.run([sys.executable, "-m", "hild.cli", "sim", "otter", "--duration", "300",
+                        "--cmd", "port.rpm=900", "--record", str(record)],
+                       capture_output=True, text=True, timeout=120, preexec_fn=limit)  # fmt: skip
+    assert p.returncode == 3, (p.stdout, p.stderr)
+    assert re.search(r"recording failed: .*sim\.mcap: File too large \((\d+) messages written, "
+                     r"(\d+) lost\)", p.stdout), p.stdout  # fmt: skip
+    written, lost = map(int, re.search(r"\((\d+) messages written, (\d+) lost", p.stdout).groups())
+    assert lost > 0 and written + lost == 5 * 3001  # five channels at 10 Hz, 0 to 300 s
+    assert json.loads(p.stdout.strip().splitlines()[-1])["t"] == pytest.approx(300.0)
+    assert record.stat().st_size <= 30_000
+    with open(record, "rb") as f:
+        assert sum(1 for _ in make_reader(f).iter_messages()) == written
+
+
+def test_a_file_another_hild_records_to_is_refused(tmp_path):
+    record = tmp_path / "taken.mcap"
+    holder = RecordWriter(record, {"hild": {"kind": "test"}}, nmea_log=False)
+    holder.start()
+    try:
+        bench = default_bench_on_free_ports(tmp_path, free_udp_port(), free_udp_port())
+        p = hild("run", bench, "--record", str(record), "--duration", "1", "--run-dir",
+                 str(tmp_path / "run"))  # fmt: skip
+    finally:
+        holder.close()
+    assert p.returncode == 2, p.stderr
+    assert f"--record {record}" in p.stderr and "being written by another hild" in p.stderr
+    assert holder.complete and inspect(record).complete  # the first writer's file untouched
+
+
+def test_record_with_no_file_name_is_refused():
+    for name in ("", "  "):
+        p = hild("run", "--record", name)
+        assert p.returncode == 2 and "--record" in p.stderr and "a file name" in p.stderr, p
+        assert "Traceback" not in p.stderr
+
+
+def test_plot_of_a_recording_with_nothing_to_plot_says_so(tmp_path):
+    record = tmp_path / "sentences.mcap"
+    synthetic_recording(record, [0.0, 0.1, 0.2])  # sentences only: no state, no stats
+    p = hild("plot", str(record), "--out", str(tmp_path / "fig"))
+    assert p.returncode == 2 and str(record) in p.stderr and "to plot" in p.stderr, p.stderr
+    assert "/state" in p.stderr and p.stdout == "" and not (tmp_path / "fig").exists()
+
+
 def test_a_file_that_is_no_recording_is_named(tmp_path):
     bad = tmp_path / "notes.mcap"
     bad.write_text("hello\n")
-    for command in ("inspect", "plot", "replay"):
-        p = subprocess.run([sys.executable, "-m", "hild.cli", command, str(bad)],
+    for command in (["inspect"], ["plot"], ["replay"], ["inspect", "--repair"]):
+        p = subprocess.run([sys.executable, "-m", "hild.cli", *command, str(bad)],
                            capture_output=True, text=True, timeout=60)  # fmt: skip
         assert p.returncode == 2 and str(bad) in p.stderr and "MCAP" in p.stderr, p.stderr
         assert "Traceback" not in p.stderr
+    assert bad.read_text() == "hello\n"  # --repair left it as it was
 
 
 def test_the_pose_quaternion_rotates_as_the_models_rotation_matrix():

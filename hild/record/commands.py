@@ -13,6 +13,10 @@ from hild.record.reader import describe, inspect, messages
 
 def run_record_command(args: argparse.Namespace) -> int:
     if args.command == "inspect":
+        if args.repair:
+            from hild.record.repair import repair
+
+            write_or_drop(sys.stdout, repair(args.file).describe() + "\n")
         write_or_drop(sys.stdout, describe(inspect(args.file)) + "\n")
         return 0
     if args.command == "plot":

@@ -7,6 +7,10 @@ from pathlib import Path
 
 from hild.config import MISSING, ConfigError, Section
 
+# `hild run`'s exit status when the run went on to its end but its recording failed part-way
+# (a full disk, a file-size limit): not a clean run (0), nor a failed run (1), nor a
+# configuration error (2)
+EXIT_RECORDING_FAILED = 3
 DEFAULT_RATE_HZ = 20.0  # truth samples per simulated second: above the hulls' fastest modes
 
 

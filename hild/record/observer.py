@@ -234,3 +234,11 @@ class Recorder(TickObserver):
         stats = await asyncio.to_thread(self.writer.close)  # joins the thread: off the loop
         log.info("record.stop", file=str(self.writer.path), **dataclasses.asdict(stats),
                  error=self.writer.error or "")  # fmt: skip
+
+    @property
+    def failed(self) -> bool:
+        """The recording stopped on an error before the run did (``hild run`` exits 3)."""
+        return self.writer is not None and self.writer.error is not None
+
+    def summary(self) -> dict:
+        return {"record": self.writer.summary()} if self.writer is not None else {}

@@ -13,11 +13,13 @@ from pathlib import Path
 
 import numpy as np
 
+from hild.config import MISSING, ConfigError
 from hild.record import channels
 from hild.record.reader import messages
 
 FIGURES = ("trajectory", "heading", "speeds", "actuators", "environment", "jitter")
 DPI = 110
+PLOTTED = (channels.STATE, channels.ACTUATORS, channels.ENVIRONMENT, channels.STATS)
 
 
 def columns(path: Path) -> dict[str, dict[str, np.ndarray]]:
@@ -197,6 +199,10 @@ def plot(path: Path, out_dir: Path | None = None,
         figures["environment"] = environment(data[channels.ENVIRONMENT], title)
     if channels.STATS in data:
         figures["jitter"] = jitter(data[channels.STATS], title)
+    if not figures:
+        raise ConfigError(path, "", MISSING, "a recording with something to plot: messages on "
+                          f"{', '.join(PLOTTED)} (it has none; hild inspect {path} shows what "
+                          "it holds)")  # fmt: skip
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for name, fig in figures.items():

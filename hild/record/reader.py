@@ -1,8 +1,8 @@
 """Reading a recording back, whole or cut short by a crash.
 
 The file is read as a stream of records, in order, needing no summary at its end, so a file
-whose writer was killed reads back up to its last flush (ecosystem.md "Recording": the seeking
-reader returns nothing from such a file).
+whose writer was killed reads back up to its last flush, and so does a file some other writer
+left without its footer (ecosystem.md "Recording": the seeking reader finds nothing in it).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class Contents:
     first_ns: int | None = None
     last_ns: int | None = None
     metadata: dict[str, dict[str, str]] = field(default_factory=dict)
-    complete: bool = True  # False: the writer stopped before finishing (a crash)
+    complete: bool = True  # False: the writer stopped before finishing (a crash): no index
 
     @property
     def duration_s(self) -> float:
@@ -85,8 +85,8 @@ def _stream(path: Path, stream, contents: Contents, topics: set[str] | None):
                     or any(topic.startswith(p) for p in topics if p.endswith("/"))
                 ):
                     yield RecordedMessage(topic, t, json.loads(record.data))
-            elif isinstance(record, Footer):
-                contents.complete = True
+            elif isinstance(record, Footer):  # summary_start 0: a commit's ending, unfinished
+                contents.complete = record.summary_start != 0
                 return
     except READ_ERRORS as e:
         if not seen_any:
@@ -116,7 +116,8 @@ def describe(contents: Contents) -> str:
     """``hild inspect``'s text: how it was made, its span, and each channel's count."""
     info = contents.metadata.get("hild", {})
     lines = [f"{contents.file}: " + ("complete" if contents.complete else
-                                     "cut short (read up to its last flush)")]  # fmt: skip
+                                     "cut short (read up to its last flush; no index: "
+                                     "hild inspect --repair adds it)")]  # fmt: skip
     if info:
         made = f"hild {info.get('hild', '?')} {info.get('kind', '')}".rstrip()
         lines.append(f"  made by {made}: {info.get('command', '')}")

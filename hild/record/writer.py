@@ -2,24 +2,34 @@
 
 The loop only puts ``(topic, log time, payload)`` on the queue (a full queue drops and counts);
 the thread encodes JSON, writes MCAP (whose chunk compression takes milliseconds, ecosystem.md
-"Recording") and the Signal K multiplexed log of the sentences, and flushes both to the disk at
-least every FLUSH_INTERVAL_S, so that a crash or a power cut loses at most that much.
+"Recording") and the Signal K multiplexed log of the sentences, and commits both to the disk
+at least every FLUSH_INTERVAL_S, so that a crash or a power cut loses at most that much; what
+a kill leaves opens with the ``mcap`` package's ``make_reader`` (hild.record.mcapfile).
+
+A write that fails (the disk full, a file-size limit) ends the recording, not the run: the
+files go back to their last commit, the error is logged once, every message after it is
+counted as lost, and ``summary`` says what happened for the run's summary and exit status.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import json
 import os
 import queue
+import stat
 import threading
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import structlog
-from mcap.writer import CompressionType, Writer
 
 from hild.record import channels
+from hild.record.mcapfile import McapFile, pwrite_all
 
 log = structlog.get_logger("hild.record")
 
@@ -31,10 +41,11 @@ STOP = object()
 
 @dataclass(frozen=True)
 class RecordStats:
-    written: int
-    dropped: int
+    written: int  # messages committed to the MCAP file
+    dropped: int  # messages dropped while the recording was well: a full queue, a NaN
     flushes: int
     nmea_lines: int
+    lost: int = 0  # messages that never reached the file because the recording failed
 
 
 def nmea_log_path(path: Path) -> Path:
@@ -44,6 +55,27 @@ def nmea_log_path(path: Path) -> Path:
         if path.suffix == ".mcap"
         else Path(str(path) + ".nmea.log")
     )
+
+
+def open_output(path: Path) -> int:
+    """A regular file, emptied, for writing only by this process (an advisory lock: a second
+    hild recording to it, or ``hild inspect --repair`` on it, is refused)."""
+    if path.exists() and not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block open()
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NONBLOCK, 0o644)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise OSError(errno.EBUSY, "being written by another hild", str(path)) from None
+        os.ftruncate(fd, 0)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 class RecordWriter:
@@ -69,26 +101,43 @@ class RecordWriter:
         self.written = 0
         self.flushes = 0
         self.nmea_lines = 0
-        self.error: str | None = None
+        self.lost = 0  # counted by the writer's thread
+        self._refused = 0  # counted by ``put`` once the recording has failed
+        self.error: str | None = None  # what failed, once it has
+        self.failed_at = ""  # when (UTC, of the wall clock)
+        self.complete = False  # finished with its summary (indexed)
+        self._uncommitted = 0  # messages given to the MCAP file since its last commit
+        self._lines: list[str] = []  # Signal K log lines since the last commit
+        self._nmea_size = 0
 
     # --- the loop's side ----------------------------------------------------------------------
     def start(self) -> None:
         """Open the files (errors raise here, before the run) and start the thread."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        stream = open(self.path, "wb")  # noqa: SIM115 (the thread owns and closes it)
-        nmea = open(self.nmea_path, "w", encoding="ascii") if self.nmea_path else None  # noqa: SIM115
-        writer = Writer(stream, chunk_size=CHUNK_BYTES, compression=CompressionType.ZSTD)
-        writer.start(profile="", library="hild")
-        for name, data in self.metadata.items():  # how the recording was made
-            writer.add_metadata(name, data)
-        writer.flush()
+        fd = open_output(self.path)
+        nmea_fd = -1
+        try:
+            if self.nmea_path is not None:
+                nmea_fd = open_output(self.nmea_path)
+            mcap = McapFile(fd, CHUNK_BYTES)
+            mcap.start(self.metadata)  # how the recording was made
+            mcap.commit()
+        except BaseException:
+            for f in (fd, nmea_fd):
+                if f >= 0:
+                    os.close(f)
+            raise
         self._thread = threading.Thread(
-            target=self._run, args=(writer, stream, nmea), name="hild-record", daemon=True
+            target=self._run, args=(mcap, nmea_fd), name="hild-record", daemon=True
         )
         self._thread.start()
 
     def put(self, topic: str, log_time_ns: int, payload: object) -> bool:
-        """Queue one message; False (counted) when the queue is full (lossless: wait)."""
+        """Queue one message; False (counted) when the queue is full (lossless: wait) or the
+        recording has failed."""
+        if self.error is not None:
+            self._refused += 1
+            return False
         try:
             self._queue.put((topic, log_time_ns, payload), block=self.lossless)
         except queue.Full:
@@ -106,14 +155,37 @@ class RecordWriter:
         if self._thread is not None:
             self._queue.put(STOP)
             self._thread.join(timeout_s)
+            if self._thread.is_alive() and self.error is None:  # a disk that hangs
+                self.error = (f"{self.path}: not finished within {timeout_s:g} s of the stop; "
+                              "it reads up to its last commit")  # fmt: skip
+                self.failed_at = datetime.now(UTC).isoformat(timespec="milliseconds")
+                self.lost += self._queue.qsize() + self._uncommitted
+                log.error(
+                    "record.failed",
+                    file=str(self.path),
+                    error=self.error,
+                    failed_at=self.failed_at,
+                    kept_messages=self.written,
+                    lost=self.lost,
+                )
             self._thread = None
         return self.stats()
 
     def stats(self) -> RecordStats:
-        return RecordStats(self.written, self.dropped, self.flushes, self.nmea_lines)
+        return RecordStats(self.written, self.dropped, self.flushes, self.nmea_lines,
+                           self.lost + self._refused)  # fmt: skip
+
+    def summary(self) -> dict:
+        """The recording's part of the run's summary."""
+        return {
+            "file": str(self.path), "nmea_log": str(self.nmea_path or ""),
+            "messages": self.written, "nmea_lines": self.nmea_lines, "dropped": self.dropped,
+            "complete": self.complete, "error": self.error or "", "failed_at": self.failed_at,
+            "lost": self.lost + self._refused,
+        }  # fmt: skip
 
     # --- the thread ---------------------------------------------------------------------------
-    def _run(self, writer: Writer, stream, nmea) -> None:
+    def _run(self, mcap: McapFile, nmea_fd: int) -> None:
         next_flush = time.monotonic() + FLUSH_INTERVAL_S
         try:
             while True:
@@ -125,58 +197,105 @@ class RecordWriter:
                 if item is STOP:
                     break
                 if item is not None:
-                    self._write(writer, nmea, *item)
+                    self._write(mcap, *item)
                     time.sleep(0)  # let the loop's thread take the GIL between two messages
                 if time.monotonic() >= next_flush:
-                    self._flush(writer, stream, nmea)
+                    self._commit(mcap, nmea_fd)
                     next_flush = time.monotonic() + FLUSH_INTERVAL_S
-            writer.finish()
-            self._flush(writer, stream, nmea, finished=True)
-        except Exception as e:  # a full disk: the run goes on, the recording stops (logged)
-            self.error = f"{type(e).__name__}: {e}"
-            log.error("record.failed", file=str(self.path), error=self.error)
-            self._drain_forever()
+            self._finish(mcap, nmea_fd)
         finally:
-            stream.close()
-            if nmea is not None:
-                nmea.close()
+            mcap.index.close()
+            for fd in (mcap.fd, nmea_fd):
+                if fd >= 0:
+                    os.close(fd)
 
-    def _write(
-        self, writer: Writer, nmea, topic: str, log_time_ns: int | None, payload: object
-    ) -> None:
-        channel = self._channels.get(topic)
-        if channel is None:
-            schema_name, schema = channels.schema_for(topic, payload)
-            schema_id = writer.register_schema(
-                schema_name, "jsonschema", json.dumps(schema).encode()
-            )
-            channel = writer.register_channel(topic, "json", schema_id)
-            self._channels[topic] = channel
-        if log_time_ns is None:
-            return  # declared only
-        try:
-            data = json.dumps(payload, separators=(",", ":"), allow_nan=False).encode()
-        except ValueError:  # a NaN has no JSON: the message is counted, not written
-            self.dropped += 1
+    def _write(self, mcap: McapFile, topic: str, log_time_ns: int | None, payload: object) -> None:
+        if self.error is not None:  # failed: what was queued before the failure is lost too
+            self.lost += log_time_ns is not None
             return
-        writer.add_message(channel, log_time_ns, data, time.time_ns())
-        self.written += 1
-        if nmea is not None and topic.startswith(channels.SENSORS):
-            # Signal K's multiplexed log: <ms since the epoch>;N;<sentence> (ecosystem.md)
-            sentence = payload["sentence"] if isinstance(payload, dict) else ""
-            nmea.write(f"{log_time_ns // 1_000_000};N;{sentence}\n")
-            self.nmea_lines += 1
+        try:
+            channel = self._channels.get(topic)
+            if channel is None:
+                schema_name, schema = channels.schema_for(topic, payload)
+                schema_id = mcap.schema(schema_name, "jsonschema", json.dumps(schema).encode())
+                channel = mcap.channel(topic, "json", schema_id)
+                self._channels[topic] = channel
+            if log_time_ns is None:
+                return  # declared only
+            try:
+                data = json.dumps(payload, separators=(",", ":"), allow_nan=False).encode()
+            except ValueError:  # a NaN has no JSON: the message is counted, not written
+                self.dropped += 1
+                return
+            mcap.message(channel, log_time_ns, data, time.time_ns())
+            self._uncommitted += 1
+            if self.nmea_path is not None and topic.startswith(channels.SENSORS):
+                # Signal K's multiplexed log: <ms since the epoch>;N;<sentence> (ecosystem.md)
+                sentence = payload["sentence"] if isinstance(payload, dict) else ""
+                self._lines.append(f"{log_time_ns // 1_000_000};N;{sentence}\n")
+        except Exception as e:  # noqa: BLE001 (a chunk that cannot be written: the recording
+            self._fail(mcap, -1, e)  # fails, the run goes on)
 
-    def _flush(self, writer: Writer, stream, nmea, finished: bool = False) -> None:
-        if not finished:
-            writer.flush()  # closes the chunk in progress: readable after a crash
-        stream.flush()
-        os.fsync(stream.fileno())
-        if nmea is not None:
-            nmea.flush()
-            os.fsync(nmea.fileno())
+    def _commit(self, mcap: McapFile, nmea_fd: int) -> None:
+        """Everything since the last commit to the disk, fsynced: the MCAP file, then the
+        Signal K log; a failure of either ends the recording."""
+        if self.error is not None:
+            return
+        try:
+            mcap.commit()
+        except Exception as e:  # noqa: BLE001
+            self._fail(mcap, -1, e)
+            return
+        self.written += self._uncommitted
+        self._uncommitted = 0
+        if nmea_fd >= 0 and self._lines:
+            data = "".join(self._lines).encode("ascii", "replace")
+            try:
+                pwrite_all(nmea_fd, data, self._nmea_size)
+                os.fsync(nmea_fd)
+            except OSError as e:
+                self._fail(mcap, nmea_fd, e)
+                return
+            self._nmea_size += len(data)
+            self.nmea_lines += len(self._lines)
+            self._lines.clear()
         self.flushes += 1
 
-    def _drain_forever(self) -> None:
-        while self._queue.get() is not STOP:
-            self.dropped += 1
+    def _finish(self, mcap: McapFile, nmea_fd: int) -> None:
+        """The last commit and the MCAP summary (also after a failure: the file is indexed up
+        to it when the disk has room for that; it stays readable if not)."""
+        failed = self.error is not None
+        self._commit(mcap, nmea_fd)
+        try:
+            mcap.finish()
+            self.complete = True
+        except Exception as e:  # noqa: BLE001
+            if not failed:
+                self._fail(mcap, -1, e)
+            else:
+                self._restore(mcap)
+        if self.complete:
+            self.flushes += 1
+
+    def _fail(self, mcap: McapFile, nmea_fd: int, e: Exception) -> None:
+        """The recording stops here: the files back to their last commit, the error kept and
+        logged (once: nothing is written after it)."""
+        what = self.nmea_path if nmea_fd >= 0 else self.path
+        reason = (e.strerror or str(e)) if isinstance(e, OSError) else f"{type(e).__name__}: {e}"
+        self.error = f"{what}: {reason}"
+        self.failed_at = datetime.now(UTC).isoformat(timespec="milliseconds")
+        self.lost += self._uncommitted if nmea_fd < 0 else 0
+        self._uncommitted = 0
+        self._lines.clear()
+        self._restore(mcap)
+        if nmea_fd >= 0:
+            with contextlib.suppress(OSError):
+                os.ftruncate(nmea_fd, self._nmea_size)  # no torn line at its end
+        log.error("record.failed", file=str(what), error=reason, failed_at=self.failed_at,
+                  kept_messages=self.written, lost=self.lost,
+                  hint="the run goes on without its recording; the file keeps what was "
+                  "written before (hild inspect)")  # fmt: skip
+
+    def _restore(self, mcap: McapFile) -> None:
+        with contextlib.suppress(OSError):  # if not, `hild inspect --repair` mends the file
+            mcap.restore()

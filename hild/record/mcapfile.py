@@ -1,0 +1,281 @@
+"""An MCAP file that is readable at every commit and indexed when finished.
+
+The records come from the ``mcap`` package; the writing is hild's own, for three reasons:
+
+- Every commit (twice a second) ends the file with a data end, a footer without a summary and
+  the closing magic, written with the chunk in one ``pwrite`` at the end of the data. So a
+  writer killed at any moment leaves a well-formed file that ``mcap.reader.make_reader(f)``
+  opens and ``iter_messages()`` reads (it falls back to reading the data in order when the
+  footer names no summary); the next commit overwrites that ending.
+- ``finish`` writes the whole summary (schemas, channels, statistics, a chunk index per chunk,
+  the metadata index, summary offsets), so a cleanly stopped recording opens indexed.
+- The chunk indexes wait for the summary in a temporary file, not in memory: a recording's
+  memory stays flat however long it runs (the ``mcap`` package's writer keeps every chunk
+  index in a list, about 1 kB per chunk: 130 kB a minute at two chunks a second).
+
+A failed write (a full disk, a file-size limit) raises; ``restore`` then puts the ending of the
+last good commit back, so the file keeps everything committed before the failure.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import tempfile
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import IO
+
+import zstandard
+from mcap.data_stream import RecordBuilder
+from mcap.opcode import Opcode
+from mcap.records import (
+    Channel,
+    Chunk,
+    ChunkIndex,
+    DataEnd,
+    Footer,
+    Header,
+    McapRecord,
+    Message,
+    MessageIndex,
+    Metadata,
+    MetadataIndex,
+    Schema,
+    Statistics,
+    SummaryOffset,
+)
+
+MAGIC = bytes((137, 77, 67, 65, 80, 48, 13, 10))
+COPY_BLOCK = 1 << 16
+
+
+def record_bytes(*records: McapRecord) -> bytes:
+    builder = RecordBuilder()
+    for record in records:
+        record.write(builder)
+    return builder.end()
+
+
+# What ends the file between two commits: no summary (summary_start 0), no CRC (0).
+OPEN_ENDING = record_bytes(DataEnd(0), Footer(0, 0, 0)) + MAGIC
+
+
+def pwrite_all(fd: int, data: bytes | memoryview, offset: int) -> None:
+    """All of ``data`` at ``offset``; a short write is continued (the next one raises)."""
+    view = memoryview(data)
+    while view:
+        n = os.pwrite(fd, view, offset)
+        view, offset = view[n:], offset + n
+
+
+def _blocks(group: bytes | IO[bytes] | None) -> Iterator[bytes]:
+    if isinstance(group, bytes):
+        yield group
+    elif group is not None:
+        group.seek(0)
+        while block := group.read(COPY_BLOCK):
+            yield block
+
+
+@dataclass
+class Index:
+    """What the summary will say: schemas, channels, counts, times, and the chunk indexes
+    (serialized to a temporary file as they come, so memory does not grow with the run)."""
+
+    schemas: dict[int, Schema] = field(default_factory=dict)
+    channels: dict[int, Channel] = field(default_factory=dict)
+    counts: dict[int, int] = field(default_factory=dict)
+    message_count: int = 0
+    start_ns: int = 0
+    end_ns: int = 0
+    chunk_count: int = 0
+    metadata: list[MetadataIndex] = field(default_factory=list)
+    _spool: tempfile.SpooledTemporaryFile | None = None
+
+    def add_chunk(self, index: ChunkIndex, counts: dict[int, int]) -> None:
+        if self._spool is None:  # in memory up to 64 kB, then on disk
+            self._spool = tempfile.SpooledTemporaryFile(max_size=COPY_BLOCK)  # noqa: SIM115
+        self._spool.write(record_bytes(index))
+        self.chunk_count += 1
+        self.add_messages(counts, index.message_start_time, index.message_end_time)
+
+    def add_messages(self, counts: dict[int, int], start_ns: int, end_ns: int) -> None:
+        """Messages per channel, logged from ``start_ns`` to ``end_ns``."""
+        for channel, n in counts.items():
+            self.counts[channel] = self.counts.get(channel, 0) + n
+        n = sum(counts.values())
+        if n:
+            first = self.message_count == 0
+            self.start_ns = start_ns if first else min(self.start_ns, start_ns)
+            self.end_ns = end_ns if first else max(self.end_ns, end_ns)
+            self.message_count += n
+
+    def close(self) -> None:
+        if self._spool is not None:
+            self._spool.close()
+            self._spool = None
+
+    def _groups(self):
+        """The summary's groups in order: (opcode, bytes or the spool of chunk indexes)."""
+        yield Opcode.SCHEMA, record_bytes(*self.schemas.values())
+        yield Opcode.CHANNEL, record_bytes(*self.channels.values())
+        statistics = Statistics(
+            attachment_count=0, channel_count=len(self.channels),
+            channel_message_counts=dict(self.counts), chunk_count=self.chunk_count,
+            message_count=self.message_count, message_end_time=self.end_ns,
+            message_start_time=self.start_ns, metadata_count=len(self.metadata),
+            schema_count=len(self.schemas),
+        )  # fmt: skip
+        yield Opcode.STATISTICS, record_bytes(statistics)
+        yield Opcode.CHUNK_INDEX, self._spool
+        yield Opcode.METADATA_INDEX, record_bytes(*self.metadata)
+
+    def write_summary(self, fd: int, offset: int) -> int:
+        """Data end, the summary, the footer and the magic at ``offset``; the file's length."""
+        data_end = record_bytes(DataEnd(0))
+        pwrite_all(fd, data_end, offset)
+        summary_start = position = offset + len(data_end)
+        crc = 0
+        offsets = []
+        for opcode, group in self._groups():
+            start = position
+            for block in _blocks(group):
+                pwrite_all(fd, block, position)
+                crc = zlib.crc32(block, crc)
+                position += len(block)
+            if position > start:
+                offsets.append(SummaryOffset(opcode, start, position - start))
+        summary_offset_start = position
+        tail = record_bytes(*offsets)
+        crc = zlib.crc32(tail, crc)
+        # the footer's CRC covers the summary and the footer's own fields before the CRC
+        crc = zlib.crc32(struct.pack("<BQQQ", Opcode.FOOTER, 20, summary_start,
+                                     summary_offset_start), crc)  # fmt: skip
+        tail += record_bytes(Footer(summary_start, summary_offset_start, crc)) + MAGIC
+        pwrite_all(fd, tail, position)
+        end = position + len(tail)
+        os.ftruncate(fd, end)
+        return end
+
+
+class McapFile:
+    """Appends records to an open file descriptor; chunks close at ``commit`` (or at
+    ``chunk_bytes``); each commit is one write that leaves a well-formed file."""
+
+    def __init__(self, fd: int, chunk_bytes: int, library: str = "hild"):
+        self.fd = fd
+        self.chunk_bytes = chunk_bytes
+        self.index = Index()
+        self._library = library
+        self._pending = bytearray()  # closed records not yet written, in order
+        self._chunk = RecordBuilder()  # the open chunk's records
+        self._chunk_index: dict[int, list[tuple[int, int]]] = {}
+        self._closed: list[tuple[ChunkIndex, dict[int, int]]] = []  # indexed once written
+        self._chunk_messages = 0
+        self._chunk_start = self._chunk_end = 0
+        self._compressor = zstandard.ZstdCompressor()
+        self.ending_offset = 0  # where the last commit's ending starts: the end of the data
+        self.finished = False
+
+    def start(self, metadata: dict[str, dict[str, str]]) -> None:
+        self._pending += MAGIC + record_bytes(Header(profile="", library=self._library))
+        for name, data in metadata.items():
+            offset = self.ending_offset + len(self._pending)
+            record = record_bytes(Metadata(name=name, metadata=data))
+            self.index.metadata.append(MetadataIndex(offset, len(record), name))
+            self._pending += record
+
+    def schema(self, name: str, encoding: str, data: bytes) -> int:
+        schema = Schema(id=len(self.index.schemas) + 1, data=data, encoding=encoding, name=name)
+        self.index.schemas[schema.id] = schema
+        self._pending += record_bytes(schema)  # in the data, before any chunk that uses it
+        return schema.id
+
+    def channel(self, topic: str, encoding: str, schema_id: int) -> int:
+        channel = Channel(id=len(self.index.channels) + 1, topic=topic,
+                          message_encoding=encoding, schema_id=schema_id, metadata={})  # fmt: skip
+        self.index.channels[channel.id] = channel
+        self._pending += record_bytes(channel)
+        return channel.id
+
+    def message(self, channel_id: int, log_time: int, data: bytes, publish_time: int) -> None:
+        builder = self._chunk
+        offset = builder.count
+        Message(channel_id=channel_id, log_time=log_time, data=data,
+                publish_time=publish_time, sequence=0).write(builder)  # fmt: skip
+        self._chunk_index.setdefault(channel_id, []).append((log_time, offset))
+        if self._chunk_messages == 0:
+            self._chunk_start = self._chunk_end = log_time
+        else:
+            self._chunk_start = min(self._chunk_start, log_time)
+            self._chunk_end = max(self._chunk_end, log_time)
+        self._chunk_messages += 1
+        if builder.count >= self.chunk_bytes:
+            self._close_chunk()
+
+    def _close_chunk(self) -> None:
+        if self._chunk_messages == 0:
+            return
+        raw = self._chunk.end()
+        data = self._compressor.compress(raw)
+        chunk = Chunk(compression="zstd", data=data, message_start_time=self._chunk_start,
+                      message_end_time=self._chunk_end, uncompressed_crc=zlib.crc32(raw),
+                      uncompressed_size=len(raw))  # fmt: skip
+        chunk_offset = self.ending_offset + len(self._pending)
+        chunk_record = record_bytes(chunk)
+        self._pending += chunk_record
+        index_offsets = {}
+        index_start = len(self._pending)
+        for channel_id, entries in self._chunk_index.items():
+            index_offsets[channel_id] = self.ending_offset + len(self._pending)
+            self._pending += record_bytes(MessageIndex(channel_id, entries))
+        self._closed.append((
+            ChunkIndex(message_start_time=self._chunk_start, message_end_time=self._chunk_end,
+                       chunk_start_offset=chunk_offset, chunk_length=len(chunk_record),
+                       message_index_offsets=index_offsets,
+                       message_index_length=len(self._pending) - index_start,
+                       compression="zstd", compressed_size=len(data),
+                       uncompressed_size=len(raw)),
+            {c: len(e) for c, e in self._chunk_index.items()},
+        ))  # fmt: skip
+        self._chunk_index = {}
+        self._chunk_messages = 0
+
+    def commit(self) -> None:
+        """Close the open chunk and write everything since the last commit, with the ending,
+        in one write; then fsync. A failure raises (see ``restore``)."""
+        self._close_chunk()
+        if not self._pending and self.ending_offset:
+            os.fsync(self.fd)
+            return
+        data = bytes(self._pending) + OPEN_ENDING
+        pwrite_all(self.fd, data, self.ending_offset)
+        os.fsync(self.fd)
+        self.ending_offset += len(self._pending)
+        self._pending.clear()
+        for index, counts in self._closed:
+            self.index.add_chunk(index, counts)
+        self._closed.clear()
+
+    def restore(self) -> None:
+        """After a failed commit: the last good commit's ending back at the end of the data
+        (what the failed write left after it cut away), so the file reads as it did."""
+        self._pending.clear()
+        self._closed.clear()
+        self._chunk.end()
+        self._chunk_index = {}
+        self._chunk_messages = 0
+        os.ftruncate(self.fd, self.ending_offset)
+        if self.ending_offset:
+            pwrite_all(self.fd, OPEN_ENDING, self.ending_offset)
+        os.fsync(self.fd)
+
+    def finish(self) -> None:
+        """Commit, then replace the ending with the summary: the file is complete."""
+        self.commit()
+        self.index.write_summary(self.fd, self.ending_offset)
+        os.fsync(self.fd)
+        self.index.close()
+        self.finished = True

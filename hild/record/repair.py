@@ -1,0 +1,232 @@
+"""`hild inspect --repair`: index a recording its writer never finished.
+
+A recording cut short (the daemon killed, the disk full, a power cut) keeps its data but has
+no summary: the ``mcap`` package's readers go through it in order, not by its index. Repair
+reads the data section record by record, stops at its end (hild's ending of a commit, or the
+first record a crash left incomplete), and writes the summary there, as a clean stop would have
+(hild.record.mcapfile.Index): the file then opens indexed. Nothing that reads back is lost; a
+record cut in two by a power cut could never be read and is cut away (the report says so).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import stat
+import struct
+from dataclasses import dataclass
+from io import BytesIO
+from pathlib import Path
+
+from mcap.data_stream import ReadDataStream
+from mcap.exceptions import McapError
+from mcap.opcode import Opcode
+from mcap.records import (
+    Channel,
+    Chunk,
+    ChunkIndex,
+    Footer,
+    Message,
+    MessageIndex,
+    Metadata,
+    MetadataIndex,
+    Schema,
+)
+from mcap.stream_reader import get_chunk_data_stream
+
+from hild.config import MISSING, ConfigError
+from hild.record.mcapfile import MAGIC, Index, pwrite_all, record_bytes
+
+RECORD_HEAD = struct.Struct("<BQ")  # opcode, length of what follows
+FOOTER_BYTES = len(record_bytes(Footer(0, 0, 0)))
+BAD_CHUNK = (McapError, ValueError, EOFError, struct.error, OSError, MemoryError)
+
+
+@dataclass(frozen=True)
+class Repaired:
+    file: str
+    already_complete: bool
+    messages: int = 0
+    chunks: int = 0
+    cut_bytes: int = 0  # of a record left incomplete (a power cut during a write)
+
+    def describe(self) -> str:
+        if self.already_complete:
+            return f"{self.file}: complete already (indexed); nothing to repair"
+        text = (f"{self.file}: repaired: {self.messages} messages in {self.chunks} chunks "
+                "indexed; the mcap package's readers now open it by its summary")  # fmt: skip
+        if self.cut_bytes:
+            text += f"; {self.cut_bytes} bytes of a record cut short at its end removed"
+        return text
+
+
+@dataclass
+class _Chunk:
+    """A chunk read, waiting for its message indexes (the records after it)."""
+
+    offset: int
+    length: int
+    chunk: Chunk
+    entries: dict[int, list[tuple[int, int]]]
+    index_offsets: dict[int, int]
+    index_end: int
+
+
+def _open(path: Path) -> int:
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise ConfigError(path, "", MISSING, "a recording (no such file)") from None
+    except OSError as e:
+        raise ConfigError(path, "", MISSING, f"a recording that can be rewritten "
+                          f"({e.strerror})") from None  # fmt: skip
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ConfigError(path, "", MISSING, "a recording (a regular file)")
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ConfigError(path, "", MISSING, "a recording no hild is writing now (stop "
+                              "the run first; it finishes the file itself)") from None  # fmt: skip
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _complete(fd: int, size: int) -> bool:
+    """Ends with a footer that names a summary, and the magic."""
+    if size < len(MAGIC) * 2 + FOOTER_BYTES:
+        return False
+    tail = os.pread(fd, FOOTER_BYTES + len(MAGIC), size - FOOTER_BYTES - len(MAGIC))
+    if tail[-len(MAGIC) :] != MAGIC or tail[0] != Opcode.FOOTER:
+        return False
+    footer = Footer.read(ReadDataStream(BytesIO(tail[RECORD_HEAD.size :])))
+    return footer.summary_start != 0
+
+
+def _messages(chunk: Chunk) -> tuple[dict[int, list[tuple[int, int]]], list, int]:
+    """Each channel's (log time, offset) in the chunk, the schemas and channels in it, and
+    its message count; raises when the chunk does not decompress or fails its CRC."""
+    stream, length = get_chunk_data_stream(chunk, validate_crc=True)
+    entries: dict[int, list[tuple[int, int]]] = {}
+    found: list = []
+    n = 0
+    while stream.count < length:
+        offset = stream.count
+        opcode, size = stream.read1(), stream.read8()
+        if opcode == Opcode.MESSAGE:
+            message = Message.read(stream, size)
+            entries.setdefault(message.channel_id, []).append((message.log_time, offset))
+            n += 1
+        elif opcode == Opcode.SCHEMA:
+            found.append(Schema.read(stream))
+        elif opcode == Opcode.CHANNEL:
+            found.append(Channel.read(stream))
+        else:
+            stream.read(size)
+    return entries, found, n
+
+
+def repair(path: Path) -> Repaired:
+    """Write the summary of a recording that has none; see the module's text."""
+    path = Path(path)
+    fd = _open(path)
+    try:
+        size = os.fstat(fd).st_size
+        if os.pread(fd, len(MAGIC), 0) != MAGIC:
+            raise ConfigError(path, "", MISSING, "an MCAP recording (it does not start as one)")
+        if _complete(fd, size):
+            return Repaired(str(path), already_complete=True)
+        return _rebuild(path, fd, size)
+    finally:
+        os.close(fd)
+
+
+def _rebuild(path: Path, fd: int, size: int) -> Repaired:
+    index = Index()
+    offset = len(MAGIC)
+    pending: _Chunk | None = None
+    torn = False
+    while offset < size:
+        head = os.pread(fd, RECORD_HEAD.size, offset)
+        if len(head) < RECORD_HEAD.size:
+            torn = True
+            break
+        opcode, length = RECORD_HEAD.unpack(head)
+        end = offset + RECORD_HEAD.size + length
+        if opcode in (Opcode.DATA_END, Opcode.FOOTER):  # the end of the data: a commit's
+            break
+        if end > size:
+            torn = True
+            break
+        body = ReadDataStream(BytesIO(os.pread(fd, length, offset + RECORD_HEAD.size)))
+        if opcode == Opcode.MESSAGE_INDEX and pending is not None:
+            pending.index_offsets[MessageIndex.read(body).channel_id] = offset
+            pending.index_end = end
+            offset = end
+            continue
+        if pending is not None:
+            _index_chunk(index, pending)
+            pending = None
+        if opcode == Opcode.CHUNK:
+            try:
+                chunk = Chunk.read(body)
+                entries, found, _ = _messages(chunk)
+            except BAD_CHUNK:  # written in part: where the data ends
+                torn = True
+                break
+            for record in found:
+                _add(index, record)
+            pending = _Chunk(offset, end - offset, chunk, entries, {}, end)
+        elif opcode == Opcode.SCHEMA:
+            _add(index, Schema.read(body))
+        elif opcode == Opcode.CHANNEL:
+            _add(index, Channel.read(body))
+        elif opcode == Opcode.METADATA:
+            name = Metadata.read(body).name
+            index.metadata.append(MetadataIndex(offset, end - offset, name))
+        elif opcode == Opcode.MESSAGE:  # outside a chunk (not hild's way): counted
+            message = Message.read(body, length)
+            index.add_messages({message.channel_id: 1}, message.log_time, message.log_time)
+        offset = end
+    data_end = offset
+    cut = size - offset if torn else 0
+    if pending is not None:
+        if set(pending.index_offsets) != set(pending.entries):  # its message indexes cut
+            data_end = pending.offset + pending.length
+            pending.index_offsets = {}
+            for channel_id, times in pending.entries.items():
+                record = record_bytes(MessageIndex(channel_id, times))
+                pwrite_all(fd, record, data_end)
+                pending.index_offsets[channel_id] = data_end
+                data_end += len(record)
+            pending.index_end = data_end
+        else:
+            data_end = pending.index_end
+        _index_chunk(index, pending)
+    index.write_summary(fd, data_end)
+    os.fsync(fd)
+    index.close()
+    return Repaired(str(path), False, index.message_count, index.chunk_count, cut)
+
+
+def _add(index: Index, record: Schema | Channel) -> None:
+    if isinstance(record, Schema):
+        index.schemas.setdefault(record.id, record)
+    else:
+        index.channels.setdefault(record.id, record)
+
+
+def _index_chunk(index: Index, c: _Chunk) -> None:
+    first_index = min(c.index_offsets.values(), default=c.offset + c.length)
+    index.add_chunk(
+        ChunkIndex(message_start_time=c.chunk.message_start_time,
+                   message_end_time=c.chunk.message_end_time, chunk_start_offset=c.offset,
+                   chunk_length=c.length, message_index_offsets=c.index_offsets,
+                   message_index_length=c.index_end - first_index if c.index_offsets else 0,
+                   compression=c.chunk.compression, compressed_size=len(c.chunk.data),
+                   uncompressed_size=c.chunk.uncompressed_size),
+        {channel: len(e) for channel, e in c.entries.items()},
+    )  # fmt: skip
