@@ -18,8 +18,9 @@ from hild.mirror.config import from_url
 from hild.mirror.observer import Mirror
 from hild.record.config import EXIT_RECORDING_FAILED, RecordConfig
 from hild.record.observer import Recorder
-from hild.rundir import RunDir, bench_uses_run_dir
+from hild.rundir import RunDir, pty_paths_under
 from hild.systemd import notifier_from_environment
+from hild.transport.url import parse_port_url
 
 
 def banner(daemon: Daemon) -> str:
@@ -160,7 +161,7 @@ def run_bench(
     bench = load_bench(name_or_path, **overrides)
     # Held for the whole run when pty links go in it: checked, locked against a second daemon,
     # cleaned of the links a dead one left (hild.rundir).
-    held = RunDir(bench.run_dir) if bench_uses_run_dir(bench) else contextlib.nullcontext()
+    held = RunDir(bench.run_dir) if uses_run_dir(bench) else contextlib.nullcontext()
     with held:
         recording = recorder(bench, record_file)
         observers = [o for o in (notifier_from_environment(), mirror(bench, mqtt_options or {}),
@@ -174,3 +175,10 @@ def run_bench(
     if daemon.stop_reason == "diverged":
         return 1
     return EXIT_RECORDING_FAILED if recording is not None and recording.failed else 0
+
+
+def uses_run_dir(bench: Bench) -> bool:
+    """Whether a bench has a pty:// port whose link goes under its run_dir (here, not in
+    hild.rundir, which the port URLs import for their default run directory)."""
+    specs = [parse_port_url(url, bench.run_dir) for d in bench.devices for url in d.ports]
+    return bool(pty_paths_under(specs, bench.run_dir))

@@ -467,11 +467,3 @@ def pty_paths_under(specs, run_dir: str | os.PathLike) -> list[str]:
         and spec.path is not None
         and os.path.commonpath([root, os.path.abspath(spec.path)]) == root
     ]
-
-
-def bench_uses_run_dir(bench) -> bool:
-    """Whether a bench has a pty:// port whose link goes under its run_dir."""
-    from hild.transport.url import parse_port_url
-
-    specs = [parse_port_url(url, bench.run_dir) for d in bench.devices for url in d.ports]
-    return bool(pty_paths_under(specs, bench.run_dir))

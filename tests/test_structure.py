@@ -14,6 +14,8 @@ HILD = Path(__file__).resolve().parents[1] / "hild"
 RULES = [
     ("model", ("hild.environment", "hild.coupled")),
     ("environment", ("hild.model", "hild.coupled")),
+    # the port URLs take their default run directory from hild.rundir: not the other way round
+    ("rundir", ("hild.transport",)),
 ]
 
 
@@ -36,7 +38,9 @@ def imported_modules(path: Path, root: Path) -> set[str]:
 
 def cross_imports(root: Path, package: str, forbidden: tuple[str, ...]) -> list[str]:
     offences = []
-    for path in sorted((root / "hild" / package).rglob("*.py")):
+    module = root / "hild" / f"{package}.py"  # a module of its own, or a package's folder
+    paths = [module] if module.exists() else sorted((root / "hild" / package).rglob("*.py"))
+    for path in paths:
         for name in sorted(imported_modules(path, root)):
             if name.startswith(forbidden):
                 offences.append(f"{path.relative_to(root)} imports {name}")
