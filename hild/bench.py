@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from hild.bus.frontseat import CPNVG_HEADINGS
 from hild.bus.models import COMMAND_MODELS
 from hild.clock import MAX_TIME_SCALE, MIN_TIME_SCALE, TIME_SCALE_EXPECTED
 from hild.config import (
@@ -37,13 +36,14 @@ from hild.rundir import DEFAULT_RUN_DIR, RUN_DIR_EXPECTED, usable_run_dir_name
 from hild.sensors.catalog import (
     MAX_RATE_HZ,
     MIN_RATE_HZ,
+    SETTING_CHOICES,
+    SETTING_LIMITS,
     DeviceType,
     available_device_types,
     load_device_type,
     sentence_list,
     talker,
 )
-from hild.sensors.course import COG_AT_REST
 from hild.sensors.device import DeviceConfig
 from hild.sensors.factory import build_device
 from hild.sensors.faults import FAULT_KINDS, FaultSpec
@@ -61,26 +61,6 @@ LATEST_START = datetime(2199, 12, 31, tzinfo=UTC)
 # Noise, biases and bias jumps beyond this, in the quantity's own unit (m, deg, m/s, kn),
 # describe no instrument: they only overflow the sentence fields.
 MAX_ERROR = 1e4
-# Numeric device settings: the values a sentence field can carry or a receiver can mean.
-SETTING_LIMITS: dict[str, tuple[float, float]] = {
-    "fix_quality": (0, 8),  # GGA quality indicator 0-8 (NMEA 0183 v4.10)
-    "satellites": (0, 99),  # GGA: two digits
-    "hdop": (0.0, 99.9),
-    "pdop": (0.0, 99.9),
-    "vdop": (0.0, 99.9),
-    "geoid_separation": (-200.0, 200.0),  # m: the geoid stays within about 110 m of WGS 84
-    # ddmm.mmmmmm: with 7 decimals a GGA at the field widths' extremes needs 83 characters
-    "position_decimals": (0, 6),
-    "accuracy_deg": (0.0, 90.0),
-    "battery_voltage": (0.0, 100.0),
-}
-
-
-# Device settings that name one of a few behaviours.
-SETTING_CHOICES: dict[str, tuple[str, ...]] = {
-    "cog_at_rest": COG_AT_REST,  # a receiver's course below 0.1 m/s (hild/sensors/course.py)
-    "cpnvg_heading": CPNVG_HEADINGS,  # the frontseat's CPNVG heading
-}
 
 
 class BenchError(MultipleConfigError):

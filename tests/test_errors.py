@@ -285,6 +285,16 @@ DEVICE_TYPE_CASES = [
          ("{tmp}/types/bad.toml", "rate_hz = -1.0", "at least 0.01"),
          {"bench.toml": TYPED_BENCH, "types/bad.toml": edit(GPS_TYPE, "rate_hz = ",
                                                             "rate_hz = -").encode()}),
+    # a type file's own settings are held to what a bench's overrides are (choices, limits):
+    # found by `hild check`, not by the device that would read them when the run starts
+    Case("device-type-setting-choice", ("check", "{tmp}/bench.toml"),
+         ("{tmp}/types/bad.toml", "settings.cog_at_rest = 'bogus'", "one of 'empty', 'hold'"),
+         {"bench.toml": TYPED_BENCH, "types/bad.toml": edit(GPS_TYPE, '\ncog_at_rest = "empty"',
+                                                            '\ncog_at_rest = "bogus"').encode()}),
+    Case("device-type-setting-limit", ("check", "{tmp}/bench.toml"),
+         ("{tmp}/types/bad.toml", "settings.hdop = 120.0", "a value from 0 to 99.9"),
+         {"bench.toml": TYPED_BENCH, "types/bad.toml": edit(GPS_TYPE, "hdop = 0.9",
+                                                            "hdop = 120.0").encode()}),
 ]  # fmt: skip
 
 SCHEDULE_ROWS = [

@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from hild.bus.device import CommandDevice
+from hild.bus.frontseat import CPNVG_HEADINGS
 from hild.bus.models import COMMAND_MODELS
 from hild.config import ConfigError, FileKind, Section, load_toml
 from hild.sensors.anemometer import Anemometer
+from hild.sensors.course import COG_AT_REST
 from hild.sensors.device import Device
 from hild.sensors.gps import Gps
 from hild.sensors.heading import Heading
@@ -19,6 +21,27 @@ from hild.sensors.speed_log import SpeedLog
 # fastest heading and IMU outputs on an NMEA bus); never more than the loop's rate either.
 MIN_RATE_HZ = 0.01
 MAX_RATE_HZ = 100.0
+# Numeric device settings: the values a sentence field can carry or a receiver can mean.
+SETTING_LIMITS: dict[str, tuple[float, float]] = {
+    "fix_quality": (0, 8),  # GGA quality indicator 0-8 (NMEA 0183 v4.10)
+    "satellites": (0, 99),  # GGA: two digits
+    "hdop": (0.0, 99.9),
+    "pdop": (0.0, 99.9),
+    "vdop": (0.0, 99.9),
+    "geoid_separation": (-200.0, 200.0),  # m: the geoid stays within about 110 m of WGS 84
+    # ddmm.mmmmmm: with 7 decimals a GGA at the field widths' extremes needs 83 characters
+    "position_decimals": (0, 6),
+    "accuracy_deg": (0.0, 90.0),
+    "battery_voltage": (0.0, 100.0),
+}
+
+
+# Device settings that name one of a few behaviours.
+SETTING_CHOICES: dict[str, tuple[str, ...]] = {
+    "cog_at_rest": COG_AT_REST,  # a receiver's course below 0.1 m/s (hild/sensors/course.py)
+    "cpnvg_heading": CPNVG_HEADINGS,  # the frontseat's CPNVG heading
+}
+
 DEVICE_DIR = Path(__file__).resolve().parents[2] / "devices"
 SENSOR_MODELS: dict[str, type[Device]] = {
     cls.model: cls for cls in (Gps, Heading, Anemometer, SpeedLog)
@@ -72,7 +95,7 @@ def load_device_type(name: str) -> DeviceType:
     setting_values = dict(settings.data) if settings else {}
     if settings:
         for key in setting_values:
-            settings.raw(key)
+            check_setting(settings, key)
     result = DeviceType(
         name=name,
         file=str(path),
@@ -89,6 +112,18 @@ def load_device_type(name: str) -> DeviceType:
     for section in (dev, root):
         section.finish()
     return result
+
+
+def check_setting(section: Section, key: str) -> None:
+    """A setting's value within what it can mean (its choices or limits), as a device type
+    file gives it; a bench's overrides are checked against the same."""
+    value = section.raw(key)
+    if key in SETTING_CHOICES:
+        section.string(key, choices=SETTING_CHOICES[key])
+    elif key in SETTING_LIMITS and not isinstance(value, bool) and isinstance(value, int | float):
+        lo, hi = SETTING_LIMITS[key]
+        if not lo <= value <= hi:
+            raise section.error(key, value, f"a value from {lo:g} to {hi:g}")
 
 
 def talker(section: Section, key: str, default: Any = None) -> str:
