@@ -3,8 +3,9 @@
 One thread and ``select``: read whatever the sensor link has, assemble fixes,
 update the autopilot on each new fix and send its commands at once, re-send
 the latest commands every ``1 / rate_hz`` seconds of wall time (the daemon's
-command watchdog idles the actuators after 0.5 s without one, and then takes
-only a neutral command: the pilot sends one first after any gap of its own),
+command watchdog idles the actuators after 0.5 s without one, and a jet or
+thruster controller then takes only a neutral command (its ``release``): the
+pilot sends one first after any gap of its own, whatever the device),
 and send neutral before the first fix and while the fixes have stopped. At
 the end (mission complete, timeout, SIGINT or SIGTERM) it sends the neutral
 command a few times and reports.
