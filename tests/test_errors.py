@@ -417,6 +417,9 @@ NAME_CASES += [
     Case("record-template-leaves-its-folder", ("run", "{tmp}/b.toml"),
          ("record.file = '{bench}/../../x.mcap'", "which is not in"),
          {"b.toml": MINIMAL_BENCH + b'[record]\nfile = "{bench}/../../x.mcap"\n'}),
+    Case("record-template-leaves-its-folder-check", ("check", "{tmp}/b.toml"),
+         ("record.file = '{bench}/../../x.mcap'", "which is not in"),
+         {"b.toml": MINIMAL_BENCH + b'[record]\nfile = "{bench}/../../x.mcap"\n'}),
 ]  # fmt: skip
 
 CASES = [

@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hild.config import MISSING, ConfigError, Section
+from hild.names import TemplateError, fill_template
 
 # `hild run`'s exit status when the run went on to its end but its recording failed part-way
 # (a full disk, a file-size limit): not a clean run (0), nor a failed run (1), nor a
@@ -40,6 +41,10 @@ def read_record(section: Section, loop_rate_hz: float) -> RecordConfig:
     file = section.string("file")
     if not file.strip() or "\0" in file:
         raise section.error("file", file, "a file name for the recording, e.g. 'run.mcap'")
+    try:  # the template's own text may lead out of its folder whatever the name: said now
+        fill_template(file, {"bench": "bench", "utc": "20260101T000000Z"})
+    except TemplateError as e:
+        raise section.error("file", file, f"a file that stays in its folder ({e})") from None
     default = RecordConfig.for_file(Path(file), loop_rate_hz)
     config = replace(
         default,
