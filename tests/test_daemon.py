@@ -612,18 +612,16 @@ def test_a_serial_device_that_disappears_is_reopened(tmp_path):
 
 def test_duration_and_time_scale(tmp_path):
     """--time-scale 10 runs 20 simulated seconds in 2 wall seconds of loop."""
-    started = time.monotonic()
     daemon = Daemon("example", "--run-dir", str(tmp_path / "run"), "--time-scale", "10",
                     "--duration", "20", tmp=tmp_path)  # fmt: skip
     summary = daemon.wait(60)
-    elapsed = time.monotonic() - started
     assert summary["reason"] == "duration" and summary["t"] == pytest.approx(20.0)
     assert summary["ticks"] == 2000
     assert summary["devices"]["gps"]["epochs"] == 201
-    # the loop's own wall time: 2 s against absolute deadlines, plus at most the last tick's
-    # lateness (a time scale of 5 or 20 would give 4 s or 1 s)
-    assert 1.99 <= summary["loop_wall_s"] < 2.5, summary["loop_wall_s"]
-    assert elapsed < 60
+    assert [e["time_scale"] for e in daemon.events("run.start")] == [10.0]
+    # the loop's own wall time: absolute deadlines are never met early, so never under 2 s (a
+    # scale of 20 would give 1 s); how late a busy machine makes it is bench/'s to measure
+    assert summary["loop_wall_s"] >= 1.99, summary["loop_wall_s"]
 
 
 def test_a_time_scale_the_machine_cannot_hold_is_said(tmp_path):
