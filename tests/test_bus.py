@@ -866,9 +866,8 @@ def test_the_device_files_worked_examples_check_and_decode(type_name):
         assert {d is None for b, d in found if b.startswith("PYDIR")} == {True, False}
 
 
-def test_the_readmes_controller_bus_examples_check_and_decode():
-    readme = (DEVICE_DIR.parent / "README.md").read_text()
-    section = readme.split("### Controller bus", 1)[1].split("\n### ", 1)[0]
+def test_the_controller_bus_guides_examples_check_and_decode():
+    section = (DEVICE_DIR.parent / "docs" / "controller-bus.md").read_text()
     found = examples(section)
     for body, digits in found:
         check_example(body, digits, sorted(COMMAND_DEVICES))
@@ -1135,7 +1134,7 @@ def test_arbiter_owns_each_part_so_a_steering_line_that_dies_leaves_the_throttle
 
 # --- HSC: the controller's heading reference ------------------------------------------------
 def test_hsc_is_a_heading_reference_and_no_command():
-    # the README's worked example: the XOR of "APHSC,45.0,T,,M" is 0x4F
+    # docs/controller-bus.md's worked example: the XOR of "APHSC,45.0,T,,M" is 0x4F
     assert nmea("APHSC,45.0,T,,M") == b"$APHSC,45.0,T,,M*4F"
     dev = device("odin", name="jets")
     record = dev.receive(inbound(b"$APHSC,45.0,T,,M*4F", 3.0))
