@@ -205,7 +205,7 @@ def test_iec_sentences_for_odin():
 
 
 def test_hsc_carries_the_heading_to_steer_in_degrees_true():
-    assert hsc(math.radians(45.0)) == b"$APHSC,45.0,T,,M*4F\r\n"  # the example in docs/controller-bus.md
+    assert hsc(math.radians(45.0)) == b"$APHSC,45.0,T,,M*4F\r\n"  # docs/controller-bus.md
     # pynmea2's own HSC type reads it, checksum checked; 0.0 .. 359.9 as the pilot prints it
     for deg, text in ((45.0, "45.0"), (-90.0, "270.0"), (359.96, "0.0"), (123.44, "123.4")):
         m = pynmea2.parse(hsc(math.radians(deg)).decode().strip(), check=True)
