@@ -319,7 +319,7 @@ def _weather(root: Section) -> Weather:
     try:
         weather = load_weather(preset)
     except NotFoundError:  # (one that exists but is malformed is reported as it is)
-        names = ", ".join(PRESETS.names())
+        names = PRESETS.listing()
         raise section.error("preset", preset, f"a weather file or one of: {names}") from None
     # The bench file may move the preset's mean wind and current.
     weather = weather.with_means(

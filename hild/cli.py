@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
         "ptys, UDP and TCP. With no bench file it runs the built-in default: Odin in calm water "
         "off Horten with a GNSS compass, an anemometer and a speed log on virtual serial ports "
         "under /tmp/hild/, and every sentence on UDP 127.0.0.1:10110. Built-in benches: "
-        + ", ".join(BENCHES.names())
+        + BENCHES.listing()
         + ".",
     )
     run.add_argument("bench", nargs="?", help="bench file, or a built-in bench name (default)")
@@ -96,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
         "sim",
         help="run a vessel model faster than real time",
         description="Run a vessel profile faster than real time and print a summary; "
-        f"built-in profiles: {', '.join(PROFILES.names())}.",
+        f"built-in profiles: {PROFILES.listing()}.",
     )
     sim.add_argument("profile", help="profile name (e.g. odin) or path to a profile TOML")
     sim.add_argument("--duration", type=SECONDS, required=True, metavar="SECONDS")
@@ -122,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "--weather", default="calm", metavar="PRESET",
         help="weather preset name or TOML file (calm); presets: "
-        + ", ".join(PRESETS.names()),
+        + PRESETS.listing(),
     )  # fmt: skip
     sim.add_argument("--seed", type=SEED, default=0, help="random seed of the weather (0)")
     sim.add_argument("--repeat", type=RUNS, default=1, metavar="N",
@@ -192,9 +192,20 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--run-dir", type=Path, default=Path(DEFAULT_RUN_DIR), metavar="DIR",
                         help=f"where pty:// links go ({DEFAULT_RUN_DIR})")  # fmt: skip
 
+    show = sub.add_parser(
+        "show", help="list or print the built-in benches, profiles, weather, devices, units",
+        description="Print a built-in file to copy and edit (hild show bench default > "
+        "my-bench.toml; hild show systemd hild.service), list the names of a kind (hild show "
+        "weather), or every kind and where an install keeps them (hild show).",
+    )  # fmt: skip
+    show.add_argument("kind", nargs="?", choices=("bench", "profile", "weather", "device",
+                                                  "systemd"))  # fmt: skip
+    show.add_argument("name", nargs="?", help="a built-in name (a unit's file name for systemd)")
+
     for command in (
         run,
         check,
+        show,
         sim,
         pilot,
         inspect,
@@ -335,6 +346,10 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.write(summary_text(summary) + "\n")
             if summary.get("record", {}).get("error"):
                 return EXIT_RECORDING_FAILED
+        if args.command == "show":
+            from hild.show import show
+
+            return show(args.kind, args.name)
         if args.command == "pilot":
             return pilot_options.run_from_args(args)
         if args.command in ("inspect", "plot", "replay"):

@@ -246,6 +246,7 @@ class FileKind:
     folder: Path
     env_var: str | None = None
     builtin: str | None = None
+    searched: tuple[Path, ...] = ()  # where the built-in folder was looked for (hild.builtin)
 
     def folders(self) -> list[Path]:
         """Where names are looked up: ``$env_var``'s folders, then the built-in one."""
@@ -255,6 +256,15 @@ class FileKind:
     def names(self) -> list[str]:
         """The built-in names, numbers in numeric order (beaufort-2 before beaufort-10)."""
         return builtin_names(self.folder)
+
+    def listing(self) -> str:
+        """The built-in names for a message, or where hild looked when it found none."""
+        names = self.names()
+        if names:
+            return ", ".join(names)
+        looked = " and ".join(str(p) for p in self.searched or (self.folder,))
+        return (f"none found: hild looked in {looked} (an install without its built-in files; "
+                "reinstall hild from a wheel or a source tree)")  # fmt: skip
 
     def resolve(self, name_or_path: str) -> Path:
         """The one resolver of configuration files: a path, or a name looked up in
@@ -278,7 +288,7 @@ class FileKind:
                 raise ConfigError(candidate, "", MISSING, f"a {self.kind} file, not {kind}")
             plural = "es" if builtin.endswith(("ch", "sh", "s")) else "s"
             raise ConfigError(candidate, "", MISSING, f"an existing {self.kind} file (no such "
-                              f"file; {builtin}{plural}: {', '.join(self.names())})")  # fmt: skip
+                              f"file; {builtin}{plural}: {self.listing()})")  # fmt: skip
         for d in self.folders():
             path = d / f"{name_or_path}.toml"
             if path.exists():  # (one that is no regular file is refused by read_text)
@@ -286,7 +296,7 @@ class FileKind:
         if candidate.is_file():
             return candidate
         raise NotFoundError(self.kind, self.key, name_or_path, f"a {self.kind} file or a "
-                            f"{builtin}: {', '.join(self.names())}")  # fmt: skip
+                            f"{builtin}: {self.listing()}")  # fmt: skip
 
 
 class Section:

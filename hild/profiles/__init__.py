@@ -1,9 +1,10 @@
 """Reading the files of profiles/: vessel profiles and weather presets, into the core's
 frozen records."""
 
-from pathlib import Path
-
+from hild.builtin import builtin_candidates, builtin_folder
 from hild.config import FileKind
 
-BENCH_DIR = Path(__file__).resolve().parents[2] / "profiles" / "bench"  # the built-in benches
-BENCHES = FileKind("bench", "name", BENCH_DIR, builtin="bench")
+BENCH_DIR = builtin_folder("profiles/bench")  # the built-in benches
+BENCHES = FileKind(
+    "bench", "name", BENCH_DIR, builtin="bench", searched=builtin_candidates("profiles/bench")
+)

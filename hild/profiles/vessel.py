@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hild.builtin import builtin_candidates, builtin_folder
 from hild.config import ConfigError, FileKind, Problems, Section, load_toml
 from hild.model.pack import LAWS, pack_actuators, pack_parameters
 from hild.model.vessel import (
@@ -34,10 +35,12 @@ from hild.model.vessel import (
     with_relative_damping,
 )
 
-PROFILE_DIR = Path(__file__).resolve().parents[2] / "profiles"
+PROFILE_DIR = builtin_folder("profiles")
 
 
-PROFILES = FileKind("profile", "name", PROFILE_DIR, "HILD_PROFILE_PATH")
+PROFILES = FileKind(
+    "profile", "name", PROFILE_DIR, "HILD_PROFILE_PATH", searched=builtin_candidates("profiles")
+)
 
 
 def load_profile(name_or_path: str) -> Vessel:

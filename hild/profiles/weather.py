@@ -7,8 +7,8 @@ is reported at once.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
+from hild.builtin import builtin_candidates, builtin_folder
 from hild.config import FileKind, Problems, Section, load_toml
 from hild.environment.weather import (
     GUST_MODELS,
@@ -21,10 +21,17 @@ from hild.environment.weather import (
     WindSpec,
 )
 
-WEATHER_DIR = Path(__file__).resolve().parents[2] / "profiles" / "weather"
+WEATHER_DIR = builtin_folder("profiles/weather")
 
 
-PRESETS = FileKind("weather", "preset", WEATHER_DIR, "HILD_WEATHER_PATH", "weather preset")
+PRESETS = FileKind(
+    "weather",
+    "preset",
+    WEATHER_DIR,
+    "HILD_WEATHER_PATH",
+    "weather preset",
+    searched=builtin_candidates("profiles/weather"),
+)
 
 
 def load_weather(name_or_path: str) -> Weather:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from hild.builtin import builtin_candidates, builtin_folder
 from hild.bus.device import CommandDevice
 from hild.bus.frontseat import CPNVG_HEADINGS
 from hild.bus.models import COMMAND_MODELS
@@ -42,7 +42,7 @@ SETTING_CHOICES: dict[str, tuple[str, ...]] = {
     "cpnvg_heading": CPNVG_HEADINGS,  # the frontseat's CPNVG heading
 }
 
-DEVICE_DIR = Path(__file__).resolve().parents[2] / "devices"
+DEVICE_DIR = builtin_folder("devices")
 SENSOR_MODELS: dict[str, type[Device]] = {
     cls.model: cls for cls in (Gps, Heading, Anemometer, SpeedLog)
 }
@@ -66,7 +66,9 @@ class DeviceType:
     settings: dict[str, Any]
 
 
-DEVICE_TYPES = FileKind("device type", "type", DEVICE_DIR, "HILD_DEVICE_PATH")
+DEVICE_TYPES = FileKind(
+    "device type", "type", DEVICE_DIR, "HILD_DEVICE_PATH", searched=builtin_candidates("devices")
+)
 
 
 def available_device_types() -> list[str]:
