@@ -116,10 +116,12 @@ def test_a_loop_held_off_its_core_jumps_ahead_instead_of_racing(tmp_path):
     gps = PtyClient(tmp_path / "run" / "gps").start()
     try:
         time.sleep(1.5)
+        stopped = time.monotonic()
         os.kill(daemon.proc.pid, signal.SIGSTOP)
         time.sleep(2.0)
         os.kill(daemon.proc.pid, signal.SIGCONT)
         resumed = time.monotonic()
+        held = resumed - stopped  # 2 s, more when this machine is busy
         time.sleep(2.5)
         summary = daemon.stop()
     finally:
@@ -127,15 +129,19 @@ def test_a_loop_held_off_its_core_jumps_ahead_instead_of_racing(tmp_path):
         if daemon.proc.poll() is None:
             daemon.proc.kill()
     (resync,) = daemon.events("loop.resync")
-    # the 2 s stop plus the tick's own phase and the signals' delivery (a few ms each)
-    assert 1.95 <= resync["behind_s"] <= 2.3, resync
+    # what the stop held it, less the part of a tick (10 ms) it was ahead when stopped, plus
+    # the time the machine took to run it again after SIGCONT (ms when idle; the bound is 0.5 s
+    # for a busy machine: the point is that the whole stop is reported, not how fast)
+    assert held - 0.02 <= resync["behind_s"] <= held + 0.5, (resync, held)
     # the simulation lost what the stop cost instead of catching up: its clock runs behind
     # the loop's wall time by that much (to a tick or two, and this machine's lateness)
     assert summary["t"] == pytest.approx(summary["loop_wall_s"] - resync["behind_s"], abs=0.05)
-    # the 1 Hz GPS resumed at its rate: no two epochs back to back after the stop
+    # the 1 Hz GPS resumed at its rate: no two epochs back to back after the stop (a burst of
+    # missed epochs would arrive milliseconds apart; half a second allows this reader's own
+    # lateness on a busy machine)
     after = [t for t, _ in gps.sentences("GGA") if t >= resumed - 0.05]
     gaps = np.diff(after)
-    assert len(after) >= 2 and gaps.min() > 0.9, after
+    assert len(after) >= 2 and gaps.min() > 0.5, after
 
 
 DIVERGING_BENCH = """[bench]

@@ -475,13 +475,15 @@ async def test_pty_without_client_never_blocks_and_keeps_only_fresh_data(tmp_pat
     port = PtyPort(parse_port_url("pty://gps", run_dir=tmp_path), queue_lines=64)
     await port.start()
     try:
-        start = time.monotonic()
-        for batch in range(200):
-            for i in range(100):
-                port.send(nmea(f"GPTST,{batch * 100 + i:05d},{'X' * 40}"))
-            await asyncio.sleep(0)
-        elapsed = time.monotonic() - start
-        assert elapsed < 1.0
+        # send() never waits for the pty: with no reader, 20,000 lines go through it (a write
+        # that waited for the full pty would never return: reaching the end shows none did)
+        async def send_all() -> None:
+            for batch in range(200):
+                for i in range(100):
+                    port.send(nmea(f"GPTST,{batch * 100 + i:05d},{'X' * 40}"))
+                await asyncio.sleep(0)
+
+        await asyncio.wait_for(send_all(), timeout=60.0)
         await wait_for(lambda: port._queue.idle, what="the writer to catch up")
         assert port.stats.flushes >= 1  # the pty filled up and its stale input was discarded
         assert port.stats.dropped_lines > 0  # bursts of 100 into a queue of 64
