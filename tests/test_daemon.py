@@ -612,7 +612,12 @@ def test_a_serial_device_that_disappears_is_reopened(tmp_path):
 
 def test_duration_and_time_scale(tmp_path):
     """--time-scale 10 runs 20 simulated seconds in 2 wall seconds of loop."""
-    daemon = Daemon("example", "--run-dir", str(tmp_path / "run"), "--time-scale", "10",
+    text = resolve_bench("example").read_text()
+    assert "udp://127.0.0.1:10110" in text and "tcp://127.0.0.1:10111" in text
+    example = tmp_path / "example.toml"  # the built-in example, off the well-known ports
+    example.write_text(text.replace("127.0.0.1:10110", f"127.0.0.1:{free_udp_port()}")
+                       .replace("127.0.0.1:10111", f"127.0.0.1:{free_tcp_port()}"))  # fmt: skip
+    daemon = Daemon(str(example), "--run-dir", str(tmp_path / "run"), "--time-scale", "10",
                     "--duration", "20", tmp=tmp_path)  # fmt: skip
     summary = daemon.wait(60)
     assert summary["reason"] == "duration" and summary["t"] == pytest.approx(20.0)
