@@ -58,9 +58,10 @@ def deep_merge(base: dict, change: dict) -> dict:
 def no_line_applied(results: list[str]) -> str:
     """The error of a commands request none of whose lines was applied, from their reasons."""
     reasons = ", ".join(dict.fromkeys(results))
-    hint = ("; a latched watchdog takes only a neutral command (send one first, then repeat "
-            "the commands within the watchdog's lease)") if "latched" in results else ""
-    return f"no line applied ({reasons}){hint}"
+    if "latched" not in results:
+        return f"no line applied ({reasons})"
+    return (f"no line applied ({reasons}); a latched watchdog takes only a neutral command "
+            "(send one first, then repeat the commands within the watchdog's lease)")  # fmt: skip
 
 
 class RuntimeControl:
