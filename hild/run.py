@@ -13,6 +13,7 @@ from hild.bus.device import CommandDevice
 from hild.config import ConfigError
 from hild.daemon import Daemon
 from hild.examples import command_example, read_example
+from hild.firstcontact import checked_before_compiling
 from hild.kernel_cache import announce_compiling
 from hild.log import configure_logging, write_or_drop
 from hild.mirror.config import from_url
@@ -154,21 +155,31 @@ def run_bench(
 ) -> int:
     """Check the bench, then run it until Ctrl-C, SIGTERM or ``duration``."""
     configure_logging(log_format, log_level)
-    announce_compiling()
-    bench = load_bench(name_or_path, **overrides)
-    # Held for the whole run when pty links go in it: checked, locked against a second daemon,
-    # cleaned of the links a dead one left (hild.rundir).
-    held = RunDir(bench.run_dir) if uses_run_dir(bench) else contextlib.nullcontext()
-    with held:
-        recording = recorder(bench, record_file)
-        observers = [o for o in (notifier_from_environment(), mirror(bench, mqtt_options or {}),
-                                 recording) if o is not None]  # fmt: skip
-        daemon = Daemon(bench, duration, observers)
+    # The run directory and the ports first: a run that cannot start says so before the
+    # compiler's seconds (hild.firstcontact). The run directory is held for the whole run when
+    # pty links go in it: checked, locked against a second daemon, cleaned of the links a dead
+    # one left (hild.rundir).
+    with checked_before_compiling(name_or_path, overrides) as early:
+        announce_compiling()
+        bench = load_bench(name_or_path, **overrides)
+        late = early is None and uses_run_dir(bench)  # a file only load_bench could read
+        with RunDir(bench.run_dir) if late else contextlib.nullcontext():
+            return run_checked(bench, duration, mqtt_options or {}, record_file)
 
-        def ready(d: Daemon) -> None:
-            write_or_drop(sys.stdout, banner(d) + "\n")  # a closed stdout must not end the run
 
-        asyncio.run(daemon.run(ready))
+def run_checked(
+    bench: Bench, duration: float | None, mqtt_options: dict, record_file: str | None
+) -> int:
+    """Run a checked bench whose run directory is held; the exit status."""
+    recording = recorder(bench, record_file)
+    observers = [o for o in (notifier_from_environment(), mirror(bench, mqtt_options),
+                             recording) if o is not None]  # fmt: skip
+    daemon = Daemon(bench, duration, observers)
+
+    def ready(d: Daemon) -> None:
+        write_or_drop(sys.stdout, banner(d) + "\n")  # a closed stdout must not end the run
+
+    asyncio.run(daemon.run(ready))
     if daemon.stop_reason == "diverged":
         return 1
     return EXIT_RECORDING_FAILED if recording is not None and recording.failed else 0
