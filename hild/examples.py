@@ -56,9 +56,10 @@ def network_address(port: Port) -> tuple[str, int] | None:
         host, number = str(local[0]), int(local[1])
     elif spec.scheme == "tcp":
         host = spec.host or "127.0.0.1"
-        number = getattr(port, "bound_port", None) or spec.port
-        if number is None:
+        bound = getattr(port, "bound_port", None) or spec.port
+        if bound is None:
             return None
+        number = int(bound)
     else:
         return None
     return WILDCARD.get(host, host), int(number)
