@@ -12,6 +12,8 @@ from hild.bench import Bench, load_bench
 from hild.bus.device import CommandDevice
 from hild.config import ConfigError
 from hild.daemon import Daemon
+from hild.examples import command_example, read_example
+from hild.firstcontact import checked_before_compiling
 from hild.kernel_cache import announce_compiling
 from hild.log import configure_logging, write_or_drop
 from hild.mirror.config import from_url
@@ -39,8 +41,7 @@ def banner(daemon: Daemon) -> str:
         f"  {start_line(bench)}",
         "Connect to:",
     ]
-    example = None
-    commands: list[str] = []
+    readers: dict[str, str] = {}  # one way to read a sensor per kind of port
     for rt in daemon.devices:
         c = rt.device.config
         what = f"{c.name} ({c.type}: {' '.join(c.sentences)} at {c.rate_hz:g} Hz)"
@@ -49,19 +50,12 @@ def banner(daemon: Daemon) -> str:
             what = f"{c.name} ({c.type}: {protocols} in)"
         for port in rt.ports:
             where = port.describe()
-            if port.spec.scheme in ("pty", "serial"):
-                if port.spec.scheme == "pty":  # a serial port names its baud rate itself
-                    where += f", {port.spec.baud or c.baud} baud"
-                if not isinstance(rt.device, CommandDevice):
-                    example = example or (port.spec.path, port.spec.baud or c.baud)
+            if port.spec.scheme == "pty":  # a serial port names its baud rate itself
+                where += f", {port.spec.baud or c.baud} baud"
             lines.append(f"  {what:<50} {where}")
-            if isinstance(rt.device, CommandDevice):
-                commands.append(command_example(rt.device, port))
-    if example:
-        lines.append(f"For example: python -m serial.tools.miniterm {example[0]} {example[1]}")
-    if commands:
-        lines.append("Send actuator commands (feedback comes back on the same port), e.g.:")
-        lines.extend(f"  {c}" for c in commands if c)
+            if not isinstance(rt.device, CommandDevice) and port.spec.scheme not in readers:
+                readers[port.spec.scheme] = read_example(port, port.spec.baud or c.baud)
+    lines.extend(how_to_connect([r for r in readers.values() if r], daemon))
     for observer in daemon.observers:
         if isinstance(observer, Mirror):
             where = f"MQTT: {observer.config.url}, topics {observer.prefix}/#"
@@ -95,24 +89,28 @@ def start_line(bench: Bench) -> str:
             f"commands: {held}.")  # fmt: skip
 
 
-def command_example(device: CommandDevice, port) -> str:
-    """A one-line shell command that sends a valid command to ``device`` on ``port``."""
-    line = device.example_line().decode()
-    spec = port.spec
-    if spec.scheme == "udp":
-        if not getattr(port, "receives", True):
-            return ""  # a send-only UDP port refuses what arrives
-        host, number = spec.host, spec.port
-        local = getattr(port, "local_address", None)
-        if local:
-            number = local[1]
-        return f"printf '{line}\\r\\n' | socat - UDP:{host}:{number}"
-    if spec.scheme == "tcp":
-        number = getattr(port, "bound_port", None) or spec.port
-        return f"printf '{line}\\r\\n' | socat - TCP:{spec.host or '127.0.0.1'}:{number}"
-    if spec.path:
-        return f"printf '{line}\\r\\n' > {spec.path}"
-    return ""
+def how_to_connect(readers: list[str], daemon: Daemon) -> list[str]:
+    """The banner's pasteable commands: how to read the sensors, how to drive each command
+    device (a neutral command arms it, then one repeated faster than its watchdog)."""
+    lines = []
+    if readers:
+        lines.append("Read the sensors, e.g.:")
+        lines.extend(f"  {r}" for r in readers)
+    if any(p.spec.scheme == "serial" for rt in daemon.devices for p in rt.ports):
+        lines.append("The serial lines above are the controller's: connect it to their other end.")
+    for rt in daemon.devices:
+        device = rt.device
+        if not isinstance(device, CommandDevice):
+            continue
+        mine = [d for d in (command_example(device, p) for p in rt.ports) if d]
+        if not mine:
+            continue
+        lease = device.watchdog.timeout_s
+        lines.append(f"Drive {device.config.name}: a neutral command arms it, then a command "
+                     f"repeated within its {lease:g} s watchdog (feedback comes back on the same "
+                     "port; Ctrl-C stops), e.g.:")  # fmt: skip
+        lines.extend(f"  {d}" for d in mine)
+    return lines
 
 
 def mirror(bench: Bench, options: dict) -> Mirror | None:
@@ -157,21 +155,31 @@ def run_bench(
 ) -> int:
     """Check the bench, then run it until Ctrl-C, SIGTERM or ``duration``."""
     configure_logging(log_format, log_level)
-    announce_compiling()
-    bench = load_bench(name_or_path, **overrides)
-    # Held for the whole run when pty links go in it: checked, locked against a second daemon,
-    # cleaned of the links a dead one left (hild.rundir).
-    held = RunDir(bench.run_dir) if uses_run_dir(bench) else contextlib.nullcontext()
-    with held:
-        recording = recorder(bench, record_file)
-        observers = [o for o in (notifier_from_environment(), mirror(bench, mqtt_options or {}),
-                                 recording) if o is not None]  # fmt: skip
-        daemon = Daemon(bench, duration, observers)
+    # The run directory and the ports first: a run that cannot start says so before the
+    # compiler's seconds (hild.firstcontact). The run directory is held for the whole run when
+    # pty links go in it: checked, locked against a second daemon, cleaned of the links a dead
+    # one left (hild.rundir).
+    with checked_before_compiling(name_or_path, overrides) as early:
+        announce_compiling()
+        bench = load_bench(name_or_path, **overrides)
+        late = early is None and uses_run_dir(bench)  # a file only load_bench could read
+        with RunDir(bench.run_dir) if late else contextlib.nullcontext():
+            return run_checked(bench, duration, mqtt_options or {}, record_file)
 
-        def ready(d: Daemon) -> None:
-            write_or_drop(sys.stdout, banner(d) + "\n")  # a closed stdout must not end the run
 
-        asyncio.run(daemon.run(ready))
+def run_checked(
+    bench: Bench, duration: float | None, mqtt_options: dict, record_file: str | None
+) -> int:
+    """Run a checked bench whose run directory is held; the exit status."""
+    recording = recorder(bench, record_file)
+    observers = [o for o in (notifier_from_environment(), mirror(bench, mqtt_options),
+                             recording) if o is not None]  # fmt: skip
+    daemon = Daemon(bench, duration, observers)
+
+    def ready(d: Daemon) -> None:
+        write_or_drop(sys.stdout, banner(d) + "\n")  # a closed stdout must not end the run
+
+    asyncio.run(daemon.run(ready))
     if daemon.stop_reason == "diverged":
         return 1
     return EXIT_RECORDING_FAILED if recording is not None and recording.failed else 0

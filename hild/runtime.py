@@ -55,6 +55,15 @@ def deep_merge(base: dict, change: dict) -> dict:
     return out
 
 
+def no_line_applied(results: list[str]) -> str:
+    """The error of a commands request none of whose lines was applied, from their reasons."""
+    reasons = ", ".join(dict.fromkeys(results))
+    if "latched" not in results:
+        return f"no line applied ({reasons})"
+    return (f"no line applied ({reasons}); a latched watchdog takes only a neutral command "
+            "(send one first, then repeat the commands within the watchdog's lease)")  # fmt: skip
+
+
 class RuntimeControl:
     """Turns requests into control records for one daemon, and answers each one."""
 
@@ -99,6 +108,8 @@ class RuntimeControl:
                 answer.update(self._reposition(body))
             else:
                 raise RequestError(f"a request among: {', '.join(REQUESTS)}")
+            if answer.get("applied") == 0:  # a commands request that applied no line did nothing
+                raise RequestError(no_line_applied(answer["results"]))
             answer["ok"] = True
         except (RequestError, ConfigError) as e:
             self.refused += 1
@@ -141,7 +152,7 @@ class RuntimeControl:
         for text in lines:
             line = text.strip().encode("ascii", "replace")
             results.append(self._command_line(devices, line))
-        return {"results": results}
+        return {"results": results, "applied": results.count("applied")}
 
     def _command_line(self, devices: list[CommandDevice], line: bytes) -> str:
         """'applied', or the reason the first device refused it."""

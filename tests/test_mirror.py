@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import signal
 import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import paho.mqtt.client as mqtt
 import pynmea2
@@ -35,6 +37,7 @@ from tests.test_bus_fuzz import rss_kib
 from tests.test_daemon import default_bench_on_free_ports
 
 PREFIX = "hild/test"
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def bench_with_mqtt(tmp_path, port: int, **extra) -> str:
@@ -352,6 +355,41 @@ def test_faults_and_commands_over_mqtt(controlled, subscriber):
         ("mqtt:control/commands", framed, True, ""),
         ("mqtt:control/commands", "$RCTRC,garbage*00", False, "bad_checksum"),
     ]
+
+
+def mqtt_examples(broker: Broker) -> list[str]:
+    """docs/mqtt.md's mosquitto_pub commands for the `commands` request, as a user pastes
+    them, pointed at the test's broker (its port) and prefix."""
+    text = (ROOT / "docs" / "mqtt.md").read_text()
+    lines = [x for x in text.splitlines() if x.startswith("mosquitto_pub -t $P/commands ")]
+    assert lines, "no commands example in docs/mqtt.md"
+    prefix = f"P={PREFIX}/control; "
+    return [prefix + x.replace("mosquitto_pub ", f"mosquitto_pub -p {broker.port} ", 1)
+            for x in lines]  # fmt: skip
+
+
+@pytest.mark.skipif(shutil.which("mosquitto_pub") is None, reason="needs mosquitto_pub")
+def test_a_commands_request_that_applies_no_line_is_not_ok(controlled, subscriber, broker):
+    command = nmea_line("RCTRC,0,1200.0,R,100.0,P,,B,C").decode().strip()
+    first = request(subscriber, "commands", command)  # no lease yet: the first one acts
+    assert first["ok"] is True and first["applied"] == 1 and first["results"] == ["applied"]
+    assert wait_until(lambda: subscriber.on(f"{PREFIX}/bus/jets")[-1]["watchdog"] == "tripped",
+                      5.0)  # fmt: skip
+    # tripped, the jets take only a neutral command: nothing applied is not ok
+    refused = request(subscriber, "commands", {"id": "r", "lines": [command, "$GARBAGE*00"]})
+    assert refused["ok"] is False and refused["applied"] == 0, refused
+    assert refused["results"] == ["latched", "bad_checksum"] and "neutral" in refused["error"]
+    # the guide's example, pasted: the neutral command arms the jets, the next one drives them
+    (example,) = mqtt_examples(broker)
+    since = time.monotonic()
+    subprocess.run(["bash", "-c", example], check=True, timeout=10)
+    answer = wait_until(lambda: [a for a in subscriber.on(f"{PREFIX}/control/result", since=since)
+                                 if a["request"] == "commands"], 10.0)  # fmt: skip
+    assert answer and answer[0]["ok"] is True, answer
+    assert answer[0]["applied"] == 2 and answer[0]["results"] == ["applied", "applied"]
+    acted = wait_until(lambda: [a for a in subscriber.on(f"{PREFIX}/actuators", since=since)
+                                if a["starboard.rpm_commanded"] == 1200.0], 5.0)  # fmt: skip
+    assert acted, subscriber.on(f"{PREFIX}/actuators", since=since)
 
 
 def test_the_frontseats_watchdog_reads_tripped_on_mqtt_until_the_next_pydir(
