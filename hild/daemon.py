@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 
 import structlog
@@ -47,8 +47,9 @@ from hild.control import (
     WeatherChange,
 )
 from hild.coupled.simulation import Simulation
+from hild.device_runtime import DeviceRuntime
 from hild.environment.environment import Environment
-from hild.log import RateLimited, route_asyncio_errors
+from hild.log import route_asyncio_errors
 from hild.model.layout import S_SIZE
 from hild.observers import TickObserver
 from hild.rundir import STOP_SIGNALS
@@ -80,18 +81,6 @@ def initial_simulation(bench: Bench, duration: float | None = None) -> Simulatio
         sim.set_command(name, value)
     sim.update_environment()
     return sim
-
-
-@dataclass
-class DeviceRuntime:
-    device: Device | CommandDevice
-    ports: list[Port]
-    period_s: float
-    next_due_s: float = 0.0
-    failures: int = 0  # epochs lost to an error in sampling or encoding
-    log_failure: RateLimited = field(
-        default_factory=lambda: RateLimited(log, "device.sample_failed", level="error")
-    )
 
 
 class Daemon:

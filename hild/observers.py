@@ -12,21 +12,57 @@ close.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from hild.control import ActuatorCommand, ControlRecord
-    from hild.daemon import Daemon
+    from hild.bench import Bench
+    from hild.bus.arbiter import Arbiter
+    from hild.bus.device import CommandDevice
+    from hild.bus.dispatch import Dispatcher
+    from hild.clock import JitterStats
+    from hild.control import ActuatorCommand, ControlQueue, ControlRecord
+    from hild.coupled.simulation import Simulation
+    from hild.device_runtime import DeviceRuntime
+    from hild.sensors.truth import Truth
+    from hild.transport import Port
     from hild.transport.base import Inbound
+
+
+class RunningDaemon(Protocol):
+    """What an observer (and the runtime control) may see of the running daemon: its bench and
+    simulation, its devices and ports, the control queue it applies between ticks, and the
+    loop's clock. ``hild.daemon.Daemon`` is one; observers name this, not the daemon, so
+    that neither module imports the other's."""
+
+    bench: Bench
+    sim: Simulation
+    dt: float  # the simulation's step [s]
+    tick_period_s: float  # of wall time
+    duration: float | None
+    start_utc: datetime | None
+    devices: list[DeviceRuntime]
+    command_devices: list[CommandDevice]
+    ports: dict[tuple, Port]
+    queue: ControlQueue
+    dispatcher: Dispatcher
+    arbiter: Arbiter
+    jitter: JitterStats
+    late_s: float  # the last tick's lateness against its deadline [s]
+    stop_reason: str
+
+    def truth(self, t: float) -> Truth:
+        """The vessel's state at simulated time ``t``, for the sensors and the observers."""
+        ...
 
 
 class TickObserver:
     """The base: every hook does nothing, so an observer overrides only what it needs."""
 
-    async def start(self, daemon: Daemon) -> None:
+    async def start(self, daemon: RunningDaemon) -> None:
         """The ports are open and the loop is about to start."""
 
-    def on_tick(self, daemon: Daemon, t: float) -> None:
+    def on_tick(self, daemon: RunningDaemon, t: float) -> None:
         """After the tick that brought the simulation to ``t`` [s]: return at once."""
 
     def on_sentences(self, device: str, lines: Sequence[bytes]) -> None:
@@ -42,11 +78,11 @@ class TickObserver:
         """Command device ``device`` decoded ``inbound``: ``command`` when valid, else
         ``rejected`` (reason, detail). Called between ticks: return at once."""  # fmt: skip
 
-    def on_control(self, daemon: Daemon, record: ControlRecord) -> None:
+    def on_control(self, daemon: RunningDaemon, record: ControlRecord) -> None:
         """A record other than a command was applied between two ticks (a watchdog's safe
         state, a weather change, a fault, a reposition): return at once."""
 
-    async def stop(self, daemon: Daemon) -> None:
+    async def stop(self, daemon: RunningDaemon) -> None:
         """The loop has ended (``daemon.stop_reason`` says why); the ports are still open."""
 
     def summary(self) -> dict:

@@ -33,7 +33,7 @@ from hild.sensors.device import Device
 from hild.transport.base import Inbound
 
 if TYPE_CHECKING:
-    from hild.daemon import Daemon
+    from hild.observers import RunningDaemon
 
 MAX_REQUEST_BYTES = 65536
 REQUESTS = ("commands", "weather", "fault", "reposition")
@@ -67,7 +67,7 @@ def no_line_applied(results: list[str]) -> str:
 class RuntimeControl:
     """Turns requests into control records for one daemon, and answers each one."""
 
-    def __init__(self, daemon: Daemon, answer: Answer):
+    def __init__(self, daemon: RunningDaemon, answer: Answer):
         self.daemon = daemon
         self.answer = answer
         self.weather_doc = self._initial_weather_doc()

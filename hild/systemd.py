@@ -35,7 +35,7 @@ from hild.log import RateLimited
 from hild.observers import TickObserver
 
 if TYPE_CHECKING:
-    from hild.daemon import Daemon
+    from hild.observers import RunningDaemon
 
 log = structlog.get_logger("hild.systemd")
 
@@ -134,7 +134,7 @@ class SystemdNotifier(TickObserver):
         self.sent += 1
         return True
 
-    async def start(self, daemon: Daemon) -> None:
+    async def start(self, daemon: RunningDaemon) -> None:
         now = self._clock()
         assignments = [
             "READY=1",
@@ -156,7 +156,7 @@ class SystemdNotifier(TickObserver):
         log.info("systemd.ready", watchdog_interval_s=self.watchdog_interval_s,
                  status_interval_s=self.status_interval_s)  # fmt: skip
 
-    async def _watch_the_loop(self, daemon: Daemon) -> None:
+    async def _watch_the_loop(self, daemon: RunningDaemon) -> None:
         """Marks the event loop alive twice per ping interval; until the first tick it also
         sends the pings, on the same schedule as on_tick.
 
@@ -184,7 +184,7 @@ class SystemdNotifier(TickObserver):
             self._next_watchdog = now + self.watchdog_interval_s
         return "WATCHDOG=1"
 
-    def on_tick(self, daemon: Daemon, t: float) -> None:
+    def on_tick(self, daemon: RunningDaemon, t: float) -> None:
         now = self._clock()
         if now < self._next_due:
             return
@@ -206,7 +206,7 @@ class SystemdNotifier(TickObserver):
         if assignments:
             self.send(*assignments)
 
-    async def stop(self, daemon: Daemon) -> None:
+    async def stop(self, daemon: RunningDaemon) -> None:
         if self._started:
             status = self.stopping_status(daemon)
         else:
@@ -222,21 +222,21 @@ class SystemdNotifier(TickObserver):
             self._sock = None
 
     @staticmethod
-    def starting_status(daemon: Daemon) -> str:
+    def starting_status(daemon: RunningDaemon) -> str:
         b = daemon.bench
         return _one_line(f"{b.name}: {b.vessel.name} in {b.weather.preset} weather, running "
                          f"({b.rate_hz:g} Hz, time scale {b.time_scale:g})")  # fmt: skip
 
     @staticmethod
-    def _counters(daemon: Daemon, t: float) -> str:
+    def _counters(daemon: RunningDaemon, t: float) -> str:
         j = daemon.jitter
         return (f"t={t:.1f} s, {j.ticks} ticks, {j.overruns} overruns, "
                 f"{daemon.arbiter.commands} commands applied")  # fmt: skip
 
-    def running_status(self, daemon: Daemon, t: float) -> str:
+    def running_status(self, daemon: RunningDaemon, t: float) -> str:
         return _one_line(f"{daemon.bench.name}: running, {self._counters(daemon, t)}")
 
-    def stopping_status(self, daemon: Daemon) -> str:
+    def stopping_status(self, daemon: RunningDaemon) -> str:
         reason = daemon.stop_reason
         # "duration" is the reason the daemon starts with: if the run did not reach its
         # duration (or had none), the loop ended on an error instead.

@@ -16,6 +16,12 @@ RULES = [
     ("environment", ("hild.model", "hild.coupled")),
     # the port URLs take their default run directory from hild.rundir: not the other way round
     ("rundir", ("hild.transport",)),
+    # the tick observers see the daemon through observers.RunningDaemon: none imports it
+    ("observers", ("hild.daemon",)),
+    ("mirror", ("hild.daemon",)),
+    ("record", ("hild.daemon",)),
+    ("systemd", ("hild.daemon",)),
+    ("runtime", ("hild.daemon",)),
 ]
 
 

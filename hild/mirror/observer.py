@@ -27,7 +27,7 @@ from hild.observers import TickObserver
 from hild.runtime import RuntimeControl
 
 if TYPE_CHECKING:
-    from hild.daemon import Daemon
+    from hild.observers import RunningDaemon
 
 log = structlog.get_logger("hild.mirror")
 
@@ -55,7 +55,7 @@ class Mirror(TickObserver):
         return f"{self.prefix}/{name}"
 
     # --- the observer's hooks -------------------------------------------------------------
-    async def start(self, daemon: Daemon) -> None:
+    async def start(self, daemon: RunningDaemon) -> None:
         bench = daemon.bench
         self.prefix = self.config.topic_prefix(bench.name)
         self.store = LatestStore()
@@ -106,7 +106,7 @@ class Mirror(TickObserver):
                 self._sentences_dropped[device] += overflow
             kept.extend(lines)
 
-    def on_tick(self, daemon: Daemon, t: float) -> None:
+    def on_tick(self, daemon: RunningDaemon, t: float) -> None:
         now = time.monotonic()
         if now < self._next_due:
             return
@@ -118,7 +118,7 @@ class Mirror(TickObserver):
                 self._due[name] = due + period if now - due < period else now + period
         self._next_due = min(self._due.values())
 
-    async def stop(self, daemon: Daemon) -> None:
+    async def stop(self, daemon: RunningDaemon) -> None:
         if self.session is None or self._task is None:
             return
         await self.session.close({"state": "offline", "reason": daemon.stop_reason})
@@ -129,7 +129,7 @@ class Mirror(TickObserver):
         log.info("mirror.stop", **self.summary())
 
     # --- the payloads ---------------------------------------------------------------------
-    def _publish_topic(self, name: str, daemon: Daemon, truth) -> None:
+    def _publish_topic(self, name: str, daemon: RunningDaemon, truth) -> None:
         put, qos = self._put, self.config.topics[name].qos
         sim = daemon.sim
         if name == "state":
@@ -162,7 +162,7 @@ class Mirror(TickObserver):
         assert self.store is not None
         self.store.put(Message(self.topic(name), payload, qos))
 
-    def _stats(self, daemon: Daemon, truth) -> dict:
+    def _stats(self, daemon: RunningDaemon, truth) -> dict:
         wall, cpu = time.monotonic(), time.process_time()
         cpu_percent = 100.0 * (cpu - self._cpu[1]) / max(wall - self._cpu[0], 1e-9)
         self._cpu = (wall, cpu)

@@ -31,7 +31,7 @@ from hild.sensors.geodesy import Origin
 
 if TYPE_CHECKING:
     from hild.control import ActuatorCommand, ControlRecord
-    from hild.daemon import Daemon
+    from hild.observers import RunningDaemon
     from hild.transport.base import Inbound
 
 log = structlog.get_logger("hild.record")
@@ -89,13 +89,13 @@ class Recorder(TickObserver):
     def __init__(self, config: RecordConfig):
         self.config = config
         self.writer: RecordWriter | None = None
-        self._daemon: Daemon | None = None
+        self._daemon: RunningDaemon | None = None
         self._every = 1
         self._tick = 0
         self._stats_due = STATS_PERIOD_S
         self._window = JitterStats()  # tick lateness over the current /stats period
 
-    async def start(self, daemon: Daemon) -> None:
+    async def start(self, daemon: RunningDaemon) -> None:
         bench = daemon.bench
         self._daemon = daemon
         self._every = max(1, round(bench.rate_hz / self.config.rate_hz))
@@ -118,7 +118,7 @@ class Recorder(TickObserver):
         log.info("record.start", file=str(self.writer.path), rate_hz=self.config.rate_hz,
                  nmea_log=str(self.writer.nmea_path or ""))  # fmt: skip
 
-    def _declare(self, daemon: Daemon) -> None:
+    def _declare(self, daemon: RunningDaemon) -> None:
         """Every channel of the run, with its keys, before the first tick."""
         assert self.writer is not None
         stamp = {"t": 0.0, "utc": ""}
@@ -155,7 +155,7 @@ class Recorder(TickObserver):
         utc = daemon.start_utc + timedelta(seconds=t)
         return t, utc, utc_ns(utc)
 
-    def on_tick(self, daemon: Daemon, t: float) -> None:
+    def on_tick(self, daemon: RunningDaemon, t: float) -> None:
         writer = self.writer
         if writer is None:
             return
@@ -169,7 +169,7 @@ class Recorder(TickObserver):
             self._stats_due += STATS_PERIOD_S
             self._put_stats(daemon, t)
 
-    def _put_stats(self, daemon: Daemon, t: float) -> None:
+    def _put_stats(self, daemon: RunningDaemon, t: float) -> None:
         _, truth_utc, ns = self._now()
         assert self.writer is not None
         self.writer.put(channels.STATS, ns, {
@@ -210,7 +210,7 @@ class Recorder(TickObserver):
             ]
         self.writer.put(channels.BUS + device, ns, message)
 
-    def on_control(self, daemon: Daemon, record: ControlRecord) -> None:
+    def on_control(self, daemon: RunningDaemon, record: ControlRecord) -> None:
         if self.writer is None:
             return
         t, utc, ns = self._now()
@@ -228,7 +228,7 @@ class Recorder(TickObserver):
         message = {**fields, **payloads.stamp(t, utc), "kind": type(record).__name__}
         self.writer.put(channels.CONTROL, ns, message)
 
-    async def stop(self, daemon: Daemon) -> None:
+    async def stop(self, daemon: RunningDaemon) -> None:
         if self.writer is None:
             return
         stats = await asyncio.to_thread(self.writer.close)  # joins the thread: off the loop
