@@ -70,11 +70,8 @@ def parse_target(text: str) -> tuple[str, tuple[str, ...]]:
     return text, ()
 
 
-def load_sentences(
-    plan: ReplayPlan, routed: set[str] | None = None
-) -> tuple[list[Sentence], list[str]]:
-    """The sentences to replay (of the ``routed`` devices only, unless None), in recorded
-    order, and every device the recording has."""
+def load_sentences(plan: ReplayPlan) -> tuple[list[Sentence], list[str]]:
+    """The sentences to replay, in recorded order, and every device the recording has."""
     found: list[tuple[int, str, str]] = []
     for m in messages(plan.file, [channels.SENSORS]):
         found.append((m.log_time_ns, m.topic[len(channels.SENSORS) :], m.payload["sentence"]))
@@ -91,9 +88,7 @@ def load_sentences(
     chosen = []
     for t_ns, device, text in found:
         offset = (t_ns - t0) / 1e9
-        if (plan.devices and device not in plan.devices) or (
-            routed is not None and device not in routed
-        ):
+        if plan.devices and device not in plan.devices:
             continue
         if offset < plan.start_s or (plan.end_s is not None and offset > plan.end_s):
             continue
@@ -184,10 +179,9 @@ async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> None:
 async def replay(plan: ReplayPlan, on_ready=None) -> dict:
     """Send the plan's sentences; returns counts. Stops at the end (or on a signal)."""
     resolved = resolve_targets(plan)
-    routed = None  # every device goes somewhere; else only these do (the others wait for none)
-    if all(devices for _, devices in resolved):
-        routed = {d for _, devices in resolved for d in devices}
-    sentences, _ = load_sentences(plan, routed)  # (the devices named checked against the file)
+    # (the devices named are checked against the file; every device keeps the recording's
+    # timeline, as with DEVICE=URL: a loop's lap is the recording's, whatever goes where)
+    sentences, _ = load_sentences(plan)
     plan = replace(plan, targets=resolved)
     if not sentences:
         raise ConfigError(plan.file, "", MISSING, "a recording with sentences in the chosen "
