@@ -142,16 +142,37 @@ def build_parser() -> argparse.ArgumentParser:
     inspect = sub.add_parser(
         "inspect", help="what a recording holds and how it was made",
         description="Print how a recording was made (bench, profile, weather, command line), "
-        "its duration and the messages per channel; says whether the file is complete or was "
-        "cut short by a crash (--repair then indexes it).",
+        "its duration and the messages per channel; says whether the file is complete, failed "
+        "part-way or was cut short by a crash (hild recover then writes a finished copy, "
+        "--repair indexes it in place).",
     )  # fmt: skip
     inspect.add_argument("file", type=Path, metavar="FILE.mcap")
-    inspect.add_argument(
+    mend = inspect.add_mutually_exclusive_group()
+    mend.add_argument(
         "--repair", action="store_true",
         help="index a recording cut short (a crash, a full disk): write the summary its writer "
         "never wrote, in place, so that readers open it by its index; a complete file is left "
         "as it is",
     )  # fmt: skip
+    mend.add_argument(
+        "--recover", action="store_true",
+        help="as `hild recover FILE`: write a finished copy of a recording cut short to "
+        "FILE-recovered.mcap, leaving FILE as it is",
+    )  # fmt: skip
+    inspect.add_argument("--force", action="store_true",
+                         help="with --recover: replace an existing copy")  # fmt: skip
+
+    recover = sub.add_parser(
+        "recover", help="a finished copy of a recording cut short, that any MCAP reader opens",
+        description="Write a finished copy of a recording whose writer never finished it (a "
+        "crash, a kill, a full disk): its data as they are, with the index a clean stop would "
+        "have written, so that every MCAP reader opens it by its summary and reads every "
+        "message. FILE is left as it is. An existing OUT is never replaced without --force.",
+    )  # fmt: skip
+    recover.add_argument("file", type=Path, metavar="FILE.mcap")
+    recover.add_argument("out", type=Path, nargs="?", metavar="OUT.mcap",
+                         help="the copy (FILE-recovered.mcap beside FILE)")  # fmt: skip
+    recover.add_argument("--force", action="store_true", help="replace OUT if it exists")
 
     plot = sub.add_parser(
         "plot", help="PNG figures of a recording",
@@ -174,9 +195,13 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("file", type=Path, metavar="FILE.mcap")
     replay.add_argument(
         "--to", action="append", default=[], metavar="[DEVICE=]URL",
-        help="a port URL, all devices' sentences or (gps=pty://gps) one device's; repeatable "
+        help="a port URL: the lines the recorded run sent to that port (a URL no recorded "
+        "device used is refused), or (gps=pty://gps) the named devices' lines; repeatable "
         "(udp://127.0.0.1:10110)",
     )  # fmt: skip
+    replay.add_argument("--all", action="store_true",
+                        help="send every device's lines to each --to URL that names no device"
+                        ", wherever they went in the run (a bare URL's old default)")  # fmt: skip
     replay.add_argument("--device", action="append", default=[], metavar="NAME",
                         help="replay only this device (repeatable; all by default)")  # fmt: skip
     replay.add_argument("--speed", type=number("a speed factor", 0.01, 1000.0, low_open=False),
@@ -209,6 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
         sim,
         pilot,
         inspect,
+        recover,
         plot,
         replay,
     ):  # also after the command: hild run --debug
@@ -352,7 +378,7 @@ def main(argv: list[str] | None = None) -> int:
             return show(args.kind, args.name)
         if args.command == "pilot":
             return pilot_options.run_from_args(args)
-        if args.command in ("inspect", "plot", "replay"):
+        if args.command in ("inspect", "recover", "plot", "replay"):
             from hild.record.commands import run_record_command
 
             return run_record_command(args)

@@ -1,10 +1,11 @@
 """Tick observers: what watches a run (the MQTT mirror, the systemd notifier) without slowing it.
 
 The daemon calls ``on_tick`` after every tick, ``on_sentences`` whenever a device has
-sent an epoch, ``on_received`` for every line a command device decodes and ``on_control`` for
-every other change applied between ticks. All run inside the loop: they must return at once,
-never await, never block on I/O, and only copy what they need into a latest-value store or a
-bounded queue that their own task (started in ``start``) drains. ``start`` runs once the
+sent an epoch, ``on_received`` for every line a command device decodes, ``on_control`` for
+every other change applied between ticks and ``on_request`` for every runtime request. All
+run inside the loop: they must return at once, never await, never block on I/O, and only copy
+what they need into a latest-value store or a bounded queue that their own task (started in
+``start``) drains. ``start`` runs once the
 ports are open, before the first tick; ``stop`` once the loop has ended, before the ports
 close.
 """
@@ -50,6 +51,7 @@ class RunningDaemon(Protocol):
     jitter: JitterStats
     late_s: float  # the last tick's lateness against its deadline [s]
     stop_reason: str
+    observers: list[TickObserver]
 
     def truth(self, t: float) -> Truth:
         """The vessel's state at simulated time ``t``, for the sensors and the observers."""
@@ -81,6 +83,13 @@ class TickObserver:
     def on_control(self, daemon: RunningDaemon, record: ControlRecord) -> None:
         """A record other than a command was applied between two ticks (a watchdog's safe
         state, a weather change, a fault, a reposition): return at once."""
+
+    def on_request(
+        self, daemon: RunningDaemon, request: str, source: str, sent: dict, answer: dict
+    ) -> None:
+        """A runtime request (``request``: weather, fault, reposition, commands) came from
+        ``source``: ``sent`` is what its sender sent (the JSON object, or ``{"text": ...}``),
+        ``answer`` what it was answered. On the loop: return at once."""
 
     async def stop(self, daemon: RunningDaemon) -> None:
         """The loop has ended (``daemon.stop_reason`` says why); the ports are still open."""

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from hild.observers import RunningDaemon
 
 MAX_REQUEST_BYTES = 65536
+MAX_SHOWN_CHARS = 1000  # of a request that is no JSON object, as the recording keeps it
 REQUESTS = ("commands", "weather", "fault", "reposition")
 Answer = Callable[[dict], None]
 
@@ -55,6 +56,20 @@ def deep_merge(base: dict, change: dict) -> dict:
     return out
 
 
+def as_sent(payload: bytes) -> dict:
+    """A request as its sender sent it: its JSON object, or ``{"text": ...}`` for anything
+    else (bare NMEA lines, a payload that is no JSON object; cut to MAX_SHOWN_CHARS)."""
+    text = payload.decode("utf-8", "replace")
+    if len(payload) <= MAX_REQUEST_BYTES:
+        try:
+            body = json.loads(text)
+        except ValueError:
+            body = None
+        if isinstance(body, dict):
+            return body
+    return {"text": text if len(text) <= MAX_SHOWN_CHARS else text[:MAX_SHOWN_CHARS] + "..."}
+
+
 def no_line_applied(results: list[str]) -> str:
     """The error of a commands request none of whose lines was applied, from their reasons."""
     reasons = ", ".join(dict.fromkeys(results))
@@ -67,9 +82,11 @@ def no_line_applied(results: list[str]) -> str:
 class RuntimeControl:
     """Turns requests into control records for one daemon, and answers each one."""
 
-    def __init__(self, daemon: RunningDaemon, answer: Answer):
+    def __init__(self, daemon: RunningDaemon, answer: Answer, source: str = "mqtt:control"):
+        """``source``: where requests come from, ``<source>/<request>`` in the recording."""
         self.daemon = daemon
         self.answer = answer
+        self.source = source
         self.weather_doc = self._initial_weather_doc()
         self.requests = 0
         self.refused = 0
@@ -117,6 +134,9 @@ class RuntimeControl:
             answer["error"] = str(e)
         answer["t"] = round(self.daemon.sim.t, 6)
         self.answer(answer)
+        sent = as_sent(payload)
+        for observer in self.daemon.observers:
+            observer.on_request(self.daemon, request, f"{self.source}/{request}", sent, answer)
 
     @staticmethod
     def _body(request: str, payload: bytes) -> dict:

@@ -355,6 +355,26 @@ def test_faults_and_commands_over_mqtt(controlled, subscriber):
         ("mqtt:control/commands", framed, True, ""),
         ("mqtt:control/commands", "$RCTRC,garbage*00", False, "bad_checksum"),
     ]
+    # /control: each request as it was sent, where from and its answer; the watchdog's trip in
+    # the bench's names; no class or field name of hild's insides
+    with open(controlled.stderr_path.parent / "run.mcap", "rb") as f:
+        raw = [m.data for _, _, m in make_reader(f).iter_messages(["/control"])]
+    control = [json.loads(x) for x in raw]
+    assert [(c["kind"], c["source"], c["request"], c["result"]["ok"]) for c in control
+            if c["kind"] != "watchdog"] == [
+        ("fault", "mqtt:control/fault",
+         {"id": "f", "device": "gps", "kind": "dropout", "duration": 2.0}, True),
+        ("fault", "mqtt:control/fault", {"id": "g", "device": "sonar", "kind": "dropout"}, False),
+        ("commands", "mqtt:control/commands",
+         {"id": "c", "lines": [framed, "$RCTRC,garbage*00"]}, True),
+    ], control  # fmt: skip
+    assert control[0]["result"]["end"] == answer["end"] and "sonar" in control[1]["result"]["error"]
+    assert control[2]["result"]["results"] == ["applied", "bad_checksum"]
+    trips = [c for c in control if c["kind"] == "watchdog"]
+    assert trips and all(c["source"] == "jets" and c["result"]["watchdog"] == "tripped"
+                         for c in trips), trips  # fmt: skip
+    for internal in (b"SafeState", b"centre_angles", b"SensorFault", b"ActuatorCommand"):
+        assert not any(internal in x for x in raw), internal
 
 
 def mqtt_examples(broker: Broker) -> list[str]:

@@ -125,7 +125,10 @@ def test_a_recorded_run_has_every_channel_and_its_metadata(tmp_path):
     # the trip would come about 1.4-1.7 s after): a control change; a tick of 10 ms wall and
     # some slack for load
     control = [m.payload for m in messages(record, [channels.CONTROL])]
-    assert [(c["kind"], c["source"]) for c in control] == [("SafeState", "jets")], control
+    assert [(c["kind"], c["source"]) for c in control] == [("watchdog", "jets")], control
+    # in the bench's names: the [[device]] table's on_timeout_angle (hold by default)
+    assert control[0]["result"] == {"ok": True, "watchdog": "tripped",
+                                    "on_timeout_angle": "hold"}, control  # fmt: skip
     assert 0.98 < control[0]["t"] - bus[1]["t"] < 1.3, (control, bus)
     # the simulated times: the state at 20 Hz from 0 s, its UTC the run's start plus t
     state = [m for m in messages(record, [channels.STATE])]
@@ -179,7 +182,9 @@ def test_a_killed_writer_loses_at_most_the_last_second(tmp_path):
     size = record.stat().st_size
     repaired = hild("inspect", "--repair", str(record))
     assert repaired.returncode == 0, repaired.stderr
-    assert f"repaired: {len(ours)} messages" in repaired.stdout and "complete" in repaired.stdout
+    assert f"repaired: {len(ours)} messages" in repaired.stdout
+    # indexed now, and still not a recording its writer finished
+    assert "cut short, indexed since by hild inspect --repair" in repaired.stdout, repaired.stdout
     assert "removed" not in repaired.stdout  # a kill tears no record: nothing cut
     assert inspect(record).complete and record.stat().st_size > size
     assert_indexed(record, ours)
@@ -279,6 +284,12 @@ def test_a_recording_that_fails_ends_but_the_run_goes_on_and_says_so(tmp_path):
         in_file = sum(1 for _ in reader.iter_messages(log_time_order=False))
     assert in_file == rec["messages"] > 0
     assert record.stat().st_size <= limit
+    # and it never reads as a finished recording: failed (and why) if indexed, cut short if not
+    said = hild("inspect", str(record)).stdout.splitlines()[0]
+    if rec["complete"]:
+        assert "FAILED" in said and "File too large" in said and "complete" not in said, said
+    else:
+        assert "cut short" in said, said
 
 
 def synthetic_recording(path: Path, offsets: list[float]) -> None:
@@ -299,7 +310,7 @@ def replay_through_a_pty(tmp_path: Path, record: Path) -> tuple[dict, list]:
     link = tmp_path / "run" / "replay"
     replaying = subprocess.Popen(
         [sys.executable, "-m", "hild.cli", "replay", str(record), "--to", "pty://replay?pace=0",
-         "--run-dir", str(tmp_path / "run"), "--wait", "1.5"],
+         "--all", "--run-dir", str(tmp_path / "run"), "--wait", "1.5"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     deadline = time.monotonic() + 30.0

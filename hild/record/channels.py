@@ -10,10 +10,14 @@ Topics (published: scripts and Foxglove layouts name them):
 - ``/bus/<device>``: one message per line received, with its decoding result;
 - ``/reference``: each heading reference a controller sent (HSC) as the loop applied it,
   ``{"t", "utc", "device", "heading_ref"}`` (radians, true);
-- ``/control``: watchdog trips, weather changes, faults, repositions;
+- ``/control``: each runtime request as its sender sent it (``request``), where from
+  (``source``), what it asked for (``kind``: weather, fault, reposition, commands) and the
+  answer it got (``result``), and each watchdog trip (``kind`` watchdog, ``source`` its
+  device);
 - ``/stats``: tick jitter and overruns over each second of simulated time.
 
-A message's log time is its simulated UTC (the time in its sentences).
+A message's log time is its simulated UTC (the time in its sentences). A dotted key of the
+mirror's payloads (``port.rpm``) comes with a nested copy (``port: {rpm}``): see ``nested``.
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ CONTROL = "/control"
 REFERENCE = "/reference"
 STATS = "/stats"
 FIXED = (STATE, ACTUATORS, ENVIRONMENT, LOCATION, POSE, CONTROL, STATS)
+# The metadata record of a run's ports: each device's name -> the JSON list of its port URLs
+# (where its /sensors/<device> lines went), so that a replay sends them where they went.
+PORTS = "ports"
 
 # Foxglove's schemas (foxglove-sdk schemas/jsonschema), as its panels recognise them by name.
 TIME = {
@@ -89,19 +96,40 @@ def _json_type(value: object) -> str:
     return "string"
 
 
+def _properties(payload: dict) -> dict:
+    properties: dict[str, dict] = {}
+    for key, value in payload.items():
+        kind = _json_type(value)
+        # a number that happens to be whole in the first message is a number all the same
+        properties[key] = {"type": ["number", "null"] if kind in ("integer", "number")
+                           else [kind, "null"]}  # fmt: skip
+        if isinstance(value, dict) and value:
+            properties[key]["properties"] = _properties(value)
+    return properties
+
+
 def schema_for(topic: str, payload: object) -> tuple[str, dict]:
-    """A channel's schema name and JSON schema, from its first payload (flat, typed keys)."""
+    """A channel's schema name and JSON schema, from its first payload (typed keys, and the
+    keys of a nested object)."""
     name = schema_name(topic)
     if topic in FOXGLOVE:
         return name, FOXGLOVE[topic]
-    properties = {}
-    if isinstance(payload, dict):
-        for key, value in payload.items():
-            kind = _json_type(value)
-            # a number that happens to be whole in the first message is a number all the same
-            properties[key] = {"type": ["number", "null"] if kind in ("integer", "number")
-                               else [kind, "null"]}  # fmt: skip
+    properties = _properties(payload) if isinstance(payload, dict) else {}
     return name, {"title": name, "type": "object", "properties": properties}
+
+
+def nested(payload: dict) -> dict:
+    """The payload with each dotted key's value also under the name before its dot:
+    ``"port.rpm"`` and ``"port": {"rpm": ...}``. Foxglove's message paths name a field by
+    letters, digits and underscores only (``/actuators.port.rpm`` goes down into ``port``),
+    so the flat key (the MQTT mirror's, for Grafana) has no path there; the nested copy has.
+    Additive: every flat key stays, and a name the payload already has is never shadowed."""
+    groups: dict[str, dict] = {}
+    for key, value in payload.items():
+        head, dot, rest = key.partition(".")
+        if dot and head and rest and head not in payload:
+            groups.setdefault(head, {})[rest] = value
+    return {**payload, **groups} if groups else payload
 
 
 def timestamp(utc_ns: int) -> dict[str, int]:

@@ -1,10 +1,11 @@
-"""`hild inspect`, `hild plot` and `hild replay`: the recording commands behind the CLI."""
+"""`hild inspect`, `hild recover`, `hild plot` and `hild replay`: the recording commands."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import sys
+from pathlib import Path
 
 from hild.log import configure_logging, write_or_drop
 from hild.record import channels
@@ -12,6 +13,14 @@ from hild.record.reader import describe, inspect, messages
 
 
 def run_record_command(args: argparse.Namespace) -> int:
+    if args.command == "recover" or (args.command == "inspect" and args.recover):
+        from hild.record.recover import recover
+
+        done = recover(args.file, getattr(args, "out", None), force=args.force)
+        write_or_drop(sys.stdout, done.describe() + "\n")
+        if args.command == "inspect":
+            write_or_drop(sys.stdout, describe(inspect(Path(done.out))) + "\n")
+        return 0
     if args.command == "inspect":
         if args.repair:
             from hild.record.repair import repair
@@ -34,7 +43,7 @@ def run_record_command(args: argparse.Namespace) -> int:
     plan = ReplayPlan(
         file=args.file, targets=tuple(parse_target(t) for t in args.to or [DEFAULT_TARGET]),
         devices=tuple(args.device), speed=args.speed, loop=args.loop, start_s=args.start,
-        end_s=args.end, run_dir=args.run_dir, wait_s=args.wait,
+        end_s=args.end, run_dir=args.run_dir, wait_s=args.wait, send_all=args.all,
     )  # fmt: skip
 
     def ready(ports) -> None:

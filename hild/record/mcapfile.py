@@ -7,6 +7,8 @@ The records come from the ``mcap`` package; the writing is hild's own, for three
   writer killed at any moment leaves a well-formed file that ``mcap.reader.make_reader(f)``
   opens and ``iter_messages()`` reads (it falls back to reading the data in order when the
   footer names no summary); the next commit overwrites that ending.
+- Identical schemas (every ``/sensors/<device>`` channel has the same one) are written once and
+  shared by their channels.
 - ``finish`` writes the whole summary (schemas, channels, statistics, a chunk index per chunk,
   the metadata index, summary offsets), so a cleanly stopped recording opens indexed.
 - The chunk indexes wait for the summary in a temporary file, not in memory: a recording's
@@ -49,6 +51,13 @@ from mcap.records import (
 
 MAGIC = bytes((137, 77, 67, 65, 80, 48, 13, 10))
 COPY_BLOCK = 1 << 16
+# The header's profile names the conventions the file follows (MCAP specification, "Header"):
+# empty means none, "ros1" and "ros2" are the well-known ones, and a custom profile should take
+# the "x-" prefix. hild's are its own: JSON messages with JSON schemas, log times in simulated
+# UTC, a "hild" metadata record saying how the run was made (the vessel profile is its
+# ``profile`` key, beside the bench's text) and a "recording" record saying how it ended.
+PROFILE = "x-hild"
+RECORDING = "recording"  # the metadata record of how a recording ended (finished, failed, cut)
 
 
 def record_bytes(*records: McapRecord) -> bytes:
@@ -165,6 +174,7 @@ class McapFile:
     ``chunk_bytes``); each commit is one write that leaves a well-formed file."""
 
     def __init__(self, fd: int, chunk_bytes: int, library: str = "hild"):
+        """``library``: the header's name (and version) of the writer."""
         self.fd = fd
         self.chunk_bytes = chunk_bytes
         self.index = Index()
@@ -176,20 +186,30 @@ class McapFile:
         self._chunk_messages = 0
         self._chunk_start = self._chunk_end = 0
         self._compressor = zstandard.ZstdCompressor()
+        self._schema_ids: dict[tuple[str, str, bytes], int] = {}  # one record per schema
         self.ending_offset = 0  # where the last commit's ending starts: the end of the data
         self.finished = False
 
     def start(self, metadata: dict[str, dict[str, str]]) -> None:
-        self._pending += MAGIC + record_bytes(Header(profile="", library=self._library))
+        self._pending += MAGIC + record_bytes(Header(profile=PROFILE, library=self._library))
         for name, data in metadata.items():
-            offset = self.ending_offset + len(self._pending)
-            record = record_bytes(Metadata(name=name, metadata=data))
-            self.index.metadata.append(MetadataIndex(offset, len(record), name))
-            self._pending += record
+            self.metadata(name, data)
+
+    def metadata(self, name: str, data: dict[str, str]) -> None:
+        """A metadata record in the data (written at the next commit), indexed by the summary."""
+        offset = self.ending_offset + len(self._pending)
+        record = record_bytes(Metadata(name=name, metadata=data))
+        self.index.metadata.append(MetadataIndex(offset, len(record), name))
+        self._pending += record
 
     def schema(self, name: str, encoding: str, data: bytes) -> int:
+        """The id of this schema: a new record the first time, the same id after."""
+        known = self._schema_ids.get((name, encoding, data))
+        if known is not None:
+            return known
         schema = Schema(id=len(self.index.schemas) + 1, data=data, encoding=encoding, name=name)
         self.index.schemas[schema.id] = schema
+        self._schema_ids[(name, encoding, data)] = schema.id
         self._pending += record_bytes(schema)  # in the data, before any chunk that uses it
         return schema.id
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -20,7 +21,7 @@ import structlog
 
 from hild import __version__
 from hild.clock import JitterStats
-from hild.control import HeadingReference, WeatherChange
+from hild.control import HeadingReference, SafeState
 from hild.mirror import payloads
 from hild.names import TemplateError, fill_template
 from hild.observers import TickObserver
@@ -70,9 +71,10 @@ def sample(writer: RecordWriter, truth, origin, specs, force, environment) -> No
     """The truth's channels at one instant (shared by the daemon's recorder and `hild sim`)."""
     ns = utc_ns(truth.utc)
     state = payloads.state(truth, origin)
-    writer.put(channels.STATE, ns, state)
-    writer.put(channels.ACTUATORS, ns, payloads.actuators(truth, specs, force))
-    writer.put(channels.ENVIRONMENT, ns, payloads.environment(truth, environment))
+    writer.put(channels.STATE, ns, channels.nested(state))
+    writer.put(channels.ACTUATORS, ns, channels.nested(payloads.actuators(truth, specs, force)))
+    writer.put(channels.ENVIRONMENT, ns,
+               channels.nested(payloads.environment(truth, environment)))  # fmt: skip
     fix = channels.location_fix(
         ns,
         cast(float, state["latitude"]),
@@ -107,6 +109,7 @@ class Recorder(TickObserver):
             time_scale=bench.time_scale, devices=",".join(d.name for d in bench.devices),
             start_utc=bench.start_time.isoformat() if bench.start_time else "wall",
         )  # fmt: skip
+        metadata[channels.PORTS] = {d.name: json.dumps(list(d.ports)) for d in bench.devices}
         path = self.file_for(bench.name, bench.start_time)
         self.writer = RecordWriter(path, metadata, self.config.nmea_log)
         try:
@@ -132,7 +135,8 @@ class Recorder(TickObserver):
             })  # fmt: skip
         if daemon.command_devices:
             self.writer.declare(channels.REFERENCE, {**stamp, "device": "", "heading_ref": 0.0})
-        self.writer.declare(channels.CONTROL, {**stamp, "kind": ""})
+        self.writer.declare(channels.CONTROL, {**stamp, "kind": "", "source": "", "request": {},
+                                               "result": {}})  # fmt: skip
         self.writer.declare(channels.STATS, {
             **stamp, "ticks": 0, "overruns": 0, "jitter_p50_ms": 0.0, "jitter_p99_ms": 0.0,
             "jitter_max_ms": 0.0, "record_dropped": 0,
@@ -211,6 +215,8 @@ class Recorder(TickObserver):
         self.writer.put(channels.BUS + device, ns, message)
 
     def on_control(self, daemon: RunningDaemon, record: ControlRecord) -> None:
+        """A heading reference goes to /reference, a watchdog's trip to /control; the runtime
+        requests behind the other records are on /control already (``on_request``)."""
         if self.writer is None:
             return
         t, utc, ns = self._now()
@@ -218,15 +224,26 @@ class Recorder(TickObserver):
             self.writer.put(channels.REFERENCE, ns, {
                 **payloads.stamp(t, utc), "device": record.source, "heading_ref": record.heading,
             })  # fmt: skip
+        elif isinstance(record, SafeState):  # in the names of the bench's [[device]] table
+            self.writer.put(channels.CONTROL, ns, {
+                **payloads.stamp(t, utc), "kind": "watchdog", "source": record.source,
+                "request": {}, "result": {
+                    "ok": True, "watchdog": "tripped",
+                    "on_timeout_angle": "centre" if record.centre_angles else "hold",
+                },
+            })  # fmt: skip
+
+    def on_request(
+        self, daemon: RunningDaemon, request: str, source: str, sent: dict, answer: dict
+    ) -> None:
+        """A runtime request as its sender sent it, and the answer it got."""
+        if self.writer is None:
             return
-        if isinstance(record, WeatherChange):  # its environment as its summary, not its arrays
-            fields: dict[str, object] = record.environment.summary()
-        else:
-            fields = {k: v if isinstance(v, int | float | str | None) else str(v)
-                      for k, v in dataclasses.asdict(record).items()}  # fmt: skip
-        # the stamp last: a record's own ``t`` (a safe state's monotonic time) is not sim time
-        message = {**fields, **payloads.stamp(t, utc), "kind": type(record).__name__}
-        self.writer.put(channels.CONTROL, ns, message)
+        t, utc, ns = self._now()
+        self.writer.put(channels.CONTROL, ns, {
+            **payloads.stamp(t, utc), "kind": request, "source": source, "request": sent,
+            "result": answer,
+        })  # fmt: skip
 
     async def stop(self, daemon: RunningDaemon) -> None:
         if self.writer is None:

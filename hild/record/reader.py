@@ -19,6 +19,7 @@ from mcap.records import Channel, Footer, Message, Metadata, Schema
 from mcap.stream_reader import StreamReader
 
 from hild.config import MISSING, ConfigError, open_regular
+from hild.record.mcapfile import RECORDING
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,12 @@ class Contents:
     last_ns: int | None = None
     metadata: dict[str, dict[str, str]] = field(default_factory=dict)
     complete: bool = True  # False: the writer stopped before finishing (a crash): no index
+
+    @property
+    def ending(self) -> dict[str, str]:
+        """How the recording ended (the ``recording`` metadata record: status finished, failed
+        or cut short); empty for a file cut short, or one made before hild wrote it."""
+        return self.metadata.get(RECORDING, {})
 
     @property
     def duration_s(self) -> float:
@@ -102,6 +109,17 @@ def messages(path: Path, topics: Iterable[str] | None = None) -> Iterator[Record
         yield from _stream(path, stream, Contents(str(path)), set(topics) if topics else None)
 
 
+def head(path: Path) -> Contents:
+    """What the file says before its first message: how it was made (its metadata), and the
+    channels declared by then (a daemon's recording declares them all before its first tick)."""
+    path = Path(path)
+    contents = Contents(str(path))
+    with _open(path) as stream:
+        for _ in _stream(path, stream, contents, None):
+            break
+    return contents
+
+
 def inspect(path: Path) -> Contents:
     """Counts per channel, time span, the run's metadata, and whether the file is complete."""
     path = Path(path)
@@ -112,12 +130,29 @@ def inspect(path: Path) -> Contents:
     return contents
 
 
+def status(contents: Contents) -> str:
+    """Whether the recording is whole: finished by its writer, failed part-way, or cut short
+    (indexed since by hild recover or --repair, or not)."""
+    if not contents.complete:
+        return (f"cut short (its writer never finished it: read up to its last flush, with no "
+                f"index); `hild recover {contents.file}` writes a finished copy beside it, "
+                "`hild inspect --repair` indexes it in place")  # fmt: skip
+    ending = contents.ending
+    if ending.get("status") == "failed":
+        return (f"FAILED: the recording stopped on an error at {ending.get('failed_at', '?')} "
+                f"({ending.get('error', '?')}), {ending.get('lost', '?')} messages lost; "
+                "indexed, it holds what was written before")  # fmt: skip
+    if ending.get("status") == "cut short":
+        by = ending.get("indexed_by", "hild")
+        return (f"cut short, indexed since by {by}: its writer never finished it (a crash, a "
+                "kill); it holds what was committed before")  # fmt: skip
+    return "complete"
+
+
 def describe(contents: Contents) -> str:
     """``hild inspect``'s text: how it was made, its span, and each channel's count."""
     info = contents.metadata.get("hild", {})
-    lines = [f"{contents.file}: " + ("complete" if contents.complete else
-                                     "cut short (read up to its last flush; no index: "
-                                     "hild inspect --repair adds it)")]  # fmt: skip
+    lines = [f"{contents.file}: {status(contents)}"]
     if info:
         made = f"hild {info.get('hild', '?')} {info.get('kind', '')}".rstrip()
         lines.append(f"  made by {made}: {info.get('command', '')}")

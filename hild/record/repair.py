@@ -6,6 +6,9 @@ reads the data section record by record, stops at its end (hild's ending of a co
 first record a crash left incomplete), and writes the summary there, as a clean stop would have
 (hild.record.mcapfile.Index): the file then opens indexed. Nothing that reads back is lost; a
 record cut in two by a power cut could never be read and is cut away (the report says so).
+Before the summary goes a ``recording`` metadata record, ``status = "cut short"``, so that the
+file, indexed now, never reads as one its writer finished. ``hild recover`` (hild.record.recover)
+does the same to a copy.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from mcap.records import (
 from mcap.stream_reader import get_chunk_data_stream
 
 from hild.config import MISSING, ConfigError
-from hild.record.mcapfile import MAGIC, Index, pwrite_all, record_bytes
+from hild.record.mcapfile import MAGIC, RECORDING, Index, pwrite_all, record_bytes
 
 RECORD_HEAD = struct.Struct("<BQ")  # opcode, length of what follows
 FOOTER_BYTES = len(record_bytes(Footer(0, 0, 0)))
@@ -73,6 +76,7 @@ class _Chunk:
 
 
 def _open(path: Path) -> int:
+    """For reading and writing, locked against a writer (refused while a hild writes it)."""
     try:
         fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
@@ -95,7 +99,7 @@ def _open(path: Path) -> int:
     return fd
 
 
-def _complete(fd: int, size: int) -> bool:
+def is_complete(fd: int, size: int) -> bool:
     """Ends with a footer that names a summary, and the magic."""
     if size < len(MAGIC) * 2 + FOOTER_BYTES:
         return False
@@ -135,16 +139,23 @@ def repair(path: Path) -> Repaired:
     fd = _open(path)
     try:
         size = os.fstat(fd).st_size
-        if os.pread(fd, len(MAGIC), 0) != MAGIC:
-            raise ConfigError(path, "", MISSING, "an MCAP recording (it does not start as one)")
-        if _complete(fd, size):
+        check_start(path, fd)
+        if is_complete(fd, size):
             return Repaired(str(path), already_complete=True)
-        return _rebuild(path, fd, size)
+        return rebuild(path, fd, size, "hild inspect --repair")
     finally:
         os.close(fd)
 
 
-def _rebuild(path: Path, fd: int, size: int) -> Repaired:
+def check_start(path: Path, fd: int) -> None:
+    if os.pread(fd, len(MAGIC), 0) != MAGIC:
+        raise ConfigError(path, "", MISSING, "an MCAP recording (it does not start as one)")
+
+
+def rebuild(path: Path, fd: int, size: int, by: str) -> Repaired:
+    """Index the data of the recording open at ``fd`` (``size`` bytes, no summary) in place:
+    a ``recording`` metadata record saying it was cut short and who indexed it (``by``), then
+    the summary; the file ends there."""
     index = Index()
     offset = len(MAGIC)
     pending: _Chunk | None = None
@@ -206,6 +217,13 @@ def _rebuild(path: Path, fd: int, size: int) -> Repaired:
         else:
             data_end = pending.index_end
         _index_chunk(index, pending)
+    # how the recording ended, as a finished one says it (hild.record.writer.RecordWriter.ending)
+    ending = {"status": "cut short", "indexed_by": by, "messages": str(index.message_count),
+              "cut_bytes": str(cut)}  # fmt: skip
+    record = record_bytes(Metadata(name=RECORDING, metadata=ending))
+    pwrite_all(fd, record, data_end)
+    index.metadata.append(MetadataIndex(data_end, len(record), RECORDING))
+    data_end += len(record)
     index.write_summary(fd, data_end)
     os.fsync(fd)
     index.close()

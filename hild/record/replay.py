@@ -5,6 +5,12 @@ Each sentence leaves at its recorded time (relative to the first one replayed) d
 not gpsd's gpsfake, which sends its lines with a fixed delay (ecosystem.md "Replay"). Ports
 are given by the same URLs as in a bench; a serial line or a paced pty still spreads an
 epoch's sentences over the time its baud rate needs (add ``?pace=0`` to a pty for none).
+
+What goes where: ``--to DEVICE,...=URL`` sends those devices' lines; ``--to URL`` alone sends
+what the recorded run sent to that port (the devices whose ports, in the recording's ``ports``
+metadata, have its address: scheme, host, port, path; the options do not count), so a jet
+controller's feedback that went to the controller's port never reaches the sensors' port; a
+URL no recorded device used is refused. ``--all`` sends every line to every ``--to URL``.
 """
 
 from __future__ import annotations
@@ -12,8 +18,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import json
 import time
-from dataclasses import dataclass, field
+import tomllib
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import structlog
@@ -21,7 +29,7 @@ import structlog
 from hild.clock import DeadlineTimer
 from hild.config import MISSING, ConfigError
 from hild.record import channels
-from hild.record.reader import messages
+from hild.record.reader import head, inspect, messages
 from hild.rundir import DEFAULT_RUN_DIR, STOP_SIGNALS, RunDir, pty_paths_under
 from hild.transport import Port, PortSpec, open_port
 from hild.transport.url import PortUrlError, parse_port_url
@@ -51,6 +59,7 @@ class ReplayPlan:
     end_s: float | None = None
     run_dir: Path = field(default=Path(DEFAULT_RUN_DIR))
     wait_s: float = 0.0  # after the ports open, before the first sentence (to connect a reader)
+    send_all: bool = False  # a URL without devices gets every line, not what went to its port
 
 
 def parse_target(text: str) -> tuple[str, tuple[str, ...]]:
@@ -90,6 +99,78 @@ def load_sentences(plan: ReplayPlan) -> tuple[list[Sentence], list[str]]:
     return chosen, recorded
 
 
+def _address(url: str, run_dir: Path) -> tuple | str:
+    """What makes two URLs the same place to send to: scheme, host, port, path (a pty's under
+    ``run_dir``); not the options (a replay may add ?pace=0). The text if it does not parse."""
+    try:
+        spec = parse_port_url(url, run_dir)
+    except PortUrlError:
+        return url
+    return (spec.scheme, spec.host, spec.port, spec.path)
+
+
+def recorded_ports(file: Path) -> dict[str, tuple[str, ...]] | None:
+    """Each recorded device's port URLs: the ``ports`` metadata record, or (a recording made
+    before hild wrote it) the ``[[device]]`` tables of the bench text it holds; None if it says
+    neither."""
+    metadata = head(file).metadata
+    if channels.PORTS in metadata:
+        found = {}
+        for device, text in metadata[channels.PORTS].items():
+            try:
+                urls = json.loads(text)
+            except ValueError:
+                urls = [text]
+            found[device] = tuple(str(u) for u in urls) if isinstance(urls, list) else (text,)
+        return found
+    try:
+        bench = tomllib.loads(metadata.get("bench", {}).get("text", ""))
+    except tomllib.TOMLDecodeError:
+        return None
+    tables = bench.get("device")
+    if not isinstance(tables, list) or not tables:
+        return None
+    found = {}
+    for table in tables:
+        if isinstance(table, dict) and isinstance(table.get("name"), str):
+            urls = table.get("ports", [table.get("port")])
+            if not isinstance(urls, list):
+                urls = []
+            found[table["name"]] = tuple(u for u in urls if isinstance(u, str))
+    return found or None
+
+
+def resolve_targets(plan: ReplayPlan) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The plan's targets with each bare URL given the devices whose lines went to it (left
+    empty, every device, with ``send_all``); a URL no recorded device used is refused."""
+    if plan.send_all or all(devices for _, devices in plan.targets):
+        return plan.targets
+    ports = recorded_ports(plan.file)
+    resolved = []
+    for url, devices in plan.targets:
+        if not devices:
+            where = _address(url, plan.run_dir)
+            devices = tuple(d for d, urls in (ports or {}).items()
+                            if any(_address(u, plan.run_dir) == where for u in urls))  # fmt: skip
+            if not devices:
+                raise ConfigError(plan.file, "--to", url, _unused_port(plan, ports))
+        resolved.append((url, devices))
+    return tuple(resolved)
+
+
+def _unused_port(plan: ReplayPlan, ports: dict[str, tuple[str, ...]] | None) -> str:
+    """What a refused bare --to URL should have been, and what to do instead."""
+    instead = ("; to send lines there all the same, name the devices (--to DEVICE,...=URL) or "
+               "add --all for every line")  # fmt: skip
+    if ports is None:
+        devices = sorted(t[len(channels.SENSORS) :] for t in inspect(plan.file).channels
+                         if t.startswith(channels.SENSORS))  # fmt: skip
+        return ("a port of a recorded device, but the recording does not say which ports its "
+                f"devices ({', '.join(devices) or 'none'}) sent to" + instead)  # fmt: skip
+    listing = "; ".join(f"{d}: {', '.join(urls) or 'no port'}" for d, urls in ports.items())
+    return f"a port a recorded device sent its lines to ({listing})" + instead
+
+
 async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> None:
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(stop.wait(), seconds)
@@ -97,7 +178,11 @@ async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> None:
 
 async def replay(plan: ReplayPlan, on_ready=None) -> dict:
     """Send the plan's sentences; returns counts. Stops at the end (or on a signal)."""
+    resolved = resolve_targets(plan)
+    # (the devices named are checked against the file; every device keeps the recording's
+    # timeline, as with DEVICE=URL: a loop's lap is the recording's, whatever goes where)
     sentences, _ = load_sentences(plan)
+    plan = replace(plan, targets=resolved)
     if not sentences:
         raise ConfigError(plan.file, "", MISSING, "a recording with sentences in the chosen "
                           "devices and times")  # fmt: skip

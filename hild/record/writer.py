@@ -28,8 +28,9 @@ from pathlib import Path
 
 import structlog
 
+from hild import __version__
 from hild.record import channels
-from hild.record.mcapfile import McapFile, pwrite_all
+from hild.record.mcapfile import RECORDING, McapFile, pwrite_all
 
 log = structlog.get_logger("hild.record")
 
@@ -119,7 +120,7 @@ class RecordWriter:
         try:
             if self.nmea_path is not None:
                 nmea_fd = open_output(self.nmea_path)
-            mcap = McapFile(fd, CHUNK_BYTES)
+            mcap = McapFile(fd, CHUNK_BYTES, f"hild {__version__}")
             mcap.start(self.metadata)  # how the recording was made
             mcap.commit()
         except BaseException:
@@ -262,11 +263,14 @@ class RecordWriter:
         self.flushes += 1
 
     def _finish(self, mcap: McapFile, nmea_fd: int) -> None:
-        """The last commit and the MCAP summary (also after a failure: the file is indexed up
-        to it when the disk has room for that; it stays readable if not)."""
+        """The last commit, how the recording ended (the ``recording`` metadata record: a
+        failed recording never reads as a finished one) and the MCAP summary (also after a
+        failure: the file is indexed up to it when the disk has room for that; it stays
+        readable, and reads as cut short, if not)."""
         failed = self.error is not None
         self._commit(mcap, nmea_fd)
         try:
+            mcap.metadata(RECORDING, self.ending(failed))
             mcap.finish()
             self.complete = True
         except Exception as e:  # noqa: BLE001
@@ -276,6 +280,16 @@ class RecordWriter:
                 self._restore(mcap)
         if self.complete:
             self.flushes += 1
+
+    def ending(self, failed: bool) -> dict[str, str]:
+        """The ``recording`` metadata record a stopping writer leaves: ``status`` finished or
+        failed, with the counts and, for a failure, what failed and when."""
+        info = {"status": "failed" if failed else "finished", "messages": str(self.written),
+                "dropped": str(self.dropped)}  # fmt: skip
+        if failed:
+            info.update(error=self.error or "", failed_at=self.failed_at,
+                        lost=str(self.lost + self._refused))  # fmt: skip
+        return info
 
     def _fail(self, mcap: McapFile, nmea_fd: int, e: Exception) -> None:
         """The recording stops here: the files back to their last commit, the error kept and

@@ -1,0 +1,233 @@
+"""A recording any reader opens: `hild recover` makes a finished copy of one a kill cut short
+(every message the original reads back, by the `mcap` package's seeking and streaming readers),
+a recording says how it ended, each schema is written once and the header names hild's profile;
+/control holds what its sender sent; a replay's bare --to URL gets what went to that port."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from mcap.reader import make_reader
+from mcap.records import Header, Metadata, Schema
+from mcap.stream_reader import StreamReader
+
+from hild.record import channels
+from hild.record.reader import inspect, messages
+from hild.record.writer import RecordWriter
+from tests.endpoints import Daemon, UdpClient, free_udp_port, nmea_line
+from tests.test_daemon import default_bench_on_free_ports
+
+START = "2026-06-01T12:00:00Z"
+
+
+def hild(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "hild.cli", *args], capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+
+
+def inspect_count(record: Path) -> int:
+    """The message count `hild inspect` prints."""
+    p = hild("inspect", str(record))
+    assert p.returncode == 0, p.stderr
+    return int(re.search(r"messages\s+(\d+) on", p.stdout).group(1))
+
+
+def test_a_killed_recording_recovered_reads_in_full_with_any_reader(tmp_path):
+    bench = default_bench_on_free_ports(tmp_path, free_udp_port(), free_udp_port())
+    record = tmp_path / "killed.mcap"
+    daemon = Daemon(bench, "--start-time", START, "--record", str(record),
+                    "--run-dir", str(tmp_path / "run"), tmp=tmp_path)  # fmt: skip
+    time.sleep(2.5)
+    # while the daemon writes it, a copy is refused (its writer holds the file)
+    busy = hild("recover", str(record))
+    assert busy.returncode == 2 and "no hild is writing" in busy.stderr, busy.stderr
+    daemon.proc.send_signal(signal.SIGKILL)  # a crash: nothing finished
+    daemon.proc.wait(10)
+    said = hild("inspect", str(record)).stdout
+    assert "cut short" in said and f"hild recover {record}" in said, said
+    counted = inspect_count(record)
+    assert counted > 100
+    original = record.read_bytes()
+    ours = [(m.topic, m.log_time_ns, m.payload) for m in messages(record)]
+    p = hild("recover", str(record))
+    out = tmp_path / "killed-recovered.mcap"
+    assert p.returncode == 0, p.stderr
+    assert f"recovered to {out}: {counted} messages" in p.stdout, p.stdout
+    assert record.read_bytes() == original  # the input as it was
+    # the `mcap` package's seeking reader: by the summary, in log time order (its default)
+    with open(out, "rb") as f:
+        reader = make_reader(f, validate_crcs=True)
+        summary = reader.get_summary()
+        assert summary is not None and summary.chunk_indexes
+        assert summary.statistics.message_count == counted
+        assert sum(1 for _ in reader.iter_messages()) == counted
+        theirs = [(c.topic, m.log_time, json.loads(m.data))
+                  for _, c, m in reader.iter_messages(log_time_order=False)]  # fmt: skip
+        assert {m.name for m in reader.iter_metadata()} >= {"hild", "bench", "recording"}
+    assert theirs == ours
+    # ... and its streaming reader, which make_reader gives a stream that cannot seek (a pipe)
+    cat = subprocess.Popen(["cat", str(out)], stdout=subprocess.PIPE)
+    assert cat.stdout is not None and not cat.stdout.seekable()
+    streamed = sum(1 for _ in make_reader(cat.stdout, validate_crcs=True).iter_messages())
+    cat.wait(10)
+    assert streamed == counted
+    # the copy says what it is: indexed, but not a recording its writer finished
+    said = hild("inspect", str(out)).stdout
+    assert "cut short, indexed since by hild recover" in said and "complete" not in said, said
+    assert inspect_count(out) == counted
+    # an existing copy is never replaced unasked; --force replaces it; the input never
+    again = hild("recover", str(record))
+    assert again.returncode == 2 and str(out) in again.stderr and "--force" in again.stderr
+    assert "Traceback" not in again.stderr
+    forced = hild("recover", str(record), str(out), "--force")
+    assert forced.returncode == 0, forced.stderr
+    itself = hild("recover", str(record), str(record), "--force")
+    assert itself.returncode == 2 and "other than the recording itself" in itself.stderr
+    assert record.read_bytes() == original
+    # hild inspect --recover does the same, to a named file here, and describes the copy
+    other = tmp_path / "copy.mcap"
+    p = hild("recover", str(record), str(other))
+    assert p.returncode == 0 and inspect_count(other) == counted
+    p = hild("inspect", "--recover", "--force", str(record))
+    assert p.returncode == 0 and f"recovered to {out}" in p.stdout, p.stderr
+    assert "indexed since by hild recover" in p.stdout
+    assert not list(tmp_path.glob(".*.part"))  # no temporary file left
+
+
+def test_recover_names_what_it_cannot_do(tmp_path):
+    missing = tmp_path / "none.mcap"
+    p = hild("recover", str(missing))
+    assert p.returncode == 2 and str(missing) in p.stderr and "no such file" in p.stderr
+    bad = tmp_path / "notes.mcap"
+    bad.write_text("hello\n")
+    p = hild("recover", str(bad))
+    assert p.returncode == 2 and str(bad) in p.stderr and "MCAP" in p.stderr, p.stderr
+    assert not (tmp_path / "notes-recovered.mcap").exists()
+    record = tmp_path / "ok.mcap"
+    writer = RecordWriter(record, {"hild": {"kind": "test"}}, nmea_log=False)
+    writer.start()
+    writer.put(channels.SENSORS + "gps", 10**18, {"t": 0.0, "utc": "", "sentence": "$X"})
+    writer.close()
+    nowhere = tmp_path / "no-such-folder" / "copy.mcap"
+    p = hild("recover", str(record), str(nowhere))
+    assert p.returncode == 2 and str(nowhere) in p.stderr and "existing folder" in p.stderr
+    p = hild("recover", str(record))  # complete: copied as it is, still a finished recording
+    assert p.returncode == 0 and "complete already" in p.stdout, p.stderr
+    said = hild("inspect", str(tmp_path / "ok-recovered.mcap")).stdout.splitlines()[0]
+    assert said.endswith(": complete"), said
+
+
+def records_of(path: Path) -> list:
+    with open(path, "rb") as f:
+        return list(StreamReader(f, skip_magic=False).records)
+
+
+def test_one_schema_record_per_schema_the_profile_and_how_it_ended(tmp_path):
+    record = tmp_path / "run.mcap"
+    writer = RecordWriter(record, {"hild": {"kind": "test"}}, nmea_log=False)
+    writer.start()
+    t0 = 1_780_315_200 * 10**9
+    for i, device in enumerate(("gps", "wind", "speed", "jets")):
+        writer.put(channels.SENSORS + device, t0 + i, {"t": 0.0, "utc": "", "sentence": "$X"})
+    writer.put(channels.STATE, t0, {"t": 0.0, "utc": "", "north": 0.0})
+    writer.close()
+    records = records_of(record)
+    (header,) = [r for r in records if isinstance(r, Header)]
+    assert header.profile == "x-hild" and header.library.startswith("hild ")
+    with open(record, "rb") as f:
+        summary = make_reader(f).get_summary()
+    assert summary is not None
+    # four /sensors channels, one hild.sensors schema; the state's own: in the data and summary
+    names = [s.name for s in summary.schemas.values()]
+    assert sorted(names) == ["hild.sensors", "hild.state"], names
+    in_data = [r.name for r in records if isinstance(r, Schema)]
+    assert sorted(in_data) == sorted(names * 2), in_data  # data section, then the summary
+    sensors = {c.schema_id for c in summary.channels.values() if c.topic.startswith("/sensors/")}
+    assert len(sensors) == 1 and len(summary.channels) == 5
+    ending = [r.metadata for r in records if isinstance(r, Metadata) and r.name == "recording"]
+    assert ending == [{"status": "finished", "messages": "5", "dropped": "0"}], ending
+    assert inspect(record).ending["status"] == "finished"
+
+
+def test_dotted_keys_come_nested_too(tmp_path):
+    record = tmp_path / "sim.mcap"
+    p = hild("sim", "otter", "--duration", "2", "--cmd", "port.rpm=900", "--record", str(record))
+    assert p.returncode == 0, p.stderr
+    actuators = [m.payload for m in messages(record, [channels.ACTUATORS])]
+    assert actuators[-1]["port.rpm_commanded"] == 900.0
+    for a in actuators:
+        assert a["port"] == {"rpm": a["port.rpm"], "rpm_commanded": a["port.rpm_commanded"]}
+        assert a["force"] == {"X": a["force.X"], "Y": a["force.Y"], "N": a["force.N"]}
+    with open(record, "rb") as f:
+        summary = make_reader(f).get_summary()
+    (schema,) = [s for s in summary.schemas.values() if s.name == "hild.actuators"]
+    properties = json.loads(schema.data)["properties"]
+    assert "port.rpm" in properties and "rpm" in properties["port"]["properties"]
+
+
+def recorded_run_with_jets_feedback(tmp_path) -> tuple[Path, UdpClient, int, int]:
+    """A daemon run on the default bench: sensors to UDP port S, the jets' controller on UDP C
+    (listening: its feedback goes back to the controller); one command sent, then stopped."""
+    sensors = UdpClient().start()
+    commands = free_udp_port()
+    bench = default_bench_on_free_ports(tmp_path, sensors.port, commands)
+    record = tmp_path / "run.mcap"
+    daemon = Daemon(bench, "--start-time", START, "--record", str(record),
+                    "--run-dir", str(tmp_path / "run"), tmp=tmp_path)  # fmt: skip
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.bind(("127.0.0.1", 0))
+            controller = s.getsockname()[1]
+            for _ in range(10):
+                s.sendto(nmea_line("RCTRC,1,1200.0,R,100.0,P,,B,C"), ("127.0.0.1", commands))
+                time.sleep(0.2)
+    finally:
+        run = daemon.stop()
+    assert run["record"]["complete"], run
+    return record, sensors, commands, controller
+
+
+def test_replay_sends_to_a_port_what_went_there(tmp_path):
+    record, sensors, commands, _ = recorded_run_with_jets_feedback(tmp_path)
+    try:
+        by_device: dict[str, set[bytes]] = {}
+        for m in messages(record, [channels.SENSORS]):
+            line = m.payload["sentence"].encode() + b"\r\n"
+            by_device.setdefault(m.topic.rsplit("/", 1)[1], set()).add(line)
+        assert by_device.get("jets"), "no feedback from the jets recorded"
+        jets = by_device["jets"]
+        to_sensors = by_device["gps"] | by_device["wind"] | by_device["speed"]
+        assert not jets & to_sensors
+        url = f"udp://127.0.0.1:{sensors.port}"
+
+        def replay(*args: str) -> set[bytes]:
+            sensors.lines.clear()
+            p = hild("replay", str(record), "--speed", "20", *args)
+            assert p.returncode == 0, p.stderr
+            time.sleep(0.3)  # the last datagrams into the collector
+            return {line for _, line in sensors.lines}
+
+        got = replay("--to", url)  # what the run sent to the sensors' port, and only that
+        assert got and got <= to_sensors, got - to_sensors
+        assert not got & jets
+        got = replay("--to", url, "--all")  # every line, the jets' feedback too
+        assert got & jets and got & to_sensors
+        got = replay("--to", f"jets={url}")  # one device's lines, wherever they went
+        assert got and got <= jets
+    finally:
+        sensors.close()
+    # a port no recorded device sent to: refused, naming the devices and their ports
+    unused = free_udp_port()
+    p = hild("replay", str(record), "--to", f"udp://127.0.0.1:{unused}")
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert str(record) in p.stderr and f"--to = 'udp://127.0.0.1:{unused}'" in p.stderr
+    assert f"jets: pty://jets, udp://127.0.0.1:{commands}?listen=1" in p.stderr, p.stderr
+    assert f"gps: pty://gps, udp://127.0.0.1:{sensors.port}" in p.stderr
+    assert "--all" in p.stderr and "DEVICE" in p.stderr
