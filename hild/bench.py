@@ -544,17 +544,27 @@ def read_faults(sections: list[Section], quantities: dict[str, str]) -> tuple[Fa
 
 
 def _fault(s: Section, quantities: dict[str, str]) -> FaultSpec:
-    kind = s.string("kind", choices=FAULT_KINDS)
-    start = s.number("start", lo=0.0, unit="s")
-    end = s.number("end", unit="s") if s.raw("end", None) is not None else math.inf
-    if end <= start:
-        raise s.error("end", end, f"a time after start ({start:g} s)")
+    """One [[device.fault]], every key read on its own."""
+    problems = Problems()
+    r = Reading(problems)
+    kind = r.get("kind", s.string, "kind", choices=FAULT_KINDS, default="")
+    start = r.get("start", s.number, "start", lo=0.0, unit="s", default=0.0)
+    end = r.get("end", _fault_end, s, default=math.inf)
+    if r.usable("start", "end") and end <= start:
+        problems.add(s.error("end", end, f"a time after start ({start:g} s)"))
     quantity, value = "", 0.0
     if kind == "bias_jump":
-        quantity = s.string("quantity", choices=tuple(quantities))
-        value = s.number("value", lo=-MAX_ERROR, hi=MAX_ERROR)
-    s.finish()
+        quantity = r.get("quantity", s.string, "quantity", choices=tuple(quantities), default="")
+        value = r.get("value", s.number, "value", lo=-MAX_ERROR, hi=MAX_ERROR, default=0.0)
+    elif not kind:
+        s.skip("quantity", "value")  # whether they belong depends on the kind
+    problems.attempt(s.finish)
+    problems.raise_any()
     return FaultSpec(kind, start, end, quantity, value)
+
+
+def _fault_end(s: Section) -> float:
+    return s.number("end", unit="s") if s.raw("end", None) is not None else math.inf
 
 
 DEVICE_TYPE_KEYS = ("sentences", "noise", "fault", "settings")  # read against the type
