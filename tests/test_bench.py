@@ -407,3 +407,18 @@ def test_every_problem_of_a_device_type_file_a_bench_names(tmp_path, monkeypatch
     assert f"{types / 'bad.toml'}: device.talker = 'gps'" in result.stderr
     # the bench's own key is still read, though the type it names is wrong
     assert "device (probe).rate_hz = 500.0" in result.stderr
+
+
+def test_every_problem_of_a_profile_and_a_weather_file_a_bench_names(tmp_path):
+    otter = (REPO / "profiles" / "otter.toml").read_text()
+    boat = write(tmp_path, otter.replace("\nlength = ", "\nlength = -", 1)
+                 .replace("\nbeam = ", '\nbeam = "wide" #', 1), "boat.toml")  # fmt: skip
+    storm = write(tmp_path, "[wind]\nspeed = -3\nfrom_deg = 999\n[current]\nspeed = 50\n",
+                  "storm.toml")  # fmt: skip
+    path = write(tmp_path, f'[vessel]\nprofile = "{boat}"\nheading_deg = 999\n'
+                 f'[weather]\npreset = "{storm}"\n')  # fmt: skip
+    result = hild("check", str(path))
+    assert result.returncode == 2
+    keys = [line.split(": ")[1].split(" = ")[0] for line in result.stderr.splitlines()[1:]]
+    assert keys == ["vessel.length", "vessel.beam", "vessel.heading_deg", "wind.speed",
+                    "wind.from_deg", "current.speed"]  # fmt: skip
