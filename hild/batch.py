@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hild.config import ConfigError, MultipleConfigError
 from hild.coupled.simulation import DivergedError
 from hild.log import write_or_drop
 from hild.profiles.vessel import load_profile
@@ -75,8 +76,16 @@ def run_batch(
     say = emit or (lambda line: write_or_drop(sys.stdout, line + "\n"))
     schedules = schedules or []
     vessel = load_profile(profile)
-    for schedule in schedules:  # every schedule's errors before the first run, as a run checks
-        checked_commands(vessel, options.get("commands") or [], schedule)
+    errors: list[ConfigError] = []  # every schedule's errors before the first run, file by file
+    for schedule in schedules:
+        try:
+            checked_commands(vessel, options.get("commands") or [], schedule)
+        except MultipleConfigError as e:
+            errors.extend(e.errors)
+        except ConfigError as e:
+            errors.append(e)
+    if errors:
+        raise errors[0] if len(errors) == 1 else MultipleConfigError(errors)
     runs = batch_runs(seed, repeat, schedules, out, record)
     diverged = failed_records = 0
     t0 = time.perf_counter()

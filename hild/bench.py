@@ -12,6 +12,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from hild.bus.models import COMMAND_MODELS
 from hild.clock import MAX_TIME_SCALE, MIN_TIME_SCALE, TIME_SCALE_EXPECTED
 from hild.config import (
@@ -19,8 +21,10 @@ from hild.config import (
     MultipleConfigError,
     NotFoundError,
     Problems,
+    Reading,
     Section,
     load_toml,
+    located,
 )
 from hild.environment.weather import Weather
 from hild.mirror.config import MirrorConfig, read_mirror
@@ -41,7 +45,7 @@ from hild.sensors.catalog import (
     DeviceType,
     available_device_types,
     load_device_type,
-    sentence_list,
+    read_sentences,
     talker,
 )
 from hild.sensors.device import DeviceConfig
@@ -119,75 +123,78 @@ def resolve_bench(name_or_path: str | None) -> Path:
         raise BenchError([e]) from None
 
 
+@dataclass
+class _Vessel:
+    """The [vessel] table as far as it could be read: ``vessel`` is None when the profile
+    is wrong, ``unusable`` names the keys whose values are stand-ins."""
+
+    vessel: Vessel | None
+    profile: str = ""
+    method: str = "rk4"
+    heading_deg: float = 0.0
+    speed: float = 0.0
+    commands: dict[str, float] = field(default_factory=dict)
+    unusable: frozenset[str] = frozenset()
+
+    def usable(self, *keys: str) -> bool:
+        return not self.unusable.intersection(keys)
+
+
+@dataclass
+class _Device:
+    """One [[device]] as far as it could be read: its table, its configuration with stand-ins
+    for the keys named in ``unusable``."""
+
+    section: Section
+    config: DeviceConfig
+    unusable: frozenset[str]
+
+    def usable(self, *keys: str) -> bool:
+        return not self.unusable.intersection(keys)
+
+    def error(self, key: str, value: Any, expected: str) -> ConfigError:
+        return self.section.error(key, value, expected)
+
+    def end(self) -> tuple[int, ...]:
+        """After the device's keys: where a problem of the device as a whole goes."""
+        return (*self.section.order, len(self.section.data))
+
+
 def load_bench(name_or_path: str | None = None, **overrides: Any) -> Bench:
-    """Read and check a bench file; ``overrides`` replace [bench] keys (from the command line)."""
+    """Read and check a bench file; ``overrides`` replace [bench] keys (from the command line).
+
+    Every key is read even after another failed (with a stand-in value), and every rule
+    across keys runs on what could be read, skipped only when a key it needs is wrong: one
+    run lists every problem, each once, in the order of the keys in the file.
+    """
     path = resolve_bench(name_or_path)
     root = Section(load_toml(path), path)
     problems = Problems()
-    errors, attempt = problems.errors, problems.attempt
-
-    general = attempt(_general, root, overrides, default={})
-    vessel_part = attempt(_vessel, root, default=None)
-    origin = attempt(_origin, root, default=Origin(0.0, 0.0))
-    weather = attempt(_weather, root, default=Weather("calm"))
-    mqtt = attempt(_mqtt, root, default=None)
-    record = attempt(_record, root, general.get("rate_hz", 100.0), default=None)
+    general, bench_table = _general(root, overrides, problems)
+    part = _vessel(root, problems)
+    origin = _origin(root, problems)
+    weather = _weather(root, problems)
+    mqtt = problems.attempt(_mqtt, root)
+    # a wrong loop rate is its own problem: the recording's rate is then held to the highest
+    record = problems.attempt(_record, root, general.get("rate_hz", 2000.0))
     run_dir = Path(overrides.get("run_dir") or general.get("run_dir", DEFAULT_RUN_DIR))
-    devices: list[DeviceConfig] = []
-    for section in attempt(root.tables, "device", default=[]) or []:
-        name = section.data.get("name")
-        if is_name(name):  # errors say which device by its name, not its place
-            section.prefix = f"device ({name})"
-        config = attempt(_device, section, run_dir, default=None)
-        if config is not None:
-            devices.append(config)
-    attempt(root.finish)
-    loop_rate = general.get("rate_hz", 100.0)
-    for d in devices:
-        if d.rate_hz > loop_rate:
-            errors.append(
-                ConfigError(
-                    path,
-                    f"device ({d.name}).rate_hz",
-                    d.rate_hz,
-                    f"at most the loop rate, bench.rate_hz = {loop_rate:g} Hz",
-                )
-            )
-    names = [d.name for d in devices]
-    for name in {n for n in names if names.count(n) > 1}:
-        errors.append(ConfigError(path, "device.name", name, "a name used by one device only"))
-    vessel = vessel_part[0] if vessel_part is not None else None
-    if vessel is not None:
-        # a sensor sits on the hull or its mast: within a hull length of the body origin
-        # (the vessel's centre of origin, near midships), or 10 m for the smallest boats
-        reach = max(vessel.length, 10.0)
-        for d in devices:
-            if any(abs(c) > reach for c in d.lever_arm):
-                errors.append(ConfigError(
-                    path, f"device ({d.name}).position", list(d.lever_arm),
-                    f"a position [x, y, z] within {reach:g} m of {vessel.name}'s body origin "
-                    "on each axis (metres forward, starboard, down)",
-                ))  # fmt: skip
-    if vessel_part is not None and "rate_hz" in general:
-        errors.extend(_step_errors(path, vessel_part[0], vessel_part[2], general["rate_hz"],
-                                   overrides.get("rate_hz") is not None))  # fmt: skip
-    budgets: list[PortBudget] = []
-    command_errors = _command_device_errors(path, devices, vessel)
-    errors.extend(command_errors)
-    errors.extend(_shared_command_port_errors(path, devices, run_dir))
-    if not command_errors:
-        budgets, budget_errors = _budgets(path, devices, origin, run_dir, vessel)
-        errors.extend(budget_errors)
-    if errors:
-        raise BenchError(errors)
-    assert vessel_part is not None
-    vessel, profile, method, heading_deg, speed, commands = vessel_part
+    read = _devices(root, run_dir, problems)
+    problems.attempt(root.finish)
+    _device_rules(read, general, part, problems)
+    if part.vessel is not None and part.usable("method") and "rate_hz" in general:
+        from_option = overrides.get("rate_hz") is not None
+        for e in _step_errors(path, part.vessel, part.method, general["rate_hz"], from_option):
+            problems.add(e, at=bench_table.position("rate_hz"))
+    budgets = _port_rules(read, origin, run_dir, part.vessel, problems)
+    if problems.errors:
+        raise BenchError(problems.in_order())
+    assert part.vessel is not None
     return Bench(
         file=str(path),
         name=general["name"],
-        vessel=vessel,
-        profile=profile,
-        method=method,
+        vessel=part.vessel,
+        profile=part.profile,
+        method=part.method,
         weather=weather,
         origin=origin,
         start_time=general["start_time"],
@@ -196,14 +203,78 @@ def load_bench(name_or_path: str | None = None, **overrides: Any) -> Bench:
         time_scale=general["time_scale"],
         run_dir=run_dir,
         stats_interval=general["stats_interval"],
-        heading_deg=heading_deg,
-        speed=speed,
-        commands=commands,
-        devices=tuple(devices),
+        heading_deg=part.heading_deg,
+        speed=part.speed,
+        commands=part.commands,
+        devices=tuple(d.config for d in read),
         budgets=tuple(budgets),
         mqtt=mqtt,
         record=record,
     )
+
+
+def _devices(root: Section, run_dir: Path, problems: Problems) -> list[_Device]:
+    read: list[_Device] = []
+    for section in problems.attempt(root.tables, "device", default=[]) or []:
+        name = section.data.get("name")
+        if is_name(name):  # errors say which device by its name, not its place
+            section.prefix = f"device ({name})"
+        read.append(_device(section, run_dir, problems))
+    return read
+
+
+def _device_rules(
+    read: list[_Device], general: dict[str, Any], part: _Vessel, problems: Problems
+) -> None:
+    """The rules across a device's keys and the bench's: its rate against the loop's, its
+    name against the others', its position against the hull."""
+    loop_rate = general.get("rate_hz")
+    for d in read:
+        if loop_rate is not None and d.usable("rate_hz") and d.config.rate_hz > loop_rate:
+            problems.add(
+                d.error(
+                    "rate_hz",
+                    d.config.rate_hz,
+                    f"at most the loop rate, bench.rate_hz = {loop_rate:g} Hz",
+                )
+            )
+    seen: set[str] = set()
+    for d in read:
+        if d.usable("name") and d.config.name in seen:
+            problems.add(d.error("name", d.config.name, "a name used by one device only"))
+        seen.add(d.config.name)
+    vessel = part.vessel
+    if vessel is None:
+        return
+    # a sensor sits on the hull or its mast: within a hull length of the body origin
+    # (the vessel's centre of origin, near midships), or 10 m for the smallest boats
+    reach = max(vessel.length, 10.0)
+    for d in read:
+        if d.usable("position") and any(abs(c) > reach for c in d.config.lever_arm):
+            problems.add(d.error(
+                "position", list(d.config.lever_arm),
+                f"a position [x, y, z] within {reach:g} m of {vessel.name}'s body origin "
+                "on each axis (metres forward, starboard, down)",
+            ))  # fmt: skip
+
+
+def _port_rules(
+    read: list[_Device], origin: Origin, run_dir: Path, vessel: Vessel | None,
+    problems: Problems,
+) -> list[PortBudget]:  # fmt: skip
+    """What the devices ask of the vessel and of the lines they share; the byte budgets."""
+    refused: set[int] = set()  # devices the vessel cannot serve: their feedback is not sized
+    for i, d in enumerate(read):
+        for e in _command_device_errors(d, vessel):
+            problems.add(e)
+            refused.add(i)
+    for e in _shared_command_port_errors(read, run_dir):
+        problems.add(e)
+    sized = [d for i, d in enumerate(read) if i not in refused]
+    budgets, errors = _budgets(sized, origin, run_dir, vessel)
+    for e in errors:
+        problems.add(e)
+    return budgets
 
 
 START_TIME_EXPECTED = (
@@ -231,27 +302,41 @@ def parse_start_time(value: Any) -> datetime | None:
     return start.astimezone(UTC)
 
 
-def _general(root: Section, overrides: dict[str, Any]) -> dict[str, Any]:
-    bench = root.table("bench") or Section({}, root.file, "bench")
+def _table(root: Section, name: str, problems: Problems) -> Section:
+    """The table ``name``, or an empty stand-in when it is absent or no table (a problem)."""
+    return problems.attempt(root.table, name) or root.child(name)
+
+
+def _general(
+    root: Section, overrides: dict[str, Any], problems: Problems
+) -> tuple[dict[str, Any], Section]:
+    """The [bench] table's values that could be read (a wrong key is absent) and the table."""
+    bench = _table(root, "bench", problems)
     for key, value in overrides.items():
         if value is not None:
             bench.data[key] = value
+    r = Reading(problems)
+    result = {
+        "start_time": r.get("start_time", _start_time, bench),
+        "name": r.get("name", bench.name, "name", Path(root.file).stem,
+                      default_from="file's name"),
+        "seed": r.get("seed", bench.integer, "seed", 0, lo=0),
+        "rate_hz": r.get("rate_hz", bench.number, "rate_hz", 100.0, lo=1.0, hi=2000.0, unit="Hz"),
+        "time_scale": r.get("time_scale", _time_scale, bench),
+        "run_dir": r.get("run_dir", _run_dir, bench),
+        "stats_interval": r.get("stats_interval", bench.number, "stats_interval", 10.0,
+                                lo=0.01, hi=86400.0, unit="s"),
+    }  # fmt: skip
+    problems.attempt(bench.finish)
+    return {k: v for k, v in result.items() if r.usable(k)}, bench
+
+
+def _start_time(bench: Section) -> datetime | None:
     start = bench.raw("start_time", "wall")
     try:
-        start_time = parse_start_time(start)
+        return parse_start_time(start)
     except ValueError as e:
         raise bench.error("start_time", start, str(e)) from None
-    result = {
-        "name": bench.name("name", Path(root.file).stem, default_from="file's name"),
-        "start_time": start_time,
-        "seed": bench.integer("seed", 0, lo=0),
-        "rate_hz": bench.number("rate_hz", 100.0, lo=1.0, hi=2000.0, unit="Hz"),
-        "time_scale": _time_scale(bench),
-        "run_dir": _run_dir(bench),
-        "stats_interval": bench.number("stats_interval", 10.0, lo=0.01, hi=86400.0, unit="s"),
-    }
-    bench.finish()
-    return result
 
 
 def _time_scale(bench: Section) -> float:
@@ -274,66 +359,107 @@ def _step_errors(
                         f"step of 1/rate_hz must be {problem}")]  # fmt: skip
 
 
-def _vessel(root: Section):
-    vessel_section = root.table("vessel", required=True)
-    profile = vessel_section.string("profile")
+def _vessel(root: Section, problems: Problems) -> _Vessel:
+    section = problems.attempt(lambda: root.table("vessel", required=True))
+    if section is None:
+        return _Vessel(None, unusable=frozenset({"profile", "method"}))
+    r = Reading(problems)
+    profile = r.get("profile", section.string, "profile")
+    vessel = None
+    if profile is not None:  # the profile file's own problems are placed at this key
+        vessel = r.get("profile", _profile, section, profile, at=section.position("profile"))
+    methods = tuple(sorted(METHODS))
+    part = _Vessel(
+        vessel,
+        profile or "",
+        r.get("method", section.string, "method", "rk4", choices=methods, default="rk4"),
+        r.get("heading_deg", section.number, "heading_deg", 0.0, lo=-360.0, hi=360.0,
+              unit="deg", default=0.0),
+        r.get("speed", section.number, "speed", 0.0, lo=-20.0, hi=30.0, unit="m/s",
+              default=0.0),
+        _commands(section, vessel, problems),
+        frozenset(r.unusable),
+    )  # fmt: skip
+    problems.attempt(section.finish)
+    return part
+
+
+def _profile(section: Section, profile: str) -> Vessel:
     try:
-        vessel = load_profile(profile)
+        return load_profile(profile)
     except NotFoundError as e:  # say where in the bench file it was asked for
-        raise vessel_section.error("profile", profile, e.expected) from None
-    method = vessel_section.string("method", "rk4", choices=tuple(sorted(METHODS)))
-    heading_deg = vessel_section.number("heading_deg", 0.0, lo=-360.0, hi=360.0, unit="deg")
-    speed = vessel_section.number("speed", 0.0, lo=-20.0, hi=30.0, unit="m/s")
+        raise section.error("profile", profile, e.expected) from None
+
+
+def _commands(section: Section, vessel: Vessel | None, problems: Problems) -> dict[str, float]:
+    """[vessel.commands]: each a number, and one the vessel takes (when the profile is right)."""
     commands: dict[str, float] = {}
-    table = vessel_section.table("commands")
-    if table is not None:
-        for name in list(table.data):
-            value = table.number(name)
-            problem = vessel.command_problem(name, value)
-            if problem:
-                raise table.error(name, value, problem)
+    table = problems.attempt(section.table, "commands")
+    if table is None:
+        return commands
+    for name in list(table.data):
+        value = problems.attempt(table.number, name)
+        if value is None:
+            continue
+        problem = vessel.command_problem(name, value) if vessel is not None else None
+        if problem:
+            problems.add(table.error(name, value, problem))
+        else:
             commands[name] = value
-        table.finish()
-    vessel_section.finish()
-    return vessel, profile, method, heading_deg, speed, commands
+    problems.attempt(table.finish)
+    return commands
 
 
-def _origin(root: Section) -> Origin:
-    section = root.table("origin") or Section({}, root.file, "origin")
+def _origin(root: Section, problems: Problems) -> Origin:
+    section = _table(root, "origin", problems)
+    r = Reading(problems)
+    default = DEFAULT_ORIGIN
     origin = Origin(
-        section.number(
-            "latitude", DEFAULT_ORIGIN.latitude_deg, lo=-89.0, hi=89.0, unit="degrees north"
-        ),
-        section.number(
-            "longitude", DEFAULT_ORIGIN.longitude_deg, lo=-180.0, hi=180.0, unit="degrees east"
-        ),
-        section.number("height", 0.0, lo=-500.0, hi=9000.0, unit="m"),
-    )
-    section.finish()
+        r.get("latitude", section.number, "latitude", default.latitude_deg, lo=-89.0,
+              hi=89.0, unit="degrees north", default=default.latitude_deg),
+        r.get("longitude", section.number, "longitude", default.longitude_deg, lo=-180.0,
+              hi=180.0, unit="degrees east", default=default.longitude_deg),
+        r.get("height", section.number, "height", 0.0, lo=-500.0, hi=9000.0, unit="m",
+              default=0.0),
+    )  # fmt: skip
+    problems.attempt(section.finish)
     return origin
 
 
-def _weather(root: Section) -> Weather:
-    section = root.table("weather") or Section({}, root.file, "weather")
-    preset = section.string("preset", "calm")
+# The bench file may move the preset's mean wind and current: each key's limits.
+MEANS: dict[str, dict[str, Any]] = {
+    "wind_speed": {"lo": 0.0, "hi": 80.0, "unit": "m/s"},
+    "wind_from_deg": {"lo": -360.0, "hi": 360.0, "unit": "deg"},
+    "current_speed": {"lo": 0.0, "hi": 10.0, "unit": "m/s"},
+    "current_to_deg": {"lo": -360.0, "hi": 360.0, "unit": "deg"},
+    "hs": {"lo": 0.0, "hi": 30.0, "unit": "m"},
+}
+
+
+def _weather(root: Section, problems: Problems) -> Weather:
+    section = _table(root, "weather", problems)
+    r = Reading(problems)
+    preset = r.get("preset", section.string, "preset", "calm")
+    weather = None
+    if preset is not None:  # the preset file's own problems are placed at this key
+        weather = r.get("preset", _preset, section, preset, at=section.position("preset"))
+    means = {key: r.get(key, _maybe, section, key, **MEANS[key]) for key in MEANS}
+    problems.attempt(section.finish)
+    if weather is None:
+        return Weather("calm")
+    weather = weather.with_means(**{k: v for k, v in means.items() if r.usable(k)})
+    if r.usable("hs") and weather.waves.hs > 0.0 and weather.waves.spectrum == "none":
+        problems.add(section.error("hs", weather.waves.hs, f"0: the preset {preset!r} has no "
+                                   "wave spectrum (use a preset with [waves])"))  # fmt: skip
+    return weather
+
+
+def _preset(section: Section, preset: str) -> Weather:
     try:
-        weather = load_weather(preset)
+        return load_weather(preset)
     except NotFoundError:  # (one that exists but is malformed is reported as it is)
         names = PRESETS.listing()
         raise section.error("preset", preset, f"a weather file or one of: {names}") from None
-    # The bench file may move the preset's mean wind and current.
-    weather = weather.with_means(
-        wind_speed=_maybe(section, "wind_speed", lo=0.0, hi=80.0, unit="m/s"),
-        wind_from_deg=_maybe(section, "wind_from_deg", lo=-360.0, hi=360.0, unit="deg"),
-        current_speed=_maybe(section, "current_speed", lo=0.0, hi=10.0, unit="m/s"),
-        current_to_deg=_maybe(section, "current_to_deg", lo=-360.0, hi=360.0, unit="deg"),
-        hs=_maybe(section, "hs", lo=0.0, hi=30.0, unit="m"),
-    )
-    if weather.waves.hs > 0.0 and weather.waves.spectrum == "none":
-        raise section.error("hs", weather.waves.hs, f"0: the preset {preset!r} has no wave "
-                            "spectrum (use a preset with [waves])")  # fmt: skip
-    section.finish()
-    return weather
 
 
 def _run_dir(bench: Section) -> str:
@@ -372,66 +498,131 @@ def _maybe(section: Section, key: str, **limits) -> float | None:
 
 
 def _noise(section: Section | None, quantities: dict[str, str]) -> dict[str, NoiseSpec]:
+    """Every quantity's noise; the problems of all of them at once."""
     result: dict[str, NoiseSpec] = {}
     if section is None:
         return result
+    problems = Problems()
     for quantity in list(section.data):
-        if quantity not in quantities:
-            allowed = ", ".join(f"{q} [{u}]" for q, u in quantities.items()) or "none"
-            raise section.error(
-                quantity, section.data[quantity], f"a quantity of this device: {allowed}"
-            )
-        table = section.table(quantity)
-        assert table is not None
-        result[quantity] = NoiseSpec(
-            white=table.number("white", 0.0, lo=0.0, hi=MAX_ERROR),
-            bias=table.number("bias", 0.0, lo=-MAX_ERROR, hi=MAX_ERROR),
-            random_walk=table.number("random_walk", 0.0, lo=0.0, hi=MAX_ERROR),
-            quantization=table.number("quantization", 0.0, lo=0.0, hi=MAX_ERROR),
-        )
-        table.finish()
+        spec = problems.attempt(_quantity_noise, section, quantity, quantities)
+        if spec is not None:
+            result[quantity] = spec
+    problems.raise_any()
     return result
 
 
+def _quantity_noise(section: Section, quantity: str, quantities: dict[str, str]) -> NoiseSpec:
+    if quantity not in quantities:
+        section.skip(quantity)
+        allowed = ", ".join(f"{q} [{u}]" for q, u in quantities.items()) or "none"
+        raise section.error(
+            quantity, section.data[quantity], f"a quantity of this device: {allowed}"
+        )
+    table = section.table(quantity)
+    assert table is not None
+    problems = Problems()
+    r = Reading(problems)
+    spec = NoiseSpec(
+        white=r.get("white", table.number, "white", 0.0, lo=0.0, hi=MAX_ERROR, default=0.0),
+        bias=r.get("bias", table.number, "bias", 0.0, lo=-MAX_ERROR, hi=MAX_ERROR, default=0.0),
+        random_walk=r.get("random_walk", table.number, "random_walk", 0.0, lo=0.0,
+                          hi=MAX_ERROR, default=0.0),
+        quantization=r.get("quantization", table.number, "quantization", 0.0, lo=0.0,
+                           hi=MAX_ERROR, default=0.0),
+    )  # fmt: skip
+    problems.attempt(table.finish)
+    problems.raise_any()
+    return spec
+
+
 def read_faults(sections: list[Section], quantities: dict[str, str]) -> tuple[FaultSpec, ...]:
-    faults = []
-    for s in sections:
-        kind = s.string("kind", choices=FAULT_KINDS)
-        start = s.number("start", lo=0.0, unit="s")
-        end = s.number("end", unit="s") if s.raw("end", None) is not None else math.inf
-        if end <= start:
-            raise s.error("end", end, f"a time after start ({start:g} s)")
-        quantity, value = "", 0.0
-        if kind == "bias_jump":
-            quantity = s.string("quantity", choices=tuple(quantities))
-            value = s.number("value", lo=-MAX_ERROR, hi=MAX_ERROR)
-        s.finish()
-        faults.append(FaultSpec(kind, start, end, quantity, value))
-    return tuple(faults)
+    """Every fault; the problems of all of them at once."""
+    problems = Problems()
+    faults = [problems.attempt(_fault, s, quantities) for s in sections]
+    problems.raise_any()
+    return tuple(f for f in faults if f is not None)
 
 
-def _device(section: Section, run_dir: Path) -> DeviceConfig:
-    """One [[device]]: its type's defaults, overridden by the bench's keys."""
-    type_name = section.string("type")
-    dtype = _device_type(section, type_name)
+def _fault(s: Section, quantities: dict[str, str]) -> FaultSpec:
+    """One [[device.fault]], every key read on its own."""
+    problems = Problems()
+    r = Reading(problems)
+    kind = r.get("kind", s.string, "kind", choices=FAULT_KINDS, default="")
+    start = r.get("start", s.number, "start", lo=0.0, unit="s", default=0.0)
+    end = r.get("end", _fault_end, s, default=math.inf)
+    if r.usable("start", "end") and end <= start:
+        problems.add(s.error("end", end, f"a time after start ({start:g} s)"))
+    quantity, value = "", 0.0
+    if kind == "bias_jump":
+        quantity = r.get("quantity", s.string, "quantity", choices=tuple(quantities), default="")
+        value = r.get("value", s.number, "value", lo=-MAX_ERROR, hi=MAX_ERROR, default=0.0)
+    elif not kind:
+        s.skip("quantity", "value")  # whether they belong depends on the kind
+    problems.attempt(s.finish)
+    problems.raise_any()
+    return FaultSpec(kind, start, end, quantity, value)
+
+
+def _fault_end(s: Section) -> float:
+    return s.number("end", unit="s") if s.raw("end", None) is not None else math.inf
+
+
+DEVICE_TYPE_KEYS = ("sentences", "noise", "fault", "settings")  # read against the type
+
+
+def _device(section: Section, run_dir: Path, problems: Problems) -> _Device:
+    """One [[device]]: its type's defaults, overridden by the bench's keys. Without its type
+    the keys that need it are left unread, and those that are absent are unusable."""
+    r = Reading(problems)
+    type_name = r.get("type", section.string, "type", default="")
+    dtype = None
+    if type_name:  # the type file's own problems are placed at this key
+        dtype = r.get("type", _device_type, section, type_name, at=section.position("type"))
+    if dtype is None:
+        section.skip(*DEVICE_TYPE_KEYS)
+        r.unusable.update(k for k in ("rate_hz", "baud", "position") if not section.has(k))
+        r.unusable.update(("sentences", "settings"))
     config = DeviceConfig(
-        name=section.name("name", type_name, default_from="device type"),
+        name=r.get("name", section.name, "name", type_name, default_from="device type",
+                   default=section.prefix),
         type=type_name,
-        model=dtype.model.model,
-        talker=talker(section, "talker", dtype.talker),
-        rate_hz=section.number("rate_hz", dtype.rate_hz, lo=MIN_RATE_HZ, hi=MAX_RATE_HZ, unit="Hz"),
-        baud=_baud(section, dtype.baud),
-        sentences=sentence_list(
-            section, "sentences", dtype.model.sentences_available, list(dtype.sentences)
-        ),
-        lever_arm=tuple(section.array("position", (3,), list(dtype.position)).tolist()),
-        ports=_device_ports(section, run_dir),
-        noise=_noise(section.table("noise"), dtype.quantity_units),
-        faults=read_faults(section.tables("fault"), dtype.quantity_units),
-        settings=_device_settings(section.table("settings"), dtype.settings),
-    )
-    section.finish()
-    return config
+        model=dtype.model.model if dtype else "",
+        talker=r.get("talker", talker, section, "talker", dtype.talker if dtype else "GP",
+                     default="GP"),
+        rate_hz=r.get("rate_hz", section.number, "rate_hz", dtype.rate_hz if dtype else 1.0,
+                      lo=MIN_RATE_HZ, hi=MAX_RATE_HZ, unit="Hz", default=1.0),
+        baud=r.get("baud", _baud, section, dtype.baud if dtype else 4800, default=4800),
+        sentences=_sentences(section, dtype, r),
+        lever_arm=tuple(r.get("position", section.array, "position", (3,),
+                              list(dtype.position) if dtype else [0.0, 0.0, 0.0],
+                              default=np.zeros(3)).tolist()),
+        ports=r.get("ports", _device_ports, section, run_dir, default=()),
+        noise=(r.get("noise", lambda: _noise(section.table("noise"), dtype.quantity_units),
+                     default={}) if dtype else {}),
+        faults=(r.get("fault", lambda: read_faults(section.tables("fault"),
+                                                   dtype.quantity_units), default=())
+                if dtype else ()),
+        settings=(r.get("settings", lambda: _device_settings(section.table("settings"),
+                                                            dtype.settings), default={})
+                  if dtype else {}),
+    )  # fmt: skip
+    problems.attempt(section.finish)
+    return _Device(section, config, frozenset(r.unusable))
+
+
+def _sentences(section: Section, dtype: DeviceType | None, r: Reading) -> tuple[str, ...]:
+    """The device's known sentences: a name that is no sentence is a problem, and the rest
+    are still what the line's budget is reckoned from."""
+    if dtype is None:
+        return ()
+    read = r.get("sentences", read_sentences, section, "sentences",
+                 dtype.model.sentences_available, list(dtype.sentences))  # fmt: skip
+    if read is None:
+        return ()
+    sentences, problem = read
+    if problem is not None:
+        r.problems.add(problem)
+    return sentences
 
 
 def _device_type(section: Section, type_name: str) -> DeviceType:
@@ -464,28 +655,36 @@ def _device_settings(table: Section | None, defaults: dict[str, Any]) -> dict[st
     settings = dict(defaults)
     if table is None:
         return settings
+    problems = Problems()
     for key in list(table.data):
-        if key not in settings:
-            raise table.error(
-                key, table.data[key], "a setting of this device type: " + ", ".join(settings)
-            )
-        default = settings[key]
-        if isinstance(default, list):
-            settings[key] = _string_list(table, key)
-        elif isinstance(default, dict):
-            settings[key] = _string_table(table, key)
-        elif isinstance(default, bool):
-            settings[key] = table.boolean(key)
-        elif isinstance(default, int):
-            settings[key] = table.integer(key, lo=0)
-            _within(table, key, settings[key])
-        elif isinstance(default, float):
-            settings[key] = table.number(key)
-            _within(table, key, settings[key])
-        else:
-            settings[key] = table.string(key, choices=SETTING_CHOICES.get(key, ()))
-    table.finish()
+        problems.attempt(_setting, table, key, settings)
+    problems.attempt(table.finish)
+    problems.raise_any()
     return settings
+
+
+def _setting(table: Section, key: str, settings: dict[str, Any]) -> None:
+    """One overridden setting into ``settings``, of the type of its default."""
+    if key not in settings:
+        table.skip(key)
+        raise table.error(
+            key, table.data[key], "a setting of this device type: " + ", ".join(settings)
+        )
+    default = settings[key]
+    if isinstance(default, list):
+        settings[key] = _string_list(table, key)
+    elif isinstance(default, dict):
+        settings[key] = _string_table(table, key)
+    elif isinstance(default, bool):
+        settings[key] = table.boolean(key)
+    elif isinstance(default, int):
+        settings[key] = table.integer(key, lo=0)
+        _within(table, key, settings[key])
+    elif isinstance(default, float):
+        settings[key] = table.number(key)
+        _within(table, key, settings[key])
+    else:
+        settings[key] = table.string(key, choices=SETTING_CHOICES.get(key, ()))
 
 
 def _string_list(section: Section, key: str) -> list[str]:
@@ -502,49 +701,47 @@ def _string_table(section: Section, key: str) -> dict[str, str]:
     return value
 
 
-def _command_device_errors(path: Path, devices: list[DeviceConfig], vessel) -> list[ConfigError]:
-    """What each command device's settings cannot do with the bench's vessel."""
+def _command_device_errors(d: _Device, vessel: Vessel | None) -> list[ConfigError]:
+    """What a command device's settings cannot do with the bench's vessel."""
+    model = COMMAND_MODELS.get(d.config.model)
+    if model is None or vessel is None or not d.usable("type", "settings"):
+        return []
     errors = []
-    for d in devices:
-        model = COMMAND_MODELS.get(d.model)
-        if model is None or vessel is None:
-            continue
-        for problem in model.check(d, vessel):
-            key = "type" if problem.key == "type" else f"settings.{problem.key}"
-            errors.append(ConfigError(path, f"device ({d.name}).{key}", problem.value,
-                                      problem.expected))  # fmt: skip
+    for problem in model.check(d.config, vessel):
+        key = "type" if problem.key == "type" else f"settings.{problem.key}"
+        error = ConfigError(d.section.file, d.section.key(key), problem.value, problem.expected)
+        errors.append(located(error, d.section.position(key.split(".")[0])))
     return errors
 
 
-def _shared_command_port_errors(
-    path: Path, devices: list[DeviceConfig], run_dir: Path
-) -> list[ConfigError]:
+def _shared_command_port_errors(read: list[_Device], run_dir: Path) -> list[ConfigError]:
     """Command devices sharing a port each decode every line it brings, so a sentence two of
     them take would move the actuators from both: refused unless their protocols are
     disjoint (the bench says which sentences each takes)."""
-    by_port: dict[tuple, list[tuple[str, DeviceConfig]]] = {}
-    for d in devices:
-        if d.model not in COMMAND_MODELS:
+    by_port: dict[tuple, list[tuple[str, _Device]]] = {}
+    for d in read:
+        if d.config.model not in COMMAND_MODELS or not d.usable("ports", "settings"):
             continue
-        for url in d.ports:
+        for url in d.config.ports:
             spec = parse_port_url(url, run_dir)  # checked with the device
             by_port.setdefault(spec.identity, []).append((url, d))
     errors = []
     for sharing in by_port.values():
-        for i, (url, a) in enumerate(sharing):
-            for _, b in sharing[i + 1 :]:
+        for i, (url, first) in enumerate(sharing):
+            for _, second in sharing[i + 1 :]:
+                a, b = first.config, second.config
                 theirs = _protocols(b)
                 both = [p for p in _protocols(a) if p in theirs]
                 if not both:
                     continue
-                errors.append(ConfigError(
-                    path, f"device ({a.name}, {b.name}) on {url}", both,
+                errors.append(located(ConfigError(
+                    first.section.file, f"device ({a.name}, {b.name}) on {url}", both,
                     f"one command device per port, or protocols that do not overlap: both "
                     f"devices decode every line of {url}, so each {both[0]} would move the "
                     f"actuators from {a.name} and from {b.name}; give each device its own port, "
                     f"or split the sentences between them with settings.protocols (each "
                     f"protocol in one device's list)",
-                ))  # fmt: skip
+                ), second.end()))  # fmt: skip
     return errors
 
 
@@ -553,40 +750,46 @@ def _protocols(config: DeviceConfig) -> list[str]:
     return [p for p in protocols if isinstance(p, str)] if isinstance(protocols, list) else []
 
 
+BUDGET_KEYS = ("type", "rate_hz", "baud", "sentences", "ports", "settings")
+
+
 def _budgets(
-    path: Path, devices: list[DeviceConfig], origin: Origin, run_dir: Path, vessel: Vessel | None
+    read: list[_Device], origin: Origin, run_dir: Path, vessel: Vessel | None
 ) -> tuple[list[PortBudget], list[ConfigError]]:
     """Check that every serial line (and pty standing in for one) can carry its sentences: each
-    device is built as the run would build it and measured at a worst-case instant."""
-    by_port: dict[str, tuple[PortSpec, list[DeviceConfig]]] = {}
-    for d in devices:
-        for url in d.ports:
+    device is built as the run would build it and measured at a worst-case instant. A line
+    with a device whose keys the budget needs are wrong is not reckoned."""
+    by_port: dict[str, tuple[PortSpec, list[_Device]]] = {}
+    for d in read:
+        if not d.usable("ports"):
+            continue
+        for url in d.config.ports:
             spec = parse_port_url(url, run_dir)
             if spec.scheme in ("serial", "pty"):
                 key = spec.path or url
                 by_port.setdefault(key, (spec, []))[1].append(d)
     budgets, errors = [], []
     utc = datetime(2026, 12, 31, 23, 59, 59, tzinfo=UTC)
-    for spec, configs in by_port.values():
-        bauds = {spec.baud or d.baud for d in configs}
+    for spec, sharing in by_port.values():
+        if not all(d.usable(*BUDGET_KEYS) for d in sharing):
+            continue  # the wrong key is reported; the line's load cannot be known without it
+        configs = [d.config for d in sharing]
+        bauds = {spec.baud or c.baud for c in configs}
         if len(bauds) > 1:
-            errors.append(
-                ConfigError(
-                    path,
-                    "device.baud",
-                    sorted(bauds),
-                    f"one baud rate for the devices sharing {spec.url}",
-                )
-            )
+            errors.append(located(ConfigError(
+                sharing[-1].section.file, "device.baud", sorted(bauds),
+                f"one baud rate for the devices sharing {spec.url}",
+            ), sharing[-1].end()))  # fmt: skip
             continue
         baud = bauds.pop()
-        if vessel is None and any(d.model in COMMAND_MODELS for d in configs):
+        if vessel is None and any(c.model in COMMAND_MODELS for c in configs):
             continue  # the vessel's own error is reported; feedback cannot be sized without it
-        load = sum(d.rate_hz * build_device(d, 0, origin, vessel).epoch_bytes(utc) for d in configs)
-        budget = PortBudget(spec.url, baud, tuple(d.name for d in configs), load)
+        load = sum(c.rate_hz * build_device(c, 0, origin, vessel).epoch_bytes(utc) for c in configs)
+        budget = PortBudget(spec.url, baud, tuple(c.name for c in configs), load)
         budgets.append(budget)
         if budget.load > 1.0:
-            errors.append(over_budget_error(path, budget, configs))
+            error = over_budget_error(Path(sharing[-1].section.file), budget, configs)
+            errors.append(located(error, sharing[-1].end()))
     return budgets, errors
 
 

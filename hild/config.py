@@ -25,6 +25,8 @@ class ConfigError(ValueError):
         self.key = key
         self.value = value
         self.expected = expected
+        # where the key is in its file (Section.position), for listing problems in file order
+        self.order: tuple[int, ...] | None = None
         where = f"{self.file}: {key}" if key else self.file
         shown = "" if value is _MISSING else f" = {_short_repr(value)}"
         super().__init__(f"{where}{shown}: expected {expected}")
@@ -57,27 +59,73 @@ class MultipleConfigError(ConfigError):
 class Problems:
     """Collects MultipleConfigError so that a reader reports every problem of a file at once.
 
-    ``attempt`` runs one independent part of a reading (a table, an actuator) and keeps its
-    errors; ``raise_any`` ends the reading with all of them.
+    ``attempt`` runs one independent part of a reading (a table, an actuator, one key) and
+    keeps its errors; ``raise_any`` ends the reading with all of them, each once, in the order
+    of their keys in the file (ConfigError.order; those without one last, as found).
     """
 
     def __init__(self) -> None:
         self.errors: list[ConfigError] = []
 
-    def attempt(self, fn, *args, default=None):
+    def attempt(self, fn, *args, default=None, at: tuple[int, ...] | None = None):
+        """``fn(*args)``, or ``default`` with its errors kept; ``at`` places errors that are
+        not located in this file (another file's, a rule's) at that position of this file."""
         try:
             return fn(*args)
-        except MultipleConfigError as e:
-            self.errors.extend(e.errors)
         except ConfigError as e:
-            self.errors.append(e)
+            self.add(e, at=at)
         return default
 
+    def add(self, error: ConfigError, at: tuple[int, ...] | None = None) -> None:
+        """Keep an error (each of a MultipleConfigError's), placed ``at`` if given."""
+        found = error.errors if isinstance(error, MultipleConfigError) else [error]
+        for e in found:
+            if at is not None:
+                e.order = at
+            self.errors.append(e)
+
+    def failed(self, key: str) -> bool:
+        """Whether a problem was found with ``key`` (or a key inside it): a rule that needs
+        its value is then skipped rather than reported again from a stand-in."""
+        return any(e.key == key or e.key.startswith((key + ".", key + "[")) for e in self.errors)
+
+    def in_order(self) -> list[ConfigError]:
+        """The errors each once (by message), in file order."""
+        seen: set[str] = set()
+        unique = []
+        for e in self.errors:
+            if str(e) not in seen:
+                seen.add(str(e))
+                unique.append(e)
+        return sorted(unique, key=lambda e: (e.order is None, e.order or ()))
+
     def raise_any(self) -> None:
-        if len(self.errors) == 1:
-            raise self.errors[0]
-        if self.errors:
-            raise MultipleConfigError(self.errors)
+        errors = self.in_order()
+        if len(errors) == 1:
+            raise errors[0]
+        if errors:
+            raise MultipleConfigError(errors)
+
+
+class Reading:
+    """One table read key by key into ``problems``: a bad key is a problem and a stand-in
+    value, and the key is noted as unusable so that no rule judges the stand-in."""
+
+    def __init__(self, problems: Problems) -> None:
+        self.problems = problems
+        self.unusable: set[str] = set()
+
+    def get(self, key: str, fn, *args, default=None, at: tuple[int, ...] | None = None, **kw):
+        """``fn(*args, **kw)``, the value of ``key``; on a problem ``default``, ``key`` unusable."""
+        found = len(self.problems.errors)
+        value = self.problems.attempt(lambda: fn(*args, **kw), default=default, at=at)
+        if len(self.problems.errors) > found:
+            self.unusable.add(key)
+        return value
+
+    def usable(self, *keys: str) -> bool:
+        """Whether every one of ``keys`` was read without a problem."""
+        return not self.unusable.intersection(keys)
 
 
 class NotFoundError(ConfigError):
@@ -302,19 +350,32 @@ class FileKind:
 class Section:
     """One TOML table being read: typed getters, and a check for keys nobody read."""
 
-    def __init__(self, data: dict[str, Any], file: str | Path, prefix: str = ""):
+    def __init__(
+        self, data: dict[str, Any], file: str | Path, prefix: str = "", order: tuple[int, ...] = ()
+    ):
         if not isinstance(data, dict):
-            raise ConfigError(file, prefix, data, "a table")
+            raise located(ConfigError(file, prefix, data, "a table"), order)
         self.data = data
         self.file = str(file)
         self.prefix = prefix
+        self.order = order  # where the table is in its file: see position
         self._used: set[str] = set()
 
     def key(self, name: str) -> str:
         return f"{self.prefix}.{name}" if self.prefix else name
 
+    def position(self, name: str) -> tuple[int, ...]:
+        """Where a key is in the file, to sort problems by: the table's position and the key's
+        place in it (TOML tables keep their keys in file order); an absent key is at the end."""
+        keys = list(self.data)
+        return (*self.order, keys.index(name) if name in self.data else len(keys))
+
     def error(self, name: str, value: Any, expected: str) -> ConfigError:
-        return ConfigError(self.file, self.key(name), value, expected)
+        return located(ConfigError(self.file, self.key(name), value, expected), self.position(name))
+
+    def child(self, name: str) -> Section:
+        """An empty stand-in for the table ``name`` of this one (absent, or not a table)."""
+        return Section({}, self.file, self.key(name), self.position(name))
 
     def has(self, name: str) -> bool:
         return name in self.data
@@ -327,7 +388,11 @@ class Section:
             unread = [k for k in self.data if k not in self._used]
             close = difflib.get_close_matches(name, unread, n=1)
             hint = f" (the file has {close[0]!r}: a typo?)" if close else ""
-            raise ConfigError(self.file, self.key(name), _MISSING, f"this key to be present{hint}")
+            # the misspelt key is this problem, not also an unknown key (once, at its place)
+            self._used.update(close)
+            where = self.position(close[0] if close else name)
+            raise located(ConfigError(self.file, self.key(name), _MISSING,
+                                      f"this key to be present{hint}"), where)  # fmt: skip
         return default
 
     def skip(self, *names: str) -> None:
@@ -430,13 +495,15 @@ class Section:
         if name not in self.data and not required:
             self._used.add(name)
             return None
-        return Section(self.raw(name), self.file, self.key(name))
+        return Section(self.raw(name), self.file, self.key(name), self.position(name))
 
     def tables(self, name: str) -> list[Section]:
         value = self.raw(name, [])
         if not isinstance(value, list):
             raise self.error(name, value, "an array of tables ([[" + self.key(name) + "]])")
-        return [Section(v, self.file, f"{self.key(name)}[{i}]") for i, v in enumerate(value)]
+        at = self.position(name)
+        return [Section(v, self.file, f"{self.key(name)}[{i}]", (*at, i))
+                for i, v in enumerate(value)]  # fmt: skip
 
     def finish(self) -> None:
         """Refuse keys that nothing read: a typo must not be silently ignored (all at once)."""
@@ -446,9 +513,11 @@ class Section:
                 close = difflib.get_close_matches(name, list(self._used), n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
                 known = ", ".join(sorted(self._used)) or "none"
-                problems.errors.append(
-                    ConfigError(
-                        self.file, self.key(name), self.data[name], f"a known key ({known}){hint}"
-                    )
-                )
+                problems.add(self.error(name, self.data[name], f"a known key ({known}){hint}"))
         problems.raise_any()
+
+
+def located(error: ConfigError, order: tuple[int, ...]) -> ConfigError:
+    """The error placed at ``order`` in its file (see Section.position)."""
+    error.order = order
+    return error

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hild.config import MISSING, ConfigError, read_text
+from hild.config import MISSING, ConfigError, Problems, read_text
 from hild.coupled.loop import ROW_ACTUATORS, ROW_STATE, ROW_T, row_environment
 from hild.coupled.simulation import CommandError, DivergedError, Simulation
 from hild.environment.environment import Environment
@@ -54,7 +54,17 @@ MAX_SCHEDULE_BYTES = 64 << 20  # about three million rows
 
 
 def read_schedule(path: Path) -> list[ScheduledCommand]:
-    """Read ``t,name,value`` rows (a header row is optional), sorted by time."""
+    """Read ``t,name,value`` rows (a header row is optional), sorted by time; every bad row
+    is reported at once."""
+    problems = Problems()
+    rows = schedule_rows(path, problems)
+    problems.raise_any()
+    return rows
+
+
+def schedule_rows(path: Path, problems: Problems) -> list[ScheduledCommand]:
+    """The schedule's good rows sorted by time; each bad row is a problem in ``problems``,
+    placed by its line."""
     rows: list[ScheduledCommand] = []
     text = read_text(path, "schedule", MAX_SCHEDULE_BYTES)
     for lineno, row in enumerate(csv.reader(text.splitlines()), start=1):
@@ -62,18 +72,24 @@ def read_schedule(path: Path) -> list[ScheduledCommand]:
             continue
         if lineno == 1 and row[0].strip() == "t":
             continue
-        key = f"line {lineno}"
-        if len(row) != 3:
-            raise ConfigError(path, key, ",".join(row), "three columns: t,name,value")
-        try:
-            t, value = float(row[0]), float(row[2])
-        except ValueError:
-            raise ConfigError(path, key, ",".join(row), "numbers for t and value") from None
-        if not (math.isfinite(t) and t >= 0.0 and math.isfinite(value)):
-            raise ConfigError(path, key, ",".join(row), "t >= 0 and finite values")
-        rows.append(ScheduledCommand(t, row[1].strip(), value, lineno))
+        command = problems.attempt(_schedule_row, path, row, lineno, at=(lineno,))
+        if command is not None:
+            rows.append(command)
     rows.sort(key=lambda r: r.t)
     return rows
+
+
+def _schedule_row(path: Path, row: list[str], lineno: int) -> ScheduledCommand:
+    key = f"line {lineno}"
+    if len(row) != 3:
+        raise ConfigError(path, key, ",".join(row), "three columns: t,name,value")
+    try:
+        t, value = float(row[0]), float(row[2])
+    except ValueError:
+        raise ConfigError(path, key, ",".join(row), "numbers for t and value") from None
+    if not (math.isfinite(t) and t >= 0.0 and math.isfinite(value)):
+        raise ConfigError(path, key, ",".join(row), "t >= 0 and finite values")
+    return ScheduledCommand(t, row[1].strip(), value, lineno)
 
 
 SIM_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)  # a batch run's UTC at t = 0: fixed, repeatable
@@ -232,12 +248,15 @@ def checked_commands(
         problem = vessel.command_problem(name, value)
         if problem:
             raise CommandError(f"--cmd {text!r}: expected {problem}")
-    events = read_schedule(schedule) if schedule else []
-    for ev in events:
+    problems = Problems()
+    events = schedule_rows(schedule, problems) if schedule else []
+    for ev in events:  # a row read wrong is reported once, as read, not also as a command
         problem = vessel.command_problem(ev.name, ev.value)
         if problem:
-            raise ConfigError(schedule or "", f"line {ev.line}", f"{ev.name},{ev.value:g}",
-                              problem)  # fmt: skip
+            error = ConfigError(schedule or "", f"line {ev.line}", f"{ev.name},{ev.value:g}",
+                                problem)  # fmt: skip
+            problems.add(error, at=(ev.line,))
+    problems.raise_any()
     return held, events
 
 

@@ -77,3 +77,19 @@ def test_a_schedule_command_out_of_range_stops_the_batch_before_it_runs(capsys, 
     captured = capsys.readouterr()
     assert status == 2 and captured.out == ""
     assert f"{wild}" in captured.err and "line 1" in captured.err
+
+
+def test_every_bad_schedule_of_a_batch_is_named_before_it_runs(capsys, tmp_path):
+    one, two = tmp_path / "one.csv", tmp_path / "two.csv"
+    one.write_text("0,port.rpm,lots\n1,port.rpm,99999\n")
+    two.write_text("0,port.rpm,1000\n5,prt.rpm,1000\n")
+    status = main(["sim", "odin", "--duration", "1", "--schedule", str(one),
+                   "--schedule", str(two)])  # fmt: skip
+    captured = capsys.readouterr()
+    assert status == 2 and captured.out == ""
+    lines = captured.err.splitlines()[1:]
+    assert [line.split(" = ")[0] for line in lines] == [
+        f"  {one}: line 1",
+        f"  {one}: line 2",
+        f"  {two}: line 2",
+    ]

@@ -3,10 +3,13 @@
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from hild.bench import BenchError, load_bench, parse_start_time
+
+REPO = Path(__file__).resolve().parents[1]
 
 GOOD = """
 [bench]
@@ -286,3 +289,136 @@ def test_two_command_devices_on_one_port_are_refused_unless_their_protocols_are_
     # one device on several ports, and command devices each on their own port, share nothing
     apart = write(tmp_path, SHARED.replace('port = "pty://helm"', 'port = "pty://helm2"'), "a.toml")
     assert [d.name for d in load_bench(apart).devices] == ["gps", "jets", "helm"]
+
+
+# The bench of issue 30: mistakes of every stage (names, values, a rule across keys), one run.
+EIGHT = """
+[bench]
+name = "eight"
+rate_hz = 100
+[vessel]
+profile = "odn"
+heading_deg = 400
+[origin]
+latitude = 59.41
+longitud = 10.48
+[weather]
+preset = "gale"
+[[device]]
+name = "gps"
+type = "gps"
+rate_hz = 20
+baud = 4800
+sentences = ["GGA", "RMC", "VTG", "ZDA", "GSV", "XYZ"]
+port = "serial:///dev/ttyUSB0"
+[[device]]
+name = "hdg"
+type = "heading"
+port = "udp://127.0.0.1:99999"
+talkr = "HE"
+"""
+
+
+def test_eight_mistakes_of_every_stage_are_eight_problems_in_one_run(tmp_path):
+    path = write(tmp_path, EIGHT, "eight.toml")
+    result = hild("check", str(path))
+    assert result.returncode == 2
+    header, *lines = result.stderr.splitlines()
+    assert header == "hild: 8 error(s) in the bench:"
+    expected = [  # in the order of their keys in the file
+        "vessel.profile = 'odn': expected a profile file",
+        "vessel.heading_deg = 400.0: expected a number in deg of at most 360",
+        "origin.longitud = 10.48: expected a known key",
+        "weather.preset = 'gale': expected a weather file",
+        "device (gps).sentences = ['GGA', 'RMC', 'VTG', 'ZDA', 'GSV', 'XYZ']:",
+        "device (gps) on serial:///dev/ttyUSB0 = ",
+        "device (hdg).port = 'udp://127.0.0.1:99999'",
+        "device (hdg).talkr = 'HE': expected a known key",
+    ]
+    assert len(lines) == len(expected)
+    for line, start in zip(lines, expected, strict=True):
+        assert line.startswith(f"  {path}: {start}"), (line, start)
+    # the budget is reckoned from the sentences that are known, XYZ left out
+    assert "[gps: 20 Hz x GGA, RMC, VTG, ZDA, GSV]" in lines[5] and "4800 baud" in lines[5]
+    # the misspelt key is one problem, not also a missing longitude
+    assert "origin.longitude" not in result.stderr
+
+
+def test_problems_are_listed_in_the_order_of_their_keys_in_the_file(tmp_path):
+    path = write(tmp_path, """
+        [weather]
+        wind_speed = -1
+        preset = "gael"
+        [vessel]
+        heading_deg = 400
+        profile = "odin"
+        speed = 99
+        [bench]
+        rate_hz = -1
+        """)  # fmt: skip
+    with pytest.raises(BenchError) as info:
+        load_bench(path)
+    assert [e.key for e in info.value.errors] == [
+        "weather.wind_speed", "weather.preset", "vessel.heading_deg", "vessel.speed",
+        "bench.rate_hz",
+    ]  # fmt: skip
+
+
+def test_a_misspelt_required_key_is_one_problem(tmp_path):
+    path = write(tmp_path, GOOD.replace("profile =", "profil =") + "rate_hz = 500\n")
+    with pytest.raises(BenchError) as info:
+        load_bench(path)
+    messages = [str(e) for e in info.value.errors]
+    assert len(messages) == 2, messages
+    assert "vessel.profile: expected this key to be present (the file has 'profil'" in messages[0]
+    assert "device (gps).rate_hz = 500.0: expected a number in Hz of at most 100" in messages[1]
+
+
+def test_a_rule_is_skipped_only_when_a_key_it_needs_is_wrong(tmp_path):
+    # a wrong loop rate: the device's rate is not also judged against a stand-in; a wrong
+    # device rate: the line's budget is not reckoned from the type's rate
+    text = GOOD.replace("rate_hz = 50", "rate_hz = 0") + 'rate_hz = "fast"\nbaud = 4800\n'
+    with pytest.raises(BenchError) as info:
+        load_bench(write(tmp_path, text))
+    assert [e.key for e in info.value.errors] == ["bench.rate_hz", "device (gps).rate_hz"]
+    # with the rates right, the same device is over its line's budget and its other
+    # problems (a talker, a fault) are listed with it
+    text = GOOD + 'rate_hz = 10\nbaud = 4800\ntalker = "gps"\n[[device.fault]]\nkind = "melt"\n'
+    with pytest.raises(BenchError) as info:
+        load_bench(write(tmp_path, text))
+    keys = [e.key for e in info.value.errors]
+    assert keys == ["device (gps).talker", "device (gps).fault[0].kind",
+                    "device (gps).fault[0].start", "device (gps) on pty://gps"]  # fmt: skip
+
+
+def test_every_problem_of_a_device_type_file_a_bench_names(tmp_path, monkeypatch):
+    types = tmp_path / "types"
+    types.mkdir()
+    gps = (REPO / "devices" / "gps.toml").read_text()
+    bad = gps.replace("rate_hz = ", "rate_hz = -", 1).replace('talker = "GP"', 'talker = "gps"')
+    assert "rate_hz = -" in bad and 'talker = "gps"' in bad
+    (types / "bad.toml").write_text(bad)
+    path = write(tmp_path, '[vessel]\nprofile = "odin"\n[[device]]\nname = "probe"\n'
+                 'type = "bad"\nport = "pty://probe"\nrate_hz = 500\n')  # fmt: skip
+    monkeypatch.setenv("HILD_DEVICE_PATH", str(types))
+    result = hild("check", str(path))
+    assert result.returncode == 2
+    assert f"{types / 'bad.toml'}: device.rate_hz = -" in result.stderr
+    assert f"{types / 'bad.toml'}: device.talker = 'gps'" in result.stderr
+    # the bench's own key is still read, though the type it names is wrong
+    assert "device (probe).rate_hz = 500.0" in result.stderr
+
+
+def test_every_problem_of_a_profile_and_a_weather_file_a_bench_names(tmp_path):
+    otter = (REPO / "profiles" / "otter.toml").read_text()
+    boat = write(tmp_path, otter.replace("\nlength = ", "\nlength = -", 1)
+                 .replace("\nbeam = ", '\nbeam = "wide" #', 1), "boat.toml")  # fmt: skip
+    storm = write(tmp_path, "[wind]\nspeed = -3\nfrom_deg = 999\n[current]\nspeed = 50\n",
+                  "storm.toml")  # fmt: skip
+    path = write(tmp_path, f'[vessel]\nprofile = "{boat}"\nheading_deg = 999\n'
+                 f'[weather]\npreset = "{storm}"\n')  # fmt: skip
+    result = hild("check", str(path))
+    assert result.returncode == 2
+    keys = [line.split(": ")[1].split(" = ")[0] for line in result.stderr.splitlines()[1:]]
+    assert keys == ["vessel.length", "vessel.beam", "vessel.heading_deg", "wind.speed",
+                    "wind.from_deg", "current.speed"]  # fmt: skip

@@ -186,3 +186,18 @@ def test_help_and_check_do_not_import_the_compiled_core(argv):
     ])  # fmt: skip
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and p.stdout.strip().splitlines()[-1] == "False False", p
+
+
+def test_a_schedule_with_several_bad_rows_names_every_one_in_order(tmp_path):
+    sched = tmp_path / "bad.csv"
+    sched.write_text("t,name,value\n0,port.rpm,1000\nx,port.rpm,5\n1,port.rpmm,500\n"
+                     "2,port.rpm\n3,port.rpm,99999\n4,port.rpm,1500\n")  # fmt: skip
+    p = hild("sim", "odin", "--duration", "1", "--schedule", str(sched))
+    assert p.returncode == 2
+    header, *lines = p.stderr.splitlines()
+    assert header == f"hild: 4 error(s) in {sched}:"
+    expected = [("line 3", "numbers for t and value"), ("line 4", "no command 'rpmm'"),
+                ("line 5", "three columns"), ("line 6", "from 400 to 2000 rpm")]  # fmt: skip
+    assert len(lines) == len(expected)
+    for line, (where, says) in zip(lines, expected, strict=True):
+        assert line.startswith(f"  {sched}: {where} = ") and says in line, line

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from hild.builtin import builtin_candidates, builtin_folder
-from hild.config import ConfigError, FileKind, Problems, Section, load_toml
+from hild.config import ConfigError, FileKind, Problems, Reading, Section, load_toml
 from hild.model.pack import LAWS, pack_actuators, pack_parameters
 from hild.model.vessel import (
     DEGREES,
@@ -51,24 +51,34 @@ def load_profile(name_or_path: str) -> Vessel:
 
 
 def _read_hull(root: Section, path: Path) -> tuple[str, float, float, float, str]:
+    """The [vessel] table, every key read on its own (the hull is refused if any is wrong)."""
     hull = root.table("vessel", required=True)
-    assert hull is not None
-    name = hull.string("name", path.stem)
-    hull.string("description", "")
-    length = hull.number("length", positive=True, unit="m")
-    beam = hull.number("beam", positive=True, unit="m")
-    draft = hull.number("draft", positive=True, unit="m")
+    problems = Problems()
+    r = Reading(problems)
+    name = r.get("name", hull.string, "name", path.stem, default="")
+    r.get("description", hull.string, "description", "")
+    length, beam, draft = (
+        r.get(key, hull.number, key, positive=True, unit="m", default=1.0)
+        for key in ("length", "beam", "draft")
+    )
     # the point the added mass and linear damping derivatives are given about
-    reference = hull.string("hydrodynamic_reference", "co", choices=("co", "cg"))
-    hull.finish()
+    reference = r.get("hydrodynamic_reference", hull.string, "hydrodynamic_reference", "co",
+                      choices=("co", "cg"), default="co")  # fmt: skip
+    problems.attempt(hull.finish)
+    problems.raise_any()
     return name, length, beam, draft, reference
 
 
 def _read_water(root: Section, path: Path) -> tuple[float, float]:
     water = root.table("water") or Section({}, path, "water")
-    rho = water.number("density", 1025.0, lo=990.0, hi=1040.0, unit="kg/m^3")
-    nu_water = water.number("kinematic_viscosity", 1.0e-6, positive=True, unit="m^2/s")
-    water.finish()
+    problems = Problems()
+    r = Reading(problems)
+    rho = r.get("density", water.number, "density", 1025.0, lo=990.0, hi=1040.0,
+                unit="kg/m^3", default=1025.0)  # fmt: skip
+    nu_water = r.get("kinematic_viscosity", water.number, "kinematic_viscosity", 1.0e-6,
+                     positive=True, unit="m^2/s", default=1.0e-6)  # fmt: skip
+    problems.attempt(water.finish)
+    problems.raise_any()
     return rho, nu_water
 
 

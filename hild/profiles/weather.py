@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from hild.builtin import builtin_candidates, builtin_folder
-from hild.config import FileKind, Problems, Section, load_toml
+from hild.config import FileKind, Problems, Reading, Section, load_toml
 from hild.environment.weather import (
     GUST_MODELS,
     WAVE_SPECTRA,
@@ -83,10 +83,22 @@ def _gauss_markov(s: Section | None, unit: str, deg: bool = False) -> GaussMarko
 
 
 def _wind(s: Section) -> WindSpec:
-    speed = s.number("speed", 0.0, lo=0.0, hi=80.0, unit="m/s")
-    from_deg = s.number("from_deg", 0.0, lo=-360.0, hi=360.0, unit="deg")
-    slow = _gauss_markov(s.table("slow"), "m/s")
-    direction = _gauss_markov(s.table("direction"), "deg", deg=True)
+    """The [wind] table: the mean, its slow changes and its gusts, each read on its own."""
+    problems = Problems()
+    r = Reading(problems)
+    speed = r.get("speed", s.number, "speed", 0.0, lo=0.0, hi=80.0, unit="m/s", default=0.0)
+    from_deg = r.get("from_deg", s.number, "from_deg", 0.0, lo=-360.0, hi=360.0, unit="deg",
+                     default=0.0)  # fmt: skip
+    slow = r.get("slow", lambda: _gauss_markov(s.table("slow"), "m/s"), default=GaussMarkov())
+    direction = r.get("direction", lambda: _gauss_markov(s.table("direction"), "deg", deg=True),
+                      default=GaussMarkov())  # fmt: skip
+    gust = r.get("gust", _gust, s, default=GustSpec())
+    problems.attempt(s.finish)
+    problems.raise_any()
+    return WindSpec(speed=speed, from_deg=from_deg, slow=slow, direction=direction, gust=gust)
+
+
+def _gust(s: Section) -> GustSpec:
     g = s.table("gust")
     gust = GustSpec()
     if g is not None:
@@ -114,18 +126,22 @@ def _wind(s: Section) -> WindSpec:
             values["max_deviation"] = g.number("max_deviation", 5.0, positive=True, unit="m/s")
         g.finish()
         gust = GustSpec(model=model, **values)
-    s.finish()
-    return WindSpec(speed=speed, from_deg=from_deg, slow=slow, direction=direction, gust=gust)
+    return gust
 
 
 def _current(s: Section) -> CurrentSpec:
+    problems = Problems()
+    r = Reading(problems)
     spec = CurrentSpec(
-        speed=s.number("speed", 0.0, lo=0.0, hi=10.0, unit="m/s"),
-        to_deg=s.number("to_deg", 0.0, lo=-360.0, hi=360.0, unit="deg"),
-        slow=_gauss_markov(s.table("slow"), "m/s"),
-        direction=_gauss_markov(s.table("direction"), "deg", deg=True),
-    )
-    s.finish()
+        speed=r.get("speed", s.number, "speed", 0.0, lo=0.0, hi=10.0, unit="m/s", default=0.0),
+        to_deg=r.get("to_deg", s.number, "to_deg", 0.0, lo=-360.0, hi=360.0, unit="deg",
+                     default=0.0),
+        slow=r.get("slow", lambda: _gauss_markov(s.table("slow"), "m/s"), default=GaussMarkov()),
+        direction=r.get("direction", lambda: _gauss_markov(s.table("direction"), "deg",
+                                                           deg=True), default=GaussMarkov()),
+    )  # fmt: skip
+    problems.attempt(s.finish)
+    problems.raise_any()
     return spec
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from hild.builtin import builtin_candidates, builtin_folder
 from hild.bus.device import CommandDevice
 from hild.bus.frontseat import CPNVG_HEADINGS
 from hild.bus.models import COMMAND_MODELS
-from hild.config import ConfigError, FileKind, Section, load_toml
+from hild.config import ConfigError, FileKind, Problems, Reading, Section, load_toml
 from hild.sensors.anemometer import Anemometer
 from hild.sensors.course import COG_AT_REST
 from hild.sensors.device import Device
@@ -77,43 +79,61 @@ def available_device_types() -> list[str]:
 
 
 def load_device_type(name: str) -> DeviceType:
-    """Read and check a device type: a path, or a name in $HILD_DEVICE_PATH or ``devices/``."""
+    """Read and check a device type: a path, or a name in $HILD_DEVICE_PATH or ``devices/``;
+    every problem of the file is reported at once."""
     path = DEVICE_TYPES.resolve(name)
     root = Section(load_toml(path), path)
-    dev = root.table("device", required=True)
-    model_name = dev.string("model", name)
-    if model_name not in MODELS:
-        raise dev.error("model", model_name, "one of " + ", ".join(sorted(MODELS)))
-    model = MODELS[model_name]
-    sentences = sentence_list(dev, "sentences", model.sentences_available)
-    quantities = root.table("quantities") or Section({}, path, "quantities")
-    quantity_units = dict(quantities.data)
-    for q in quantity_units:
-        if q not in model.noise_components:
-            known = ", ".join(model.noise_components)
-            raise quantities.error(q, quantity_units[q], f"one of {known}")
-        quantities.raw(q)
-    settings = root.table("settings")
+    problems = Problems()
+    dev = problems.attempt(lambda: root.table("device", required=True)) or root.child("device")
+    r = Reading(problems)
+    model_name = r.get("model", dev.string, "model", name)
+    model = MODELS.get(model_name) if model_name is not None else None
+    if model_name is not None and model is None:
+        problems.add(dev.error("model", model_name, "one of " + ", ".join(sorted(MODELS))))
+    sentences: tuple[str, ...] = ()
+    if model is not None:
+        sentences = r.get("sentences", sentence_list, dev, "sentences",
+                          model.sentences_available, default=())  # fmt: skip
+    else:
+        dev.skip("sentences")  # they depend on the model
+    quantity_units = _quantity_units(root, model, problems)
+    settings = problems.attempt(root.table, "settings")
     setting_values = dict(settings.data) if settings else {}
-    if settings:
-        for key in setting_values:
-            check_setting(settings, key)
+    for key in setting_values:
+        problems.attempt(check_setting, settings, key)
     result = DeviceType(
         name=name,
         file=str(path),
-        description=dev.string("description", ""),
-        model=model,
-        talker=talker(dev, "talker"),
-        rate_hz=dev.number("rate_hz", lo=MIN_RATE_HZ, hi=MAX_RATE_HZ, unit="Hz"),
-        baud=dev.integer("baud", lo=300),
+        description=r.get("description", dev.string, "description", "", default=""),
+        model=model or Gps,
+        talker=r.get("talker", talker, dev, "talker", default="GP"),
+        rate_hz=r.get("rate_hz", dev.number, "rate_hz", lo=MIN_RATE_HZ, hi=MAX_RATE_HZ,
+                      unit="Hz", default=1.0),
+        baud=r.get("baud", dev.integer, "baud", lo=300, default=4800),
         sentences=sentences,
-        position=tuple(dev.array("position", (3,), [0.0, 0.0, 0.0]).tolist()),
+        position=tuple(r.get("position", dev.array, "position", (3,), [0.0, 0.0, 0.0],
+                             default=np.zeros(3)).tolist()),
         quantity_units=quantity_units,
         settings=setting_values,
-    )
+    )  # fmt: skip
     for section in (dev, root):
-        section.finish()
+        problems.attempt(section.finish)
+    problems.raise_any()
     return result
+
+
+def _quantity_units(
+    root: Section, model: type[Device] | type[CommandDevice] | None, problems: Problems
+) -> dict[str, str]:
+    """The [quantities] table: each a noise component of the model (unchecked without one)."""
+    quantities = problems.attempt(root.table, "quantities") or root.child("quantities")
+    quantity_units = dict(quantities.data)
+    for q in quantity_units:
+        quantities.raw(q)
+        if model is not None and q not in model.noise_components:
+            known = ", ".join(model.noise_components)
+            problems.add(quantities.error(q, quantity_units[q], f"one of {known}"))
+    return quantity_units
 
 
 def check_setting(section: Section, key: str) -> None:
@@ -138,16 +158,33 @@ def talker(section: Section, key: str, default: Any = None) -> str:
 def sentence_list(
     section: Section, key: str, available: tuple[str, ...], default: Any = None
 ) -> tuple[str, ...]:
+    sentences, problem = read_sentences(section, key, available, default)
+    if problem is not None:
+        raise problem
+    return sentences
+
+
+def read_sentences(
+    section: Section, key: str, available: tuple[str, ...], default: Any = None
+) -> tuple[tuple[str, ...], ConfigError | None]:
+    """The list's known sentences, each once, and the problem with the list if it has one (a
+    name that is no sentence, one given twice); a list with no known sentence raises."""
     value = section.raw(key) if default is None else section.raw(key, default)
     what = "a list of sentence names from: " + ", ".join(available)
     if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
         raise section.error(key, value, what)
-    for v in value:
-        if v not in available:
-            raise section.error(key, value, f"{what} ({v!r} is not one of them)")
-    if len(set(value)) != len(value):
-        raise section.error(key, value, f"{what}, each once")
-    return tuple(value)
+    unknown = [v for v in dict.fromkeys(value) if v not in available]
+    known = tuple(v for v in dict.fromkeys(value) if v in available)
+    problem = None
+    if unknown:
+        names = ", ".join(repr(v) for v in unknown)
+        verb = "is not one of them" if len(unknown) == 1 else "are not among them"
+        problem = section.error(key, value, f"{what} ({names} {verb})")
+    elif len(set(value)) != len(value):
+        problem = section.error(key, value, f"{what}, each once")
+    if not known:
+        raise problem or section.error(key, value, what)
+    return known, problem
 
 
 __all__ = ["ConfigError", "DeviceType", "MODELS", "available_device_types", "load_device_type"]
