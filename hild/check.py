@@ -7,7 +7,8 @@ import socket
 import sys
 
 from hild.bench import Bench, load_bench
-from hild.transport.url import parse_port_url, split_host_port
+from hild.transport.probe import bind_problem, listen_address
+from hild.transport.url import parse_port_url
 
 
 def check_bench(name_or_path: str | None) -> int:
@@ -37,23 +38,17 @@ def port_warnings(bench: Bench) -> list[str]:
                 continue
             seen.add(spec.url)
             where = f"{url} (device {config.name})"
-            if spec.scheme == "tcp" or spec.option("listen") == "1":
-                address = (spec.host or "127.0.0.1", spec.port)
-            elif spec.option("bind"):
-                host, number = split_host_port(str(spec.option("bind")))
-                address = (host or "127.0.0.1", int(number or 0))
-            else:
-                try:  # a destination: it must resolve
-                    socket.getaddrinfo(spec.host, spec.port, type=socket.SOCK_DGRAM)
-                except OSError as e:
-                    warnings.append(f"{where}: {spec.host} does not resolve now ({e})")
-                continue
-            kind = socket.SOCK_STREAM if spec.scheme == "tcp" else socket.SOCK_DGRAM
-            try:
-                family = socket.AF_INET6 if ":" in str(address[0]) else socket.AF_INET
-                with socket.socket(family, kind) as probe:
-                    probe.bind(address)
+            address = listen_address(spec)  # None: a destination
+            host, number = address or (spec.host, spec.port)
+            try:  # an address to bind or to send to: it must resolve
+                socket.getaddrinfo(host, number, type=socket.SOCK_DGRAM)
             except OSError as e:
+                warnings.append(f"{where}: {host} does not resolve now ({e})")
+                continue
+            if address is None:
+                continue
+            problem = bind_problem(spec, address)
+            if problem is not None:
                 warnings.append(f"{where}: cannot bind {address[0]}:{address[1]} now "
-                                f"({e.strerror or e})")  # fmt: skip
+                                f"({problem.strerror or problem})")  # fmt: skip
     return warnings

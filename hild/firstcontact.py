@@ -13,7 +13,6 @@ A bench file that cannot be read here is left to ``load_bench``, which names eve
 from __future__ import annotations
 
 import contextlib
-import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,37 +26,8 @@ from hild.rundir import (
     pty_paths_under,
     usable_run_dir_name,
 )
-from hild.transport.url import PortSpec, parse_port_url, split_host_port
-
-
-def listen_address(spec: PortSpec) -> tuple[str, int] | None:
-    """The address a TCP server or a receiving UDP port binds, if it names one."""
-    if spec.scheme == "tcp" or (spec.scheme == "udp" and spec.option("listen") == "1"):
-        return (spec.host or "127.0.0.1", int(spec.port or 0))
-    if spec.scheme == "udp" and spec.option("bind"):
-        host, number = split_host_port(str(spec.option("bind")))
-        return (host or "127.0.0.1", int(number or 0))
-    return None
-
-
-def bind_problem(spec: PortSpec, address: tuple[str, int]) -> OSError | None:
-    """Bind the address once as the port will (TCP with SO_REUSEADDR, as hild's server); the
-    error if it cannot be bound now, None if it can (or the name does not resolve: the port
-    itself says so when it opens)."""
-    kind = socket.SOCK_STREAM if spec.scheme == "tcp" else socket.SOCK_DGRAM
-    try:
-        infos = socket.getaddrinfo(address[0], address[1], type=kind, flags=socket.AI_PASSIVE)
-    except OSError:
-        return None
-    family, _, _, _, sockaddr = infos[0]
-    try:
-        with socket.socket(family, kind) as probe:
-            if kind == socket.SOCK_STREAM:
-                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            probe.bind(sockaddr)
-    except OSError as e:
-        return e
-    return None
+from hild.transport.probe import bind_problem, listen_address
+from hild.transport.url import PortSpec, parse_port_url
 
 
 def bench_as_written(name_or_path: str | None, overrides: dict[str, Any]):
