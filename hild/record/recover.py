@@ -13,7 +13,6 @@ OUT is never replaced (``--force`` replaces it), and OUT is never the recording 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import stat
 import tempfile
@@ -21,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hild.config import MISSING, ConfigError
-from hild.record.repair import check_start, is_complete, rebuild
+from hild.record.repair import check_start, is_complete, open_recording, rebuild
 
 COPY_BLOCK = 1 << 20
 EXISTS = ("a file that does not exist yet (hild recover replaces none: name another OUT, or add "
@@ -51,31 +50,6 @@ def default_output(path: Path) -> Path:
     """``run.mcap`` -> ``run-recovered.mcap`` (beside it)."""
     stem = path.name[: -len(".mcap")] if path.name.endswith(".mcap") else path.name
     return path.with_name(stem + "-recovered.mcap")
-
-
-def _open_input(path: Path) -> int:
-    """For reading, with a shared lock: refused while a hild writes it (its writer holds an
-    exclusive one), and no writer empties it while it is copied."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
-    except FileNotFoundError:
-        raise ConfigError(path, "", MISSING, "a recording (no such file)") from None
-    except OSError as e:
-        raise ConfigError(path, "", MISSING, f"a recording that can be read ({e.strerror})"
-                          ) from None  # fmt: skip
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ConfigError(path, "", MISSING, "a recording (a regular file)")
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise ConfigError(path, "", MISSING, "a recording no hild is writing now (stop "
-                              "the run first; it finishes the file itself)") from None  # fmt: skip
-        os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
 
 
 def _check_output(path: Path, out: Path, force: bool) -> None:
@@ -110,7 +84,7 @@ def recover(path: Path, out: Path | None = None, force: bool = False) -> Recover
     """Write the finished copy of ``path`` to ``out``; see the module's text."""
     path = Path(path)
     out = Path(out) if out is not None else default_output(path)
-    src = _open_input(path)
+    src = open_recording(path, write=False)
     try:
         check_start(path, src)
         _check_output(path, out, force)

@@ -75,20 +75,24 @@ class _Chunk:
     index_end: int
 
 
-def _open(path: Path) -> int:
-    """For reading and writing, locked against a writer (refused while a hild writes it)."""
+def open_recording(path: Path, *, write: bool) -> int:
+    """A recording's descriptor, locked against a hild writing it (whose writer holds an
+    exclusive lock): for reading and writing with a lock of its own (``--repair``), or for
+    reading with a shared one, so that no writer empties it while it is copied (recover)."""
+    mode, lock = (os.O_RDWR, fcntl.LOCK_EX) if write else (os.O_RDONLY, fcntl.LOCK_SH)
+    able = "rewritten" if write else "read"
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | os.O_NONBLOCK)
+        fd = os.open(path, mode | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
         raise ConfigError(path, "", MISSING, "a recording (no such file)") from None
     except OSError as e:
-        raise ConfigError(path, "", MISSING, f"a recording that can be rewritten "
+        raise ConfigError(path, "", MISSING, f"a recording that can be {able} "
                           f"({e.strerror})") from None  # fmt: skip
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise ConfigError(path, "", MISSING, "a recording (a regular file)")
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, lock | fcntl.LOCK_NB)
         except BlockingIOError:
             raise ConfigError(path, "", MISSING, "a recording no hild is writing now (stop "
                               "the run first; it finishes the file itself)") from None  # fmt: skip
@@ -136,7 +140,7 @@ def _messages(chunk: Chunk) -> tuple[dict[int, list[tuple[int, int]]], list, int
 def repair(path: Path) -> Repaired:
     """Write the summary of a recording that has none; see the module's text."""
     path = Path(path)
-    fd = _open(path)
+    fd = open_recording(path, write=True)
     try:
         size = os.fstat(fd).st_size
         check_start(path, fd)
