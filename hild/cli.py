@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
+import os
 import sys
 from pathlib import Path
 
@@ -382,6 +384,10 @@ def main(argv: list[str] | None = None) -> int:
             from hild.record.commands import run_record_command
 
             return run_record_command(args)
+    except BrokenPipeError:  # `hild show bench default | head`: the reader has what it wanted
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error
+        return 1
     except Exception as e:
         if args.debug:
             raise

@@ -201,3 +201,20 @@ def test_a_schedule_with_several_bad_rows_names_every_one_in_order(tmp_path):
     assert len(lines) == len(expected)
     for line, (where, says) in zip(lines, expected, strict=True):
         assert line.startswith(f"  {sched}: {where} = ") and says in line, line
+
+
+def test_a_reader_that_has_gone_costs_no_error_message():
+    # `hild show bench example | head -2`: the reader goes; what is left to print is dropped,
+    # without "hild: error: Broken pipe" on the terminal. The pipe's read end is closed before
+    # hild starts, so every write of hild's finds it gone.
+    import os
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run([sys.executable, "-m", "hild.cli", "show", "bench", "example"],
+                              stdout=write_end, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert done.stderr == ""
+    assert done.returncode == 1  # what was asked was not all printed
