@@ -341,7 +341,10 @@ def _mqtt_options(args: argparse.Namespace) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "inspect" and args.force and not args.recover:
+        parser.error("inspect: --force replaces the copy that --recover writes: add --recover")
     try:
         if args.command == "run":
             from hild.run import run_bench

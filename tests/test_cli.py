@@ -218,3 +218,9 @@ def test_a_reader_that_has_gone_costs_no_error_message():
         os.close(write_end)
     assert done.stderr == ""
     assert done.returncode == 1  # what was asked was not all printed
+
+
+def test_inspect_force_alone_is_refused_not_ignored():
+    done = subprocess.run([sys.executable, "-m", "hild.cli", "inspect", "--force", "x.mcap"],
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 2 and "--force replaces the copy that --recover writes" in done.stderr
