@@ -405,7 +405,10 @@ def _report(e: Exception) -> int:
     from hild.coupled.simulation import CommandError, DivergedError
 
     if isinstance(e, MultipleConfigError):
+        files = list(dict.fromkeys(error.file for error in e.errors))
         where = "the bench" if isinstance(e, BenchError) else e.file
+        if len(files) > 1 and not isinstance(e, BenchError):  # a batch's schedules, say
+            where = f"{len(files)} files"
         write_or_drop(sys.stderr, f"hild: {len(e.errors)} error(s) in {where}:\n")
         for error in e.errors:
             write_or_drop(sys.stderr, f"  {error}\n")

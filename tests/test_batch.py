@@ -87,7 +87,8 @@ def test_every_bad_schedule_of_a_batch_is_named_before_it_runs(capsys, tmp_path)
                    "--schedule", str(two)])  # fmt: skip
     captured = capsys.readouterr()
     assert status == 2 and captured.out == ""
-    lines = captured.err.splitlines()[1:]
+    header, *lines = captured.err.splitlines()
+    assert header == "hild: 3 error(s) in 2 files:"
     assert [line.split(" = ")[0] for line in lines] == [
         f"  {one}: line 1",
         f"  {one}: line 2",
