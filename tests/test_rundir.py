@@ -222,7 +222,7 @@ def gps_recording(tmp_path, sentences: int = 2) -> str:
 def test_a_replay_holds_the_run_dir_as_a_daemon_does(tmp_path):
     """Reproduces: `hild replay` put its links in a run directory a daemon held, unchecked."""
     run = tmp_path / "run"
-    plan = ReplayPlan(gps_recording(tmp_path), (("pty://gps?pace=0", ()),), run_dir=run)
+    plan = ReplayPlan(gps_recording(tmp_path), (("pty://gps?pace=0", ("gps",)),), run_dir=run)
     with RunDir(run):  # held as `hild run` holds it
         with pytest.raises(RunDirError, match=f"in use by another hild \\(PID {os.getpid()}\\)"):
             asyncio.run(replay(plan))
@@ -237,7 +237,7 @@ def test_a_replay_locks_out_another_and_stops_cleanly_on_sighup(tmp_path):
     run = tmp_path / "run"
     replaying = subprocess.Popen(
         [sys.executable, "-m", "hild.cli", "replay", gps_recording(tmp_path), "--to",
-         "pty://gps?pace=0", "--run-dir", str(run), "--wait", "60"],
+         "gps=pty://gps?pace=0", "--run-dir", str(run), "--wait", "60"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -246,7 +246,7 @@ def test_a_replay_locks_out_another_and_stops_cleanly_on_sighup(tmp_path):
             time.sleep(0.01)
         target = os.readlink(run / "gps")
         # a second replay (or a daemon) on the same directory refuses, naming the first
-        plan = ReplayPlan(tmp_path / "gps.mcap", (("pty://gps?pace=0", ()),), run_dir=run)
+        plan = ReplayPlan(tmp_path / "gps.mcap", (("pty://gps?pace=0", ("gps",)),), run_dir=run)
         with pytest.raises(RunDirError, match=f"in use by another hild \\(PID {replaying.pid}\\)"):
             asyncio.run(replay(plan))
         assert os.readlink(run / "gps") == target  # still the first replay's pty
