@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from mcap.reader import NonSeekingReader, make_reader
 
@@ -325,31 +326,37 @@ def replay_through_a_pty(tmp_path: Path, record: Path) -> tuple[dict, list]:
     return summary, client.lines
 
 
-def test_a_replay_to_a_pty_keeps_the_recorded_timing_within_5_ms(tmp_path):
+def test_a_replay_to_a_pty_keeps_the_recorded_timing(tmp_path):
     offsets = [0.0, 0.0, 0.013, 0.1, 0.107, 0.25, 0.25, 0.251, 0.4, 0.55, 0.61, 0.8, 0.95,
                1.0, 1.002, 1.2, 1.35, 1.5, 1.9, 2.0, 2.0, 2.3]  # fmt: skip
     record = tmp_path / "synthetic.mcap"
     synthetic_recording(record, offsets)
     recorded = [m.payload["sentence"].encode() + b"\r\n" for m in messages(record)]
-    worst = []
-    # This shared 2-core machine's own timer now and then wakes a process 5-7 ms late when
-    # idle (measured: p99 0.3-0.8 ms, max up to 6.3 ms over 200 sleeps), which no program can
-    # avoid; so one of three replays must keep every sentence within 5 ms, and every replay
-    # must keep the median within 2.5 ms (about 0.3 ms on an idle machine, 1.1 ms measured
-    # while the rest of the suite ran). A timing bug (a fixed delay per line as gpsfake's,
-    # delays that add up, the wrong clock) is off by tens of ms and fails all three.
+    # How close to its recorded time each line comes is the machine's (about 0.3 ms median on
+    # an idle one, a few ms with two CPU-bound processes beside the suite: bench/bench_replay.py
+    # measures it). What a replay gets wrong is systematic: a fixed delay per line (gpsfake's
+    # way) or sleeping for each gap instead of to absolute deadlines makes the error grow line
+    # by line, 22 lines over 2.3 s; a wrong clock or speed stretches it. So: the errors of the
+    # last third of the lines differ from the first third's by under 10 ms (a delay of 1 ms a
+    # line gives 15), and no line is off by 50 ms (a clock 2 % off is off by 46 ms at 2.3 s),
+    # in one of three replays: a busy machine's stray wake-up late by 50 ms is not repeated
+    # thrice.
+    verdicts = []
     for _attempt in range(3):
         summary, arrivals = replay_through_a_pty(tmp_path, record)
         assert summary["sent"] == len(offsets)
         assert [line for _, line in arrivals] == recorded
         first = arrivals[0][0]
-        errors_ms = sorted(abs((t - first) - offset) * 1e3 for (t, _), offset in
-                           zip(arrivals, offsets, strict=True))  # fmt: skip
-        assert errors_ms[len(errors_ms) // 2] < 2.5, errors_ms
-        worst.append(errors_ms[-1])
-        if errors_ms[-1] < 5.0:
+        errors_ms = [((t - first) - offset) * 1e3 for (t, _), offset in
+                     zip(arrivals, offsets, strict=True)]  # fmt: skip
+        third = len(errors_ms) // 3
+        drift_ms = float(np.median(errors_ms[-third:]) - np.median(errors_ms[:third]))
+        worst_ms = max(abs(e) for e in errors_ms)
+        verdicts.append((drift_ms, worst_ms))
+        if abs(drift_ms) < 10.0 and worst_ms < 50.0:
             break
-    assert min(worst) < 5.0, worst
+    else:
+        raise AssertionError(f"(drift, worst) in ms of three replays: {verdicts}")
 
 
 def test_replay_speed_device_choice_and_window(tmp_path):
