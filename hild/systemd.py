@@ -244,4 +244,6 @@ class SystemdNotifier(TickObserver):
             daemon.duration is None or daemon.sim.t + 0.5 * daemon.dt < daemon.duration
         ):
             reason = "error"
-        return f"{daemon.bench.name}: stopping ({reason}), {self._counters(daemon, daemon.sim.t)}"
+        # t as run.summary gives it (to the microsecond), so both print the same tenth
+        t = round(daemon.sim.t, 6)
+        return f"{daemon.bench.name}: stopping ({reason}), {self._counters(daemon, t)}"
