@@ -19,8 +19,10 @@ test: $(STAMP)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/python -m pytest $(ARGS)
 
+# (setuptools warns of every editable install whose packages are mapped, as hild.builtin's data
+# packages are, that a folder named like the package could shadow it: not news here, so hidden)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV)/bin/python -m pip install --quiet -e ".[test]"
+	PYTHONWARNINGS=ignore::UserWarning $(VENV)/bin/python -m pip install --quiet -e ".[test]"
 	touch $(STAMP)
