@@ -422,3 +422,36 @@ def test_every_problem_of_a_profile_and_a_weather_file_a_bench_names(tmp_path):
     keys = [line.split(": ")[1].split(" = ")[0] for line in result.stderr.splitlines()[1:]]
     assert keys == ["vessel.length", "vessel.beam", "vessel.heading_deg", "wind.speed",
                     "wind.from_deg", "current.speed"]  # fmt: skip
+
+
+def test_every_problem_of_the_mqtt_and_record_tables_in_one_run(tmp_path):
+    path = write(
+        tmp_path,
+        """
+        [bench]
+        name = "mq"
+        [vessel]
+        profile = "otter"
+        [mqtt]
+        keepalive_s = 1
+        timeout_s = 100
+        contrl = true
+        signalk_prefix = "a/#"
+        [mqtt.topics.state]
+        qos = 5
+        [mqtt.topics.nope]
+        rate_hz = 1
+        [record]
+        file = "run.mcap"
+        rate_hz = 0
+        nmea_lg = false
+        """,
+    )
+    done = hild("check", str(path))
+    header, *lines = done.stderr.splitlines()
+    assert done.returncode == 2 and header == "hild: 8 error(s) in the bench:", done.stderr
+    # each once, in the file's order (a topic that is none is not also an unknown key)
+    assert [line.split(" = ")[0].split(": ", 1)[1] for line in lines] == [
+        "mqtt.keepalive_s", "mqtt.timeout_s", "mqtt.contrl", "mqtt.signalk_prefix",
+        "mqtt.topics.state.qos", "mqtt.topics.nope", "record.rate_hz", "record.nmea_lg",
+    ]  # fmt: skip

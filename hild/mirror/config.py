@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from hild.config import ConfigError, Section, read_text
+from hild.config import ConfigError, Problems, Section, read_text
 from hild.names import TOPIC_PREFIX_EXPECTED, topic_prefix
 
 DEFAULT_PORTS = {"mqtt": 1883, "mqtts": 8883}
@@ -92,61 +92,109 @@ def parse_broker_url(url: str, source: str = "--mqtt") -> tuple[str, int, bool, 
 
 
 def read_mirror(section: Section) -> MirrorConfig:
-    """A bench's ``[mqtt]`` table."""
-    url = section.string("url", "mqtt://127.0.0.1:1883")
-    try:
-        host, port, tls, username = parse_broker_url(url, section.file)
-    except ConfigError as e:
-        raise section.error("url", e.value, e.expected) from None
-    username = section.string("username", username or "") or None
-    password = _password(section)
-    files = {}
-    for key in ("ca_file", "cert_file", "key_file"):
-        value = section.string(key, "")
-        if value:
-            path = _relative_to(section.file, value)
-            try:
-                read_text(path, NOUNS[key], MAX_PEM_BYTES)
-            except ConfigError as e:
-                raise section.error(key, value, e.expected) from None
-            files[key] = str(path)
-    topics = dict(DEFAULT_TOPICS)
-    table = section.table("topics")
-    if table is not None:
-        for name in list(table.data):
-            if name not in DEFAULT_TOPICS:
-                raise table.error(name, table.data[name], "a topic: " + ", ".join(DEFAULT_TOPICS))
-            t = table.table(name, required=True)
-            assert t is not None
-            topics[name] = TopicConfig(
-                t.number("rate_hz", DEFAULT_TOPICS[name].rate_hz, positive=True, hi=100.0,
-                         unit="Hz"),
-                t.integer("qos", DEFAULT_TOPICS[name].qos, lo=0),
-            )  # fmt: skip
-            if topics[name].qos > 2:
-                raise t.error("qos", topics[name].qos, "0, 1 or 2")
-            t.finish()
-        table.finish()
+    """A bench's ``[mqtt]`` table; every problem of it at once (a MultipleConfigError)."""
+    problems = Problems()
+    attempt = problems.attempt
+    broker = attempt(_broker, section)
+    host, port, tls, url_user = broker or ("127.0.0.1", 1883, False, None)
+    username = attempt(lambda: section.string("username", url_user or "") or None)
+    password = attempt(_password, section)
+    files = {key: path for key in ("ca_file", "cert_file", "key_file")
+             if (path := attempt(_pem_file, section, key))}  # fmt: skip
+    topics = attempt(_topics, section, default=dict(DEFAULT_TOPICS))
+    # each key on its own: a bad one is reported (and stands in as its default), the others read
+    prefix = attempt(_prefix, section)
+    client_id = attempt(section.string, "client_id", "", default="")
+    keepalive_s = attempt(lambda: section.integer("keepalive_s", 5, lo=2), default=5)
+    timeout_s = attempt(
+        lambda: section.number("timeout_s", 0.5, lo=0.05, hi=30.0, unit="s"), default=0.5
+    )
+    reconnect_max_s = attempt(
+        lambda: section.number("reconnect_max_s", 10.0, lo=0.5, hi=600.0, unit="s"), default=10.0
+    )
+    signalk = attempt(section.boolean, "signalk", False, default=False)
+    signalk_prefix = attempt(_prefix, section, "signalk_prefix", "vessels/self", default="")
+    control = attempt(section.boolean, "control", False, default=False)
+    if (
+        not problems.failed(section.key("cert_file"))
+        and not problems.failed(section.key("key_file"))
+        and (("cert_file" in files) != ("key_file" in files))
+    ):
+        problems.add(section.error("cert_file", files.get("cert_file"),
+                                   "cert_file and key_file together"))  # fmt: skip
+    attempt(section.finish)
+    problems.raise_any()
     config = MirrorConfig(
         host=host, port=port, tls=tls or bool(files.get("ca_file")),
-        prefix=_prefix(section),
-        client_id=section.string("client_id", ""),
+        prefix=prefix, client_id=client_id,
         username=username, password=password,
         ca_file=files.get("ca_file"), cert_file=files.get("cert_file"),
         key_file=files.get("key_file"),
-        keepalive_s=section.integer("keepalive_s", 5, lo=2),
-        timeout_s=section.number("timeout_s", 0.5, lo=0.05, hi=30.0, unit="s"),
-        reconnect_max_s=section.number("reconnect_max_s", 10.0, lo=0.5, hi=600.0, unit="s"),
-        topics=topics,
-        signalk=section.boolean("signalk", False),
-        signalk_prefix=_prefix(section, "signalk_prefix", "vessels/self") or "",
-        control=section.boolean("control", False),
+        keepalive_s=keepalive_s, timeout_s=timeout_s, reconnect_max_s=reconnect_max_s,
+        topics=topics, signalk=signalk, signalk_prefix=signalk_prefix or "", control=control,
     )  # fmt: skip
-    if (config.cert_file is None) != (config.key_file is None):
-        raise section.error("cert_file", config.cert_file, "cert_file and key_file together")
     _check_tls(section, config)
-    section.finish()
     return config
+
+
+def _broker(section: Section) -> tuple[str, int, bool, str | None]:
+    url = section.string("url", "mqtt://127.0.0.1:1883")
+    try:
+        return parse_broker_url(url, section.file)
+    except ConfigError as e:
+        raise section.error("url", e.value, e.expected) from None
+
+
+def _pem_file(section: Section, key: str) -> str | None:
+    """A certificate or key file's path (relative to the bench), checked readable."""
+    value = section.string(key, "")
+    if not value:
+        return None
+    path = _relative_to(section.file, value)
+    try:
+        read_text(path, NOUNS[key], MAX_PEM_BYTES)
+    except ConfigError as e:
+        raise section.error(key, value, e.expected) from None
+    return str(path)
+
+
+def _topics(section: Section) -> dict[str, TopicConfig]:
+    """The ``[mqtt.topics]`` table: each topic's rate and QoS; every problem of it at once."""
+    topics = dict(DEFAULT_TOPICS)
+    table = section.table("topics")
+    if table is None:
+        return topics
+    problems = Problems()
+    for name in list(table.data):
+        if name not in DEFAULT_TOPICS:
+            table.raw(name)  # read, to be named once: as no topic, not also as an unknown key
+            problems.add(
+                table.error(name, table.data[name], "a topic: " + ", ".join(DEFAULT_TOPICS))
+            )
+            continue
+        found = problems.attempt(_topic, table, name)
+        if found is not None:
+            topics[name] = found
+    problems.attempt(table.finish)
+    problems.raise_any()
+    return topics
+
+
+def _topic(table: Section, name: str) -> TopicConfig:
+    t = table.table(name, required=True)
+    assert t is not None
+    default = DEFAULT_TOPICS[name]
+    problems = Problems()
+    rate_hz = problems.attempt(
+        lambda: t.number("rate_hz", default.rate_hz, positive=True, hi=100.0, unit="Hz"),
+        default=default.rate_hz,
+    )
+    qos = problems.attempt(lambda: t.integer("qos", default.qos, lo=0), default=None)
+    if qos is not None and qos > 2:
+        problems.add(t.error("qos", qos, "0, 1 or 2"))
+    problems.attempt(t.finish)
+    problems.raise_any()
+    return TopicConfig(rate_hz, qos)
 
 
 def from_url(url: str, base: MirrorConfig | None = None) -> MirrorConfig:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from hild.config import MISSING, ConfigError, Section
+from hild.config import MISSING, ConfigError, Problems, Section
 from hild.names import TemplateError, fill_template
 
 # `hild run`'s exit status when the run went on to its end but its recording failed part-way
@@ -37,7 +37,21 @@ class RecordConfig:
 
 
 def read_record(section: Section, loop_rate_hz: float) -> RecordConfig:
-    """The ``[record]`` table: ``file``, ``rate_hz`` (up to the loop's rate), ``nmea_log``."""
+    """The ``[record]`` table: ``file``, ``rate_hz`` (up to the loop's rate), ``nmea_log``;
+    every problem of it at once (a MultipleConfigError)."""
+    problems = Problems()
+    file = problems.attempt(_file, section, default="")
+    default = RecordConfig.for_file(Path(file), loop_rate_hz)
+    rate_hz = problems.attempt(
+        lambda: section.number("rate_hz", default.rate_hz, lo=0.1, hi=loop_rate_hz, unit="Hz")
+    )
+    nmea_log = problems.attempt(section.boolean, "nmea_log", default.nmea_log)
+    problems.attempt(section.finish)
+    problems.raise_any()
+    return replace(default, rate_hz=rate_hz, nmea_log=nmea_log, bench_file=str(section.file))
+
+
+def _file(section: Section) -> str:
     file = section.string("file")
     if not file.strip() or "\0" in file:
         raise section.error("file", file, "a file name for the recording, e.g. 'run.mcap'")
@@ -45,12 +59,4 @@ def read_record(section: Section, loop_rate_hz: float) -> RecordConfig:
         fill_template(file, {"bench": "bench", "utc": "20260101T000000Z"})
     except TemplateError as e:
         raise section.error("file", file, f"a file that stays in its folder ({e})") from None
-    default = RecordConfig.for_file(Path(file), loop_rate_hz)
-    config = replace(
-        default,
-        rate_hz=section.number("rate_hz", default.rate_hz, lo=0.1, hi=loop_rate_hz, unit="Hz"),
-        nmea_log=section.boolean("nmea_log", default.nmea_log),
-        bench_file=str(section.file),
-    )
-    section.finish()
-    return config
+    return file
