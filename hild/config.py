@@ -277,9 +277,9 @@ def natural_sorted(names) -> list[str]:
     return sorted(names, key=key)
 
 
-def builtin_names(folder: Path) -> list[str]:
-    """The names of the TOML files in a folder."""
-    return natural_sorted(p.stem for p in folder.glob("*.toml"))
+def builtin_names(folder: Path, suffix: str = ".toml") -> list[str]:
+    """The names of the files in a folder that end in ``suffix``, without it."""
+    return natural_sorted(p.name.removesuffix(suffix) for p in folder.glob(f"*{suffix}"))
 
 
 @dataclass(frozen=True)
@@ -295,6 +295,7 @@ class FileKind:
     env_var: str | None = None
     builtin: str | None = None
     searched: tuple[Path, ...] = ()  # where the built-in folder was looked for (hild.builtin)
+    suffix: str = ".toml"  # what a name lacks of its file's name
 
     def folders(self) -> list[Path]:
         """Where names are looked up: ``$env_var``'s folders, then the built-in one."""
@@ -303,7 +304,11 @@ class FileKind:
 
     def names(self) -> list[str]:
         """The built-in names, numbers in numeric order (beaufort-2 before beaufort-10)."""
-        return builtin_names(self.folder)
+        return builtin_names(self.folder, self.suffix)
+
+    def builtin_path(self, name: str) -> Path:
+        """The built-in file of that name (which may not exist)."""
+        return self.folder / f"{name}{self.suffix}"
 
     def listing(self) -> str:
         """The built-in names for a message, or where hild looked when it found none."""
