@@ -118,6 +118,9 @@ def schema_for(topic: str, payload: object) -> tuple[str, dict]:
     return name, {"title": name, "type": "object", "properties": properties}
 
 
+NESTED = frozenset({STATE, ACTUATORS, ENVIRONMENT})  # the channels written with ``nested``
+
+
 def nested(payload: dict) -> dict:
     """The payload with each dotted key's value also under the name before its dot:
     ``"port.rpm"`` and ``"port": {"rpm": ...}``. Foxglove's message paths name a field by

@@ -71,10 +71,9 @@ def sample(writer: RecordWriter, truth, origin, specs, force, environment) -> No
     """The truth's channels at one instant (shared by the daemon's recorder and `hild sim`)."""
     ns = utc_ns(truth.utc)
     state = payloads.state(truth, origin)
-    writer.put(channels.STATE, ns, channels.nested(state))
-    writer.put(channels.ACTUATORS, ns, channels.nested(payloads.actuators(truth, specs, force)))
-    writer.put(channels.ENVIRONMENT, ns,
-               channels.nested(payloads.environment(truth, environment)))  # fmt: skip
+    writer.put(channels.STATE, ns, state)  # (the writer's thread adds the nested copies)
+    writer.put(channels.ACTUATORS, ns, payloads.actuators(truth, specs, force))
+    writer.put(channels.ENVIRONMENT, ns, payloads.environment(truth, environment))
     fix = channels.location_fix(
         ns,
         cast(float, state["latitude"]),

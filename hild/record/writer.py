@@ -215,6 +215,8 @@ class RecordWriter:
             self.lost += log_time_ns is not None
             return
         try:
+            if topic in channels.NESTED and isinstance(payload, dict):  # here, off the tick
+                payload = channels.nested(payload)
             channel = self._channels.get(topic)
             if channel is None:
                 schema_name, schema = channels.schema_for(topic, payload)
