@@ -207,16 +207,23 @@ def test_replay_sends_to_a_port_what_went_there(tmp_path):
         assert not jets & to_sensors
         url = f"udp://127.0.0.1:{sensors.port}"
 
+        sent = []
+
         def replay(*args: str) -> set[bytes]:
             sensors.lines.clear()
             p = hild("replay", str(record), "--speed", "20", *args)
             assert p.returncode == 0, p.stderr
             time.sleep(0.3)  # the last datagrams into the collector
+            done = [json.loads(x) for x in p.stderr.splitlines() if '"replay.done"' in x]
+            sent.append(done[-1]["sent"])
             return {line for _, line in sensors.lines}
 
         got = replay("--to", url)  # what the run sent to the sensors' port, and only that
         assert got and got <= to_sensors, got - to_sensors
         assert not got & jets
+        # its count is of the lines sent there, not of the recording's every line
+        topics = [m.topic for m in messages(record, [channels.SENSORS])]
+        assert sent[-1] == len([t for t in topics if not t.endswith("/jets")])
         got = replay("--to", url, "--all")  # every line, the jets' feedback too
         assert got & jets and got & to_sensors
         got = replay("--to", f"jets={url}")  # one device's lines, wherever they went
@@ -231,3 +238,7 @@ def test_replay_sends_to_a_port_what_went_there(tmp_path):
     assert f"jets: pty://jets, udp://127.0.0.1:{commands}?listen=1" in p.stderr, p.stderr
     assert f"gps: pty://gps, udp://127.0.0.1:{sensors.port}" in p.stderr
     assert "--all" in p.stderr and "DEVICE" in p.stderr
+    # the jets' command port is no place their lines went (it answered its senders): a plain
+    # URL to its address is refused, not fed the jets' feedback
+    p = hild("replay", str(record), "--to", f"udp://127.0.0.1:{commands}")
+    assert p.returncode == 2 and f"--to = 'udp://127.0.0.1:{commands}'" in p.stderr, p.stderr

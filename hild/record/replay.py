@@ -101,12 +101,14 @@ def load_sentences(plan: ReplayPlan) -> tuple[list[Sentence], list[str]]:
 
 def _address(url: str, run_dir: Path) -> tuple | str:
     """What makes two URLs the same place to send to: scheme, host, port, path (a pty's under
-    ``run_dir``); not the options (a replay may add ?pace=0). The text if it does not parse."""
+    ``run_dir``) and whether it listens (a recorded ``?listen=1`` port answered its senders:
+    a plain URL to that address is a command port, never where its lines went); not the other
+    options (a replay may add ?pace=0). The text if it does not parse."""
     try:
         spec = parse_port_url(url, run_dir)
     except PortUrlError:
         return url
-    return (spec.scheme, spec.host, spec.port, spec.path)
+    return (spec.scheme, spec.host, spec.port, spec.path, spec.option("listen") == "1")
 
 
 def recorded_ports(file: Path) -> dict[str, tuple[str, ...]] | None:
@@ -216,6 +218,8 @@ async def _send(
     loop = asyncio.get_running_loop()
     for sig in STOP_SIGNALS:
         loop.add_signal_handler(sig, stop.set)
+    ports_of = {device: [port for port, wanted in routes if not wanted or device in wanted]
+                for device in {s.device for s in sentences}}  # fmt: skip
     sent = 0
     laps = 0
     timer = DeadlineTimer()
@@ -235,12 +239,13 @@ async def _send(
                 await timer.sleep_until(start + s.offset_s / plan.speed)
                 if stop.is_set():
                     break
-                for port, wanted in routes:
-                    if not wanted or s.device in wanted:
-                        port.send(s.line)
-                sent += 1
-            laps += 1
-            if not plan.loop:
+                routed = ports_of[s.device]
+                for port in routed:
+                    port.send(s.line)
+                sent += bool(routed)  # a line that goes to no port is not counted as sent
+            else:
+                laps += 1  # a whole lap: not one a signal cut short
+            if stop.is_set() or not plan.loop:
                 break
             # the next lap starts one mean sentence interval after the last sentence
             await timer.sleep_until(start + (span + span / max(len(sentences), 1)) / plan.speed)
