@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from hild.traffic.view import TrafficView
 
 
 @dataclass
@@ -21,6 +25,7 @@ class Truth:
     # actuator states and commands, S_SIZE per actuator (model/layout.py): speed, angle, deflector
     actuators: np.ndarray = field(default_factory=lambda: np.zeros(0))
     commands: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    traffic: TrafficView | None = None  # the other ships, when the run has any
     rotation: np.ndarray = field(init=False)  # body -> NED (thesis eq. 2.7)
 
     @classmethod
@@ -31,6 +36,7 @@ class Truth:
             t=t, utc=utc, eta=x[:6].copy(), nu=x[6:12].copy(),
             current_ned=sim.environment.current_ned, wind_ned=sim.environment.wind_ned,
             actuators=sim.act_state.copy(), commands=sim.act_cmd.copy(),
+            traffic=None if sim.traffic is None else sim.traffic.view(),
         )  # fmt: skip
 
     def __post_init__(self) -> None:
