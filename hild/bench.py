@@ -53,6 +53,8 @@ from hild.sensors.factory import build_device
 from hild.sensors.faults import FAULT_KINDS, FaultSpec
 from hild.sensors.geodesy import DEFAULT_ORIGIN, Origin
 from hild.sensors.noise import NoiseSpec
+from hild.traffic.read import read_traffic
+from hild.traffic.targets import Target
 from hild.transport.url import PortSpec, PortUrlError, parse_port_url
 
 DEFAULT_BENCH = "default"
@@ -113,6 +115,7 @@ class Bench:
     budgets: tuple[PortBudget, ...] = field(default=())
     mqtt: MirrorConfig | None = None  # the [mqtt] table: the mirror is on when present
     record: RecordConfig | None = None  # the [record] table: recording is on when present
+    traffic: tuple[Target, ...] = ()  # the [[traffic]] tables' targets
 
 
 def resolve_bench(name_or_path: str | None) -> Path:
@@ -174,6 +177,10 @@ def load_bench(name_or_path: str | None = None, **overrides: Any) -> Bench:
     part = _vessel(root, problems)
     origin = _origin(root, problems)
     weather = _weather(root, problems)
+    own = None
+    if part.usable("heading_deg", "speed"):  # encounters are placed against these
+        own = (math.radians(part.heading_deg), part.speed)
+    traffic = read_traffic(root, origin, problems, own)
     mqtt = problems.attempt(_mqtt, root)
     # a wrong loop rate is its own problem: the recording's rate is then held to the highest
     record = problems.attempt(_record, root, general.get("rate_hz", 2000.0))
@@ -185,7 +192,7 @@ def load_bench(name_or_path: str | None = None, **overrides: Any) -> Bench:
         from_option = overrides.get("rate_hz") is not None
         for e in _step_errors(path, part.vessel, part.method, general["rate_hz"], from_option):
             problems.add(e, at=bench_table.position("rate_hz"))
-    budgets = _port_rules(read, origin, run_dir, part.vessel, problems)
+    budgets = _port_rules(read, origin, run_dir, part.vessel, traffic, problems)
     if problems.errors:
         raise BenchError(problems.in_order())
     assert part.vessel is not None
@@ -210,6 +217,7 @@ def load_bench(name_or_path: str | None = None, **overrides: Any) -> Bench:
         budgets=tuple(budgets),
         mqtt=mqtt,
         record=record,
+        traffic=tuple(traffic),
     )
 
 
@@ -260,7 +268,7 @@ def _device_rules(
 
 def _port_rules(
     read: list[_Device], origin: Origin, run_dir: Path, vessel: Vessel | None,
-    problems: Problems,
+    traffic: list[Target], problems: Problems,
 ) -> list[PortBudget]:  # fmt: skip
     """What the devices ask of the vessel and of the lines they share; the byte budgets."""
     refused: set[int] = set()  # devices the vessel cannot serve: their feedback is not sized
@@ -271,7 +279,7 @@ def _port_rules(
     for e in _shared_command_port_errors(read, run_dir):
         problems.add(e)
     sized = [d for i, d in enumerate(read) if i not in refused]
-    budgets, errors = _budgets(sized, origin, run_dir, vessel)
+    budgets, errors = _budgets(sized, origin, run_dir, vessel, traffic)
     for e in errors:
         problems.add(e)
     return budgets
@@ -754,8 +762,9 @@ BUDGET_KEYS = ("type", "rate_hz", "baud", "sentences", "ports", "settings")
 
 
 def _budgets(
-    read: list[_Device], origin: Origin, run_dir: Path, vessel: Vessel | None
-) -> tuple[list[PortBudget], list[ConfigError]]:
+    read: list[_Device], origin: Origin, run_dir: Path, vessel: Vessel | None,
+    traffic: list[Target],
+) -> tuple[list[PortBudget], list[ConfigError]]:  # fmt: skip
     """Check that every serial line (and pty standing in for one) can carry its sentences: each
     device is built as the run would build it and measured at a worst-case instant. A line
     with a device whose keys the budget needs are wrong is not reckoned."""
@@ -784,7 +793,8 @@ def _budgets(
         baud = bauds.pop()
         if vessel is None and any(c.model in COMMAND_MODELS for c in configs):
             continue  # the vessel's own error is reported; feedback cannot be sized without it
-        load = sum(c.rate_hz * build_device(c, 0, origin, vessel).epoch_bytes(utc) for c in configs)
+        load = sum(build_device(c, 0, origin, vessel).bytes_per_s(utc, traffic)
+                   for c in configs)  # fmt: skip
         budget = PortBudget(spec.url, baud, tuple(c.name for c in configs), load)
         budgets.append(budget)
         if budget.load > 1.0:

@@ -1,24 +1,47 @@
 """Control records and the queue that carries them to the loop, applied between two ticks.
 
 Nothing outside the loop writes the simulation's arrays: a decoded command, a controller's
-heading reference or a watchdog's safe state becomes a small immutable record here, and the
-loop drains the queue at a tick boundary, so a run with the same seed and the same records at
-the same ticks repeats exactly.
+heading reference, a watchdog's safe state or a change asked for at run time becomes a small
+immutable record here, and the loop drains the queue at a tick boundary, so a run with the
+same seed and the same records at the same ticks repeats exactly.
+
+Each record applies itself, ``record.apply(run)``, to what the loop owns (``ControlTarget``:
+the simulation, the devices, the actuators' arbiter). A new kind of change is a new record
+here and nothing else: the daemon drains the queue and calls ``apply``.
 """
 
 from __future__ import annotations
 
 import collections
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+import math
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Protocol
+
+import structlog
 
 from hild.bus.mapping import Demand
 from hild.sensors.faults import FaultSpec
 
 if TYPE_CHECKING:
+    from hild.bus.arbiter import Arbiter
+    from hild.bus.device import CommandDevice
+    from hild.coupled.simulation import Simulation
+    from hild.device_runtime import DeviceRuntime
     from hild.environment.environment import Environment
+    from hild.traffic.targets import Behaviour, Motion, Target
+
+log = structlog.get_logger("hild.control")
 
 QUEUE_RECORDS = 4096
+
+
+class ControlTarget(Protocol):
+    """What a control record may change: the loop's simulation, devices and actuators."""
+
+    sim: Simulation
+    devices: list[DeviceRuntime]
+    command_devices: list[CommandDevice]
+    arbiter: Arbiter
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,18 +52,26 @@ class ActuatorCommand:
     t_rx: float  # when its line was received [s, time.monotonic()]
     demands: tuple[Demand, ...]
 
+    def apply(self, run: ControlTarget) -> None:
+        run.arbiter.apply(self)
+
 
 @dataclass(frozen=True, slots=True)
 class HeadingReference:
     """The heading a controller steers to (an HSC sentence): moves no actuator, renews no lease.
 
     Applied between ticks like a command, so the recorder and the mirror see the reference the
-    loop had at each tick, never one from inside it.
+    loop had at each tick, never one from inside it. The device keeps it for its summary.
     """
 
     source: str  # the command device's name
     t_rx: float  # when its line was received [s, time.monotonic()]
     heading: float  # heading to steer [rad, true, 0 .. 2 pi)
+
+    def apply(self, run: ControlTarget) -> None:
+        for controller in run.command_devices:
+            if controller.config.name == self.source:
+                controller.heading_reference = self
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,12 +82,22 @@ class SafeState:
     t: float  # when the watchdog tripped [s, time.monotonic()]
     centre_angles: bool  # nozzles and azimuths centre (True) or hold where they are (False)
 
+    def apply(self, run: ControlTarget) -> None:
+        run.arbiter.apply(self)
+
 
 @dataclass(frozen=True, slots=True)
 class WeatherChange:
     """A new weather, its environment built off the tick and continuing the running one's."""
 
     environment: Environment
+
+    def apply(self, run: ControlTarget) -> None:
+        sim = run.sim
+        assert sim.environment is not None  # a daemon's simulation always has one
+        self.environment.continue_from(sim.environment)
+        sim.adopt_environment(self.environment)
+        log.info("control.weather", **self.environment.summary())
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +106,19 @@ class SensorFault:
 
     device: str
     fault: FaultSpec | None
+
+    def apply(self, run: ControlTarget) -> None:
+        from hild.sensors.device import Device  # (the sensors import this module's records)
+
+        for rt in run.devices:
+            device = rt.device
+            if device.config.name == self.device and isinstance(device, Device):
+                if self.fault is None:
+                    device.faults = list(device.config.faults)
+                else:
+                    device.faults.append(self.fault)
+        log.info("control.fault", device=self.device,
+                 fault=None if self.fault is None else asdict(self.fault))  # fmt: skip
 
 
 ACTUATOR_FAULTS = ("stuck", "lost", "clear")
@@ -80,6 +134,9 @@ class ActuatorFault:
     actuator: int  # index in the vessel's actuators
     kind: str  # one of ACTUATOR_FAULTS
 
+    def apply(self, run: ControlTarget) -> None:
+        run.arbiter.apply(self)
+
 
 @dataclass(frozen=True, slots=True)
 class Reposition:
@@ -90,6 +147,59 @@ class Reposition:
     heading: float | None = None
     speed: float | None = None
 
+    def apply(self, run: ControlTarget) -> None:
+        sim = run.sim
+        x = sim.x
+        x[0], x[1] = self.north, self.east
+        if self.heading is not None:
+            x[5] = self.heading
+        if self.speed is not None:
+            x[6:12] = 0.0
+            x[6] = self.speed
+        sim.update_environment()
+        log.info("control.reposition", north=round(self.north, 3), east=round(self.east, 3),
+                 heading_deg=round(math.degrees(x[5]), 2), speed=round(float(x[6]), 3))  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class TrafficAdd:
+    """A new traffic target (an encounter is placed against the own ship as it is now)."""
+
+    target: Target
+
+    def apply(self, run: ControlTarget) -> None:
+        run.sim.add_target(self.target)
+        log.info("control.traffic", added=self.target.name, mmsi=self.target.identity.mmsi)
+
+
+@dataclass(frozen=True, slots=True)
+class TrafficRemove:
+    """A traffic target leaves the run."""
+
+    name: str
+
+    def apply(self, run: ControlTarget) -> None:
+        traffic = run.sim.traffic
+        if traffic is not None and self.name in {t.name for t in traffic.targets}:
+            traffic.remove(self.name)
+            log.info("control.traffic", removed=self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class TrafficRetask:
+    """A traffic target takes a new motion (from where it is) or behaviour, None: keep."""
+
+    name: str
+    motion: Motion | None = None
+    behaviour: Behaviour | None = None
+
+    def apply(self, run: ControlTarget) -> None:
+        sim = run.sim
+        traffic = sim.traffic
+        if traffic is not None and self.name in {t.name for t in traffic.targets}:
+            traffic.retask(self.name, self.motion, self.behaviour, sim.x, sim.t)
+            log.info("control.traffic", retasked=self.name)
+
 
 ControlRecord = (
     ActuatorCommand
@@ -99,6 +209,9 @@ ControlRecord = (
     | SensorFault
     | ActuatorFault
     | Reposition
+    | TrafficAdd
+    | TrafficRemove
+    | TrafficRetask
 )
 
 

@@ -25,7 +25,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 
 import structlog
@@ -36,16 +35,7 @@ from hild.bus.device import CommandDevice
 from hild.bus.dispatch import Dispatcher
 from hild.bus.sentence import REASONS
 from hild.clock import BlockingClock, JitterStats
-from hild.control import (
-    ActuatorCommand,
-    ControlQueue,
-    ControlRecord,
-    HeadingReference,
-    Reposition,
-    SafeState,
-    SensorFault,
-    WeatherChange,
-)
+from hild.control import ActuatorCommand, ControlQueue, SafeState
 from hild.coupled.simulation import Simulation
 from hild.device_runtime import DeviceRuntime
 from hild.environment.environment import Environment
@@ -79,6 +69,8 @@ def initial_simulation(bench: Bench, duration: float | None = None) -> Simulatio
     sim.x[6] = bench.speed
     for name, value in bench.commands.items():
         sim.set_command(name, value)
+    if bench.traffic:
+        sim.add_traffic(bench.traffic)
     sim.update_environment()
     return sim
 
@@ -202,51 +194,12 @@ class Daemon:
         if not self.queue:
             return
         for record in self.queue.drain():
+            record.apply(self)  # hild/control.py: each kind of record applies itself
             if isinstance(record, ActuatorCommand):
-                self.arbiter.apply(record)
                 self.latency.add(max(now - record.t_rx, 0.0))
             else:
-                self._apply_runtime(record)
                 for observer in self.observers:
                     observer.on_control(self, record)
-
-    def _apply_runtime(self, record: ControlRecord) -> None:
-        """A watchdog's safe state, a controller's heading reference (it moves nothing: the
-        device keeps it for its summary), or a change asked for at run time (MQTT control)."""
-        sim = self.sim
-        if isinstance(record, HeadingReference):
-            for controller in self.command_devices:
-                if controller.config.name == record.source:
-                    controller.heading_reference = record
-        elif isinstance(record, WeatherChange):
-            assert sim.environment is not None  # a daemon's simulation always has one
-            record.environment.continue_from(sim.environment)
-            sim.adopt_environment(record.environment)
-            log.info("control.weather", **record.environment.summary())
-        elif isinstance(record, SensorFault):
-            for rt in self.devices:
-                device = rt.device
-                if device.config.name == record.device and isinstance(device, Device):
-                    if record.fault is None:
-                        device.faults = list(device.config.faults)
-                    else:
-                        device.faults.append(record.fault)
-            log.info("control.fault", device=record.device,
-                     fault=None if record.fault is None else asdict(record.fault))  # fmt: skip
-        elif isinstance(record, Reposition):
-            x = sim.x
-            x[0], x[1] = record.north, record.east
-            if record.heading is not None:
-                x[5] = record.heading
-            if record.speed is not None:
-                x[6:12] = 0.0
-                x[6] = record.speed
-            sim.update_environment()
-            log.info("control.reposition", north=round(record.north, 3),
-                     east=round(record.east, 3), heading_deg=round(math.degrees(x[5]), 2),
-                     speed=round(float(x[6]), 3))  # fmt: skip
-        else:
-            self.arbiter.apply(record)
 
     async def close(self) -> None:
         for port in self.ports.values():

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar
@@ -36,6 +36,7 @@ from hild.nmea.epoch import SentenceFailures, build_all
 from hild.sensors.device import DeviceConfig
 from hild.sensors.geodesy import Origin
 from hild.sensors.truth import Truth
+from hild.traffic.targets import Target
 from hild.transport.base import Inbound
 
 log = structlog.get_logger("hild.bus")
@@ -343,6 +344,11 @@ class CommandDevice:
 
         starboard, port = self.amap.side("starboard"), self.amap.side("port")
         return rudder(starboard), None if port is starboard else rudder(port)
+
+    def bytes_per_s(self, utc: datetime, traffic: Sequence[Target] = ()) -> float:
+        """The most this device sends a second, in bytes (the serial budget): its longest
+        epoch at its rate. (``traffic``: the run's targets, for devices that report them.)"""
+        return self.config.rate_hz * self.epoch_bytes(utc)
 
     def epoch_bytes(self, utc: datetime) -> int:
         """The longest feedback epoch in bytes (for a serial line's budget)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -20,6 +21,8 @@ from hild.model.vessel import DEGREES, Vessel
 
 if TYPE_CHECKING:
     from hild.environment.environment import Environment
+    from hild.traffic.targets import Target
+    from hild.traffic.traffic import Traffic
 
 COMMAND_SLOTS = {"rpm": L.S_SPEED, "cmd": L.S_SPEED, "deflector": L.S_DEFLECTOR}
 
@@ -81,6 +84,7 @@ class Simulation:
         if environment is not None:
             self._check_fits(environment)
         self.environment = environment
+        self.traffic: Traffic | None = None  # other ships, stepped with this one by tick()
         self._no_environment = (np.zeros(0), np.zeros((EL.W_ROWS, 0)))
         self._no_noise = np.zeros((EL.N_CHANNELS, 1))
 
@@ -138,6 +142,21 @@ class Simulation:
         if env is not None:
             env_outputs(env.B, env.W, self.steps, self.x, self.dt, self.env)
 
+    # --- traffic ----------------------------------------------------------------------------
+    def add_traffic(self, targets: Sequence[Target]) -> None:
+        """Other ships around this one, placed against its present state (encounters) and
+        stepped with it by ``tick()`` (``advance()`` steps the own ship alone)."""
+        from hild.traffic.traffic import Traffic  # (its kernel compiles only for a run with it)
+
+        if self.traffic is None:
+            self.traffic = Traffic(targets, self.x, self.t)
+        else:
+            for target in targets:
+                self.traffic.add(target, self.x, self.t)
+
+    def add_target(self, target: Target) -> None:
+        self.add_traffic((target,))
+
     # --- stepping -----------------------------------------------------------------------
     def tick(self) -> None:
         """Advance one step (the real-time loop's call); the environment follows to the new time."""
@@ -155,6 +174,8 @@ class Simulation:
             env.cursor += 1
         self.steps += 1
         self.t = self.steps * self.dt
+        if self.traffic is not None:
+            self.traffic.step(self.x, self.dt, self.t)
         self.update_environment()
 
     def advance(self, n_steps: int, record_every: int = 0) -> np.ndarray:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar
@@ -14,6 +15,7 @@ from hild.sensors.faults import FaultSpec
 from hild.sensors.geodesy import Origin
 from hild.sensors.noise import NoiseSpec, QuantityNoise
 from hild.sensors.truth import Truth
+from hild.traffic.targets import Target
 
 Measurement = dict[str, float]
 
@@ -110,6 +112,11 @@ class Device:
         """The device's counters, for the run's summary (``sentences_failed``: sentences left
         out because they could not be encoded, by type)."""
         return {**vars(self.stats), "sentences_failed": self.failures.summary()}
+
+    def bytes_per_s(self, utc: datetime, traffic: Sequence[Target] = ()) -> float:
+        """The most this device sends a second, in bytes (the serial budget): its longest
+        epoch at its rate. (``traffic``: the run's targets, for devices that report them.)"""
+        return self.config.rate_hz * self.epoch_bytes(utc)
 
     def epoch_bytes(self, utc: datetime) -> int:
         """The longest epoch this device can send, in bytes (for the serial budget)."""

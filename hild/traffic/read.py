@@ -1,0 +1,453 @@
+"""Reading traffic: the ``[[traffic]]`` tables of a bench or of a traffic file, into Target
+records, every problem at once with the file, the key, the value and what was expected.
+
+A ``[[traffic]]`` table is either one target or ``file = "NAME"``: every target of a traffic
+file (a path, or a name in $HILD_TRAFFIC_PATH or the built-in ``profiles/traffic/``). A
+target has an identity (what its AIS transponder says), exactly one motion table
+(``[traffic.route]``, ``[traffic.course]`` or ``[traffic.encounter]``), and optionally a
+behaviour (``behaviour = "colreg"`` or a ``[traffic.behaviour]`` table) and ship dynamics.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from hild.builtin import builtin_candidates, builtin_folder
+from hild.config import (
+    ConfigError,
+    FileKind,
+    NotFoundError,
+    Problems,
+    Reading,
+    Section,
+    load_toml,
+)
+from hild.names import is_name
+from hild.sensors.geodesy import Origin
+from hild.traffic.targets import (
+    AIS_CLASSES,
+    BEHAVIOURS,
+    KNOT,
+    PASSING_SIDES,
+    SITUATIONS,
+    Behaviour,
+    Course,
+    Encounter,
+    Identity,
+    Motion,
+    Route,
+    ShipDynamics,
+    Target,
+    Waypoint,
+)
+
+TRAFFIC = FileKind(
+    "traffic", "file", builtin_folder("profiles/traffic"), "HILD_TRAFFIC_PATH", "traffic file",
+    searched=builtin_candidates("profiles/traffic"),
+)  # fmt: skip
+
+MAX_TARGETS = 200  # far more than a receiver shows a bench's controller; a typo's guard
+MAX_WAYPOINTS = 1000
+MAX_DISTANCE_M = 200_000.0  # a target this far from the origin is out of any AIS range
+MAX_SPEED_KN = 60.0  # the fastest ships (fast ferries, patrol craft) stay under this
+# Navigational status (ITU-R M.1371-5, message 1 field 4): the names a file may use.
+NAV_STATUS = {
+    "under-way-using-engine": 0,
+    "at-anchor": 1,
+    "not-under-command": 2,
+    "restricted-manoeuvrability": 3,
+    "constrained-by-draught": 4,
+    "moored": 5,
+    "aground": 6,
+    "fishing": 7,
+    "under-way-sailing": 8,
+    "not-defined": 15,
+}
+# The AIS 6-bit text alphabet (ITU-R M.1371-5, table 47): upper case, digits, some signs.
+AIS_TEXT = set("@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_ !\"#$%&'()*+,-./0123456789:;<=>?")
+MOTIONS = ("route", "course", "encounter")
+
+
+class TrafficError(ConfigError):
+    """(re-raised as the bench's problems; a separate type only for callers that care)"""
+
+
+def read_traffic(
+    root: Section, origin: Origin, problems: Problems, own: tuple[float, float] | None = None
+) -> list[Target]:
+    """Every target of the ``[[traffic]]`` tables of ``root`` (a bench or a traffic file's
+    root), files included; each problem into ``problems``; names and MMSIs unique. With
+    ``own`` (the own ship's initial course [rad] and speed [m/s]) every encounter is placed,
+    and one that cannot be is a problem of its table."""
+    targets: list[tuple[Target, Section]] = []
+    for section in problems.attempt(root.tables, "traffic", default=[]) or []:
+        if section.has("file"):
+            for found in problems.attempt(_included, section, origin, default=[]) or []:
+                targets.append((found, section))
+            continue
+        name = section.data.get("name")
+        if is_name(name):
+            section.prefix = f"traffic ({name})"
+        target = read_target(section, origin, problems)
+        if target is not None:
+            targets.append((target, section))
+    if len(targets) > MAX_TARGETS:
+        problems.add(root.error("traffic", f"{len(targets)} targets", f"at most {MAX_TARGETS}"))
+    _unique(targets, problems)
+    if own is not None:
+        for target, section in targets:
+            if isinstance(target.motion, Encounter):
+                problems.attempt(_placeable, target, section, own)
+    return [t for t, _ in targets]
+
+
+def _placeable(target: Target, section: Section, own: tuple[float, float]) -> None:
+    """Whether the encounter can be set up against the own ship's initial course and speed."""
+    from hild.traffic.encounter import place  # (its solver is needed only here)
+
+    assert isinstance(target.motion, Encounter)
+    try:
+        place(target.motion, 0.0, 0.0, own[0], own[1])
+    except ValueError as e:
+        key = "encounter" if section.has("encounter") else "file"
+        raise section.error(key, section.data.get(key), f"an encounter that can be set "
+                            f"up: {e}") from None  # fmt: skip
+
+
+def _unique(targets: list[tuple[Target, Section]], problems: Problems) -> None:
+    names: dict[str, str] = {}
+    mmsis: dict[int, str] = {}
+    for target, section in targets:
+        if target.name in names:
+            problems.add(section.error("name", target.name, f"a name no other target has "
+                                       f"(taken by the one in {names[target.name]})"))  # fmt: skip
+        names.setdefault(target.name, section.key("name"))
+        mmsi = target.identity.mmsi
+        if mmsi in mmsis:
+            problems.add(section.error("mmsi", mmsi, f"an MMSI no other target has (taken "
+                                       f"by {mmsis[mmsi]})"))  # fmt: skip
+        mmsis.setdefault(mmsi, target.name)
+
+
+def _included(section: Section, origin: Origin) -> list[Target]:
+    """``file = NAME``: the file's targets (its own problems raised as they are)."""
+    name = section.string("file")
+    section.finish()
+    try:
+        path = TRAFFIC.resolve(name)
+    except NotFoundError as e:
+        raise section.error("file", name, e.expected) from None
+    return load_traffic_file(path, origin)
+
+
+def load_traffic_file(name_or_path: str | Path, origin: Origin) -> list[Target]:
+    """A traffic file's targets: ``description`` and ``[[traffic]]`` target tables (no
+    ``file`` entries: one level of inclusion)."""
+    path = TRAFFIC.resolve(str(name_or_path))
+    root = Section(load_toml(path), path)
+    problems = Problems()
+    problems.attempt(root.string, "description", "")
+    for section in problems.attempt(root.tables, "traffic", default=[]) or []:
+        if section.has("file"):
+            section.skip(*section.data)
+            problems.add(section.error("file", section.data["file"], "a target: a traffic "
+                                       "file's entries are targets, not other files"))  # fmt: skip
+    targets: list[Target] = []
+    if not problems.errors:
+        targets = read_traffic(root, origin, problems)
+    problems.attempt(root.finish)
+    problems.raise_any()
+    return targets
+
+
+def read_target(section: Section, origin: Origin, problems: Problems) -> Target | None:
+    """One target table; None (with its problems kept) when it cannot be used."""
+    found = len(problems.errors)
+    r = Reading(problems)
+    name = r.get("name", section.name, "name")
+    identity = _identity(section, name or "", r)
+    motions = [m for m in MOTIONS if section.has(m)]
+    motion: Motion | None = None
+    if len(motions) != 1:
+        section.skip(*MOTIONS)
+        value = motions or "none"
+        problems.add(section.error(motions[1] if len(motions) > 1 else "course", value,
+                                   "exactly one motion table: [traffic.route], "
+                                   "[traffic.course] or [traffic.encounter]"))  # fmt: skip
+    else:
+        reader = {"route": _route, "course": _course, "encounter": _encounter}[motions[0]]
+        motion = problems.attempt(reader, section.table(motions[0], required=True), origin)
+    behaviour = r.get("behaviour", _behaviour, section, default=Behaviour())
+    dynamics = r.get("dynamics", _dynamics, section, default=ShipDynamics())
+    problems.attempt(section.finish)
+    if len(problems.errors) > found or motion is None or identity is None:
+        return None
+    return Target(str(name), identity, motion, behaviour, dynamics)
+
+
+def _identity(section: Section, name: str, r: Reading) -> Identity | None:
+    dims = r.get("dimensions", _dimensions, section, default=(0, 0, 0, 0))
+    identity = Identity(
+        mmsi=r.get("mmsi", _mmsi, section),
+        name=r.get("ship_name", _ais_text, section, "ship_name", 20, name.upper()[:20],
+                   default=""),
+        callsign=r.get("callsign", _ais_text, section, "callsign", 7, "", default=""),
+        ship_type=r.get("ship_type", _bounded_integer, section, "ship_type", 70, 0, 99,
+                        "an AIS ship and cargo type from 0 to 99 (e.g. 70 cargo, 80 tanker, "
+                        "60 passenger, 37 pleasure craft)", default=0),
+        to_bow=dims[0], to_stern=dims[1], to_port=dims[2], to_starboard=dims[3],
+        nav_status=r.get("nav_status", _nav_status, section, default=0),
+        ais_class=r.get("class", section.string, "class", "A", choices=AIS_CLASSES,
+                        default="A"),
+        imo=r.get("imo", _bounded_integer, section, "imo", 0, 0, 999_999_999,
+                  "an IMO number (7 digits) or 0 for none", default=0),
+        destination=r.get("destination", _ais_text, section, "destination", 20, "",
+                          default=""),
+        draught=r.get("draught", section.number, "draught", 0.0, lo=0.0, hi=25.5, unit="m",
+                      default=0.0),
+    )  # fmt: skip
+    if not r.usable("mmsi"):
+        return None
+    return identity
+
+
+def _mmsi(section: Section) -> int:
+    value = section.raw("mmsi")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or not (100_000_000 <= value <= 999_999_999)
+    ):
+        raise section.error("mmsi", value, "a 9-digit MMSI such as 257012340 (its first three "
+                            "digits the country's MID, 2xx-7xx for ships)")  # fmt: skip
+    return value
+
+
+def _ais_text(section: Section, key: str, length: int, default: str) -> str:
+    value = section.string(key, default).upper()
+    bad = sorted(set(value) - AIS_TEXT)
+    if len(value) > length or bad:
+        raise section.error(key, section.data.get(key, default), f"at most {length} characters "
+                            "of AIS text (letters, digits, space and ordinary signs; no '~', "
+                            "no lower-case after upper-casing)")  # fmt: skip
+    return value
+
+
+def _bounded_integer(section: Section, key: str, default: int, lo: int, hi: int,
+                     expected: str) -> int:  # fmt: skip
+    value = section.raw(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise section.error(key, value, expected)
+    return value
+
+
+def _dimensions(section: Section) -> tuple[int, int, int, int]:
+    value = section.raw("dimensions", [0, 0, 0, 0])
+    expected = (
+        "[A, B, C, D]: whole metres from the AIS antenna to the bow, stern, port and "
+        "starboard sides (A and B up to 511, C and D up to 63), e.g. [80, 20, 8, 8]"
+    )
+    if (
+        not isinstance(value, list) or len(value) != 4
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value)
+        or value[0] > 511 or value[1] > 511 or value[2] > 63 or value[3] > 63
+    ):  # fmt: skip
+        raise section.error("dimensions", value, expected)
+    return value[0], value[1], value[2], value[3]
+
+
+def _nav_status(section: Section) -> int:
+    value = section.raw("nav_status", 0)
+    if isinstance(value, str) and value in NAV_STATUS:
+        return NAV_STATUS[value]
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 15:
+        return value
+    raise section.error("nav_status", value, "a navigational status from 0 to 15 or one of "
+                        + ", ".join(NAV_STATUS))  # fmt: skip
+
+
+def speed_of(section: Section, required: bool = True, default: float = 0.0) -> float:
+    """``speed_kn`` (knots) or ``speed`` (m/s), not both: in m/s."""
+    if section.has("speed_kn") and section.has("speed"):
+        raise section.error("speed", section.data["speed"], "either speed_kn or speed, not both")
+    if section.has("speed"):
+        section.skip("speed_kn")
+        return section.number("speed", lo=0.0, hi=MAX_SPEED_KN * KNOT, unit="m/s")
+    if section.has("speed_kn") or required:
+        section.skip("speed")
+        return section.number("speed_kn", lo=0.0, hi=MAX_SPEED_KN, unit="knots") * KNOT
+    section.skip("speed", "speed_kn")
+    return default
+
+
+def position_of(section: Section, origin: Origin, what: str) -> tuple[float, float]:
+    """``north``/``east`` [m from the origin] or ``latitude``/``longitude`` [deg]."""
+    if section.has("latitude") or section.has("longitude"):
+        section.skip("north", "east")
+        lat = section.number("latitude", lo=-89.0, hi=89.0, unit="degrees north")
+        lon = section.number("longitude", lo=-180.0, hi=180.0, unit="degrees east")
+        north, east, _ = origin.to_ned(lat, lon)
+        if math.hypot(north, east) > MAX_DISTANCE_M:
+            raise section.error("latitude", lat, f"{what} within {MAX_DISTANCE_M / 1000:g} km "
+                                f"of the origin ({origin.latitude_deg:g}, "
+                                f"{origin.longitude_deg:g})")  # fmt: skip
+        return north, east
+    section.skip("latitude", "longitude")
+    lim = {"lo": -MAX_DISTANCE_M, "hi": MAX_DISTANCE_M, "unit": "m from the origin"}
+    problems = Problems()
+    north = problems.attempt(section.number, "north", **lim)
+    east = problems.attempt(section.number, "east", **lim)
+    problems.raise_any()
+    return north, east
+
+
+def _course(section: Section, origin: Origin) -> Course:
+    problems = Problems()
+    where = problems.attempt(position_of, section, origin, "a start")
+    course = problems.attempt(section.number, "course_deg", lo=-360.0, hi=360.0, unit="deg")
+    speed = problems.attempt(speed_of, section)
+    problems.attempt(section.finish)
+    problems.raise_any()
+    return Course(where[0], where[1], math.radians(course) % (2 * math.pi), speed)
+
+
+def _route(section: Section, origin: Origin) -> Route:
+    problems = Problems()
+    points = problems.attempt(section.tables, "waypoint", default=[]) or []
+    if section.has("waypoints"):  # an inline array of tables: the same thing
+        points = problems.attempt(section.tables, "waypoints", default=[]) or []
+    waypoints = []
+    for i, p in enumerate(points):
+        where = problems.attempt(position_of, p, origin, "a waypoint")
+        # the first is the start: its speed is the one it starts at (the second's by default)
+        speed = problems.attempt(speed_of, p, i > 0, math.nan)
+        problems.attempt(p.finish)
+        if where is not None and speed is not None:
+            waypoints.append(Waypoint(where[0], where[1], speed))
+    key = "waypoints" if section.has("waypoints") else "waypoint"
+    if not 2 <= len(points) <= MAX_WAYPOINTS:
+        problems.add(section.error(key, f"{len(points)} waypoints", f"from 2 to {MAX_WAYPOINTS} "
+                                   "waypoints ([[traffic.route.waypoint]] tables, the first "
+                                   "the start)"))  # fmt: skip
+    loop = problems.attempt(section.boolean, "loop", False)
+    acceptance = problems.attempt(section.number, "acceptance_m", 0.0, lo=0.0, hi=10_000.0,
+                                  unit="m")  # fmt: skip
+    problems.attempt(section.finish)
+    problems.raise_any()
+    if waypoints and math.isnan(waypoints[0].speed):
+        first = waypoints[0]
+        waypoints[0] = Waypoint(first.north, first.east, waypoints[1].speed)
+    for a, b in zip(waypoints, waypoints[1:], strict=False):
+        if math.hypot(b.north - a.north, b.east - a.east) < 1.0:
+            raise section.error(key, [[a.north, a.east], [b.north, b.east]], "waypoints at "
+                                "least 1 m apart (two in one place give no course)")  # fmt: skip
+    return Route(tuple(waypoints), loop, acceptance)
+
+
+def _encounter(section: Section, origin: Origin) -> Encounter:
+    problems = Problems()
+    r = Reading(problems)
+    situation = r.get("situation", section.string, "situation", "", choices=("", *SITUATIONS))
+    given = [k for k in ("situation", "relative_course_deg", "relative_bearing_deg")
+             if section.has(k)]  # fmt: skip
+    if len(given) != 1:
+        problems.add(section.error(given[1] if len(given) > 1 else "situation",
+                                   given or "none", "exactly one of situation (" +
+                                   ", ".join(SITUATIONS) + "), relative_course_deg or "
+                                   "relative_bearing_deg"))  # fmt: skip
+    angle = {"lo": -360.0, "hi": 360.0, "unit": "deg"}
+    course = r.get("relative_course_deg", _maybe_angle, section, "relative_course_deg", angle)
+    bearing = r.get("relative_bearing_deg", _maybe_angle, section, "relative_bearing_deg", angle)
+    own = None
+    if section.has("own_speed_kn") or section.has("own_speed"):
+        own = r.get("own_speed", _own_speed, section)
+    else:
+        section.skip("own_speed_kn", "own_speed")
+    encounter = Encounter(
+        cpa_m=r.get("cpa_m", section.number, "cpa_m", 0.0, lo=0.0, hi=50_000.0, unit="m",
+                    default=0.0),
+        tcpa_s=r.get("tcpa_s", section.number, "tcpa_s", lo=1.0, hi=86_400.0, unit="s",
+                     default=600.0),
+        speed=r.get("speed", speed_of, section, default=0.0),
+        situation=situation or "",
+        relative_course=course,
+        relative_bearing=bearing,
+        passes=r.get("passes", section.string, "passes", "", choices=("", *PASSING_SIDES),
+                     default=""),
+        own_speed=own,
+    )  # fmt: skip
+    problems.attempt(section.finish)
+    problems.raise_any()
+    return encounter
+
+
+def _own_speed(section: Section) -> float:
+    if section.has("own_speed_kn") and section.has("own_speed"):
+        raise section.error("own_speed", section.data["own_speed"], "either own_speed_kn or "
+                            "own_speed, not both")  # fmt: skip
+    if section.has("own_speed"):
+        return section.number("own_speed", lo=0.0, hi=MAX_SPEED_KN * KNOT, unit="m/s")
+    section.skip("own_speed")
+    return section.number("own_speed_kn", lo=0.0, hi=MAX_SPEED_KN, unit="knots") * KNOT
+
+
+def _maybe_angle(section: Section, key: str, limits: dict[str, Any]) -> float | None:
+    if not section.has(key):
+        section.skip(key)
+        return None
+    return math.radians(section.number(key, **limits))
+
+
+def _behaviour(section: Section) -> Behaviour:
+    value = section.raw("behaviour", "hold")
+    if isinstance(value, str):
+        if value not in BEHAVIOURS:
+            raise section.error("behaviour", value, "one of " + ", ".join(map(repr, BEHAVIOURS))
+                                + " or a [traffic.behaviour] table")  # fmt: skip
+        return Behaviour(value)
+    table = section.table("behaviour", required=True)
+    problems = Problems()
+    r = Reading(problems)
+    default = Behaviour()
+    number: Callable[..., float] = table.number
+    behaviour = Behaviour(
+        kind=r.get("kind", table.string, "kind", "hold", choices=BEHAVIOURS, default="hold"),
+        turn_deg=r.get("turn_deg", number, "turn_deg", default.turn_deg, lo=5.0, hi=120.0,
+                       unit="deg", default=default.turn_deg),
+        act_range_m=r.get("act_range_m", number, "act_range_m", default.act_range_m, lo=0.0,
+                          hi=50_000.0, unit="m", default=default.act_range_m),
+        act_tcpa_s=r.get("act_tcpa_s", number, "act_tcpa_s", default.act_tcpa_s, lo=0.0,
+                         hi=7200.0, unit="s", default=default.act_tcpa_s),
+        safe_cpa_m=r.get("safe_cpa_m", number, "safe_cpa_m", default.safe_cpa_m, lo=1.0,
+                         hi=20_000.0, unit="m", default=default.safe_cpa_m),
+    )  # fmt: skip
+    problems.attempt(table.finish)
+    problems.raise_any()
+    return behaviour
+
+
+def _dynamics(section: Section) -> ShipDynamics:
+    table = section.table("dynamics")
+    default = ShipDynamics()
+    if table is None:
+        return default
+    problems = Problems()
+    r = Reading(problems)
+    dynamics = ShipDynamics(
+        speed_time_constant_s=r.get("speed_time_constant_s", table.number,
+                                    "speed_time_constant_s", default.speed_time_constant_s,
+                                    lo=1.0, hi=3600.0, unit="s",
+                                    default=default.speed_time_constant_s),
+        yaw_time_constant_s=r.get("yaw_time_constant_s", table.number, "yaw_time_constant_s",
+                                  default.yaw_time_constant_s, lo=0.5, hi=600.0, unit="s",
+                                  default=default.yaw_time_constant_s),
+        turning_radius_m=r.get("turning_radius_m", table.number, "turning_radius_m",
+                               default.turning_radius_m, lo=5.0, hi=10_000.0, unit="m",
+                               default=default.turning_radius_m),
+    )  # fmt: skip
+    problems.attempt(table.finish)
+    problems.raise_any()
+    return dynamics
