@@ -46,6 +46,7 @@ from hild.rundir import STOP_SIGNALS
 from hild.sensors.device import Device
 from hild.sensors.factory import build_device
 from hild.sensors.truth import Truth
+from hild.traffic.report import closest_approaches
 from hild.transport import Inbound, Port, open_port, parse_port_url
 from hild.transport.pacer import TickPacer
 from hild.transport.pty import PACE_QUANTUM_S, PtyPort
@@ -471,8 +472,14 @@ class Daemon:
             "ports": {p.spec.url: p.stats.as_dict() for p in self.ports.values()},
             "position_ned": [round(float(v), 3) for v in x[:3]],
             "heading_deg": round(math.degrees(x[5]) % 360.0, 3),
+            **self._traffic_summary(),
             **{k: v for o in self.observers for k, v in o.summary().items()},
         }
+
+    def _traffic_summary(self) -> dict:
+        """Each target's closest approach to the own ship, and when (none: nothing)."""
+        traffic = self.sim.traffic
+        return {"traffic": closest_approaches(traffic.view())} if traffic is not None else {}
 
 
 def _settle(future: asyncio.Future, error: BaseException | None) -> None:

@@ -18,18 +18,24 @@ from typing import TYPE_CHECKING, Any
 
 from hild.bench import read_faults
 from hild.bus.device import CommandDevice
-from hild.config import ConfigError, Section, load_toml
+from hild.config import ConfigError, Problems, Section, load_toml
 from hild.control import (
     ACTUATOR_FAULTS,
     ActuatorFault,
     Reposition,
     SensorFault,
+    TrafficAdd,
+    TrafficRemove,
+    TrafficRetask,
     WeatherChange,
 )
 from hild.environment.environment import Environment
 from hild.profiles.weather import PRESETS, read_weather
 from hild.sensors.catalog import load_device_type
 from hild.sensors.device import Device
+from hild.traffic import layout as TL
+from hild.traffic.read import read_behaviour, read_route, read_target, speed_of
+from hild.traffic.targets import Course
 from hild.transport.base import Inbound
 
 if TYPE_CHECKING:
@@ -37,7 +43,7 @@ if TYPE_CHECKING:
 
 MAX_REQUEST_BYTES = 65536
 MAX_SHOWN_CHARS = 1000  # of a request that is no JSON object, as the recording keeps it
-REQUESTS = ("commands", "weather", "fault", "reposition")
+REQUESTS = ("commands", "weather", "fault", "reposition", "traffic")
 Answer = Callable[[dict], None]
 
 
@@ -123,6 +129,8 @@ class RuntimeControl:
                 answer.update(self._fault(body))
             elif request == "reposition":
                 answer.update(self._reposition(body))
+            elif request == "traffic":
+                answer.update(await self._traffic(body))
             else:
                 raise RequestError(f"a request among: {', '.join(REQUESTS)}")
             if answer.get("applied") == 0:  # a commands request that applied no line did nothing
@@ -281,3 +289,87 @@ class RuntimeControl:
         s.finish()
         self.daemon.queue.put(Reposition(north, east, heading, speed))
         return {"north": round(north, 3), "east": round(east, 3)}
+
+    # --- traffic: add a target, remove one, re-task one -----------------------------------------
+    async def _traffic(self, body: dict) -> dict:
+        s = Section(body, "control/traffic")
+        given = [k for k in ("add", "remove", "retask") if s.has(k)]
+        if len(given) != 1:
+            raise RequestError('one of {"add": {TARGET}}, {"remove": NAME} or '
+                               '{"retask": NAME, ...}, with a target as a bench\'s '
+                               "[[traffic]] table gives it")  # fmt: skip
+        sim = self.daemon.sim
+        names = [t.name for t in sim.traffic.targets] if sim.traffic is not None else []
+        if given[0] == "add":
+            table = s.table("add", required=True)
+            s.finish()
+            problems = Problems()
+            target = read_target(table, self.daemon.bench.origin, problems)
+            if target is None or problems.errors:
+                problems.raise_any()
+                raise RequestError("a target")  # (not reached: a None target has problems)
+            if target.name in names:
+                raise table.error("name", target.name, "a name no target of the run has")
+            taken = {t.identity.mmsi: t.name for t in sim.traffic.targets} if sim.traffic else {}
+            if target.identity.mmsi in taken:
+                raise table.error("mmsi", target.identity.mmsi, "an MMSI no target has (taken "
+                                  f"by {taken[target.identity.mmsi]})")  # fmt: skip
+            try:
+                await asyncio.to_thread(check_placeable, target, sim.x)  # compiles, first time
+            except ValueError as e:
+                raise table.error("encounter", table.data.get("encounter"), str(e)) from None
+            self.daemon.queue.put(TrafficAdd(target))
+            return {"added": target.name, "mmsi": target.identity.mmsi}
+        key = given[0]
+        name = s.string(key)
+        if name not in names:
+            raise s.error(key, name, "a target of the run: " + (", ".join(names) or "none"))
+        if key == "remove":
+            s.finish()
+            self.daemon.queue.put(TrafficRemove(name))
+            return {"removed": name}
+        return {"retasked": name, **self._retask(s, name)}
+
+    def _retask(self, s: Section, name: str) -> dict:
+        """A new course and/or speed (from where the target is), a route, or a behaviour."""
+        traffic = self.daemon.sim.traffic
+        assert traffic is not None
+        row = traffic.view().state[traffic.index(name)]
+        motion = None
+        if s.has("route"):
+            route = s.table("route", required=True)
+            motion = read_route(route, self.daemon.bench.origin)
+            s.skip("course_deg", "speed", "speed_kn")
+        elif s.has("course_deg") or s.has("speed") or s.has("speed_kn"):
+            course = math.radians(s.number("course_deg", math.degrees(row[TL.T_BASE_COURSE]),
+                                           lo=-360.0, hi=360.0, unit="deg"))  # fmt: skip
+            speed = speed_of(s, required=False, default=float(row[TL.T_SPEED_CMD]))
+            north, east = float(row[TL.T_NORTH]), float(row[TL.T_EAST])
+            motion = Course(north, east, course % (2 * math.pi), speed)
+        behaviour = read_behaviour(s) if s.has("behaviour") else None
+        s.finish()
+        if motion is None and behaviour is None:
+            raise RequestError("a new course_deg, speed_kn (or speed), route or behaviour")
+        self.daemon.queue.put(TrafficRetask(name, motion, behaviour))
+        answer: dict[str, Any] = {}
+        if isinstance(motion, Course):
+            answer.update(course_deg=round(math.degrees(motion.course), 2),
+                          speed=round(motion.speed, 3))  # fmt: skip
+        elif motion is not None:
+            answer["waypoints"] = len(motion.waypoints)
+        if behaviour is not None:
+            answer["behaviour"] = behaviour.kind
+        return answer
+
+
+def check_placeable(target, own_x) -> None:
+    """Raise ValueError when ``target`` cannot be set up against the own ship now (an
+    encounter with no solution); compile the traffic kernel on the way (off the tick)."""
+    from hild.traffic.encounter import place
+    from hild.traffic.kernel import warm_up
+    from hild.traffic.targets import Encounter
+
+    warm_up()
+    if isinstance(target.motion, Encounter):
+        place(target.motion, float(own_x[0]), float(own_x[1]), float(own_x[5]),
+              float(own_x[6]))  # fmt: skip

@@ -37,6 +37,7 @@ DEFAULT_TOPICS: dict[str, TopicConfig] = {
     "bus": TopicConfig(1.0),
     "stats": TopicConfig(1.0),
     "signalk": TopicConfig(2.0),
+    "traffic": TopicConfig(1.0),  # each target's traffic/<name>: only a run with targets
 }
 
 

@@ -25,6 +25,7 @@ from hild.mirror.session import Session
 from hild.mirror.store import LatestStore, Message
 from hild.observers import TickObserver
 from hild.runtime import RuntimeControl
+from hild.traffic.report import signalk_paths, target_reports
 
 if TYPE_CHECKING:
     from hild.observers import RunningDaemon
@@ -157,6 +158,14 @@ class Mirror(TickObserver):
             assert self.store is not None
             for path, value in paths.items():
                 self.store.put(Message(f"{base}/{path}", value, qos))
+            if truth.traffic is not None:  # the other vessels, beside vessels/self
+                others = base.rsplit("/", 1)[0] if "/" in base else base
+                for path, value in signalk_paths(truth.traffic, daemon.bench.origin).items():
+                    self.store.put(Message(f"{others}/{path}", value, qos))
+        elif name == "traffic" and truth.traffic is not None:
+            stamp = payloads.stamp(truth.t, truth.utc)
+            for report in target_reports(truth.traffic, daemon.bench.origin):
+                put(f"traffic/{report['name']}", {**stamp, **report}, qos)
 
     def _put(self, name: str, payload: object, qos: int) -> None:
         assert self.store is not None

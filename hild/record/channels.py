@@ -14,7 +14,9 @@ Topics (published: scripts and Foxglove layouts name them):
   (``source``), what it asked for (``kind``: weather, fault, reposition, commands) and the
   answer it got (``result``), and each watchdog trip (``kind`` watchdog, ``source`` its
   device);
-- ``/stats``: tick jitter and overruns over each second of simulated time.
+- ``/stats``: tick jitter and overruns over each second of simulated time;
+- ``/traffic``: each second of simulated time, every traffic target's position, motion and
+  approach to the own ship, ``{"t", "utc", "targets": [...]}`` (hild/traffic/report.py).
 
 A message's log time is its simulated UTC (the time in its sentences). A dotted key of the
 mirror's payloads (``port.rpm``) comes with a nested copy (``port: {rpm}``): see ``nested``.
@@ -34,6 +36,7 @@ BUS = "/bus/"
 CONTROL = "/control"
 REFERENCE = "/reference"
 STATS = "/stats"
+TRAFFIC = "/traffic"
 FIXED = (STATE, ACTUATORS, ENVIRONMENT, LOCATION, POSE, CONTROL, STATS)
 # The metadata record of a run's ports: each device's name -> the JSON list of its port URLs
 # (where its /sensors/<device> lines went), so that a replay sends them where they went.

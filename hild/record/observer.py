@@ -29,6 +29,7 @@ from hild.record import channels
 from hild.record.config import RecordConfig
 from hild.record.writer import RecordWriter
 from hild.sensors.geodesy import Origin
+from hild.traffic.report import target_reports
 
 if TYPE_CHECKING:
     from hild.control import ActuatorCommand, ControlRecord
@@ -136,6 +137,8 @@ class Recorder(TickObserver):
             self.writer.declare(channels.REFERENCE, {**stamp, "device": "", "heading_ref": 0.0})
         self.writer.declare(channels.CONTROL, {**stamp, "kind": "", "source": "", "request": {},
                                                "result": {}})  # fmt: skip
+        if daemon.bench.traffic:  # (a target added at run time opens it with its first message)
+            self.writer.declare(channels.TRAFFIC, {**stamp, "targets": []})
         self.writer.declare(channels.STATS, {
             **stamp, "ticks": 0, "overruns": 0, "jitter_p50_ms": 0.0, "jitter_p99_ms": 0.0,
             "jitter_max_ms": 0.0, "record_dropped": 0,
@@ -180,6 +183,11 @@ class Recorder(TickObserver):
             "record_dropped": self.writer.dropped,
         })  # fmt: skip
         self._window.reset()
+        traffic = daemon.sim.traffic
+        if traffic is not None:
+            reports = target_reports(traffic.view(), daemon.bench.origin)
+            self.writer.put(channels.TRAFFIC, ns, {**payloads.stamp(t, truth_utc),
+                                                   "targets": reports})  # fmt: skip
 
     def on_sentences(self, device: str, lines: Sequence[bytes]) -> None:
         if self.writer is None:

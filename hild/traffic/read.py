@@ -178,9 +178,9 @@ def read_target(section: Section, origin: Origin, problems: Problems) -> Target 
                                    "exactly one motion table: [traffic.route], "
                                    "[traffic.course] or [traffic.encounter]"))  # fmt: skip
     else:
-        reader = {"route": _route, "course": _course, "encounter": _encounter}[motions[0]]
+        reader = {"route": read_route, "course": _course, "encounter": _encounter}[motions[0]]
         motion = problems.attempt(reader, section.table(motions[0], required=True), origin)
-    behaviour = r.get("behaviour", _behaviour, section, default=Behaviour())
+    behaviour = r.get("behaviour", read_behaviour, section, default=Behaviour())
     dynamics = r.get("dynamics", _dynamics, section, default=ShipDynamics())
     problems.attempt(section.finish)
     if len(problems.errors) > found or motion is None or identity is None:
@@ -314,7 +314,7 @@ def _course(section: Section, origin: Origin) -> Course:
     return Course(where[0], where[1], math.radians(course) % (2 * math.pi), speed)
 
 
-def _route(section: Section, origin: Origin) -> Route:
+def read_route(section: Section, origin: Origin) -> Route:
     problems = Problems()
     points = problems.attempt(section.tables, "waypoint", default=[]) or []
     if section.has("waypoints"):  # an inline array of tables: the same thing
@@ -401,7 +401,7 @@ def _maybe_angle(section: Section, key: str, limits: dict[str, Any]) -> float | 
     return math.radians(section.number(key, **limits))
 
 
-def _behaviour(section: Section) -> Behaviour:
+def read_behaviour(section: Section) -> Behaviour:
     value = section.raw("behaviour", "hold")
     if isinstance(value, str):
         if value not in BEHAVIOURS:
