@@ -220,13 +220,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"where pty:// links go ({DEFAULT_RUN_DIR})")  # fmt: skip
 
     show = sub.add_parser(
-        "show", help="list or print the built-in benches, profiles, weather, devices, units",
+        "show", help="list or print the built-in benches, profiles, weather, traffic, devices, "
+        "units",
         description="Print a built-in file to copy and edit (hild show bench default > "
         "my-bench.toml; hild show systemd hild.service), list the names of a kind (hild show "
         "weather), or every kind and where an install keeps them (hild show).",
     )  # fmt: skip
-    show.add_argument("kind", nargs="?", choices=("bench", "profile", "weather", "device",
-                                                  "systemd"))  # fmt: skip
+    show.add_argument("kind", nargs="?", choices=("bench", "profile", "weather", "traffic",
+                                                  "device", "systemd"))  # fmt: skip
     show.add_argument("name", nargs="?", help="a built-in name (a unit's file name for systemd)")
 
     for command in (

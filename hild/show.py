@@ -12,12 +12,13 @@ from hild.profiles import BENCHES
 from hild.profiles.vessel import PROFILES
 from hild.profiles.weather import PRESETS
 from hild.sensors.catalog import DEVICE_TYPES
+from hild.traffic.read import TRAFFIC
 
 # the units go by their full file names (hild.service, hild@.service)
 UNITS = FileKind("systemd unit", "name", builtin_folder("systemd"),
                  searched=builtin_candidates("systemd"), suffix="")  # fmt: skip
-KINDS = {"bench": BENCHES, "profile": PROFILES, "weather": PRESETS, "device": DEVICE_TYPES,
-         "systemd": UNITS}  # fmt: skip
+KINDS = {"bench": BENCHES, "profile": PROFILES, "weather": PRESETS, "traffic": TRAFFIC,
+         "device": DEVICE_TYPES, "systemd": UNITS}  # fmt: skip
 
 
 def show(kind: str | None, name: str | None) -> int:
