@@ -17,7 +17,7 @@ from hild.config import MISSING, ConfigError
 from hild.record import channels
 from hild.record.reader import messages
 
-FIGURES = ("trajectory", "heading", "speeds", "actuators", "environment", "jitter")
+FIGURES = ("trajectory", "traffic", "heading", "speeds", "actuators", "environment", "jitter")
 DPI = 110
 PLOTTED = (channels.STATE, channels.ACTUATORS, channels.ENVIRONMENT, channels.STATS)
 
@@ -39,6 +39,25 @@ def columns(path: Path) -> dict[str, dict[str, np.ndarray]]:
         out[topic] = {
             k: np.array([p.get(k, math.nan) for p in payloads], dtype=float) for k in keys
         }
+    return out
+
+
+def traffic_columns(path: Path) -> dict[str, dict[str, np.ndarray]]:
+    """Each traffic target's ``/traffic`` reports as columns (t, north, east, range_m, ...),
+    keyed by its name; the last report's closest approach under ``min_range_m`` and
+    ``min_range_t`` (one value each: the smallest range over every step of the run)."""
+    rows: dict[str, list[dict]] = defaultdict(list)
+    for m in messages(path, (channels.TRAFFIC,)):
+        for report in m.payload.get("targets", []):
+            rows[str(report.get("name"))].append({**report, "t": m.payload.get("t", math.nan)})
+    out: dict[str, dict[str, np.ndarray]] = {}
+    for name, reports in rows.items():
+        keys = ("t", "north", "east", "range_m", "cpa_m", "tcpa_s")
+        cols = {k: np.array([r.get(k, math.nan) for r in reports], dtype=float) for k in keys}
+        last = reports[-1]
+        cols["min_range_m"] = np.array([last.get("min_range_m") or math.nan], dtype=float)
+        cols["min_range_t"] = np.array([last.get("min_range_t", math.nan)], dtype=float)
+        out[name] = cols
     return out
 
 
@@ -69,6 +88,42 @@ def trajectory(state: dict, waypoints: Sequence[tuple[float, float]], title: str
     ax.set_xlabel("east [m]")
     ax.set_ylabel("north [m]")
     ax.legend(loc="best")
+    return fig
+
+
+def traffic(state: dict, targets: dict[str, dict], title: str):
+    """The own track with each target's, the closest approach of each drawn as a line between
+    the two ships at that instant; below, the range to each target over time."""
+    fig, axes = _figure(f"{title}: traffic and closest approaches", rows=2)
+    ax, ax_range = axes
+    fig.set_size_inches(9, 10)
+    ax.plot(state["east"], state["north"], lw=1.8, color="black", label="own ship")
+    ax.plot(state["east"][:1], state["north"][:1], "o", color="black")
+    for i, (name, cols) in enumerate(targets.items()):
+        color = f"C{i}"
+        ax.plot(cols["east"], cols["north"], lw=1.2, color=color, label=name)
+        ax.plot(cols["east"][:1], cols["north"][:1], "o", color=color)
+        ax_range.plot(cols["t"], cols["range_m"], color=color, label=name)
+        t_min, r_min = float(cols["min_range_t"][0]), float(cols["min_range_m"][0])
+        if not (math.isfinite(t_min) and math.isfinite(r_min)) or len(cols["t"]) < 2:
+            continue
+        own_n = float(np.interp(t_min, state["t"], state["north"]))
+        own_e = float(np.interp(t_min, state["t"], state["east"]))
+        tgt_n = float(np.interp(t_min, cols["t"], cols["north"]))
+        tgt_e = float(np.interp(t_min, cols["t"], cols["east"]))
+        ax.plot([own_e, tgt_e], [own_n, tgt_n], ":", color=color, lw=1.2)
+        ax.plot([tgt_e], [tgt_n], "D", color=color, ms=5)
+        ax.annotate(f"{r_min:.0f} m at {t_min:.0f} s", (tgt_e, tgt_n), color=color,
+                    textcoords="offset points", xytext=(6, -12))  # fmt: skip
+        ax_range.plot([t_min], [r_min], "D", color=color, ms=5)
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.set_xlabel("east [m]")
+    ax.set_ylabel("north [m]")
+    ax.legend(loc="best")
+    ax_range.set_yscale("log")
+    ax_range.set_xlabel("simulation time [s]")
+    ax_range.set_ylabel("range from the own ship [m]")
+    ax_range.legend(loc="best")
     return fig
 
 
@@ -189,6 +244,9 @@ def plot(path: Path, out_dir: Path | None = None,
     state = data.get(channels.STATE)
     if state is not None:
         figures["trajectory"] = trajectory(state, waypoints, title)
+        targets = traffic_columns(path)
+        if targets:
+            figures["traffic"] = traffic(state, targets, title)
         prefix = channels.REFERENCE + "/"
         references = {k[len(prefix) :]: v for k, v in data.items() if k.startswith(prefix)}
         figures["heading"] = heading(state, title, references)

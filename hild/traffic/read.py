@@ -83,25 +83,50 @@ def read_traffic(
     ``own`` (the own ship's initial course [rad] and speed [m/s]) every encounter is placed,
     and one that cannot be is a problem of its table."""
     targets: list[tuple[Target, Section]] = []
+    seen: list[tuple[object, object, Section]] = []  # (name, mmsi, table) of every target
     for section in problems.attempt(root.tables, "traffic", default=[]) or []:
         if section.has("file"):
             for found in problems.attempt(_included, section, origin, default=[]) or []:
                 targets.append((found, section))
+                seen.append((found.name, found.identity.mmsi, section))
             continue
         name = section.data.get("name")
         if is_name(name):
             section.prefix = f"traffic ({name})"
+        seen.append((name, section.data.get("mmsi"), section))
         target = read_target(section, origin, problems)
         if target is not None:
             targets.append((target, section))
-    if len(targets) > MAX_TARGETS:
-        problems.add(root.error("traffic", f"{len(targets)} targets", f"at most {MAX_TARGETS}"))
-    _unique(targets, problems)
+    if len(seen) > MAX_TARGETS:
+        problems.add(root.error("traffic", f"{len(seen)} targets", f"at most {MAX_TARGETS}"))
+    _unique(seen, problems)
     if own is not None:
         for target, section in targets:
             if isinstance(target.motion, Encounter):
                 problems.attempt(_placeable, target, section, own)
     return [t for t, _ in targets]
+
+
+def _unique(seen: list[tuple[object, object, Section]], problems: Problems) -> None:
+    """Names and MMSIs each once (as far as they are valid: a bad one is its own problem)."""
+    names: dict[object, str] = {}
+    mmsis: dict[object, str] = {}
+    for name, mmsi, section in seen:
+        in_file = section.has("file")
+        if is_name(name):
+            if name in names:
+                key = "file" if in_file else "name"
+                taken = f"({name!r} is taken by {names[name]})"
+                problems.add(section.error(key, section.data.get(key),
+                                           f"a name no other target has {taken}"))  # fmt: skip
+            names.setdefault(name, section.key("name"))
+        if isinstance(mmsi, int) and not isinstance(mmsi, bool):
+            if mmsi in mmsis:
+                key = "file" if in_file else "mmsi"
+                problems.add(section.error(key, section.data.get(key), f"an MMSI no other "
+                                           f"target has ({mmsi} is taken by "
+                                           f"{mmsis[mmsi]})"))  # fmt: skip
+            mmsis.setdefault(mmsi, str(name))
 
 
 def _placeable(target: Target, section: Section, own: tuple[float, float]) -> None:
@@ -115,21 +140,6 @@ def _placeable(target: Target, section: Section, own: tuple[float, float]) -> No
         key = "encounter" if section.has("encounter") else "file"
         raise section.error(key, section.data.get(key), f"an encounter that can be set "
                             f"up: {e}") from None  # fmt: skip
-
-
-def _unique(targets: list[tuple[Target, Section]], problems: Problems) -> None:
-    names: dict[str, str] = {}
-    mmsis: dict[int, str] = {}
-    for target, section in targets:
-        if target.name in names:
-            problems.add(section.error("name", target.name, f"a name no other target has "
-                                       f"(taken by the one in {names[target.name]})"))  # fmt: skip
-        names.setdefault(target.name, section.key("name"))
-        mmsi = target.identity.mmsi
-        if mmsi in mmsis:
-            problems.add(section.error("mmsi", mmsi, f"an MMSI no other target has (taken "
-                                       f"by {mmsis[mmsi]})"))  # fmt: skip
-        mmsis.setdefault(mmsi, target.name)
 
 
 def _included(section: Section, origin: Origin) -> list[Target]:
@@ -298,8 +308,8 @@ def position_of(section: Section, origin: Origin, what: str) -> tuple[float, flo
     section.skip("latitude", "longitude")
     lim = {"lo": -MAX_DISTANCE_M, "hi": MAX_DISTANCE_M, "unit": "m from the origin"}
     problems = Problems()
-    north = problems.attempt(section.number, "north", **lim)
-    east = problems.attempt(section.number, "east", **lim)
+    north = problems.attempt(lambda: section.number("north", **lim))
+    east = problems.attempt(lambda: section.number("east", **lim))
     problems.raise_any()
     return north, east
 
@@ -307,7 +317,7 @@ def position_of(section: Section, origin: Origin, what: str) -> tuple[float, flo
 def _course(section: Section, origin: Origin) -> Course:
     problems = Problems()
     where = problems.attempt(position_of, section, origin, "a start")
-    course = problems.attempt(section.number, "course_deg", lo=-360.0, hi=360.0, unit="deg")
+    course = problems.attempt(lambda: section.number("course_deg", lo=-360.0, hi=360.0, unit="deg"))
     speed = problems.attempt(speed_of, section)
     problems.attempt(section.finish)
     problems.raise_any()
@@ -333,8 +343,9 @@ def read_route(section: Section, origin: Origin) -> Route:
                                    "waypoints ([[traffic.route.waypoint]] tables, the first "
                                    "the start)"))  # fmt: skip
     loop = problems.attempt(section.boolean, "loop", False)
-    acceptance = problems.attempt(section.number, "acceptance_m", 0.0, lo=0.0, hi=10_000.0,
-                                  unit="m")  # fmt: skip
+    acceptance = problems.attempt(
+        lambda: section.number("acceptance_m", 0.0, lo=0.0, hi=10_000.0, unit="m")
+    )
     problems.attempt(section.finish)
     problems.raise_any()
     if waypoints and math.isnan(waypoints[0].speed):
@@ -350,7 +361,7 @@ def read_route(section: Section, origin: Origin) -> Route:
 def _encounter(section: Section, origin: Origin) -> Encounter:
     problems = Problems()
     r = Reading(problems)
-    situation = r.get("situation", section.string, "situation", "", choices=("", *SITUATIONS))
+    situation = r.get("situation", _situation, section)
     given = [k for k in ("situation", "relative_course_deg", "relative_bearing_deg")
              if section.has(k)]  # fmt: skip
     if len(given) != 1:
@@ -382,6 +393,15 @@ def _encounter(section: Section, origin: Origin) -> Encounter:
     problems.attempt(section.finish)
     problems.raise_any()
     return encounter
+
+
+def _situation(section: Section) -> str:
+    value = section.string("situation", "")
+    if section.has("situation") and value not in SITUATIONS:
+        raise section.error("situation", value, "one of " + ", ".join(SITUATIONS) + " (named "
+                            "from the own ship's side: in crossing-give-way the own ship gives "
+                            "way)")  # fmt: skip
+    return value
 
 
 def _own_speed(section: Section) -> float:
