@@ -137,7 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="a reference autopilot: sail a waypoint mission through the daemon's ports",
         description="Sail a four-waypoint mission (thesis ch. 5) as an external controller "
         "would: read NMEA sensor sentences, send actuator commands (LOS guidance, PID heading, "
-        "PI speed). Exits 0 when the mission is complete, 1 on --timeout or a signal.",
+        "PI speed). Exits 0 when the mission is complete, 1 on --timeout or a signal, 3 when "
+        "an AIS target would pass closer than --stop-cpa.",
     )
     pilot_options.add_arguments(pilot)
 

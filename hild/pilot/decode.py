@@ -5,12 +5,15 @@ RMC also speed and course over ground), VTG (speed and course), HDT and THS
 (heading), and the Heron frontseat's CPNVG (time, position, heading). Other
 well-formed sentences are counted as ignored; anything malformed, with a bad
 or missing checksum, or with an invalid status is counted and skipped.
+Encapsulated sentences (``!AIVDM``, an AIS receiver's on the same line) are counted as
+ignored and handed to ``on_encapsulated`` when one is set.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pynmea2
@@ -150,14 +153,20 @@ DECODERS = {"GGA": _gga, "RMC": _rmc, "VTG": _vtg, "HDT": _hdt, "THS": _ths, "NV
 class SentenceDecoder:
     """Lines -> readings, with counts of what was used, ignored and malformed."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_encapsulated: Callable[[str], None] | None = None) -> None:
         self.used = 0
         self.ignored = 0
         self.malformed = 0
+        self.on_encapsulated = on_encapsulated
 
     def decode(self, line: str) -> Reading | None:
         line = line.strip()
         if not line:
+            return None
+        if line.startswith("!"):  # AIS: no reading of the own ship; a watcher may want it
+            self.ignored += 1
+            if self.on_encapsulated is not None:
+                self.on_encapsulated(line)
             return None
         try:
             msg = pynmea2.parse(line, check=True)

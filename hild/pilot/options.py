@@ -135,6 +135,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="give up (exit 1) after this much sensor time without completing the mission",
     )
+    p.add_argument(
+        "--stop-cpa",
+        type=number("a distance in m"),
+        metavar="METRES",
+        help="stop (exit 3) when an AIS target on the sensor line would pass closer than this "
+        "(its CPA, both holding course and speed) within --cpa-horizon",
+    )
+    p.add_argument(
+        "--cpa-horizon",
+        type=number("a time in s"),
+        default=DEFAULTS.cpa_horizon_s,
+        metavar="SECONDS",
+        help=f"how far ahead --stop-cpa looks ({DEFAULTS.cpa_horizon_s:g})",
+    )
 
 
 def options_from(args: argparse.Namespace) -> PilotOptions:
@@ -149,12 +163,14 @@ def options_from(args: argparse.Namespace) -> PilotOptions:
     return PilotOptions(
         nmea=args.nmea, commands=args.commands, protocol=args.protocol, profile=args.profile,
         waypoints=args.waypoints, laps=args.laps, config=config, rate_hz=args.rate,
-        timeout_s=args.timeout, heading_reference=args.hsc,
+        timeout_s=args.timeout, heading_reference=args.hsc, stop_cpa_m=args.stop_cpa,
+        cpa_horizon_s=args.cpa_horizon,
     )  # fmt: skip
 
 
 def run_from_args(args: argparse.Namespace) -> int:
-    """`hild pilot`: 0 mission completed, 1 timed out or stopped, 2 bad arguments."""
+    """`hild pilot`: 0 mission completed, 1 timed out or stopped, 2 bad arguments, 3 stopped by
+    --stop-cpa."""
 
     def emit(line: str) -> None:
         sys.stdout.write(line + "\n")

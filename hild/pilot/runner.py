@@ -28,6 +28,7 @@ from hild.pilot.fixes import FixAssembler, GeoFix
 from hild.pilot.guidance import Point, WaypointReached
 from hild.pilot.links import Link, parse_endpoint
 from hild.pilot.mission import default_waypoints
+from hild.pilot.traffic_watch import Approach, TrafficWatch
 from hild.pilot.wire import encoder_for, hsc
 from hild.profiles.vessel import load_profile
 from hild.sensors.geodesy import Origin
@@ -54,6 +55,8 @@ class PilotOptions:
     rate_hz: float = 10.0
     timeout_s: float | None = None  # of sensor (simulated) time
     heading_reference: bool = True  # send HSC (the heading to steer) with each command set
+    stop_cpa_m: float | None = None  # stop when an AIS target's CPA falls under this [m]
+    cpa_horizon_s: float = 300.0  # ... within this time [s]
 
 
 def degrees(angle: float) -> str:
@@ -95,7 +98,11 @@ class PilotSession:
         self.nmea = Link(nmea, listen=True)
         shared = commands == nmea and nmea.kind != "udp"
         self.commands = self.nmea if shared else Link(commands, listen=False)
-        self.decoder = SentenceDecoder()
+        self.watch: TrafficWatch | None = None
+        if options.stop_cpa_m is not None:
+            self.watch = TrafficWatch(options.stop_cpa_m, options.cpa_horizon_s)
+        self.decoder = SentenceDecoder(self._on_ais if self.watch is not None else None)
+        self.too_close: Approach | None = None
         self.assembler = FixAssembler()
         self.pilot: Autopilot | None = None
         self.origin: Origin | None = None
@@ -141,6 +148,14 @@ class PilotSession:
                     if self.pilot is not None and self.pilot.finished:
                         self.reason = "completed"
                         break
+                    if self.too_close is not None:
+                        a = self.too_close
+                        self.reason = (
+                            f"stop-cpa: MMSI {a.mmsi} would pass {a.cpa_m:.0f} m "
+                            f"off in {a.tcpa_s:.0f} s (range {a.range_m:.0f} m), "
+                            f"under --stop-cpa {self.options.stop_cpa_m:g} m"
+                        )
+                        break
                     if signals.received is not None:
                         self.reason = f"signal {signals.received}"
                         break
@@ -158,7 +173,13 @@ class PilotSession:
                         self._sent_fresh = False
             finally:
                 self._finish()
+        if self.too_close is not None:
+            return 3
         return 0 if self.reason == "completed" else 1
+
+    def _on_ais(self, line: str) -> None:
+        assert self.watch is not None
+        self.watch.feed(line, self.t)
 
     def _wait(self, now: float, next_send: float) -> list[int]:
         """Block in select until input, the next send or the assembler's deadline."""
@@ -221,6 +242,9 @@ class PilotSession:
         north, east, _ = self.origin.to_ned(fix.latitude_deg, fix.longitude_deg)
         self.t = fix.time_s - self.t0
         step = self.pilot.update(NavFix(self.t, north, east, fix.heading, fix.sog, fix.cog))
+        if self.watch is not None and self.too_close is None:
+            self.too_close = self.watch.closest(self.origin, north, east, fix.sog or 0.0,
+                                                fix.cog or 0.0, self.t)  # fmt: skip
         for r in step.reached:
             self._report_reached(r)
         if step.finished:
@@ -347,9 +371,18 @@ class PilotSession:
             "commands_sent": self.commands.sent - self.references_sent,
             "references_sent": self.references_sent,
         })  # fmt: skip
+        if self.watch is not None:
+            base["ais_contacts"] = len(self.watch.contacts)
+            base["ais_reports"] = self.watch.reports
+            if self.too_close is not None:
+                a = self.too_close
+                base["stopped_for"] = {"mmsi": a.mmsi, "cpa_m": round(a.cpa_m, 1),
+                                       "tcpa_s": round(a.tcpa_s, 1),
+                                       "range_m": round(a.range_m, 1)}  # fmt: skip
         return base
 
 
 def run_pilot(options: PilotOptions, emit: Emit) -> int:
-    """Run the pilot until the mission completes (0) or it times out or is stopped (1)."""
+    """Run the pilot until the mission completes (0), it times out or is stopped (1), or an AIS
+    target's CPA falls under --stop-cpa (3)."""
     return PilotSession(options, emit).run()

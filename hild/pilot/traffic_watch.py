@@ -1,0 +1,103 @@
+"""`hild pilot --stop-cpa`: watch the AIS targets on the sensor line and stop the run when
+one would pass closer than a limit.
+
+The pilot does not avoid anyone (that is the job of the controller under test); this is the
+bench's safety line: the AIS position reports (types 1, 2, 3 and 18, ITU-R M.1371-5) on the
+pilot's NMEA input, decoded with pyais as any AIS client would, each target dead-reckoned
+from its last report to the own fix's time; CPA and TCPA from the two velocities over
+ground, both held (the textbook relative-motion solution).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from hild.sensors.geodesy import Origin
+from hild.units import KNOTS_PER_MS
+
+POSITION_TYPES = (1, 2, 3, 18)
+NOT_AVAILABLE_SOG = 102.3  # kn: "not available" (ITU-R M.1371-5, message 1 field 6)
+NOT_AVAILABLE_COG = 360.0  # deg
+
+
+@dataclass(frozen=True)
+class Contact:
+    """A target as its last position report said it, at sensor time ``t`` [s]."""
+
+    mmsi: int
+    latitude_deg: float
+    longitude_deg: float
+    sog: float  # m/s
+    cog: float  # rad
+    t: float
+
+
+@dataclass(frozen=True)
+class Approach:
+    mmsi: int
+    range_m: float
+    cpa_m: float
+    tcpa_s: float
+
+
+def cpa_tcpa(
+    rel_north: float, rel_east: float, rel_vn: float, rel_ve: float
+) -> tuple[float, float]:
+    """Closest distance and the time to it for a relative position and velocity held."""
+    speed2 = rel_vn * rel_vn + rel_ve * rel_ve
+    tcpa = 0.0 if speed2 < 1e-12 else -(rel_north * rel_vn + rel_east * rel_ve) / speed2
+    return math.hypot(rel_north + rel_vn * tcpa, rel_east + rel_ve * tcpa), tcpa
+
+
+class TrafficWatch:
+    """The AIS contacts heard so far, and the first one that comes too close."""
+
+    def __init__(self, limit_m: float, horizon_s: float):
+        self.limit_m = limit_m
+        self.horizon_s = horizon_s
+        self.contacts: dict[int, Contact] = {}
+        self.reports = 0
+        self.undecodable = 0
+
+    def feed(self, line: str, t: float) -> None:
+        """An encapsulated line (``!AIVDM``...) heard at sensor time ``t``."""
+        from pyais import decode  # (imported by a pilot that watches traffic, only)
+
+        try:
+            msg = decode(line).asdict()
+        except Exception:  # pyais raises its own kinds for every malformed input
+            self.undecodable += 1
+            return
+        if msg.get("msg_type") not in POSITION_TYPES:
+            return
+        lat, lon = msg.get("lat"), msg.get("lon")
+        if not isinstance(lat, int | float) or not isinstance(lon, int | float) or abs(lat) > 90:
+            return  # 91 / 181: position not available
+        sog_kn = msg.get("speed") or 0.0
+        cog_deg = msg.get("course") or 0.0
+        sog = 0.0 if sog_kn >= NOT_AVAILABLE_SOG else sog_kn / KNOTS_PER_MS
+        cog = 0.0 if cog_deg >= NOT_AVAILABLE_COG else math.radians(cog_deg)
+        mmsi = int(msg["mmsi"])
+        self.contacts[mmsi] = Contact(mmsi, float(lat), float(lon), sog, cog, t)
+        self.reports += 1
+
+    def closest(self, origin: Origin, north: float, east: float, sog: float, cog: float,
+                t: float) -> Approach | None:  # fmt: skip
+        """The contact whose CPA from the own ship (at NED ``north``, ``east`` from ``origin``,
+        moving at ``sog`` along ``cog``) is under the limit within the horizon, if any."""
+        own_vn, own_ve = sog * math.cos(cog), sog * math.sin(cog)
+        worst: Approach | None = None
+        for c in self.contacts.values():
+            n, e, _ = origin.to_ned(c.latitude_deg, c.longitude_deg)
+            vn, ve = c.sog * math.cos(c.cog), c.sog * math.sin(c.cog)
+            ahead = t - c.t  # dead reckoning from its report to this fix
+            rel_n, rel_e = n + vn * ahead - north, e + ve * ahead - east
+            cpa, tcpa = cpa_tcpa(rel_n, rel_e, vn - own_vn, ve - own_ve)
+            if tcpa < 0.0:  # opening: the closest is now
+                cpa, tcpa = math.hypot(rel_n, rel_e), 0.0
+            if cpa < self.limit_m and tcpa <= self.horizon_s:
+                approach = Approach(c.mmsi, math.hypot(rel_n, rel_e), cpa, tcpa)
+                if worst is None or approach.cpa_m < worst.cpa_m:
+                    worst = approach
+        return worst
