@@ -143,13 +143,19 @@ class Ais(Device):
         if not due.position and not due.static:
             return []
         clock = self.schedule.clocks[target.name]
-        distance = math.hypot(float(row[T_NORTH]) - own_n, float(row[T_EAST]) - own_e)
+        north, east = float(row[T_NORTH]), float(row[T_EAST])
+        distance = math.hypot(north - own_n, east - own_e)
         reach = self.setting("range_nm" if class_a else "class_b_range_nm") * NM
         kinds: list[str] = []
         if due.position:
             kinds.append(str(due.position) if class_a else "18")
         if due.static:
             kinds += ["5"] if class_a else ["24A", "24B"]
+        heading = math.degrees(float(row[T_HEADING]))  # = course over ground (no drift)
+
+        def dynamic() -> ais.Dynamic:
+            return self._dynamic(truth, target.name, north, east, sog_kn, heading, heading, rot)
+
         out: list[bytes] = []
         for kind in kinds:
             channel = clock.take_channel()  # the station transmits whether heard or not
@@ -162,28 +168,32 @@ class Ais(Device):
             if silent:
                 self.silenced += 1
                 continue
-            if kind in ("1", "3", "18"):
-                heading = math.degrees(float(row[T_HEADING]))
-                d = self._dynamic(truth, target.name, float(row[T_NORTH]), float(row[T_EAST]),
-                                  sog_kn, heading, heading, rot)  # fmt: skip
-                build = (lambda c=channel, k=kind, d=d: ais.position_report_b(ident.mmsi, d, c, "VDM", self.config.talker)
-                         if k == "18" else ais.position_report_a(int(k), ident.mmsi, ident.nav_status, d, c, "VDM", self.config.talker))  # fmt: skip
-            elif kind == "5":
-                build = self._static_builder(ident, channel, "VDM")
-            else:
-                build = (lambda c=channel, k=kind: ais.static_b(ident, k[-1], c, "VDM", self.config.talker))  # fmt: skip
-            sent = self.failures.build(["VDM"], lambda _name, b=build: b())
+            sent = self._message(kind, ident, channel, "VDM", dynamic)
             if sent:
                 self.messages[kind] += 1
             out += sent
         return out
 
-    def _static_builder(self, ident: Identity, channel: str, sentence: str):
-        def build() -> list[bytes]:
-            self._seq = (self._seq + 1) % 10
-            return ais.static_voyage(ident, self._seq, channel, sentence, self.config.talker)
+    def _message(
+        self, kind: str, ident: Identity, channel: str, sentence: str, dynamic
+    ) -> list[bytes]:
+        """The sentences of one message (``kind``: its type, "24A" or "24B"); a message that
+        cannot be encoded is left out and counted under its sentence type."""
+        talker = self.config.talker
 
-        return build
+        def build(_name: str) -> list[bytes]:
+            if kind in ("1", "3"):
+                return ais.position_report_a(
+                    int(kind), ident.mmsi, ident.nav_status, dynamic(), channel, sentence, talker
+                )
+            if kind == "18":
+                return ais.position_report_b(ident.mmsi, dynamic(), channel, sentence, talker)
+            if kind == "5":
+                self._seq = (self._seq + 1) % 10  # the receiver's sequential message id
+                return ais.static_voyage(ident, self._seq, channel, sentence, talker)
+            return ais.static_b(ident, kind[-1], channel, sentence, talker)
+
+        return self.failures.build([sentence], build)
 
     def _own(self, truth: Truth, silent: bool) -> list[bytes]:
         ident = self.own_identity()
@@ -196,6 +206,13 @@ class Ais(Device):
             return []
         clock = self.schedule.clocks[OWN_KEY]
         pos = kinematics.position_ned(truth, self.lever_arm)
+        cog = math.degrees(math.atan2(vel[1], vel[0])) % 360.0
+        heading = math.degrees(truth.eta[5]) % 360.0
+
+        def dynamic() -> ais.Dynamic:
+            north, east = float(pos[0]), float(pos[1])
+            return self._dynamic(truth, OWN_KEY, north, east, sog_kn, cog, heading, rot)
+
         out: list[bytes] = []
         kinds = ([str(due.position)] if due.position else []) + (["5"] if due.static else [])
         for kind in kinds:
@@ -203,15 +220,7 @@ class Ais(Device):
             if silent:
                 self.silenced += 1
                 continue
-            if kind == "5":
-                build = self._static_builder(ident, channel, "VDO")
-            else:
-                cog = math.degrees(math.atan2(vel[1], vel[0])) % 360.0
-                d = self._dynamic(truth, OWN_KEY, float(pos[0]), float(pos[1]), sog_kn, cog,
-                                  math.degrees(truth.eta[5]) % 360.0, rot)  # fmt: skip
-                build = (lambda c=channel, k=kind, d=d: ais.position_report_a(
-                    int(k), ident.mmsi, ident.nav_status, d, c, "VDO", self.config.talker))  # fmt: skip
-            sent = self.failures.build(["VDO"], lambda _name, b=build: b())
+            sent = self._message(kind, ident, channel, "VDO", dynamic)
             if sent:
                 self.own_messages[kind] += 1
             out += sent
@@ -267,16 +276,15 @@ class Ais(Device):
         for sentence in ("VDM", "VDO"):
             if sentence not in self.config.sentences:
                 continue
-            a = (size(ais.position_report_a(1, ident.mmsi, 0, d, "A", sentence, talker))
-                 / ais.shortest_interval("A")
-                 + size(ais.static_voyage(ident, 0, "A", sentence, talker)) / ais.STATIC_INTERVAL_S)  # fmt: skip
+            position_a = size(ais.position_report_a(1, ident.mmsi, 0, d, "A", sentence, talker))
+            static_a = size(ais.static_voyage(ident, 0, "A", sentence, talker))
+            a = position_a / ais.shortest_interval("A") + static_a / ais.STATIC_INTERVAL_S
             if sentence == "VDO":
                 load += a
                 continue
-            b = (size(ais.position_report_b(ident.mmsi, d, "A", sentence, talker))
-                 / ais.shortest_interval("B")
-                 + (size(ais.static_b(ident, "A", "A", sentence, talker))
-                    + size(ais.static_b(ident, "B", "A", sentence, talker))) / ais.STATIC_INTERVAL_S)  # fmt: skip
+            position_b = size(ais.position_report_b(ident.mmsi, d, "A", sentence, talker))
+            static_b = sum(size(ais.static_b(ident, p, "A", sentence, talker)) for p in "AB")
+            b = position_b / ais.shortest_interval("B") + static_b / ais.STATIC_INTERVAL_S
             load += sum(a if tg.identity.ais_class != "B" else b for tg in targets)
         return load
 
