@@ -12,6 +12,7 @@ from hild.bus.device import CommandDevice
 from hild.bus.frontseat import CPNVG_HEADINGS
 from hild.bus.models import COMMAND_MODELS
 from hild.config import ConfigError, FileKind, Problems, Reading, Section, load_toml
+from hild.sensors.ais import Ais
 from hild.sensors.anemometer import Anemometer
 from hild.sensors.course import COG_AT_REST
 from hild.sensors.device import Device
@@ -35,6 +36,18 @@ SETTING_LIMITS: dict[str, tuple[float, float]] = {
     "position_decimals": (0, 6),
     "accuracy_deg": (0.0, 90.0),
     "battery_voltage": (0.0, 100.0),
+    # the AIS receiver (hild/sensors/ais.py): VHF reception reaches some 20-40 nm at most
+    "range_nm": (0.0, 100.0),
+    "class_b_range_nm": (0.0, 100.0),
+    "drop_rate": (0.0, 1.0),  # a share of the transmissions
+    "own_mmsi": (0, 999999999),  # 30 bits, nine digits
+    "own_ship_type": (0, 255),  # 8 bits (ITU-R M.1371-5 Table 53)
+    "own_nav_status": (0, 15),  # 4 bits
+    "own_to_bow": (0, 511),  # m, 9 bits
+    "own_to_stern": (0, 511),
+    "own_to_port": (0, 63),  # m, 6 bits
+    "own_to_starboard": (0, 63),
+    "budget_targets": (0, 1000),  # targets the serial budget reckons with
 }
 
 
@@ -46,7 +59,7 @@ SETTING_CHOICES: dict[str, tuple[str, ...]] = {
 
 DEVICE_DIR = builtin_folder("devices")
 SENSOR_MODELS: dict[str, type[Device]] = {
-    cls.model: cls for cls in (Gps, Heading, Anemometer, SpeedLog)
+    cls.model: cls for cls in (Gps, Heading, Anemometer, SpeedLog, Ais)
 }
 MODELS: dict[str, type[Device] | type[CommandDevice]] = {**SENSOR_MODELS, **COMMAND_MODELS}
 

@@ -1,0 +1,321 @@
+"""AIS receiver: the traffic targets' transponder messages as AIVDM sentences, and the own
+ship's as AIVDO (a transponder's own-ship output) when asked for."""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections import Counter
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from hild.sensors import kinematics
+from hild.sensors.device import Device, DeviceConfig, Measurement
+from hild.sensors.geodesy import Origin
+from hild.sensors.truth import Truth
+from hild.traffic import ais
+from hild.traffic.layout import T_EAST, T_HEADING, T_NORTH, T_SPEED, T_YAW_RATE
+from hild.traffic.targets import KNOT, Course, Identity, Target
+
+NM = 1852.0  # m
+OWN_KEY = "\x00own ship"  # the own ship's reporting clock (no target's name starts with NUL)
+
+# What a device type that leaves a setting out gets (devices/ais.toml gives them all).
+DEFAULTS: dict[str, Any] = {
+    "range_nm": 20.0,
+    "class_b_range_nm": 8.0,
+    "drop_rate": 0.0,
+    "own_mmsi": 257000000,
+    "own_name": "HILD",
+    "own_callsign": "",
+    "own_ship_type": 90,
+    "own_nav_status": 0,
+    "own_to_bow": 0,
+    "own_to_stern": 0,
+    "own_to_port": 0,
+    "own_to_starboard": 0,
+    "budget_targets": 20,
+}
+
+
+class Ais(Device):
+    """An AIS receiver on the own ship (a transponder's receiver output, 38400 baud).
+
+    Each epoch it sends the messages of every target due now (``hild.traffic.ais``'s schedule,
+    Class A by speed, navigational status and rate of turn; Class B by speed) and within
+    reception range: ``range_nm`` for Class A, ``class_b_range_nm`` for Class B (2 W against
+    12.5 W). Each transmission is lost with probability ``drop_rate`` (slot collisions, fading),
+    from a random stream of its own. The own ship, as its transponder reports it (VDO), at the
+    Class A schedule of its own speed, when "VDO" is among the sentences.
+
+    Faults: dropout silences everything (the stations transmit on: their clocks run);
+    invalid reports every position as not available (lat 91, lon 181, accuracy 0); freeze
+    repeats each station's last reported position; bias_jump on ``position`` (m, north and
+    east) shifts every reported position, as does the ``position`` noise (each report its own
+    white noise; a random walk is one drift for the whole receiver).
+    """
+
+    model = "ais"
+    sentences_available = ("VDM", "VDO")
+    noise_components = {"position": 2}
+    # One Class A position report at the widest values (``encode``; the lines' length does not
+    # depend on the values: every AIS message of a type has a fixed number of bits).
+    worst_case = {
+        "lat": -89.99999,
+        "lon": -179.99999,
+        "sog_kn": 102.2,
+        "cog": 359.9,
+        "heading": 359.0,
+        "rot_deg_per_min": -720.0,
+    }
+
+    def __init__(self, config: DeviceConfig, seed: int, origin: Origin):
+        super().__init__(config, seed, origin)
+        self.schedule = ais.ReportSchedule(
+            int(
+                np.random.SeedSequence([seed, zlib.crc32(config.name.encode())]).generate_state(1)[
+                    0
+                ]
+            )
+        )
+        self._drop_rng = np.random.default_rng(
+            [seed, zlib.crc32(b"ais-drop:" + config.name.encode())]
+        )
+        self._seq = 9  # the sequential message id of the last multi-sentence message
+        self._last_position: dict[str, tuple[float | None, float | None]] = {}
+        self.messages: Counter[str] = Counter()  # received and sent (VDM), by message type
+        self.own_messages: Counter[str] = Counter()  # VDO
+        self.dropped = 0  # transmissions lost to drop_rate
+        self.out_of_range = 0  # transmissions from beyond the reception range
+        self.silenced = 0  # transmissions lost to a dropout fault
+        n = int(self.setting("budget_targets"))
+        self.budget_targets: tuple[Target, ...] = tuple(
+            Target(f"budget-{i}", Identity(mmsi=999999999, name=""), Course(0.0, 0.0, 0.0, 0.0))
+            for i in range(n)
+        )
+
+    def setting(self, name: str) -> Any:
+        return self.config.settings.get(name, DEFAULTS.get(name))
+
+    # --- the identity of the own ship ---------------------------------------------------------
+    def own_identity(self) -> Identity:
+        s = self.setting
+        return Identity(
+            mmsi=int(s("own_mmsi")), name=str(s("own_name")), callsign=str(s("own_callsign")),
+            ship_type=int(s("own_ship_type")), to_bow=int(s("own_to_bow")),
+            to_stern=int(s("own_to_stern")), to_port=int(s("own_to_port")),
+            to_starboard=int(s("own_to_starboard")), nav_status=int(s("own_nav_status")),
+        )  # fmt: skip
+
+    # --- one epoch ----------------------------------------------------------------------------
+    def sample(self, truth: Truth) -> list[bytes]:
+        """Every message due at ``truth.t`` that the receiver hears, each as its sentences."""
+        self.stats.epochs += 1
+        t = truth.t
+        silent = self._fault("dropout", t)
+        if silent:
+            self.stats.silent_epochs += 1
+        lines: list[bytes] = []
+        own = kinematics.position_ned(truth, self.lever_arm)
+        if "VDM" in self.config.sentences and truth.traffic is not None:
+            view = truth.traffic
+            for target, row in zip(view.targets, view.state, strict=False):
+                lines += self._target(truth, target, row, own[0], own[1], silent)
+        if "VDO" in self.config.sentences:
+            lines += self._own(truth, silent)
+        self.stats.sentences += len(lines)
+        return lines
+
+    def _target(
+        self, truth: Truth, target: Target, row: np.ndarray, own_n: float, own_e: float,
+        silent: bool,
+    ) -> list[bytes]:  # fmt: skip
+        ident = target.identity
+        class_a = ident.ais_class != "B"
+        sog_kn = float(row[T_SPEED]) / KNOT
+        rot = math.degrees(float(row[T_YAW_RATE])) * 60.0  # deg/min
+        interval = (ais.class_a_interval(sog_kn, ident.nav_status, rot) if class_a
+                    else ais.class_b_interval(sog_kn))  # fmt: skip
+        due = self.schedule.due(target.name, truth.t, interval, ident)
+        if not due.position and not due.static:
+            return []
+        clock = self.schedule.clocks[target.name]
+        north, east = float(row[T_NORTH]), float(row[T_EAST])
+        distance = math.hypot(north - own_n, east - own_e)
+        reach = self.setting("range_nm" if class_a else "class_b_range_nm") * NM
+        kinds: list[str] = []
+        if due.position:
+            kinds.append(str(due.position) if class_a else "18")
+        if due.static:
+            kinds += ["5"] if class_a else ["24A", "24B"]
+        heading = math.degrees(float(row[T_HEADING]))  # = course over ground (no drift)
+
+        def dynamic() -> ais.Dynamic:
+            return self._dynamic(truth, target.name, north, east, sog_kn, heading, heading, rot)
+
+        out: list[bytes] = []
+        for kind in kinds:
+            channel = clock.take_channel()  # the station transmits whether heard or not
+            if distance > reach:
+                self.out_of_range += 1
+                continue
+            if self._drop_rng.random() < float(self.setting("drop_rate")):
+                self.dropped += 1
+                continue
+            if silent:
+                self.silenced += 1
+                continue
+            sent = self._message(kind, ident, channel, "VDM", dynamic)
+            if sent:
+                self.messages[kind] += 1
+            out += sent
+        return out
+
+    def _message(
+        self, kind: str, ident: Identity, channel: str, sentence: str, dynamic
+    ) -> list[bytes]:
+        """The sentences of one message (``kind``: its type, "24A" or "24B"); a message that
+        cannot be encoded is left out and counted under its sentence type."""
+        talker = self.config.talker
+
+        def build(_name: str) -> list[bytes]:
+            if kind in ("1", "3"):
+                return ais.position_report_a(
+                    int(kind), ident.mmsi, ident.nav_status, dynamic(), channel, sentence, talker
+                )
+            if kind == "18":
+                return ais.position_report_b(ident.mmsi, dynamic(), channel, sentence, talker)
+            if kind == "5":
+                self._seq = (self._seq + 1) % 10  # the receiver's sequential message id
+                return ais.static_voyage(ident, self._seq, channel, sentence, talker)
+            return ais.static_b(ident, kind[-1], channel, sentence, talker)
+
+        return self.failures.build([sentence], build)
+
+    def _own(self, truth: Truth, silent: bool) -> list[bytes]:
+        ident = self.own_identity()
+        vel = kinematics.velocity_ned(truth, self.lever_arm)
+        sog_kn = math.hypot(vel[0], vel[1]) / KNOT
+        rot = math.degrees(kinematics.yaw_rate(truth)) * 60.0
+        interval = ais.class_a_interval(sog_kn, ident.nav_status, rot)
+        due = self.schedule.due(OWN_KEY, truth.t, interval, ident)
+        if not due.position and not due.static:
+            return []
+        clock = self.schedule.clocks[OWN_KEY]
+        pos = kinematics.position_ned(truth, self.lever_arm)
+        cog = math.degrees(math.atan2(vel[1], vel[0])) % 360.0
+        heading = math.degrees(truth.eta[5]) % 360.0
+
+        def dynamic() -> ais.Dynamic:
+            north, east = float(pos[0]), float(pos[1])
+            return self._dynamic(truth, OWN_KEY, north, east, sog_kn, cog, heading, rot)
+
+        out: list[bytes] = []
+        kinds = ([str(due.position)] if due.position else []) + (["5"] if due.static else [])
+        for kind in kinds:
+            channel = clock.take_channel()
+            if silent:
+                self.silenced += 1
+                continue
+            sent = self._message(kind, ident, channel, "VDO", dynamic)
+            if sent:
+                self.own_messages[kind] += 1
+            out += sent
+        return out
+
+    def _dynamic(
+        self, truth: Truth, key: str, north: float, east: float, sog_kn: float, cog_deg: float,
+        heading_deg: float, rot: float,
+    ) -> ais.Dynamic:  # fmt: skip
+        """A report's values: the position with the receiver's noise and faults."""
+        t = truth.t
+        valid = not self._fault("invalid", t)
+        if self._fault("freeze", t) and key in self._last_position:
+            lat, lon = self._last_position[key]
+        else:
+            lat, lon, _ = self.origin.to_geodetic(
+                self.noisy("position", north, t, 0), self.noisy("position", east, t, 1)
+            )
+            self._last_position[key] = (lat, lon)
+        return ais.Dynamic(
+            lat_deg=lat if valid else None, lon_deg=lon if valid else None, sog_kn=sog_kn,
+            cog_deg=cog_deg, heading_deg=heading_deg, rot_deg_per_min=rot,
+            second=truth.utc.second, accurate=valid,
+        )  # fmt: skip
+
+    def summary(self) -> dict:
+        """The base's counters; ``messages`` heard and sent by type ("1", "3", "5", "18",
+        "24A", "24B"), ``own_messages`` (VDO), and the transmissions not sent: ``dropped``
+        (drop_rate), ``out_of_range``, ``silenced`` (dropout)."""
+        return {
+            **super().summary(),
+            "messages": dict(sorted(self.messages.items())),
+            "own_messages": dict(sorted(self.own_messages.items())),
+            "dropped": self.dropped,
+            "out_of_range": self.out_of_range,
+            "silenced": self.silenced,
+        }
+
+    # --- the serial budget --------------------------------------------------------------------
+    def bytes_per_s(self, utc: datetime, targets: Sequence[Target]) -> float:
+        """The worst-case load of the line [bytes/s]: every target in range, none dropped, each
+        at the shortest interval of its class (Class A 2 s, Class B 30 s) and its static data
+        every 6 min (message 5; 24 A and B); the own ship (VDO) as a Class A at 2 s. Each AIS
+        message type has a fixed number of bits, so its sentences a fixed length."""
+        talker = self.config.talker
+        ident = Identity(mmsi=999999999, name="")
+        d = ais.Dynamic(None, None, 0.0, 0.0, None, None, 60, False)
+
+        def size(lines: list[bytes]) -> int:
+            return sum(map(len, lines))
+
+        load = 0.0
+        for sentence in ("VDM", "VDO"):
+            if sentence not in self.config.sentences:
+                continue
+            position_a = size(ais.position_report_a(1, ident.mmsi, 0, d, "A", sentence, talker))
+            static_a = size(ais.static_voyage(ident, 0, "A", sentence, talker))
+            a = position_a / ais.shortest_interval("A") + static_a / ais.STATIC_INTERVAL_S
+            if sentence == "VDO":
+                load += a
+                continue
+            position_b = size(ais.position_report_b(ident.mmsi, d, "A", sentence, talker))
+            static_b = sum(size(ais.static_b(ident, p, "A", sentence, talker)) for p in "AB")
+            b = position_b / ais.shortest_interval("B") + static_b / ais.STATIC_INTERVAL_S
+            load += sum(a if tg.identity.ais_class != "B" else b for tg in targets)
+        return load
+
+    def epoch_bytes(self, utc: datetime) -> int:
+        """An AIS epoch has no fixed size: it depends on how many targets are due. For the
+        base's budget (rate_hz x epoch_bytes = the line's load), this is the worst-case load
+        (``bytes_per_s``) shared over the epochs of a second, rounded up: the mean epoch, not
+        the longest burst (a receiver buffers its output; the line must carry the load).
+        The targets reckoned with are ``budget_targets``: by default as many Class A targets
+        as the ``budget_targets`` setting says; a bench that knows its traffic may set them."""
+        return math.ceil(self.bytes_per_s(utc, self.budget_targets) / self.config.rate_hz)
+
+    # --- the base's measurement API (one Class A report of a stand-in, e.g. for tests) ---------
+    def measure(self, truth: Truth) -> Measurement:
+        """The own ship as its transponder would report it."""
+        vel = kinematics.velocity_ned(truth, self.lever_arm)
+        pos = kinematics.position_ned(truth, self.lever_arm)
+        lat, lon, _ = self.origin.to_geodetic(float(pos[0]), float(pos[1]))
+        return {
+            "lat": lat, "lon": lon, "sog_kn": math.hypot(vel[0], vel[1]) / KNOT,
+            "cog": math.degrees(math.atan2(vel[1], vel[0])) % 360.0,
+            "heading": math.degrees(truth.eta[5]) % 360.0,
+            "rot_deg_per_min": math.degrees(kinematics.yaw_rate(truth)) * 60.0,
+        }  # fmt: skip
+
+    def sentence(self, name: str, m: Measurement, utc: datetime, valid: bool) -> list[bytes]:
+        """One message 1 with ``m``'s values: of a stand-in target (VDM) or the own ship (VDO)."""
+        d = ais.Dynamic(
+            lat_deg=m["lat"] if valid else None, lon_deg=m["lon"] if valid else None,
+            sog_kn=m["sog_kn"], cog_deg=m["cog"], heading_deg=m["heading"],
+            rot_deg_per_min=m["rot_deg_per_min"], second=utc.second, accurate=valid,
+        )  # fmt: skip
+        mmsi = int(self.setting("own_mmsi")) if name == "VDO" else 999999999
+        return ais.position_report_a(1, mmsi, 0, d, "A", name, self.config.talker)
