@@ -260,11 +260,14 @@ class Ais(Device):
         }
 
     # --- the serial budget --------------------------------------------------------------------
-    def bytes_per_s(self, utc: datetime, targets: Sequence[Target]) -> float:
+    def bytes_per_s(self, utc: datetime, traffic: Sequence[Target] = ()) -> float:
         """The worst-case load of the line [bytes/s]: every target in range, none dropped, each
         at the shortest interval of its class (Class A 2 s, Class B 30 s) and its static data
         every 6 min (message 5; 24 A and B); the own ship (VDO) as a Class A at 2 s. Each AIS
-        message type has a fixed number of bits, so its sentences a fixed length."""
+        message type has a fixed number of bits, so its sentences a fixed length. The targets
+        are the bench's ``traffic``, made up to ``budget_targets`` with Class A stand-ins (room
+        for targets added while running)."""
+        targets = [*traffic, *self.budget_targets[len(traffic) :]]
         talker = self.config.talker
         ident = Identity(mmsi=999999999, name="")
         d = ais.Dynamic(None, None, 0.0, 0.0, None, None, 60, False)
