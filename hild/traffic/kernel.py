@@ -52,6 +52,7 @@ from hild.traffic.layout import (
     T_COURSE_CMD,
     T_CPA,
     T_EAST,
+    T_ENGAGED,
     T_HEADING,
     T_MIN_RANGE,
     T_MIN_RANGE_T,
@@ -183,9 +184,34 @@ def traffic_step(T, P, WP, n, own_x, dt, t):
             T[i, T_MIN_RANGE] = rng
             T[i, T_MIN_RANGE_T] = t
 
-        # (2) behaviour: only a colreg target manoeuvres, and only for the own ship
+        # (2) behaviour: only a colreg target manoeuvres, and only for the own ship. It
+        # judges an encounter once, when the collision first threatens, and keeps to that
+        # judgment until the encounter is over (rule 13(d): a later change of bearing does
+        # not make an overtaking vessel a crossing one; rule 17: the stand-on vessel keeps
+        # her course and speed), so a crossing target does not turn into an "overtaken" one
+        # as the own ship draws abaft its beam.
         if P[i, P_BEHAVIOUR] == BEHAVIOUR_COLREG:
-            if mode == MODE_SAIL:
+            if T[i, T_ENGAGED] == 1.0:
+                # Clear: the range beyond the safe CPA and the CPA passed, judged on the course
+                # it would come back to (so that coming back does not make a new threat: an
+                # overtaking target turned away falls behind at once, its TCPA negative on the
+                # turned course, but would close again on its own), or that course passing
+                # wide of the own ship anyway.
+                clear = rng > P[i, P_SAFE_CPA]
+                if clear and mode == MODE_GIVE_WAY:
+                    base = T[i, T_BASE_COURSE]
+                    cpa_b, tcpa_b = cpa_tcpa(
+                        dn, de, speed * math.cos(base) - own_vn, speed * math.sin(base) - own_ve
+                    )
+                    clear = tcpa_b < 0.0 or cpa_b >= P[i, P_SAFE_CPA]
+                elif clear:
+                    clear = tcpa < 0.0
+                if clear:
+                    T[i, T_ENGAGED] = 0.0
+                    if mode == MODE_GIVE_WAY:  # back to its course or route
+                        mode = MODE_SAIL
+                        T[i, T_COURSE_CMD] = T[i, T_BASE_COURSE]
+            elif mode == MODE_SAIL:
                 threat = cpa < P[i, P_SAFE_CPA] and tcpa > 0.0
                 near = rng <= P[i, P_ACT_RANGE] or tcpa <= P[i, P_ACT_TCPA]
                 if threat and near:
@@ -197,16 +223,16 @@ def traffic_step(T, P, WP, n, own_x, dt, t):
                         speed > own_speed,
                     )
                     T[i, T_SITUATION] = sit
+                    T[i, T_ENGAGED] = 1.0
                     if sit != SIT_CROSSING_STAND_ON and sit != SIT_OVERTAKEN:  # it gives way
                         # rules 14, 15, 13; rule 16: early and substantial action
                         mode = MODE_GIVE_WAY
                         T[i, T_COURSE_CMD] = wrap_2pi(T[i, T_BASE_COURSE] + P[i, P_TURN])
-            elif mode == MODE_GIVE_WAY and tcpa < 0.0 and rng > P[i, P_SAFE_CPA]:
-                mode = MODE_SAIL  # passed and clear: back to its course or route
+        elif mode == MODE_GIVE_WAY or T[i, T_ENGAGED] == 1.0:
+            T[i, T_ENGAGED] = 0.0  # retasked to hold during an encounter
+            if mode == MODE_GIVE_WAY:
+                mode = MODE_SAIL
                 T[i, T_COURSE_CMD] = T[i, T_BASE_COURSE]
-        elif mode == MODE_GIVE_WAY:
-            mode = MODE_SAIL  # retasked to hold while giving way
-            T[i, T_COURSE_CMD] = T[i, T_BASE_COURSE]
 
         # (3) guidance: a course target keeps its commands; a route target steers to its
         # waypoint (line of sight), taking the next within the acceptance radius

@@ -39,6 +39,7 @@ from hild.traffic.layout import (
     T_COURSE_CMD,
     T_CPA,
     T_EAST,
+    T_ENGAGED,
     T_HEADING,
     T_MIN_RANGE,
     T_MIN_RANGE_T,
@@ -163,7 +164,7 @@ class Traffic:
                 row, params, waypoints = self._row(
                     dataclasses.replace(target, motion=motion), own_x
                 )
-                for k in (T_MIN_RANGE, T_MIN_RANGE_T, T_SITUATION):
+                for k in (T_MIN_RANGE, T_MIN_RANGE_T, T_SITUATION):  # the run's record
                     row[k] = T[i, k]
                 T[i] = row
                 P[i, P_MOTION] = params[P_MOTION]
@@ -190,6 +191,7 @@ class Traffic:
             else:
                 raise TypeError(f"retask {name!r}: {motion!r} is not a Route, Course or Encounter")
         # whatever changed, a target giving way sails again (its course motion back to base)
+        T[i, T_ENGAGED] = 0.0  # judges the next encounter afresh
         if T[i, T_MODE] != MODE_STOPPED or motion is not None:
             T[i, T_MODE] = MODE_SAIL
             if P[i, P_MOTION] == MOTION_COURSE:
@@ -333,6 +335,18 @@ def _route_array(route: Route, name: str) -> np.ndarray:
         raise ValueError(
             f"traffic target {name!r}: route waypoints need finite positions and speeds of "
             f"0 m/s or more"
+        )
+    sailed = wp[:, 2] if route.loop else wp[1:, 2]  # the first is the start, unless it loops
+    if (sailed <= 0.0).any():
+        k = int(np.flatnonzero(wp[:, 2] <= 0.0)[-1 if not route.loop else 0])
+        raise ValueError(
+            f"traffic target {name!r}: route waypoint {k} has speed 0, so the target would "
+            f"stop on the leg towards it and never get there; give it a speed above 0 m/s"
+            + (
+                " (a looping route sails back to its first waypoint at that one's speed)"
+                if route.loop and k == 0
+                else ""
+            )
         )
     if route.acceptance_m < 0.0:
         raise ValueError(
