@@ -391,6 +391,27 @@ def test_a_hold_target_retasked_while_giving_way_sails_again():
     assert (rows[:, 0, T_MODE] == MODE_SAIL).all()  # and stays on its course
 
 
+def test_a_route_target_giving_way_keeps_its_waypoint_and_finishes_its_route():
+    # its first leg meets the own ship head-on (the own ship sails north from the origin)
+    route = Route(
+        (
+            Waypoint(4000.0, 0.0, 0.0),
+            Waypoint(-2000.0, 0.0, 5.0),
+            Waypoint(-2000.0, -2000.0, 5.0),
+        )
+    )
+    tr = Traffic([target("a", route, "colreg")], own_state(0.0, 0.0, 0.0, 5.0))
+    _, rows = sail(tr, own_state(0.0, 0.0, 0.0, 5.0), 1.0, 2500)
+    r = rows[:, 0]
+    giving_way = r[:, T_MODE] == MODE_GIVE_WAY
+    assert giving_way.any() and r[-1, T_SITUATION] == SIT_HEAD_ON
+    assert (r[giving_way, T_WAYPOINT] == 1).all()  # still bound for the waypoint it had
+    assert r[:, T_MIN_RANGE].min() > 500.0  # (its route alone would have run it down)
+    for w in route.waypoints[1:]:
+        assert np.hypot(r[:, T_NORTH] - w.north, r[:, T_EAST] - w.east).min() <= 300.0
+    assert r[-1, T_MODE] == MODE_STOPPED
+
+
 # --- the Traffic container ---------------------------------------------------------------
 
 

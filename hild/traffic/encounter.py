@@ -105,6 +105,12 @@ def _check(encounter: Encounter) -> None:
         )
     if e.passes and e.passes not in PASSING_SIDES:
         raise ValueError(f"encounter passes {e.passes!r} is not one of {', '.join(PASSING_SIDES)}")
+    for name, angle in (
+        ("relative_course", e.relative_course),
+        ("relative_bearing", e.relative_bearing),
+    ):
+        if angle is not None and not math.isfinite(angle):
+            raise ValueError(f"encounter {name} = {angle}: give an angle in radians")
     if not (e.cpa_m >= 0.0 and math.isfinite(e.cpa_m)):
         raise ValueError(f"encounter cpa_m = {e.cpa_m} m: give a distance of 0 m or more")
     if not (e.tcpa_s >= 0.0 and math.isfinite(e.tcpa_s)):
@@ -137,42 +143,51 @@ def place(
             f"{u_t:.2f} m/s is not above the own ship's {u_o:.2f} m/s; raise the target's "
             f"speed or use 'overtaking'"
         )
-    what = (
-        f"situation {e.situation!r}"
-        if e.situation
-        else f"relative course {_deg(e.relative_course)}"
-        if e.relative_course is not None
-        else f"relative bearing {_deg(e.relative_bearing)}"  # type: ignore[arg-type]
-    )
-    if e.relative_bearing is None:
-        rel = SITUATION_COURSE[e.situation] if e.situation else float(e.relative_course)
-        course = (own_course + rel) % TWO_PI
-        cands = _candidates(course, u_t, own_course, u_o, e.cpa_m, e.tcpa_s)
-        if not cands:
-            raise ValueError(
-                f"encounter with {what}: the target sails the own ship's course at its speed "
-                f"({u_t:.2f} m/s), so the range never changes and there is no closest point "
-                f"of approach; give the target another speed or course"
-            )
-        start = _pick(cands, e.passes)
-        if start is None:
-            possible = sorted(set().union(*(c[0] for c in cands)))
-            raise ValueError(
-                f"encounter with {what} and cpa_m = {e.cpa_m:g}: the target cannot be "
-                f"{e.passes} of the own ship at the CPA, since at the CPA it lies square to "
-                f"the relative motion; it can pass {' or '.join(possible)}"
-                + (", or give cpa_m = 0" if e.cpa_m > 0.0 else "")
-            )
-        return Course(own_north + start[0], own_east + start[1], course, u_t)
-    return _place_by_bearing(e, own_north, own_east, own_course, u_o, what)
+    if e.situation:
+        what = f"situation {e.situation!r}"
+    elif e.relative_course is not None:
+        what = f"relative course {_deg(e.relative_course)}"
+    else:
+        assert e.relative_bearing is not None  # _check: exactly one is given
+        what = f"relative bearing {_deg(e.relative_bearing)}"
+        return _place_by_bearing(e, e.relative_bearing, own_north, own_east, own_course, u_o, what)
+    if e.situation:
+        rel = SITUATION_COURSE[e.situation]
+    else:
+        assert e.relative_course is not None
+        rel = float(e.relative_course)
+    course = (own_course + rel) % TWO_PI
+    cands = _candidates(course, u_t, own_course, u_o, e.cpa_m, e.tcpa_s)
+    if not cands:
+        raise ValueError(
+            f"encounter with {what}: the target sails the own ship's course at its speed "
+            f"({u_t:.2f} m/s), so the range never changes and there is no closest point "
+            f"of approach; give the target another speed or course"
+        )
+    start = _pick(cands, e.passes)
+    if start is None:
+        possible = sorted(set().union(*(c[0] for c in cands)))
+        raise ValueError(
+            f"encounter with {what} and cpa_m = {e.cpa_m:g}: the target cannot be "
+            f"{e.passes} of the own ship at the CPA, since at the CPA it lies square to "
+            f"the relative motion; it can pass {' or '.join(possible)}"
+            + (", or give cpa_m = 0" if e.cpa_m > 0.0 else "")
+        )
+    return Course(own_north + start[0], own_east + start[1], course, u_t)
 
 
 def _place_by_bearing(
-    e: Encounter, own_north: float, own_east: float, own_course: float, u_o: float, what: str
+    e: Encounter,
+    bearing: float,
+    own_north: float,
+    own_east: float,
+    own_course: float,
+    u_o: float,
+    what: str,
 ) -> Course:
     """Solve for the target course that puts the start at the relative bearing asked for:
     scan the course, keep the sign changes of the bearing error, bisect each."""
-    want = own_course + float(e.relative_bearing)  # type: ignore[arg-type]
+    want = own_course + float(bearing)
 
     def error(course: float, k: int) -> float | None:
         cands = _candidates(course, e.speed, own_course, u_o, e.cpa_m, e.tcpa_s)
@@ -190,9 +205,12 @@ def _place_by_bearing(
         for j in range(1, SCAN_STEPS + 1):
             c = TWO_PI * j / SCAN_STEPS
             f = error(c, k)
-            crossed = prev is not None and f is not None and (prev == 0.0 or prev * f < 0.0)
-            # a root, not the error wrapping past +-pi
-            if crossed and abs(prev - f) < math.pi:  # type: ignore[operator]
+            if (
+                prev is not None
+                and f is not None
+                and (prev == 0.0 or prev * f < 0.0)
+                and abs(prev - f) < math.pi  # a root, not the error wrapping past +-pi
+            ):
                 lo, hi, flo = prev_c, c, prev
                 for _ in range(60):
                     mid = 0.5 * (lo + hi)

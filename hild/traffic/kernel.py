@@ -200,6 +200,11 @@ def traffic_step(T, P, WP, n, own_x, dt, t):
                 clear = rng > P[i, P_SAFE_CPA]
                 if clear and mode == MODE_GIVE_WAY:
                     base = T[i, T_BASE_COURSE]
+                    if route:  # the course its route guidance would steer from here
+                        w = int(P[i, P_WP_FIRST] + T[i, T_WAYPOINT])
+                        base = math.atan2(
+                            WP[w, WP_EAST] - T[i, T_EAST], WP[w, WP_NORTH] - T[i, T_NORTH]
+                        )
                     cpa_b, tcpa_b = cpa_tcpa(
                         dn, de, speed * math.cos(base) - own_vn, speed * math.sin(base) - own_ve
                     )

@@ -178,7 +178,7 @@ class Traffic:
                 T[i, T_WAYPOINT] = 0.0
                 waypoints = np.zeros((0, WP_SIZE))
             elif isinstance(motion, Route):
-                waypoints = _route_array(motion, name)
+                waypoints = _route_array(motion, name, from_here=True)
                 P[i, P_MOTION] = MOTION_ROUTE
                 P[i, P_WP_LOOP] = 1.0 if motion.loop else 0.0
                 P[i, P_ACCEPTANCE] = motion.acceptance_m or P[i, P_TURN_RADIUS]
@@ -327,7 +327,9 @@ def _check_course(course: Course, name: str) -> None:
         )
 
 
-def _route_array(route: Route, name: str) -> np.ndarray:
+def _route_array(route: Route, name: str, from_here: bool = False) -> np.ndarray:
+    """The route's waypoints (k x WP_SIZE); ``from_here``: the target sails to the first
+    too (a retask), so it needs a speed like the others."""
     if not route.waypoints:
         raise ValueError(f"traffic target {name!r}: a route needs at least one waypoint")
     wp = np.array([(w.north, w.east, w.speed) for w in route.waypoints], dtype=np.float64)
@@ -336,15 +338,17 @@ def _route_array(route: Route, name: str) -> np.ndarray:
             f"traffic target {name!r}: route waypoints need finite positions and speeds of "
             f"0 m/s or more"
         )
-    sailed = wp[:, 2] if route.loop else wp[1:, 2]  # the first is the start, unless it loops
+    # the first is the start, unless it loops or the target is retasked to sail to it
+    sailed = wp[:, 2] if route.loop or from_here else wp[1:, 2]
     if (sailed <= 0.0).any():
-        k = int(np.flatnonzero(wp[:, 2] <= 0.0)[-1 if not route.loop else 0])
+        k = int(np.flatnonzero(wp[:, 2] <= 0.0)[-1])
         raise ValueError(
             f"traffic target {name!r}: route waypoint {k} has speed 0, so the target would "
             f"stop on the leg towards it and never get there; give it a speed above 0 m/s"
             + (
-                " (a looping route sails back to its first waypoint at that one's speed)"
-                if route.loop and k == 0
+                " (a looping route, or a target retasked to a route, sails to the first "
+                "waypoint at that one's speed)"
+                if k == 0
                 else ""
             )
         )
