@@ -500,23 +500,30 @@ import numpy as np
 from numba import njit
 from numba.core.runtime import rtsys
 from hild.traffic.kernel import traffic_step
-from tests.test_traffic_kernel import mixed_fleet, own_state
+from hild.traffic.targets import Behaviour, Encounter, Identity, Route, Target, Waypoint
 from hild.traffic.traffic import Traffic
 
 @njit
 def touch(T, P, WP, n, x, dt, t):  # the same arguments, boxed the same way, no work
     T[0, 0] += 0.0
 
-tr = Traffic(mixed_fleet(), own_state())
-x = own_state()
-args = (tr.T, tr.P, tr.WP, tr.n, x, 0.1, 0.0)
+x = np.zeros(12)
+x[5], x[6] = 0.3, 5.0
+ident = Identity(1, "A")
+fleet = [
+    Target(s, ident, Encounter(50.0, 100.0, 7.0, situation=s), Behaviour("colreg"))
+    for s in ("head-on", "crossing-give-way", "crossing-stand-on", "overtaken")
+] + [Target("r", ident, Route((Waypoint(0, 0, 0), Waypoint(10, 10, 3), Waypoint(9, 0, 3))))]
+tr = Traffic(fleet, x)
+args = (tr.T, tr.P, tr.WP, tr.n, x, 1.0, 0.0)
 traffic_step(*args); touch(*args)
 def count(f, calls):
     before = rtsys.get_allocation_stats().alloc
     for _ in range(calls):
         f(*args)
     return rtsys.get_allocation_stats().alloc - before
-print(count(traffic_step, 1000), count(touch, 1000))
+# 200 one-second steps: the encounters judged, turned and cleared, the route run and stopped
+print(count(traffic_step, 200), count(touch, 200), int((tr.T[:, 16] != 0).sum()), tr.T[4, 8])
 """
 
 
@@ -530,6 +537,7 @@ def test_the_compiled_step_allocates_nothing_beyond_its_arguments():
         env=env, capture_output=True, text=True, check=True,
     ).stdout.split()  # fmt: skip
     assert int(out[0]) == int(out[1])
+    assert int(out[2]) == 4 and float(out[3]) == MODE_STOPPED  # all judged, the route run
 
 
 def test_the_kernel_steps_only_the_first_n_rows():

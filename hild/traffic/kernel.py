@@ -247,10 +247,8 @@ def traffic_step(T, P, WP, n, own_x, dt, t):
             k = int(T[i, T_WAYPOINT])
             for _ in range(count):  # at most once round the route in one step
                 w = first + k
-                if (
-                    math.hypot(WP[w, WP_NORTH] - T[i, T_NORTH], WP[w, WP_EAST] - T[i, T_EAST])
-                    > (P[i, P_ACCEPTANCE])
-                ):
+                to_go = math.hypot(WP[w, WP_NORTH] - T[i, T_NORTH], WP[w, WP_EAST] - T[i, T_EAST])
+                if to_go > P[i, P_ACCEPTANCE]:
                     break
                 k += 1
                 if k >= count:
@@ -284,7 +282,8 @@ def traffic_step(T, P, WP, n, own_x, dt, t):
         # With psi' = r and the course held, T_r psi'' + psi' + K psi = K psi_cmd: a second
         # order loop with w_n^2 = K / T_r and 2 zeta w_n = 1 / T_r, so zeta = 1 / (2 sqrt(K T_r)).
         # K = 1 / (4 T_r) makes it critically damped (zeta = 1, w_n = 1 / (2 T_r)): the fastest
-        # response that does not overshoot the new course, settling in about 6 T_r.
+        # response that does not overshoot the new course, within 2 % of a course change in
+        # about 12 T_r ((1 + w_n t) exp(-w_n t) = 0.02 at w_n t = 5.8).
         tau_r = P[i, P_YAW_TAU]
         error = wrap_pi(T[i, T_COURSE_CMD] - heading)
         r_d = error / (4.0 * tau_r) if tau_r > 0.0 else error / dt

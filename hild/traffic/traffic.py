@@ -71,7 +71,12 @@ def _own(own_x: np.ndarray) -> tuple[float, float, float, float]:
 
 
 class Traffic:
-    """The targets of a run and their state, one row each in ``T`` and ``P`` (layout.py)."""
+    """The targets of a run and their state, one row each in ``T`` and ``P`` (layout.py).
+
+    ``own_x`` is the own ship's state vector (hild's: north, east, ..., heading at 5, surge
+    and sway at 6 and 7), against which encounters are placed (its heading as the course,
+    its surge as the speed, unless an encounter gives ``own_speed``) and the geometry is
+    judged; ``t`` the run's time now, when the targets' records start."""
 
     def __init__(self, targets: Sequence[Target], own_x: np.ndarray, t: float = 0.0) -> None:
         self.targets: tuple[Target, ...] = ()
@@ -84,7 +89,7 @@ class Traffic:
         dup = sorted({name for name in names if names.count(name) > 1})
         if dup:
             raise ValueError(f"traffic target names must be unique: {', '.join(dup)} repeated")
-        rows = [self._row(target, own_x) for target in targets]
+        rows = [self._row(target, own_x, t) for target in targets]
         self.targets = tuple(targets)
         self._waypoints = [wp for _, _, wp in rows]
         self.T = np.array([r for r, _, _ in rows], dtype=np.float64).reshape(-1, T_SIZE)
@@ -107,6 +112,7 @@ class Traffic:
 
     # --- between ticks ---------------------------------------------------------------------
     def index(self, name: str) -> int:
+        """The row of the target named ``name`` in T and P (KeyError if there is none)."""
         for i, target in enumerate(self.targets):
             if target.name == name:
                 return i
@@ -114,12 +120,13 @@ class Traffic:
         raise KeyError(f"no traffic target named {name!r} (targets: {known})")
 
     def add(self, target: Target, own_x: np.ndarray, t: float = 0.0) -> None:
+        """A new target (placed against ``own_x`` if an encounter) at the run's time t."""
         if any(existing.name == target.name for existing in self.targets):
             raise ValueError(
                 f"a traffic target named {target.name!r} is already in the run; remove it "
                 f"first or give the new one another name"
             )
-        row, params, waypoints = self._row(target, own_x)
+        row, params, waypoints = self._row(target, own_x, t)
         self.targets = (*self.targets, target)
         self._waypoints.append(waypoints)
         self.T = np.vstack([self.T, row[None, :]])
@@ -128,6 +135,7 @@ class Traffic:
         self._geometry(own_x, self.n - 1)
 
     def remove(self, name: str) -> None:
+        """Take a target out of the run (KeyError if there is none of that name)."""
         i = self.index(name)
         self.targets = self.targets[:i] + self.targets[i + 1 :]
         del self._waypoints[i]
@@ -162,7 +170,7 @@ class Traffic:
                         f"(own_x) to place it against"
                     )
                 row, params, waypoints = self._row(
-                    dataclasses.replace(target, motion=motion), own_x
+                    dataclasses.replace(target, motion=motion), own_x, t
                 )
                 for k in (T_MIN_RANGE, T_MIN_RANGE_T, T_SITUATION):  # the run's record
                     row[k] = T[i, k]
@@ -228,7 +236,9 @@ class Traffic:
         return out
 
     # --- packing ---------------------------------------------------------------------------
-    def _row(self, target: Target, own_x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _row(
+        self, target: Target, own_x: np.ndarray, t: float = 0.0
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """A target's state row, parameter row and waypoints at its start."""
         T = np.zeros(T_SIZE)
         P = np.zeros(P_SIZE)
@@ -283,7 +293,7 @@ class Traffic:
         T[T_HEADING] = T[T_COURSE_CMD] = T[T_BASE_COURSE] = course
         T[T_YAW_RATE] = 0.0
         T[T_MIN_RANGE] = math.inf
-        T[T_MIN_RANGE_T] = 0.0
+        T[T_MIN_RANGE_T] = t
         T[T_SITUATION] = SIT_NONE
         return T, P, waypoints
 
