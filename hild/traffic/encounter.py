@@ -233,11 +233,23 @@ def _place_by_bearing(
         vr_e = e.speed * math.sin(course) - u_o * math.sin(own_course)
         found.append((sides, math.hypot(vr_n, vr_e), course, n, east))
     if not found:
+        if e.speed < u_o:
+            # closing on a collision course, the relative motion -v_r points at the target:
+            # v_t = v_o - k u for the unit vector u towards it, and |v_t| = U_t has a real k
+            # only within asin(U_t / U_o) of the own ship's bow (a little more or less with
+            # a CPA above zero)
+            sector = math.degrees(math.asin(e.speed / u_o)) if u_o > 0.0 else 180.0
+            hint = (
+                f"a target slower than the own ship can only meet it from within about "
+                f"{sector:.0f} deg of its bow: choose a bearing nearer ahead or raise the "
+                f"target's speed"
+            )
+        else:
+            hint = "try a smaller cpa_m, a longer tcpa_s or another bearing"
         raise ValueError(
             f"encounter with {what}, cpa_m = {e.cpa_m:g}, tcpa_s = {e.tcpa_s:g}: no target "
             f"course at {e.speed:.2f} m/s against the own ship's {u_o:.2f} m/s starts the "
-            f"target at that bearing; a target slower than the own ship can only meet it from "
-            f"ahead: raise the target's speed, or choose a bearing nearer ahead"
+            f"target at that bearing; {hint}"
         )
     # where two courses fit, the one closing faster: the target meets the own ship rather than
     # being caught up with from a longer way off
