@@ -434,6 +434,7 @@ def test_traffic_add_remove_retask_and_summary():
     tr.retask("c", Course(9999.0, 9999.0, 1.0, 2.0))
     assert (tr.T[1, [T_NORTH, T_EAST]] == where).all()
     assert tr.T[1, T_COURSE_CMD] == 1.0 and tr.T[1, T_SPEED_CMD] == 2.0
+    assert (tr.targets[1].motion.north, tr.targets[1].motion.east) == tuple(where)
     # a route sails from where it is to the route's first waypoint
     tr.retask("c", Route((Waypoint(5000.0, 5000.0, 7.0),)))
     assert tr.T[1, T_WAYPOINT] == 0 and tr.T[1, T_SPEED_CMD] == 7.0 and tr.WP.shape == (5, 3)

@@ -154,7 +154,8 @@ class Traffic:
         """Give a target a new motion, a new behaviour, or both. A Course keeps its present
         position and takes the new course and speed; a Route sails from where it is to the
         route's waypoints in turn; an Encounter is placed anew against ``own_x``. A target
-        giving way goes back to sailing."""
+        giving way goes back to sailing. ``t``: the run's time now (kept for the records of
+        the smallest range, which go on across a retask)."""
         i = self.index(name)
         target = self.targets[i]
         T = self.T.copy()
@@ -185,6 +186,10 @@ class Traffic:
                 T[i, T_SPEED_CMD] = motion.speed
                 T[i, T_WAYPOINT] = 0.0
                 waypoints = np.zeros((0, WP_SIZE))
+                # the record says where it sails from: here
+                motion = dataclasses.replace(
+                    motion, north=float(T[i, T_NORTH]), east=float(T[i, T_EAST])
+                )
             elif isinstance(motion, Route):
                 waypoints = _route_array(motion, name, from_here=True)
                 P[i, P_MOTION] = MOTION_ROUTE
