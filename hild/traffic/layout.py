@@ -23,6 +23,7 @@ T_TCPA = 13  # time to it [s]; negative: passed
 T_MIN_RANGE = 14  # the smallest range so far [m]
 T_MIN_RANGE_T = 15  # when [s, simulation time]
 T_SITUATION = 16  # one of SIT_*: what the target made of the encounter when it judged it
+T_ENGAGED = 17  # 1.0 from that judgment until the encounter is over (passed and clear)
 T_SIZE = 20
 
 # --- modes -------------------------------------------------------------------------------

@@ -97,8 +97,9 @@ class Behaviour:
     it is the give-way vessel (COLREG rules 13-15) and a collision threatens (the CPA under
     ``safe_cpa_m``), it turns ``turn_deg`` to starboard once the own ship is within
     ``act_range_m`` or the TCPA within ``act_tcpa_s``, and comes back to its course once
-    clear (the CPA passed and the range opening beyond ``safe_cpa_m``); it stands on
-    otherwise (rule 17)."""
+    clear (the range beyond ``safe_cpa_m`` and, on the course it comes back to, the CPA
+    passed or no nearer than ``safe_cpa_m``); it stands on otherwise (rule 17). It judges an
+    encounter once, when the collision first threatens, and keeps to it until clear."""
 
     kind: str = "hold"  # one of BEHAVIOURS
     turn_deg: float = 60.0

@@ -1,0 +1,388 @@
+"""The traffic around the own ship: the targets' records and the arrays the compiled core
+steps (hild/traffic/kernel.py). ``step`` runs inside a tick and allocates nothing; ``add``,
+``remove`` and ``retask`` run between ticks (from the control queue) and may reallocate."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from hild.traffic.encounter import place
+from hild.traffic.kernel import cpa_tcpa, traffic_step
+from hild.traffic.layout import (
+    BEHAVIOUR_COLREG,
+    BEHAVIOUR_HOLD,
+    MODE_SAIL,
+    MODE_STOPPED,
+    MOTION_COURSE,
+    MOTION_ROUTE,
+    P_ACCEPTANCE,
+    P_ACT_RANGE,
+    P_ACT_TCPA,
+    P_BEHAVIOUR,
+    P_MOTION,
+    P_SAFE_CPA,
+    P_SIZE,
+    P_SPEED_TAU,
+    P_TURN,
+    P_TURN_RADIUS,
+    P_WP_COUNT,
+    P_WP_FIRST,
+    P_WP_LOOP,
+    P_YAW_TAU,
+    SIT_NONE,
+    T_BASE_COURSE,
+    T_BEARING,
+    T_COURSE_CMD,
+    T_CPA,
+    T_EAST,
+    T_ENGAGED,
+    T_HEADING,
+    T_MIN_RANGE,
+    T_MIN_RANGE_T,
+    T_MODE,
+    T_NORTH,
+    T_RANGE,
+    T_SITUATION,
+    T_SIZE,
+    T_SPEED,
+    T_SPEED_CMD,
+    T_TCPA,
+    T_WAYPOINT,
+    T_YAW_RATE,
+    WP_SIZE,
+)  # fmt: skip
+from hild.traffic.targets import BEHAVIOURS, Behaviour, Course, Encounter, Motion, Route, Target
+from hild.traffic.view import TrafficView
+
+TWO_PI = 2.0 * math.pi
+
+
+def _bearing(n0: float, e0: float, n1: float, e1: float) -> float:
+    return math.atan2(e1 - e0, n1 - n0) % TWO_PI
+
+
+def _own(own_x: np.ndarray) -> tuple[float, float, float, float]:
+    """North, east, course and speed of the own ship as an encounter reckons with them."""
+    return float(own_x[0]), float(own_x[1]), float(own_x[5]) % TWO_PI, float(own_x[6])
+
+
+class Traffic:
+    """The targets of a run and their state, one row each in ``T`` and ``P`` (layout.py).
+
+    ``own_x`` is the own ship's state vector (hild's: north, east, ..., heading at 5, surge
+    and sway at 6 and 7), against which encounters are placed (its heading as the course,
+    its surge as the speed, unless an encounter gives ``own_speed``) and the geometry is
+    judged; ``t`` the run's time now, when the targets' records start."""
+
+    def __init__(self, targets: Sequence[Target], own_x: np.ndarray, t: float = 0.0) -> None:
+        self.targets: tuple[Target, ...] = ()
+        self.t = float(t)
+        self._waypoints: list[np.ndarray] = []  # each target's route (k x WP_SIZE), or empty
+        self.T = np.zeros((0, T_SIZE))
+        self.P = np.zeros((0, P_SIZE))
+        self.WP = np.zeros((0, WP_SIZE))
+        names = [target.name for target in targets]
+        dup = sorted({name for name in names if names.count(name) > 1})
+        if dup:
+            raise ValueError(f"traffic target names must be unique: {', '.join(dup)} repeated")
+        rows = [self._row(target, own_x, t) for target in targets]
+        self.targets = tuple(targets)
+        self._waypoints = [wp for _, _, wp in rows]
+        self.T = np.array([r for r, _, _ in rows], dtype=np.float64).reshape(-1, T_SIZE)
+        self.P = np.array([p for _, p, _ in rows], dtype=np.float64).reshape(-1, P_SIZE)
+        self._pack_waypoints()
+        self._geometry(own_x)
+
+    @property
+    def n(self) -> int:
+        return len(self.targets)
+
+    # --- the tick ------------------------------------------------------------------------
+    def step(self, own_x: np.ndarray, dt: float, t: float) -> None:
+        """Advance every target from t to t + dt against the own ship's state at t."""
+        traffic_step(self.T, self.P, self.WP, self.n, own_x, dt, t)
+        self.t = t + dt
+
+    def view(self) -> TrafficView:
+        return TrafficView(self.targets, self.T[: self.n].copy())
+
+    # --- between ticks ---------------------------------------------------------------------
+    def index(self, name: str) -> int:
+        """The row of the target named ``name`` in T and P (KeyError if there is none)."""
+        for i, target in enumerate(self.targets):
+            if target.name == name:
+                return i
+        known = ", ".join(t.name for t in self.targets) or "none"
+        raise KeyError(f"no traffic target named {name!r} (targets: {known})")
+
+    def add(self, target: Target, own_x: np.ndarray, t: float = 0.0) -> None:
+        """A new target (placed against ``own_x`` if an encounter) at the run's time t."""
+        if any(existing.name == target.name for existing in self.targets):
+            raise ValueError(
+                f"a traffic target named {target.name!r} is already in the run; remove it "
+                f"first or give the new one another name"
+            )
+        row, params, waypoints = self._row(target, own_x, t)
+        self.targets = (*self.targets, target)
+        self._waypoints.append(waypoints)
+        self.T = np.vstack([self.T, row[None, :]])
+        self.P = np.vstack([self.P, params[None, :]])
+        self._pack_waypoints()
+        self._geometry(own_x, self.n - 1)
+
+    def remove(self, name: str) -> None:
+        """Take a target out of the run (KeyError if there is none of that name)."""
+        i = self.index(name)
+        self.targets = self.targets[:i] + self.targets[i + 1 :]
+        del self._waypoints[i]
+        self.T = np.delete(self.T, i, axis=0)
+        self.P = np.delete(self.P, i, axis=0)
+        self._pack_waypoints()
+
+    def retask(
+        self,
+        name: str,
+        motion: Motion | None = None,
+        behaviour: Behaviour | None = None,
+        own_x: np.ndarray | None = None,
+        t: float = 0.0,
+    ) -> None:
+        """Give a target a new motion, a new behaviour, or both. A Course keeps its present
+        position and takes the new course and speed; a Route sails from where it is to the
+        route's waypoints in turn; an Encounter is placed anew against ``own_x``. A target
+        giving way goes back to sailing. ``t``: the run's time now (kept for the records of
+        the smallest range, which go on across a retask)."""
+        i = self.index(name)
+        target = self.targets[i]
+        T = self.T.copy()
+        P = self.P.copy()
+        waypoints = self._waypoints[i]
+        if behaviour is not None:
+            _behaviour_params(P[i], behaviour, name)
+        if motion is not None:
+            if isinstance(motion, Encounter):
+                if own_x is None:
+                    raise ValueError(
+                        f"retasking {name!r} with an encounter needs the own ship's state "
+                        f"(own_x) to place it against"
+                    )
+                row, params, waypoints = self._row(
+                    dataclasses.replace(target, motion=motion), own_x, t
+                )
+                for k in (T_MIN_RANGE, T_MIN_RANGE_T, T_SITUATION):  # the run's record
+                    row[k] = T[i, k]
+                T[i] = row
+                P[i, P_MOTION] = params[P_MOTION]
+            elif isinstance(motion, Course):
+                _check_course(motion, name)
+                P[i, P_MOTION] = MOTION_COURSE
+                course = motion.course % TWO_PI
+                T[i, T_COURSE_CMD] = course
+                T[i, T_BASE_COURSE] = course
+                T[i, T_SPEED_CMD] = motion.speed
+                T[i, T_WAYPOINT] = 0.0
+                waypoints = np.zeros((0, WP_SIZE))
+                # the record says where it sails from: here
+                motion = dataclasses.replace(
+                    motion, north=float(T[i, T_NORTH]), east=float(T[i, T_EAST])
+                )
+            elif isinstance(motion, Route):
+                waypoints = _route_array(motion, name, from_here=True)
+                P[i, P_MOTION] = MOTION_ROUTE
+                P[i, P_WP_LOOP] = 1.0 if motion.loop else 0.0
+                P[i, P_ACCEPTANCE] = motion.acceptance_m or P[i, P_TURN_RADIUS]
+                first = waypoints[0]
+                course = _bearing(T[i, T_NORTH], T[i, T_EAST], first[0], first[1])
+                T[i, T_WAYPOINT] = 0.0
+                T[i, T_COURSE_CMD] = course
+                T[i, T_BASE_COURSE] = course
+                T[i, T_SPEED_CMD] = first[2]
+            else:
+                raise TypeError(f"retask {name!r}: {motion!r} is not a Route, Course or Encounter")
+        # whatever changed, a target giving way sails again (its course motion back to base)
+        T[i, T_ENGAGED] = 0.0  # judges the next encounter afresh
+        if T[i, T_MODE] != MODE_STOPPED or motion is not None:
+            T[i, T_MODE] = MODE_SAIL
+            if P[i, P_MOTION] == MOTION_COURSE:
+                T[i, T_COURSE_CMD] = T[i, T_BASE_COURSE]
+        self.T, self.P = T, P
+        self._waypoints[i] = waypoints
+        self.targets = (
+            *self.targets[:i],
+            dataclasses.replace(
+                target,
+                motion=motion if motion is not None else target.motion,
+                behaviour=behaviour if behaviour is not None else target.behaviour,
+            ),
+            *self.targets[i + 1 :],
+        )
+        self._pack_waypoints()
+        if own_x is not None:
+            self._geometry(own_x, i)
+
+    def summary(self) -> dict[str, dict]:
+        """Per target: its MMSI, the smallest range so far and when, the CPA and TCPA as last
+        judged (metres to 0.1 m, seconds to 0.1 s; None before the first step)."""
+        out = {}
+        for i, target in enumerate(self.targets):
+            row = self.T[i]
+            seen = math.isfinite(row[T_MIN_RANGE])
+            out[target.name] = {
+                "mmsi": target.identity.mmsi,
+                "min_range_m": round(float(row[T_MIN_RANGE]), 1) if seen else None,
+                "min_range_t": round(float(row[T_MIN_RANGE_T]), 1) if seen else None,
+                "cpa_m": round(float(row[T_CPA]), 1),
+                "tcpa_s": round(float(row[T_TCPA]), 1),
+            }
+        return out
+
+    # --- packing ---------------------------------------------------------------------------
+    def _row(
+        self, target: Target, own_x: np.ndarray, t: float = 0.0
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A target's state row, parameter row and waypoints at its start."""
+        T = np.zeros(T_SIZE)
+        P = np.zeros(P_SIZE)
+        d = target.dynamics
+        for value, what in (
+            (d.speed_time_constant_s, "speed_time_constant_s"),
+            (d.yaw_time_constant_s, "yaw_time_constant_s"),
+            (d.turning_radius_m, "turning_radius_m"),
+        ):
+            if not (value > 0.0 and math.isfinite(value)):
+                raise ValueError(
+                    f"traffic target {target.name!r}: dynamics {what} = {value}; give a "
+                    f"positive number"
+                )
+        P[P_SPEED_TAU] = d.speed_time_constant_s
+        P[P_YAW_TAU] = d.yaw_time_constant_s
+        P[P_TURN_RADIUS] = d.turning_radius_m
+        _behaviour_params(P, target.behaviour, target.name)
+        waypoints = np.zeros((0, WP_SIZE))
+        motion = target.motion
+        if isinstance(motion, Encounter):
+            n, e, c, u = _own(own_x)
+            try:
+                motion = place(motion, n, e, c, u)
+            except ValueError as err:
+                raise ValueError(f"traffic target {target.name!r}: {err}") from None
+        if isinstance(motion, Course):
+            _check_course(motion, target.name)
+            P[P_MOTION] = MOTION_COURSE
+            course = motion.course % TWO_PI
+            T[T_NORTH], T[T_EAST] = motion.north, motion.east
+            T[T_SPEED] = T[T_SPEED_CMD] = motion.speed
+            T[T_WAYPOINT] = 0.0
+        elif isinstance(motion, Route):
+            waypoints = _route_array(motion, target.name)
+            P[P_MOTION] = MOTION_ROUTE
+            P[P_WP_LOOP] = 1.0 if motion.loop else 0.0
+            P[P_ACCEPTANCE] = motion.acceptance_m or d.turning_radius_m
+            T[T_NORTH], T[T_EAST] = waypoints[0, 0], waypoints[0, 1]
+            if len(waypoints) > 1:  # heading for the second at its speed
+                course = _bearing(*waypoints[0, :2], *waypoints[1, :2])
+                T[T_SPEED] = T[T_SPEED_CMD] = waypoints[1, 2]
+                T[T_WAYPOINT] = 1.0
+            else:  # a route of one point: there already
+                course = 0.0
+                T[T_MODE] = MODE_STOPPED
+        else:
+            raise TypeError(
+                f"traffic target {target.name!r}: motion {motion!r} is not a Route, Course or "
+                f"Encounter"
+            )
+        T[T_HEADING] = T[T_COURSE_CMD] = T[T_BASE_COURSE] = course
+        T[T_YAW_RATE] = 0.0
+        T[T_MIN_RANGE] = math.inf
+        T[T_MIN_RANGE_T] = t
+        T[T_SITUATION] = SIT_NONE
+        return T, P, waypoints
+
+    def _pack_waypoints(self) -> None:
+        first = 0
+        for i, wp in enumerate(self._waypoints):
+            self.P[i, P_WP_FIRST] = first
+            self.P[i, P_WP_COUNT] = len(wp)
+            first += len(wp)
+        self.WP = (
+            np.ascontiguousarray(np.vstack(self._waypoints), dtype=np.float64)
+            if first
+            else np.zeros((0, WP_SIZE))
+        )
+
+    def _geometry(self, own_x: np.ndarray, only: int | None = None) -> None:
+        """Range, bearing, CPA and TCPA at the start (the smallest range waits for a step)."""
+        x = np.asarray(own_x, dtype=np.float64)
+        c, s = math.cos(x[5]), math.sin(x[5])
+        vn, ve = c * x[6] - s * x[7], s * x[6] + c * x[7]
+        for i in range(self.n) if only is None else (only,):
+            row = self.T[i]
+            dn, de = row[T_NORTH] - x[0], row[T_EAST] - x[1]
+            cpa, tcpa = cpa_tcpa(
+                dn,
+                de,
+                row[T_SPEED] * math.cos(row[T_HEADING]) - vn,
+                row[T_SPEED] * math.sin(row[T_HEADING]) - ve,
+            )
+            row[T_RANGE] = math.hypot(dn, de)
+            row[T_BEARING] = math.atan2(de, dn) % TWO_PI
+            row[T_CPA], row[T_TCPA] = cpa, tcpa
+
+
+def _check_course(course: Course, name: str) -> None:
+    values = (course.north, course.east, course.course, course.speed)
+    if not all(math.isfinite(v) for v in values) or course.speed < 0.0:
+        raise ValueError(
+            f"traffic target {name!r}: course {course} needs finite numbers and a speed of "
+            f"0 m/s or more"
+        )
+
+
+def _route_array(route: Route, name: str, from_here: bool = False) -> np.ndarray:
+    """The route's waypoints (k x WP_SIZE); ``from_here``: the target sails to the first
+    too (a retask), so it needs a speed like the others."""
+    if not route.waypoints:
+        raise ValueError(f"traffic target {name!r}: a route needs at least one waypoint")
+    wp = np.array([(w.north, w.east, w.speed) for w in route.waypoints], dtype=np.float64)
+    if not np.isfinite(wp).all() or (wp[:, 2] < 0.0).any():
+        raise ValueError(
+            f"traffic target {name!r}: route waypoints need finite positions and speeds of "
+            f"0 m/s or more"
+        )
+    # the first is the start, unless it loops or the target is retasked to sail to it
+    sailed = wp[:, 2] if route.loop or from_here else wp[1:, 2]
+    if (sailed <= 0.0).any():
+        k = int(np.flatnonzero(wp[:, 2] <= 0.0)[-1])
+        raise ValueError(
+            f"traffic target {name!r}: route waypoint {k} has speed 0, so the target would "
+            f"stop on the leg towards it and never get there; give it a speed above 0 m/s"
+            + (
+                " (a looping route, or a target retasked to a route, sails to the first "
+                "waypoint at that one's speed)"
+                if k == 0
+                else ""
+            )
+        )
+    if route.acceptance_m < 0.0:
+        raise ValueError(
+            f"traffic target {name!r}: route acceptance_m = {route.acceptance_m}; give 0 (the "
+            f"turning radius) or a positive distance"
+        )
+    return wp
+
+
+def _behaviour_params(P: np.ndarray, behaviour: Behaviour, name: str = "") -> None:
+    if behaviour.kind not in BEHAVIOURS:
+        raise ValueError(
+            f"traffic target {name!r}: behaviour {behaviour.kind!r} is not one of "
+            f"{', '.join(BEHAVIOURS)}"
+        )
+    P[P_BEHAVIOUR] = BEHAVIOUR_COLREG if behaviour.kind == "colreg" else BEHAVIOUR_HOLD
+    P[P_TURN] = math.radians(behaviour.turn_deg)
+    P[P_ACT_RANGE] = behaviour.act_range_m
+    P[P_ACT_TCPA] = behaviour.act_tcpa_s
+    P[P_SAFE_CPA] = behaviour.safe_cpa_m
