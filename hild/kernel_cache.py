@@ -3,10 +3,11 @@
 numba checks only a kernel's own file for staleness, so a kernel compiled against an older
 layout module (or an older callee in another file) would be loaded from its cache and index
 the arrays wrongly. Keying the cache directory on the contents of every module of the
-compiled core (``hild/model`` and ``hild/environment``) makes any change there compile
-afresh. The directory is the user's cache (``$XDG_CACHE_HOME/hild`` or ``~/.cache/hild``),
-or under ``$NUMBA_CACHE_DIR`` when that is set (the systemd units set it), and falls back to
-a per-user directory in the temporary folder when neither can be written.
+compiled core (``hild/model``, ``hild/environment``, ``hild/coupled``, ``hild/traffic``)
+makes any change there compile afresh. The directory is the user's cache
+(``$XDG_CACHE_HOME/hild`` or ``~/.cache/hild``), or under ``$NUMBA_CACHE_DIR`` when that is
+set (the systemd units set it), and falls back to a per-user directory in the temporary
+folder when neither can be written.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ COMPILED = (
     "model",
     "environment",
     "coupled",
+    "traffic",
 )  # the packages whose modules numba compiles or inlines
 PREFIX = "kernels-"
 

@@ -21,8 +21,10 @@ T_TCPA hold the geometry at t while the position is that at t + dt.
 
 import math
 
+import numpy as np
 from numba import njit
 
+from hild.traffic import layout as L
 from hild.traffic.layout import (
     BEHAVIOUR_COLREG,
     MODE_GIVE_WAY,
@@ -304,3 +306,12 @@ def traffic_step(T, P, WP, n, own_x, dt, t):
         T[i, T_HEADING] = wrap_2pi(heading + turned)
         T[i, T_SPEED] = speed_new
         T[i, T_YAW_RATE] = r_new
+
+
+def warm_up() -> None:
+    """Compile (or load from the cache) the step, off the tick: one target, one step."""
+    T = np.zeros((1, L.T_SIZE))
+    P = np.zeros((1, L.P_SIZE))
+    P[0, L.P_SPEED_TAU] = P[0, L.P_YAW_TAU] = P[0, L.P_TURN_RADIUS] = 1.0
+    T[0, L.T_MIN_RANGE] = np.inf
+    traffic_step(T, P, np.zeros((0, L.WP_SIZE)), 1, np.zeros(12), 0.01, 0.01)
