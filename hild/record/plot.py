@@ -94,9 +94,13 @@ def trajectory(state: dict, waypoints: Sequence[tuple[float, float]], title: str
 def traffic(state: dict, targets: dict[str, dict], title: str):
     """The own track with each target's, the closest approach of each drawn as a line between
     the two ships at that instant; below, the range to each target over time."""
-    fig, axes = _figure(f"{title}: traffic and closest approaches", rows=2)
-    ax, ax_range = axes
-    fig.set_size_inches(9, 10)
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(9, 10), dpi=DPI, layout="constrained")
+    ax, ax_range = fig.subplots(2, 1, height_ratios=(2, 1))  # (no shared axis: m and s)
+    fig.suptitle(f"{title}: traffic and closest approaches")
+    for a in (ax, ax_range):
+        a.grid(True, alpha=0.4)
     ax.plot(state["east"], state["north"], lw=1.8, color="black", label="own ship")
     ax.plot(state["east"][:1], state["north"][:1], "o", color="black")
     for i, (name, cols) in enumerate(targets.items()):
@@ -120,7 +124,6 @@ def traffic(state: dict, targets: dict[str, dict], title: str):
     ax.set_xlabel("east [m]")
     ax.set_ylabel("north [m]")
     ax.legend(loc="best")
-    ax_range.set_yscale("log")
     ax_range.set_xlabel("simulation time [s]")
     ax_range.set_ylabel("range from the own ship [m]")
     ax_range.legend(loc="best")
