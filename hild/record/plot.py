@@ -91,23 +91,17 @@ def trajectory(state: dict, waypoints: Sequence[tuple[float, float]], title: str
     return fig
 
 
-def traffic(state: dict, targets: dict[str, dict], title: str):
-    """The own track with each target's, the closest approach of each drawn as a line between
-    the two ships at that instant; below, the range to each target over time."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(9, 10), dpi=DPI, layout="constrained")
-    ax, ax_range = fig.subplots(2, 1, height_ratios=(2, 1))  # (no shared axis: m and s)
-    fig.suptitle(f"{title}: traffic and closest approaches")
-    for a in (ax, ax_range):
-        a.grid(True, alpha=0.4)
+def draw_traffic(ax, state: dict, targets: dict[str, dict], ax_range=None) -> None:
+    """On ``ax`` the own track (black) with each target's, each closest approach a dotted line
+    between the two ships at that instant; on ``ax_range`` the range to each over time."""
     ax.plot(state["east"], state["north"], lw=1.8, color="black", label="own ship")
     ax.plot(state["east"][:1], state["north"][:1], "o", color="black")
     for i, (name, cols) in enumerate(targets.items()):
         color = f"C{i}"
         ax.plot(cols["east"], cols["north"], lw=1.2, color=color, label=name)
         ax.plot(cols["east"][:1], cols["north"][:1], "o", color=color)
-        ax_range.plot(cols["t"], cols["range_m"], color=color, label=name)
+        if ax_range is not None:
+            ax_range.plot(cols["t"], cols["range_m"], color=color, label=name)
         t_min, r_min = float(cols["min_range_t"][0]), float(cols["min_range_m"][0])
         if not (math.isfinite(t_min) and math.isfinite(r_min)) or len(cols["t"]) < 2:
             continue
@@ -119,11 +113,25 @@ def traffic(state: dict, targets: dict[str, dict], title: str):
         ax.plot([tgt_e], [tgt_n], "D", color=color, ms=5)
         ax.annotate(f"{r_min:.0f} m at {t_min:.0f} s", (tgt_e, tgt_n), color=color,
                     textcoords="offset points", xytext=(6, -12))  # fmt: skip
-        ax_range.plot([t_min], [r_min], "D", color=color, ms=5)
+        if ax_range is not None:
+            ax_range.plot([t_min], [r_min], "D", color=color, ms=5)
     ax.set_aspect("equal", adjustable="datalim")
     ax.set_xlabel("east [m]")
     ax.set_ylabel("north [m]")
     ax.legend(loc="best")
+
+
+def traffic(state: dict, targets: dict[str, dict], title: str):
+    """The tracks and closest approaches (``draw_traffic``); below, the range to each target
+    over time."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(9, 10), dpi=DPI, layout="constrained")
+    ax, ax_range = fig.subplots(2, 1, height_ratios=(2, 1))  # (no shared axis: m and s)
+    fig.suptitle(f"{title}: traffic and closest approaches")
+    for a in (ax, ax_range):
+        a.grid(True, alpha=0.4)
+    draw_traffic(ax, state, targets, ax_range)
     ax_range.set_xlabel("simulation time [s]")
     ax_range.set_ylabel("range from the own ship [m]")
     ax_range.legend(loc="best")
