@@ -55,7 +55,8 @@ def traffic_columns(path: Path) -> dict[str, dict[str, np.ndarray]]:
         keys = ("t", "north", "east", "range_m", "cpa_m", "tcpa_s")
         cols = {k: np.array([r.get(k, math.nan) for r in reports], dtype=float) for k in keys}
         last = reports[-1]
-        cols["min_range_m"] = np.array([last.get("min_range_m") or math.nan], dtype=float)
+        closest = last.get("min_range_m")  # (None before the first step: no range yet)
+        cols["min_range_m"] = np.array([math.nan if closest is None else closest], dtype=float)
         cols["min_range_t"] = np.array([last.get("min_range_t", math.nan)], dtype=float)
         out[name] = cols
     return out
