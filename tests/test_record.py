@@ -514,3 +514,45 @@ def test_the_pose_quaternion_rotates_as_the_models_rotation_matrix():
         rotation(eta[3], eta[4], eta[5], r9)
         assert np.allclose(from_quaternion, r9.reshape(3, 3), atol=1e-12)
         assert abs(w * w + x * x + y * y + z * z - 1.0) < 1e-12
+
+
+def test_plot_draws_the_traffic_and_reads_each_closest_approach(tmp_path):
+    """A recording with /traffic gets a traffic figure, and the closest approach it marks is
+    the last report's (0 m is a closest approach, not a missing one)."""
+    from hild.record.plot import traffic_columns
+
+    record = tmp_path / "traffic.mcap"
+    writer = RecordWriter(record, {"hild": {"kind": "test"}}, nmea_log=False)
+    writer.start()
+    for k in range(61):  # own ship north at 5 m/s; a target east at 5 m/s, meeting at t = 30
+        t = float(k)
+        ns = 1_780_000_000_000_000_000 + k * 1_000_000_000
+        writer.put(
+            channels.STATE,
+            ns,
+            {
+                "t": t,
+                "north": 5.0 * t,
+                "east": 0.0,
+                "heading": 0.0,
+                "sog": 5.0,
+                "cog": 0.0,
+                "u": 5.0,
+                "v": 0.0,
+                "r": 0.0,
+            },
+        )
+        east = 5.0 * (t - 30.0)
+        passed = [{"name": "cargo", "mmsi": 257000001, "north": 150.0, "east": east,
+                   "range_m": math.hypot(150.0 - 5.0 * t, east), "cpa_m": 0.0,
+                   "tcpa_s": 30.0 - t, "min_range_m": 0.0 if t >= 30 else 10.0,
+                   "min_range_t": 30.0 if t >= 30 else t}]  # fmt: skip
+        writer.put(channels.TRAFFIC, ns, {"t": t, "utc": "", "targets": passed})
+    writer.close()
+    cols = traffic_columns(record)
+    assert list(cols) == ["cargo"] and len(cols["cargo"]["t"]) == 61
+    assert cols["cargo"]["min_range_m"][0] == 0.0 and cols["cargo"]["min_range_t"][0] == 30.0
+    p = hild("plot", str(record), "--out", str(tmp_path / "fig"))
+    assert p.returncode == 0, p.stderr
+    figure = tmp_path / "fig" / "traffic.png"
+    assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and figure.stat().st_size > 10_000
