@@ -35,7 +35,7 @@ from hild.sensors.catalog import load_device_type
 from hild.sensors.device import Device
 from hild.traffic import layout as TL
 from hild.traffic.read import read_behaviour, read_route, read_target, speed_of
-from hild.traffic.targets import Course
+from hild.traffic.targets import Course, Motion, Route
 from hild.transport.base import Inbound
 
 if TYPE_CHECKING:
@@ -335,7 +335,7 @@ class RuntimeControl:
         traffic = self.daemon.sim.traffic
         assert traffic is not None
         row = traffic.view().state[traffic.index(name)]
-        motion = None
+        motion: Motion | None = None
         if s.has("route"):
             route = s.table("route", required=True)
             motion = read_route(route, self.daemon.bench.origin)
@@ -355,7 +355,7 @@ class RuntimeControl:
         if isinstance(motion, Course):
             answer.update(course_deg=round(math.degrees(motion.course), 2),
                           speed=round(motion.speed, 3))  # fmt: skip
-        elif motion is not None:
+        elif isinstance(motion, Route):
             answer["waypoints"] = len(motion.waypoints)
         if behaviour is not None:
             answer["behaviour"] = behaviour.kind

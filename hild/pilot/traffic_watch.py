@@ -50,6 +50,13 @@ def cpa_tcpa(
     return math.hypot(rel_north + rel_vn * tcpa, rel_east + rel_ve * tcpa), tcpa
 
 
+def _number(value: object) -> float | None:
+    """A decoded field as a float; None when it is not a number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
 class TrafficWatch:
     """The AIS contacts heard so far, and the first one that comes too close."""
 
@@ -71,14 +78,14 @@ class TrafficWatch:
             return
         if msg.get("msg_type") not in POSITION_TYPES:
             return
-        lat, lon = msg.get("lat"), msg.get("lon")
-        if not isinstance(lat, int | float) or not isinstance(lon, int | float) or abs(lat) > 90:
+        lat, lon = _number(msg.get("lat")), _number(msg.get("lon"))
+        if lat is None or lon is None or abs(lat) > 90.0:
             return  # 91 / 181: position not available
-        sog_kn = msg.get("speed") or 0.0
-        cog_deg = msg.get("course") or 0.0
+        sog_kn = _number(msg.get("speed")) or 0.0
+        cog_deg = _number(msg.get("course")) or 0.0
         sog = 0.0 if sog_kn >= NOT_AVAILABLE_SOG else sog_kn / KNOTS_PER_MS
         cog = 0.0 if cog_deg >= NOT_AVAILABLE_COG else math.radians(cog_deg)
-        mmsi = int(msg["mmsi"])
+        mmsi = int(str(msg["mmsi"]))
         self.contacts[mmsi] = Contact(mmsi, float(lat), float(lon), sog, cog, t)
         self.reports += 1
 

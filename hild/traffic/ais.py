@@ -161,12 +161,12 @@ class Dynamic:
     accurate: bool  # position accuracy flag: 1 high (< 10 m), 0 low or no fix
 
 
-def _pyais_fields(raw: dict[str, int]) -> dict[str, float | int | str]:
+def _pyais_fields(raw: dict[str, int]) -> dict[str, str | int | float | bytes | bool]:
     """Raw field integers as pyais takes them: its converters multiply speed, course and
     draught by 10 and truncate (so a quarter of a step is added to land on the integer),
     multiply lat/lon by 600000 and round, and turn a rate of turn from deg/min into its code
     (so the rate is given back as the deg/min that codes to ``turn``)."""
-    out: dict[str, float | int | str] = dict(raw)
+    out: dict[str, str | int | float | bytes | bool] = dict(raw)
     for key in ("speed", "course", "draught"):
         if key in raw:
             out[key] = (raw[key] + 0.25) / 10.0

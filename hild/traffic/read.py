@@ -306,10 +306,12 @@ def position_of(section: Section, origin: Origin, what: str) -> tuple[float, flo
                                 f"{origin.longitude_deg:g})")  # fmt: skip
         return north, east
     section.skip("latitude", "longitude")
-    lim = {"lo": -MAX_DISTANCE_M, "hi": MAX_DISTANCE_M, "unit": "m from the origin"}
     problems = Problems()
-    north = problems.attempt(lambda: section.number("north", **lim))
-    east = problems.attempt(lambda: section.number("east", **lim))
+    north, east = (
+        problems.attempt(lambda key=key: section.number(
+            key, lo=-MAX_DISTANCE_M, hi=MAX_DISTANCE_M, unit="m from the origin"))
+        for key in ("north", "east")
+    )  # fmt: skip
     problems.raise_any()
     return north, east
 
