@@ -118,7 +118,10 @@ def test_unknown_command_lists_the_actuator_commands(tmp_path):
 @pytest.mark.parametrize(
     ("extra", "needle"),
     [
-        ('type = "gpss"', "device (two).type = 'gpss': expected a device type: anemometer, front"),
+        (
+            'type = "gpss"',
+            "device (two).type = 'gpss': expected a device type: ais, anemometer, front",
+        ),
         ('type = "gps"\nsentences = ["GGA", "MWV"]', "'MWV' is not one of them"),
         ('type = "gps"\ntalker = "gps"', "two-letter NMEA talker ID"),
         ('type = "heading"\nrate_hz = 100', "(two).rate_hz = 100.0: expected at most the loop"),

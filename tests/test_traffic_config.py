@@ -77,7 +77,9 @@ def test_a_course_target_is_read_in_si_units_and_ais_text(tmp_path):
 
 
 def test_a_route_in_latitude_and_longitude_and_a_behaviour_table(tmp_path):
-    text = BENCH + """
+    text = (
+        BENCH
+        + """
     [origin]
     latitude = 59.41
     longitude = 10.48
@@ -96,6 +98,7 @@ def test_a_route_in_latitude_and_longitude_and_a_behaviour_table(tmp_path):
     kind = "colreg"
     turn_deg = 45
     """
+    )
     (target,) = load_bench(write(tmp_path, text)).traffic
     route = target.motion
     assert isinstance(route, Route) and route.loop
@@ -137,7 +140,9 @@ def test_every_built_in_traffic_file_and_bench_is_valid():
 
 
 def test_every_problem_of_the_traffic_is_named_at_once(tmp_path):
-    text = BENCH + """
+    text = (
+        BENCH
+        + """
     [[traffic]]
     name = "a"
     mmsi = 12345
@@ -169,6 +174,7 @@ def test_every_problem_of_the_traffic_is_named_at_once(tmp_path):
     tcpa_s = 300
     speed_kn = 10
     """
+    )
     with pytest.raises(BenchError) as excinfo:
         load_bench(write(tmp_path, text))
     found = errors_of(excinfo)
