@@ -177,6 +177,17 @@ def test_every_field_equals_the_geometry():
     assert len(passed) == 1
 
 
+def test_the_base_api_gives_the_nearest_track_as_its_ttm():
+    own = Own()
+    movers = [mover("far", 6000.0, 0.0, 90.0, 5.0), mover("near", 0.0, 2000.0, 180.0, 7.0)]
+    dev = device()
+    truth = own.truth(0.0, movers)
+    assert all(math.isnan(v) for v in dev.measure(truth).values())  # nothing tracked yet
+    lines = dev.sample(truth)
+    nearest = min(lines, key=lambda line: float(parsed(line).distance))
+    assert dev.encode(dev.measure(truth), truth.utc, True) == [nearest]
+
+
 def number_of(dev: Radar, m: Mover) -> int:
     return dev.tracks[m.target.name].number
 

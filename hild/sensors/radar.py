@@ -242,17 +242,25 @@ class Radar(Device):
         cpa = math.hypot(px + vx * tcpa, py + vy * tcpa)
         return Report(track.number, name, "T", range_m, bearing, speed, course, cpa, tcpa)
 
-    def _line(self, r: Report, utc: datetime) -> bytes:
-        unit = str(self.setting("units"))
-        per = UNIT_M[unit]
+    def _values(self, r: Report) -> dict[str, float | None]:
+        """A report's values in the sentence's units (the ``units`` setting's distance and
+        speed, degrees, minutes); None where it has none."""
+        per = UNIT_M[str(self.setting("units"))]
 
         def scaled(value: float | None, factor: float) -> float | None:
             return None if value is None else value * factor
 
+        return {
+            "distance": scaled(r.range_m, 1 / per), "bearing": r.bearing_deg,
+            "speed": scaled(r.speed_ms, 3600.0 / per), "course": r.course_deg,
+            "cpa": scaled(r.cpa_m, 1 / per), "tcpa": scaled(r.tcpa_s, 1 / 60.0),
+        }  # fmt: skip
+
+    def _line(self, r: Report, utc: datetime) -> bytes:
+        v = self._values(r)
         return nmea.ttm(
-            self.config.talker, r.number, scaled(r.range_m, 1 / per), r.bearing_deg,
-            scaled(r.speed_ms, 3600.0 / per), r.course_deg, scaled(r.cpa_m, 1 / per),
-            scaled(r.tcpa_s, 1 / 60.0), unit, r.name, r.status, utc,
+            self.config.talker, r.number, v["distance"], v["bearing"], v["speed"], v["course"],
+            v["cpa"], v["tcpa"], str(self.setting("units")), r.name, r.status, utc,
         )  # fmt: skip
 
     def summary(self) -> dict:
@@ -287,19 +295,14 @@ class Radar(Device):
 
     # --- the base's measurement API (one TTM of a stand-in target, e.g. for tests) -------------
     def measure(self, truth: Truth) -> Measurement:
-        """The nearest tracked target's last report, in the sentence's units (none: NaN)."""
-        nan = math.nan
-        reports = [r for r in self._last_reports if r.status == "T"]
+        """The nearest target tracked at the last interval, as its TTM gives it (NaN for a
+        value it has none of, and for all with no target tracked)."""
+        reports = [r for r in self._last_reports if r.status != "L"]
         if not reports:
-            return {key: nan for key in self.worst_case}
-        r = min(reports, key=lambda r: r.range_m or 0.0)
-        per = UNIT_M[str(self.setting("units"))]
-        return {
-            "number": float(r.number), "distance": (r.range_m or nan) / per,
-            "bearing": r.bearing_deg or 0.0, "speed": (r.speed_ms or 0.0) * 3600.0 / per,
-            "course": r.course_deg or 0.0, "cpa": (r.cpa_m or 0.0) / per,
-            "tcpa": (r.tcpa_s or 0.0) / 60.0,
-        }  # fmt: skip
+            return {key: math.nan for key in self.worst_case}
+        r = min(reports, key=lambda r: r.range_m if r.range_m is not None else math.inf)
+        values = {k: math.nan if v is None else v for k, v in self._values(r).items()}
+        return {"number": float(r.number), **values}
 
     def sentence(self, name: str, m: Measurement, utc: datetime, valid: bool) -> list[bytes]:
         """One TTM with ``m``'s values (status L and no values when not valid)."""
