@@ -247,6 +247,25 @@ def test_vbw(wl, wt, gl, gt, ground):
     assert msg.data_validity_grnd_spd == ("A" if ground else "V")
 
 
+@prop
+@given(utc_st, st.integers(0, 99), st.floats(0.0, 999.99), angle_st, st.floats(0.0, 999.9),
+       angle_st, st.floats(0.0, 999.99), st.floats(-99.9, 99.9), st.sampled_from("NKS"),
+       st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=20),
+       st.sampled_from("LQT"))  # fmt: skip
+def test_ttm(utc, number, distance, bearing, speed, course, cpa, tcpa, units, name, status):
+    msg = checked(s.ttm("RA", number, distance, bearing, speed, course, cpa, tcpa, units, name,
+                        status, utc))  # fmt: skip
+    assert int(msg.target_number) == number and msg.data[0] == f"{number:02d}"
+    assert near(float(msg.distance), distance, 2) and near(float(msg.dist_cpa), cpa, 2)
+    assert near_angle(float(msg.bearing), bearing, 1) and near_angle(float(msg.cog), course, 1)
+    assert near(float(msg.speed), speed, 1) and near(float(msg.time_cpa), tcpa, 1)
+    assert (msg.brg_ref, msg.cog_unit, msg.dist_unit) == ("T", "T", units)
+    assert (msg.status, msg.reference, msg.acquisition) == (status, "", "A")
+    assert near_time(msg.timestamp, utc, 2)
+    kept = "".join(" " if c in "$!*,\\^~" else c for c in name)[: s.TTM_NAME_CHARS].rstrip()
+    assert msg.name == kept
+
+
 # --- propulsion feedback -----------------------------------------------------------------
 
 
@@ -369,6 +388,9 @@ BUILDERS = {
     "mwd": lambda u, v: [s.mwd("WI", v[0], v[1])],
     "vhw": lambda u, v: [s.vhw("VW", v[0], v[1])],
     "vbw": lambda u, v: [s.vbw("VD", v[0], v[1], v[2], v[3])],
+    "ttm": lambda u, v: [
+        s.ttm("RA", 99, v[0], v[1], v[2], v[3], v[4], v[5], "K", "A NAME OF 20 LETTERS", "T", u)
+    ],  # fmt: skip
     "trd": lambda u, v: [s.trd("RC", 9, v[0], "R", v[1], "P", v[2])],
     "rpm": lambda u, v: [s.rpm("RC", "E", 9, v[0], v[1], True)],
     "rsa": lambda u, v: [s.rsa("RC", v[0], v[1])],
@@ -415,7 +437,7 @@ def device_config(type_name: str, **settings) -> DeviceConfig:
 
 
 SENSOR_TYPES = {"gps": "gps", "heading": "heading", "anemometer": "anemometer",
-                "speed-log": "speed-log"}  # fmt: skip
+                "speed-log": "speed-log", "radar": "radar"}  # fmt: skip
 
 
 # The AIS receiver speaks encapsulated sentences of its own schedule, not one epoch of a
@@ -432,8 +454,9 @@ def test_every_sensor_model_is_covered():
 @given(data=st.data(), utc=utc_st, valid=st.booleans())
 def test_sensor_encode_any_measurement(model, data, utc, valid):
     # every sentence the model has, at the widest position the bench allows
-    config = device_config(SENSOR_TYPES[model], **({"position_decimals": 6} if model == "gps"
-                                                   else {}))  # fmt: skip
+    # (the radar: a fused name in every TTM)
+    widest = {"gps": {"position_decimals": 6}, "radar": {"names": True}}
+    config = device_config(SENSOR_TYPES[model], **widest.get(model, {}))
     device = build_device(config, 0, ORIGIN)
     m = {key: data.draw(wild, label=key) for key in device.worst_case}
     if model == "gps":  # position and speed come from the geodesy and a hypot

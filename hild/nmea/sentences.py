@@ -234,6 +234,66 @@ def vbw(
     return frame(f"{talker}VBW,{water},{ground}")
 
 
+# --- radar (ARPA) tracked targets ---------------------------------------------------------
+# TTM's widths: distances (range, CPA) up to 999.99 of their unit (100 nm is 185.2 km), target
+# speeds up to 999.9, TCPA within +-99.9 min (an ARPA's display of it saturates there too).
+TTM_DISTANCE_MAX = 999.99
+TTM_SPEED_MAX = 999.9
+TTM_TCPA_MAX_MIN = 99.9
+TTM_UNITS = ("N", "K", "S")  # nautical miles and knots, km and km/h, statute miles and mph
+TTM_STATUSES = ("L", "Q", "T")  # lost, acquiring (query), tracking
+# A name's room: 82 characters less the widest line without one (every field at its widest,
+# talker and target number two characters; tests/test_radar.py checks the sum).
+TTM_NAME_CHARS = 8
+# Characters NMEA 0183 reserves (framing, field separator, checksum, tag blocks, escapes):
+# a name never carries them.
+_RESERVED = set("$!*,\\^~\r\n")
+
+
+def _ttm_name(name: str) -> str:
+    text = "".join(c if " " <= c <= "~" and c not in _RESERVED else " " for c in name)
+    return text[:TTM_NAME_CHARS].rstrip()
+
+
+def ttm(
+    talker: str,
+    number: int,
+    distance: float | None,
+    bearing_deg: float | None,
+    speed: float | None,
+    course_deg: float | None,
+    cpa: float | None,
+    tcpa_min: float | None,
+    units: str = "N",
+    name: str = "",
+    status: str = "T",
+    utc: datetime | None = None,
+    acquisition: str = "A",
+) -> bytes:
+    """TTM, tracked target message (NMEA 0183 v4.10): target number 00-99, distance and true
+    bearing from the own ship, the target's true course and speed, the distance and time of
+    the closest point of approach (TCPA in minutes, negative once passed), the ``units`` of
+    distances and speeds (N: nm and kn, K: km and km/h, S: statute miles and mph), the
+    target's name (at most ``TTM_NAME_CHARS`` characters, reserved ones as blanks), its
+    status (L lost, Q in acquisition, T tracking), no reference target, the UTC of the data
+    (empty without one) and how it was acquired (A automatic, M manual, R reported).
+
+    Distances and speeds saturate at their widths, TCPA at +-99.9 min; ``None`` empties."""
+    number = min(max(int(number), 0), 99)
+
+    def dist(value: float | None) -> str:
+        return "" if value is None else bounded(max(value, 0.0), TTM_DISTANCE_MAX, 2)
+
+    spd = "" if speed is None else bounded(max(speed, 0.0), TTM_SPEED_MAX, 1)
+    tcpa = "" if tcpa_min is None else bounded(tcpa_min, TTM_TCPA_MAX_MIN, 1)
+    stamp = "" if utc is None else utc_time(utc, 2)
+    return frame(
+        f"{talker}TTM,{number:02d},{dist(distance)},{_course(bearing_deg)},T,{spd},"
+        f"{_course(course_deg)},T,{dist(cpa)},{tcpa},{units},{_ttm_name(name)},{status},,"
+        f"{stamp},{acquisition}"
+    )
+
+
 # --- propulsion feedback (IEC 61162-1; layouts in shared/reference/protocols.md) ---------
 
 

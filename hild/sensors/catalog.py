@@ -12,12 +12,14 @@ from hild.bus.device import CommandDevice
 from hild.bus.frontseat import CPNVG_HEADINGS
 from hild.bus.models import COMMAND_MODELS
 from hild.config import ConfigError, FileKind, Problems, Reading, Section, load_toml
+from hild.nmea.sentences import TTM_UNITS
 from hild.sensors.ais import Ais
 from hild.sensors.anemometer import Anemometer
 from hild.sensors.course import COG_AT_REST
 from hild.sensors.device import Device
 from hild.sensors.gps import Gps
 from hild.sensors.heading import Heading
+from hild.sensors.radar import Radar
 from hild.sensors.speed_log import SpeedLog
 
 # A device's sentence rate: from once per 100 s (a slow status sentence) to 100 Hz (the
@@ -48,6 +50,11 @@ SETTING_LIMITS: dict[str, tuple[float, float]] = {
     "own_to_port": (0, 63),  # m, 6 bits
     "own_to_starboard": (0, 63),
     "budget_targets": (0, 1000),  # targets the serial budget reckons with
+    # the radar (hild/sensors/radar.py); range_nm as above (a radar's scales reach 96 nm)
+    "origin_height_m": (-100.0, 100.0),  # the body origin's height above the sea
+    "target_height_m": (0.0, 100.0),  # a target's radar echo height above the sea
+    "capacity": (1, 99),  # tracks at once: TTM numbers them with two digits
+    "acquire_s": (0.0, 600.0),  # an ARPA's vector is stable within 1-3 min
 }
 
 
@@ -55,11 +62,12 @@ SETTING_LIMITS: dict[str, tuple[float, float]] = {
 SETTING_CHOICES: dict[str, tuple[str, ...]] = {
     "cog_at_rest": COG_AT_REST,  # a receiver's course below 0.1 m/s (hild/sensors/course.py)
     "cpnvg_heading": CPNVG_HEADINGS,  # the frontseat's CPNVG heading
+    "units": TTM_UNITS,  # the radar's TTM distances and speeds: nm, km or statute miles
 }
 
 DEVICE_DIR = builtin_folder("devices")
 SENSOR_MODELS: dict[str, type[Device]] = {
-    cls.model: cls for cls in (Gps, Heading, Anemometer, SpeedLog, Ais)
+    cls.model: cls for cls in (Gps, Heading, Anemometer, SpeedLog, Ais, Radar)
 }
 MODELS: dict[str, type[Device] | type[CommandDevice]] = {**SENSOR_MODELS, **COMMAND_MODELS}
 
