@@ -195,14 +195,15 @@ class Radar(Device):
             reports.append(replace(track.last, status="L"))
         velocity = kinematics.velocity_ned(truth, self.lever_arm)
         for _, target, row in sorted(seen, key=lambda s: s[0]):
-            track = self.tracks.get(target.name)
-            if track is None:
+            found = self.tracks.get(target.name)
+            if found is None:
                 if len(self.tracks) >= int(self.setting("capacity")):
                     self.waiting += 1
                     continue
-                track = Track(self._take_number(), t, Report(0, "", "T", None, None))
-                self.tracks[target.name] = track
+                found = Track(self._take_number(), t, Report(0, "", "T", None, None))
+                self.tracks[target.name] = found
                 self.acquired += 1
+            track = found
             acquiring = t - track.acquired_t < float(self.setting("acquire_s"))
             track.last = self._measure(truth, target, row, antenna, velocity, track, acquiring)
             reports.append(track.last)
