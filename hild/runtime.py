@@ -338,7 +338,7 @@ class RuntimeControl:
         motion = None
         if s.has("route"):
             route = s.table("route", required=True)
-            motion = read_route(route, self.daemon.bench.origin)
+            motion = read_route(route, self.daemon.bench.origin, from_here=True)
             s.skip("course_deg", "speed", "speed_kn")
         elif s.has("course_deg") or s.has("speed") or s.has("speed_kn"):
             course = math.radians(s.number("course_deg", math.degrees(row[TL.T_BASE_COURSE]),
