@@ -168,8 +168,19 @@ class TrafficAdd:
     target: Target
 
     def apply(self, run: ControlTarget) -> None:
-        run.sim.add_target(self.target)
-        log.info("control.traffic", added=self.target.name, mmsi=self.target.identity.mmsi)
+        # Checked when it was requested; the run may have changed since (another add of the
+        # same name or MMSI before this tick, an own ship that no longer admits the
+        # encounter): refused here with a warning, never an error in the tick.
+        traffic, name, mmsi = run.sim.traffic, self.target.name, self.target.identity.mmsi
+        taken = [t.name for t in traffic.targets if t.identity.mmsi == mmsi] if traffic else []
+        try:
+            if taken:
+                raise ValueError(f"MMSI {mmsi} is taken by {taken[0]}")
+            run.sim.add_target(self.target)
+        except ValueError as e:
+            log.warning("control.traffic.refused", name=name, mmsi=mmsi, error=str(e))
+            return
+        log.info("control.traffic", added=name, mmsi=mmsi)
 
 
 @dataclass(frozen=True, slots=True)

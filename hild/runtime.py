@@ -96,6 +96,9 @@ class RuntimeControl:
         self.weather_doc = self._initial_weather_doc()
         self.requests = 0
         self.refused = 0
+        # name -> MMSI of the run's targets once the traffic records queued are applied: the
+        # queue drains at the next tick, so a second request before it is judged against this
+        self._roster: dict[str, int] | None = None
 
     def _initial_weather_doc(self) -> dict:
         """The running weather as a weather file would say it: its preset, with the bench's
@@ -299,7 +302,11 @@ class RuntimeControl:
                                '{"retask": NAME, ...}, with a target as a bench\'s '
                                "[[traffic]] table gives it")  # fmt: skip
         sim = self.daemon.sim
-        names = [t.name for t in sim.traffic.targets] if sim.traffic is not None else []
+        if self._roster is None:
+            targets = sim.traffic.targets if sim.traffic is not None else ()
+            self._roster = {t.name: t.identity.mmsi for t in targets}
+        roster = self._roster
+        names = list(roster)
         if given[0] == "add":
             table = s.table("add", required=True)
             s.finish()
@@ -310,7 +317,7 @@ class RuntimeControl:
                 raise RequestError("a target")  # (not reached: a None target has problems)
             if target.name in names:
                 raise table.error("name", target.name, "a name no target of the run has")
-            taken = {t.identity.mmsi: t.name for t in sim.traffic.targets} if sim.traffic else {}
+            taken = {mmsi: name for name, mmsi in roster.items()}
             if target.identity.mmsi in taken:
                 raise table.error("mmsi", target.identity.mmsi, "an MMSI no target has (taken "
                                   f"by {taken[target.identity.mmsi]})")  # fmt: skip
@@ -319,6 +326,7 @@ class RuntimeControl:
             except ValueError as e:
                 raise table.error("encounter", table.data.get("encounter"), str(e)) from None
             self.daemon.queue.put(TrafficAdd(target))
+            roster[target.name] = target.identity.mmsi
             return {"added": target.name, "mmsi": target.identity.mmsi}
         key = given[0]
         name = s.string(key)
@@ -327,18 +335,23 @@ class RuntimeControl:
         if key == "remove":
             s.finish()
             self.daemon.queue.put(TrafficRemove(name))
+            del roster[name]
             return {"removed": name}
         return {"retasked": name, **self._retask(s, name)}
 
     def _retask(self, s: Section, name: str) -> dict:
         """A new course and/or speed (from where the target is), a route, or a behaviour."""
         traffic = self.daemon.sim.traffic
-        assert traffic is not None
+        if traffic is None or name not in {t.name for t in traffic.targets}:
+            raise RequestError(
+                f"retask = {name!r}: a target that is sailing (it was added "
+                "a moment ago: retask it after its first traffic message)"
+            )
         row = traffic.view().state[traffic.index(name)]
         motion: Motion | None = None
         if s.has("route"):
             route = s.table("route", required=True)
-            motion = read_route(route, self.daemon.bench.origin)
+            motion = read_route(route, self.daemon.bench.origin, from_here=True)
             s.skip("course_deg", "speed", "speed_kn")
         elif s.has("course_deg") or s.has("speed") or s.has("speed_kn"):
             course = math.radians(s.number("course_deg", math.degrees(row[TL.T_BASE_COURSE]),

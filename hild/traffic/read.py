@@ -326,16 +326,23 @@ def _course(section: Section, origin: Origin) -> Course:
     return Course(where[0], where[1], math.radians(course) % (2 * math.pi), speed)
 
 
-def read_route(section: Section, origin: Origin) -> Route:
+def read_route(section: Section, origin: Origin, from_here: bool = False) -> Route:
+    """A route table; ``from_here``: a target retasked to it sails to the first waypoint too."""
     problems = Problems()
     points = problems.attempt(section.tables, "waypoint", default=[]) or []
     if section.has("waypoints"):  # an inline array of tables: the same thing
         points = problems.attempt(section.tables, "waypoints", default=[]) or []
+    loop = section.data.get("loop") is True
     waypoints = []
     for i, p in enumerate(points):
         where = problems.attempt(position_of, p, origin, "a waypoint")
         # the first is the start: its speed is the one it starts at (the second's by default)
         speed = problems.attempt(speed_of, p, i > 0, math.nan)
+        if speed == 0.0 and (i > 0 or loop or from_here):  # a leg sailed at it: never arrives
+            key = "speed" if p.has("speed") else "speed_kn"
+            problems.add(p.error(key, p.data.get(key), "a speed above 0 (the target sails the "
+                                 "leg to this waypoint at it; a route without loop stops at "
+                                 "its last waypoint)"))  # fmt: skip
         problems.attempt(p.finish)
         if where is not None and speed is not None:
             waypoints.append(Waypoint(where[0], where[1], speed))
