@@ -132,10 +132,11 @@ def check_geometry(report: dict, own: dict) -> None:
     """range_m, bearing_deg, cpa_m and tcpa_s of a traffic/<name> message against the own
     ship's state at its t.
 
-    Tolerance: the traffic step judges the geometry against the own ship before it moves the
-    target (hild/traffic/kernel.py, step (1) then (4)), so the published range is of the
-    target one step (DT) earlier than its published position: off by at most speed x DT
-    (0.1 m at 10 kn); the payload rounds north/east to 1 mm and range/CPA/TCPA to 0.01. The
+    Tolerance: the published geometry and position are of one instant (the simulation works
+    the geometry out again once both ships have stepped), but the own ship's state here is
+    interpolated between the two state messages either side of t, which the own ship's
+    acceleration bends by much less than the target's speed x DT (0.1 m at 10 kn), the slack
+    allowed; the payload rounds north/east to 1 mm and range/CPA/TCPA to 0.01. The
     CPA and TCPA, some 400 s ahead, move by 400 s x a velocity error: they are checked
     against the range of CPAs and TCPAs the own ship's velocities either side of t give.
     """

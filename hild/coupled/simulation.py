@@ -176,6 +176,8 @@ class Simulation:
             env.cursor += 1
         self.steps += 1
         self.t = self.steps * self.dt
+        if self.traffic is not None:  # the targets' geometry against the own ship, both at t
+            self.traffic.measure(self.x, self.t)
         self.update_environment()
 
     def advance(self, n_steps: int, record_every: int = 0) -> np.ndarray:

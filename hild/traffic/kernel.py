@@ -15,8 +15,9 @@ last bit a float allows and a steady turn closes its circle.
 
 The order within a step, per target: (1) range, bearing, CPA and TCPA from the own ship at
 the step's start (time t), the smallest range so far; (2) behaviour: give way or come back;
-(3) guidance: course and speed commands; (4) dynamics from t to t + dt. So T_RANGE ..
-T_TCPA hold the geometry at t while the position is that at t + dt.
+(3) guidance: course and speed commands; (4) dynamics from t to t + dt. Once the own ship
+has stepped to t + dt too, ``traffic_geometry`` works out the geometry again (the
+simulation calls it), so that what is reported of a target is of one instant.
 """
 
 import math
@@ -151,6 +152,42 @@ def situation(bearing_own_from_target, target_heading, own_bearing_rel, own_head
     return SIT_CROSSING_STAND_ON  # rule 15 / 17: the own ship on its port side
 
 
+@njit(cache=True, inline="always")
+def geometry(T, i, own_n, own_e, own_vn, own_ve, t):
+    """Target i's range, true bearing, CPA and TCPA from the own ship (at own_n, own_e moving
+    at own_vn, own_ve) into its row, and its smallest range so far; returns (dn, de, range,
+    cpa, tcpa)."""
+    heading = T[i, T_HEADING]
+    speed = T[i, T_SPEED]
+    dn = T[i, T_NORTH] - own_n
+    de = T[i, T_EAST] - own_e
+    rng = math.hypot(dn, de)
+    cpa, tcpa = cpa_tcpa(
+        dn, de, speed * math.cos(heading) - own_vn, speed * math.sin(heading) - own_ve
+    )
+    T[i, T_RANGE] = rng
+    T[i, T_BEARING] = wrap_2pi(math.atan2(de, dn))
+    T[i, T_CPA] = cpa
+    T[i, T_TCPA] = tcpa
+    if rng < T[i, T_MIN_RANGE]:
+        T[i, T_MIN_RANGE] = rng
+        T[i, T_MIN_RANGE_T] = t
+    return dn, de, rng, cpa, tcpa
+
+
+@njit(cache=True)
+def traffic_geometry(T, n, own_x, t):
+    """Every target's geometry against the own ship at t (after both have stepped to t), so
+    that what is reported of a target (its position and its range, CPA and TCPA) is of one
+    instant. Allocates nothing."""
+    c = math.cos(own_x[5])
+    s = math.sin(own_x[5])
+    own_vn = c * own_x[6] - s * own_x[7]  # NED velocity = R(psi) [u, v], Fossen eq. 2.26
+    own_ve = s * own_x[6] + c * own_x[7]
+    for i in range(n):
+        geometry(T, i, own_x[0], own_x[1], own_vn, own_ve, t)
+
+
 @njit(cache=True)
 def traffic_step(T, P, WP, n, own_x, dt, t):
     """Advance the first n targets from t to t + dt against the own ship's state own_x
@@ -171,20 +208,8 @@ def traffic_step(T, P, WP, n, own_x, dt, t):
         route = P[i, P_MOTION] == MOTION_ROUTE
 
         # (1) geometry against the own ship at t
-        dn = T[i, T_NORTH] - own_n
-        de = T[i, T_EAST] - own_e
-        rng = math.hypot(dn, de)
-        bearing = wrap_2pi(math.atan2(de, dn))
-        cpa, tcpa = cpa_tcpa(
-            dn, de, speed * math.cos(heading) - own_vn, speed * math.sin(heading) - own_ve
-        )
-        T[i, T_RANGE] = rng
-        T[i, T_BEARING] = bearing
-        T[i, T_CPA] = cpa
-        T[i, T_TCPA] = tcpa
-        if rng < T[i, T_MIN_RANGE]:
-            T[i, T_MIN_RANGE] = rng
-            T[i, T_MIN_RANGE_T] = t
+        dn, de, rng, cpa, tcpa = geometry(T, i, own_n, own_e, own_vn, own_ve, t)
+        bearing = T[i, T_BEARING]
 
         # (2) behaviour: only a colreg target manoeuvres, and only for the own ship. It
         # judges an encounter once, when the collision first threatens, and keeps to that
@@ -315,3 +340,4 @@ def warm_up() -> None:
     P[0, L.P_SPEED_TAU] = P[0, L.P_YAW_TAU] = P[0, L.P_TURN_RADIUS] = 1.0
     T[0, L.T_MIN_RANGE] = np.inf
     traffic_step(T, P, np.zeros((0, L.WP_SIZE)), 1, np.zeros(12), 0.01, 0.01)
+    traffic_geometry(T, 1, np.zeros(12), 0.02)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from hild.traffic.encounter import place
-from hild.traffic.kernel import cpa_tcpa, traffic_step
+from hild.traffic.kernel import cpa_tcpa, traffic_geometry, traffic_step
 from hild.traffic.layout import (
     BEHAVIOUR_COLREG,
     BEHAVIOUR_HOLD,
@@ -106,6 +106,11 @@ class Traffic:
         """Advance every target from t to t + dt against the own ship's state at t."""
         traffic_step(self.T, self.P, self.WP, self.n, own_x, dt, t)
         self.t = t + dt
+
+    def measure(self, own_x: np.ndarray, t: float) -> None:
+        """Range, bearing, CPA, TCPA and the smallest range against the own ship at t, once
+        both have stepped to t (what is reported is then of one instant). No allocation."""
+        traffic_geometry(self.T, self.n, own_x, t)
 
     def view(self) -> TrafficView:
         return TrafficView(self.targets, self.T[: self.n].copy())
