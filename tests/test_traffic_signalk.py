@@ -1,0 +1,163 @@
+"""Signal K server, a real client no one here wrote, lists hild's AIS targets as vessels.
+
+Runs only where a signalk-server is at hand (``npm install signalk-server``; put its
+``signalk-server`` on the PATH or name it in $HILD_SIGNALK_SERVER); skipped otherwise. The
+server takes the daemon's NMEA 0183 from UDP as a boat's would, with its own AIS decoder, and
+its REST API is asked what vessels it knows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import textwrap
+import time
+import urllib.request
+
+import pytest
+
+from tests.endpoints import Daemon, free_tcp_port, free_udp_port
+
+SIGNALK = os.environ.get("HILD_SIGNALK_SERVER") or shutil.which("signalk-server")
+pytestmark = pytest.mark.skipif(
+    SIGNALK is None,
+    reason="signalk-server is not installed (npm install signalk-server; then put it on the "
+    "PATH or set HILD_SIGNALK_SERVER)",
+)
+
+TARGETS = {  # mmsi: (name, A + B [m], speed [kn])
+    257300001: ("NORDIC TRADER", 110, 12.0),
+    257300002: ("HAVFISK", 20, 4.0),
+    257300003: ("SJOSPRINT", 12, 20.0),
+}
+
+BENCH = """
+[bench]
+name = "signalk-traffic"
+rate_hz = 50
+time_scale = 20
+start_time = "2026-06-01T12:00:00Z"
+
+[vessel]
+profile = "odin"
+speed = 5.5
+[vessel.commands]
+"port.rpm" = 1800
+"starboard.rpm" = 1800
+"port.deflector" = 1
+"starboard.deflector" = 1
+
+[[device]]
+name = "gps"
+type = "gps"
+ports = ["udp://127.0.0.1:{udp}"]
+
+[[device]]
+name = "ais"
+type = "ais"
+ports = ["udp://127.0.0.1:{udp}"]
+
+[[traffic]]
+name = "cargo"
+mmsi = 257300001
+ship_name = "NORDIC TRADER"
+dimensions = [90, 20, 8, 8]
+[traffic.course]
+north = 3000
+east = -2000
+course_deg = 90
+speed_kn = 12
+
+[[traffic]]
+name = "trawler"
+mmsi = 257300002
+ship_name = "HAVFISK"
+dimensions = [15, 5, 3, 3]
+nav_status = "fishing"
+[traffic.course]
+north = 1500
+east = 800
+course_deg = 200
+speed_kn = 4
+
+[[traffic]]
+name = "yacht"
+mmsi = 257300003
+ship_name = "SJOSPRINT"
+class = "B"
+dimensions = [8, 4, 2, 2]
+[traffic.course]
+north = -1500
+east = 1200
+course_deg = 330
+speed_kn = 20
+"""
+
+
+def get(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return json.loads(response.read())
+
+
+def value(vessel: dict, *path: str):
+    node = vessel
+    for key in path:
+        node = node.get(key, {}) if isinstance(node, dict) else {}
+    return node.get("value") if isinstance(node, dict) else None
+
+
+def test_signalk_server_lists_the_ais_targets_as_vessels(tmp_path):
+    udp, http = free_udp_port(), free_tcp_port()
+    config = tmp_path / "signalk"
+    config.mkdir()
+    (config / "package.json").write_text("{}")
+    (config / "settings.json").write_text(json.dumps({
+        "interfaces": {"nmea-tcp": False, "tcp": False, "mdns": False},  # (10110: not ours)
+        "ssl": False,
+        "pipedProviders": [{"id": "hild", "enabled": True, "pipeElements": [{
+            "type": "providers/simple",
+            "options": {"logging": False, "type": "NMEA0183",
+                        "subOptions": {"type": "udp", "port": str(udp)}},
+        }]}],
+    }))  # fmt: skip
+    log = open(tmp_path / "signalk.log", "w")  # noqa: SIM115  (as long as the server)
+    server = subprocess.Popen([SIGNALK, "-c", str(config)], stdout=log, stderr=log,
+                              env={**os.environ, "PORT": str(http)})  # fmt: skip
+    try:
+        api = f"http://127.0.0.1:{http}/signalk/v1/api/vessels"
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                get(api)
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline, (
+                    tmp_path / "signalk.log").read_text()  # fmt: skip
+                time.sleep(0.5)
+        bench = tmp_path / "bench.toml"
+        bench.write_text(textwrap.dedent(BENCH).replace("{udp}", str(udp)))
+        # 400 simulated seconds (20 s at 20x): every target's static data (its name and
+        # dimensions, every 6 min from a random first moment) has come at least once
+        daemon = Daemon(str(bench), "--run-dir", str(tmp_path / "run"), "--duration", "400",
+                        tmp=tmp_path)  # fmt: skip
+        daemon.proc.wait(120)
+        summary = daemon.stop()
+        assert summary["reason"] == "duration", daemon.stderr()
+        time.sleep(1.0)  # the last datagrams through the server's pipeline
+        vessels = get(api)
+    finally:
+        server.terminate()
+        server.wait(10)
+        log.close()
+    for mmsi, (name, length, speed_kn) in TARGETS.items():
+        vessel = vessels.get(f"urn:mrn:imo:mmsi:{mmsi}")
+        assert vessel is not None, sorted(vessels)
+        assert vessel.get("name") == name and str(vessel.get("mmsi")) == str(mmsi), vessel
+        assert value(vessel, "design", "length") == {"overall": length}, vessel
+        position = value(vessel, "navigation", "position")
+        # within 10 km of the bench's origin (59.41 N, 10.48 E), where every target sails
+        assert abs(position["latitude"] - 59.41) < 0.1 and abs(position["longitude"] - 10.48) < 0.2
+        sog = value(vessel, "navigation", "speedOverGround")  # m/s; AIS carries 0.1 kn
+        assert abs(sog - speed_kn * 1852 / 3600) < 0.06, (mmsi, sog)
