@@ -165,6 +165,8 @@ class Simulation:
         if env is not None:
             self.update_environment()
             j, _ = env.noise_window(1)
+        if self.traffic is not None:  # from t to t + dt against the own ship at t (kernel.py)
+            self.traffic.step(self.x, self.dt, self.t)
         step(
             self.method, self.x, v.params, v.actuator_params, v.n_act, self.act_state,
             self.act_cmd, self.env, self._inp, self._tau_act, self.dt, self._work, self._w,
@@ -174,8 +176,6 @@ class Simulation:
             env.cursor += 1
         self.steps += 1
         self.t = self.steps * self.dt
-        if self.traffic is not None:
-            self.traffic.step(self.x, self.dt, self.t)
         self.update_environment()
 
     def advance(self, n_steps: int, record_every: int = 0) -> np.ndarray:
