@@ -35,6 +35,7 @@ LON_NOT_AVAILABLE = 181 * 600000  # 1/10000 min
 LAT_NOT_AVAILABLE = 91 * 600000
 SECOND_NOT_AVAILABLE = 60
 EPFD_GPS = 1
+MANEUVER_NOT_AVAILABLE = 0  # special manoeuvre indicator (messages 1-3): the default
 
 # --- the reporting schedule (ITU-R M.1371-5, Annex 1, Table 1 and Table 2) -------------------
 STATIC_INTERVAL_S = 360.0  # messages 5 and 24: every 6 min
@@ -206,10 +207,12 @@ def position_report_a(
     sentence: str = "VDM", talker: str = "AI",
 ) -> list[bytes]:  # fmt: skip
     """Message 1 (scheduled, SOTDMA) or 3 (ITDMA: the first report at a shortened interval):
-    one sentence."""
+    one sentence. The special manoeuvre indicator is 0, not available (pyais's default is 3,
+    which ITU-R M.1371-5 leaves unused)."""
     assert msg_type in (1, 3)
     raw = {"msg_type": msg_type, "mmsi": mmsi, "status": nav_status & 15,
-           "turn": rot_field(d.rot_deg_per_min), **_dynamic_raw(d)}  # fmt: skip
+           "turn": rot_field(d.rot_deg_per_min), **_dynamic_raw(d),
+           "maneuver": MANEUVER_NOT_AVAILABLE}  # fmt: skip
     return _encode(raw, sentence, channel, None, talker)
 
 

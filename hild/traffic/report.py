@@ -17,13 +17,16 @@ from hild.traffic.view import TrafficView
 
 TWO_PI = 2.0 * math.pi
 MODES = {TL.MODE_SAIL: "sail", TL.MODE_GIVE_WAY: "give-way", TL.MODE_STOPPED: "stopped"}
+# The situation the target judged (layout.py's SIT_*, from its own side), named from the own
+# ship's side as a bench names it (targets.py SITUATIONS): a target that gives way in a
+# crossing (the own ship on its starboard side) is in the own ship's "crossing-stand-on".
 SITUATIONS = {
     TL.SIT_NONE: "",
     TL.SIT_HEAD_ON: "head-on",
-    TL.SIT_CROSSING_GIVE_WAY: "crossing-give-way",
-    TL.SIT_CROSSING_STAND_ON: "crossing-stand-on",
-    TL.SIT_OVERTAKING: "overtaking",
-    TL.SIT_OVERTAKEN: "overtaken",
+    TL.SIT_CROSSING_GIVE_WAY: "crossing-stand-on",
+    TL.SIT_CROSSING_STAND_ON: "crossing-give-way",
+    TL.SIT_OVERTAKING: "overtaken",
+    TL.SIT_OVERTAKEN: "overtaking",
 }
 
 

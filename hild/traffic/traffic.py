@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from hild.traffic.encounter import place
-from hild.traffic.kernel import cpa_tcpa, traffic_geometry, traffic_step
+from hild.traffic.kernel import cpa_tcpa, own_velocity, traffic_geometry, traffic_step
 from hild.traffic.layout import (
     BEHAVIOUR_COLREG,
     BEHAVIOUR_HOLD,
@@ -322,8 +322,7 @@ class Traffic:
     def _geometry(self, own_x: np.ndarray, only: int | None = None) -> None:
         """Range, bearing, CPA and TCPA at the start (the smallest range waits for a step)."""
         x = np.asarray(own_x, dtype=np.float64)
-        c, s = math.cos(x[5]), math.sin(x[5])
-        vn, ve = c * x[6] - s * x[7], s * x[6] + c * x[7]
+        vn, ve = own_velocity(x)
         for i in range(self.n) if only is None else (only,):
             row = self.T[i]
             dn, de = row[T_NORTH] - x[0], row[T_EAST] - x[1]
