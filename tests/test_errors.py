@@ -118,7 +118,7 @@ MISSING = [
     Case("schedule-no-such-file", ("sim", "odin", "--duration", "1", "--schedule",
          "{tmp}/none.csv"), ("{tmp}/none.csv", "no such file")),
     Case("device-type-no-such-name", ("check", "{tmp}/bench.toml"),
-         ("device (probe).type = 'bad'", "a device type: anemometer"),
+         ("device (probe).type = 'bad'", "a device type: ais, anemometer"),
          {"bench.toml": TYPED_BENCH}),
 ]  # fmt: skip
 
