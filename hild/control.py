@@ -14,19 +14,18 @@ from __future__ import annotations
 
 import collections
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Protocol
 
 import structlog
 
 from hild.bus.mapping import Demand
+from hild.sensors.device import Device, DeviceConfig
 from hild.sensors.faults import FaultSpec
 
 if TYPE_CHECKING:
-    from hild.bus.arbiter import Arbiter
-    from hild.bus.device import CommandDevice
     from hild.coupled.simulation import Simulation
-    from hild.device_runtime import DeviceRuntime
     from hild.environment.environment import Environment
     from hild.traffic.targets import Behaviour, Motion, Target
 
@@ -35,13 +34,44 @@ log = structlog.get_logger("hild.control")
 QUEUE_RECORDS = 4096
 
 
-class ControlTarget(Protocol):
-    """What a control record may change: the loop's simulation, devices and actuators."""
+class Controller(Protocol):
+    """A command device as a record sees it (hild.bus.device.CommandDevice is one)."""
 
-    sim: Simulation
-    devices: list[DeviceRuntime]
-    command_devices: list[CommandDevice]
-    arbiter: Arbiter
+    heading_reference: HeadingReference | None
+
+    @property
+    def config(self) -> DeviceConfig: ...
+
+
+class HeldDevice(Protocol):
+    """A device as the loop holds it (hild.device_runtime.DeviceRuntime is one)."""
+
+    @property
+    def device(self) -> object: ...
+
+
+class Applier(Protocol):
+    """What applies actuator records (hild.bus.arbiter.Arbiter is one)."""
+
+    def apply(self, record: ControlRecord) -> None: ...
+
+
+class ControlTarget(Protocol):
+    """What a control record may change: the loop's simulation, devices and actuators. (The
+    daemon is one; protocols rather than those classes, so that the bus, which makes these
+    records, and this module do not import each other.)"""
+
+    @property
+    def sim(self) -> Simulation: ...
+
+    @property
+    def devices(self) -> Sequence[HeldDevice]: ...
+
+    @property
+    def command_devices(self) -> Sequence[Controller]: ...
+
+    @property
+    def arbiter(self) -> Applier: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,11 +138,9 @@ class SensorFault:
     fault: FaultSpec | None
 
     def apply(self, run: ControlTarget) -> None:
-        from hild.sensors.device import Device  # (the sensors import this module's records)
-
         for rt in run.devices:
             device = rt.device
-            if device.config.name == self.device and isinstance(device, Device):
+            if isinstance(device, Device) and device.config.name == self.device:
                 if self.fault is None:
                     device.faults = list(device.config.faults)
                 else:
