@@ -122,7 +122,8 @@ class Ais(Device):
         own = kinematics.position_ned(truth, self.lever_arm)
         if "VDM" in self.config.sentences and truth.traffic is not None:
             view = truth.traffic
-            for target, row in zip(view.targets, view.state, strict=False):
+            rows = view.state.tolist()  # (plain floats: a numpy scalar per field costs more)
+            for target, row in zip(view.targets, rows, strict=False):
                 lines += self._target(truth, target, row, own[0], own[1], silent)
         if "VDO" in self.config.sentences:
             lines += self._own(truth, silent)
@@ -130,7 +131,7 @@ class Ais(Device):
         return lines
 
     def _target(
-        self, truth: Truth, target: Target, row: np.ndarray, own_n: float, own_e: float,
+        self, truth: Truth, target: Target, row: list[float], own_n: float, own_e: float,
         silent: bool,
     ) -> list[bytes]:  # fmt: skip
         ident = target.identity

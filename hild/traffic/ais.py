@@ -332,7 +332,12 @@ class ReportSchedule:
             clock.next_position += interval
             if clock.next_position <= t + eps:  # behind (a slow device or a jump): no burst
                 clock.next_position = t + interval
-        if ident is not None and _static_part(ident) != _static_part(clock.identity):
+        # (the same record is the same identity: compared field by field only when replaced)
+        if (
+            ident is not None
+            and ident is not clock.identity
+            and _static_part(ident) != _static_part(clock.identity)
+        ):
             clock.identity = ident
             clock.next_static = t
         if t >= clock.next_static - eps:
