@@ -85,6 +85,7 @@ class Simulation:
             self._check_fits(environment)
         self.environment = environment
         self.traffic: Traffic | None = None  # other ships, stepped with this one by tick()
+        self._x_before = np.zeros(L.X_SIZE)  # the state at the start of a tick (for traffic)
         self._no_environment = (np.zeros(0), np.zeros((EL.W_ROWS, 0)))
         self._no_noise = np.zeros((EL.N_CHANNELS, 1))
 
@@ -165,8 +166,9 @@ class Simulation:
         if env is not None:
             self.update_environment()
             j, _ = env.noise_window(1)
-        if self.traffic is not None:  # from t to t + dt, judged against the own ship at t
-            self.traffic.step(self.x, self.dt, self.t)
+        t_before = self.t
+        if self.traffic is not None:  # the own ship at t, which the traffic is judged against
+            np.copyto(self._x_before, self.x)
         step(
             self.method, self.x, v.params, v.actuator_params, v.n_act, self.act_state,
             self.act_cmd, self.env, self._inp, self._tau_act, self.dt, self._work, self._w,
@@ -176,8 +178,8 @@ class Simulation:
             env.cursor += 1
         self.steps += 1
         self.t = self.steps * self.dt
-        if self.traffic is not None:  # the targets' geometry against the own ship, both at t
-            self.traffic.measure(self.x, self.t)
+        if self.traffic is not None:  # the targets from t to t + dt, then their geometry
+            self.traffic.tick(self._x_before, self.x, self.dt, t_before, self.t)
         self.update_environment()
 
     def advance(self, n_steps: int, record_every: int = 0) -> np.ndarray:

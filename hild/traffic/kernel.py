@@ -345,6 +345,17 @@ def traffic_step(T, P, WP, n, own_x, dt, t):
         T[i, T_YAW_RATE] = r_new
 
 
+@njit(cache=True)
+def traffic_tick(T, P, WP, n, own_before, own_after, dt, t, t_after):
+    """One tick of the loop in one compiled call: the targets from t to t + dt against the own
+    ship at t (``own_before``), then their geometry against it at t + dt (``own_after``), so
+    that what is reported of a target is of one instant. (One call rather than two: in a
+    real-time loop each call from Python costs far more than its arithmetic.) ``t_after``
+    is t + dt as the caller's clock says it (a product of whole steps, not a float sum)."""
+    traffic_step(T, P, WP, n, own_before, dt, t)
+    traffic_geometry(T, n, own_after, t_after)
+
+
 def warm_up() -> None:
     """Compile (or load from the cache) the step, off the tick: one target, one step."""
     T = np.zeros((1, L.T_SIZE))
@@ -353,3 +364,4 @@ def warm_up() -> None:
     T[0, L.T_MIN_RANGE] = np.inf
     traffic_step(T, P, np.zeros((0, L.WP_SIZE)), 1, np.zeros(12), 0.01, 0.01)
     traffic_geometry(T, 1, np.zeros(12), 0.02)
+    traffic_tick(T, P, np.zeros((0, L.WP_SIZE)), 1, np.zeros(12), np.zeros(12), 0.01, 0.01, 0.02)

@@ -11,7 +11,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from hild.traffic.encounter import place
-from hild.traffic.kernel import cpa_tcpa, own_velocity, traffic_geometry, traffic_step
+from hild.traffic.kernel import (
+    cpa_tcpa,
+    own_velocity,
+    traffic_geometry,
+    traffic_step,
+    traffic_tick,
+)
 from hild.traffic.layout import (
     BEHAVIOUR_COLREG,
     BEHAVIOUR_HOLD,
@@ -106,6 +112,14 @@ class Traffic:
         """Advance every target from t to t + dt against the own ship's state at t."""
         traffic_step(self.T, self.P, self.WP, self.n, own_x, dt, t)
         self.t = t + dt
+
+    def tick(
+        self, own_before: np.ndarray, own_after: np.ndarray, dt: float, t: float, t_after: float
+    ) -> None:
+        """``step`` against the own ship at t, then ``measure`` against it at ``t_after``
+        (t + dt), in one compiled call (the loop's: no allocation)."""
+        traffic_tick(self.T, self.P, self.WP, self.n, own_before, own_after, dt, t, t_after)
+        self.t = t_after
 
     def measure(self, own_x: np.ndarray, t: float) -> None:
         """Range, bearing, CPA, TCPA and the smallest range against the own ship at t, once
