@@ -584,3 +584,45 @@ def drain(bus: socket.socket, wait_s: float) -> list[str]:
             data, _ = bus.recvfrom(4096)
             lines += data.decode("ascii").split()
     return lines
+
+
+def test_ais_on_the_sensor_line_is_ignored_and_watched_for_stop_cpa():
+    """`hild pilot` among traffic: an AIS sentence is no malformed line, and --stop-cpa's
+    watch finds a target that would pass too close. The oracle is the geometry worked by
+    hand: own ship at the origin heading north at 5 m/s; a target 2000 m due east heading
+    west at 5 m/s (10 kn = 5.144 m/s in AIS's 0.1 kn) meets it: relative velocity (-5, -5.144)
+    from (0, 2000), so TCPA = 2000 * 5.144 / (25 + 5.144^2) = 197 s, CPA = 2000 * 5 /
+    sqrt(25 + 5.144^2) = 1394 m."""
+    from hild.pilot.decode import SentenceDecoder
+    from hild.pilot.traffic_watch import TrafficWatch
+    from hild.sensors.geodesy import Origin
+    from hild.traffic import ais
+
+    origin = Origin(59.41, 10.48)
+    lat, lon, _ = origin.to_geodetic(0.0, 2000.0)
+    report = ais.Dynamic(lat, lon, 10.0, 270.0, 270.0, 0.0, 12, True)
+    (line,) = ais.position_report_a(1, 257000001, 0, report, "A")
+    heard = []
+    decoder = SentenceDecoder(heard.append)
+    assert decoder.decode(line.decode()) is None
+    assert (decoder.used, decoder.ignored, decoder.malformed) == (0, 1, 0)
+    assert heard == [line.decode().strip()]
+    v = 10.0 * 1852 / 3600
+    tcpa = 2000.0 * v / (25.0 + v * v)
+    cpa = 2000.0 * 5.0 / math.sqrt(25.0 + v * v)
+    watch = TrafficWatch(limit_m=1500.0, horizon_s=300.0)
+    watch.feed(heard[0], t=0.0)
+    found = watch.closest(origin, 0.0, 0.0, 5.0, 0.0, t=0.0)
+    assert found is not None and found.mmsi == 257000001
+    # AIS carries the position to 1/10000 min (0.19 m of latitude) and the course to 0.1 deg
+    assert found.cpa_m == pytest.approx(cpa, abs=1.0) and found.tcpa_s == pytest.approx(
+        tcpa, abs=0.5
+    )
+    assert TrafficWatch(1000.0, 300.0).closest(origin, 0.0, 0.0, 5.0, 0.0, 0.0) is None
+    narrow = TrafficWatch(1000.0, 300.0)  # the same target passes 1394 m off: not under 1000
+    narrow.feed(heard[0], 0.0)
+    assert narrow.closest(origin, 0.0, 0.0, 5.0, 0.0, 0.0) is None
+    short = TrafficWatch(1500.0, 100.0)  # under the limit, but 197 s away: beyond 100 s
+    short.feed(heard[0], 0.0)
+    assert short.closest(origin, 0.0, 0.0, 5.0, 0.0, 0.0) is None
+    assert decoder.decode("!AIVDM,1,1,,A,garbage,0*00") is None and decoder.malformed == 0
