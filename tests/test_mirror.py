@@ -50,20 +50,6 @@ def bench_with_mqtt(tmp_path, port: int, **extra) -> str:
     return path
 
 
-@pytest.fixture
-def broker(tmp_path):
-    b = Broker(tmp_path)
-    yield b
-    b.close()
-
-
-@pytest.fixture
-def subscriber(broker):
-    s = Subscriber(broker.port)
-    yield s
-    s.close()
-
-
 def start(tmp_path, bench: str, *args: str) -> Daemon:
     return Daemon(bench, "--run-dir", str(tmp_path / "run"), "--stats-interval", "1", *args,
                   tmp=tmp_path)  # fmt: skip

@@ -19,7 +19,7 @@ from mcap.reader import make_reader
 from hild.traffic.encounter import place
 from hild.traffic.targets import KNOT, Encounter
 from tests.endpoints import Daemon, free_udp_port
-from tests.mqtt_endpoints import Broker, Subscriber, wait_until
+from tests.mqtt_endpoints import Subscriber, wait_until
 from tests.test_daemon import default_bench_on_free_ports
 
 PREFIX = "hild/traffic-test"
@@ -68,20 +68,6 @@ def traffic_bench(tmp_path, port: int, traffic: str = "", **mqtt) -> str:
     with open(path, "w") as f:
         f.write(text + "\n".join(lines) + "\n" + traffic)
     return path
-
-
-@pytest.fixture
-def broker(tmp_path):
-    b = Broker(tmp_path)
-    yield b
-    b.close()
-
-
-@pytest.fixture
-def subscriber(broker):
-    s = Subscriber(broker.port)
-    yield s
-    s.close()
 
 
 def start(tmp_path, bench: str, *args: str) -> Daemon:
