@@ -44,10 +44,11 @@ def banner(daemon: Daemon) -> str:
     readers: dict[str, str] = {}  # one way to read a sensor per kind of port
     for rt in daemon.devices:
         c = rt.device.config
-        what = f"{c.name} ({c.type}: {' '.join(c.sentences)} at {c.rate_hz:g} Hz)"
         if isinstance(rt.device, CommandDevice):
             protocols = " ".join(p.name for p in rt.device.protocols)
             what = f"{c.name} ({c.type}: {protocols} in)"
+        else:
+            what = f"{c.name} ({c.type}: {' '.join(c.sentences)} {rt.device.cadence()})"
         for port in rt.ports:
             where = port.describe()
             if port.spec.scheme == "pty":  # a serial port names its baud rate itself

@@ -261,6 +261,10 @@ class Ais(Device):
         }
 
     # --- the serial budget --------------------------------------------------------------------
+    def cadence(self) -> str:
+        """Each target at its own reporting interval; the epoch rate is only how finely."""
+        return "at ITU-R M.1371 intervals"
+
     def bytes_per_s(self, utc: datetime, traffic: Sequence[Target] = ()) -> float:
         """The worst-case load of the line [bytes/s]: every target in range, none dropped, each
         at the shortest interval of its class (Class A 2 s, Class B 30 s) and its static data

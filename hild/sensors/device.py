@@ -113,6 +113,10 @@ class Device:
         out because they could not be encoded, by type)."""
         return {**vars(self.stats), "sentences_failed": self.failures.summary()}
 
+    def cadence(self) -> str:
+        """When it speaks, for the banner: at its epoch rate."""
+        return f"at {self.config.rate_hz:g} Hz"
+
     def bytes_per_s(self, utc: datetime, traffic: Sequence[Target] = ()) -> float:
         """The most this device sends a second, in bytes (the serial budget): its longest
         epoch at its rate. (``traffic``: the run's targets, for devices that report them.)"""
