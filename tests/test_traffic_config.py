@@ -215,3 +215,24 @@ def test_hild_check_and_show_know_traffic(tmp_path):
     p = subprocess.run([sys.executable, "-m", "hild.cli", "show", "traffic", "head-on"],
                        capture_output=True, text=True, timeout=120)  # fmt: skip
     assert p.returncode == 0 and 'situation = "head-on"' in p.stdout
+
+
+def test_an_encounters_own_speed_in_knots_or_metres_a_second_not_both(tmp_path):
+    encounter = """
+    [[traffic]]
+    name = "a"
+    mmsi = 257000001
+    [traffic.encounter]
+    situation = "head-on"
+    speed_kn = 10
+    tcpa_s = 300
+    own_speed_kn = 8
+    """
+    (target,) = load_bench(write(tmp_path, BENCH + encounter)).traffic
+    assert target.motion.own_speed == pytest.approx(8 * 1852 / 3600)
+    with pytest.raises(ConfigError) as excinfo:
+        load_bench(write(tmp_path, BENCH + encounter + "own_speed = 3\n"))
+    assert errors_of(excinfo) == [
+        f"{tmp_path / 'bench.toml'}: traffic (a).encounter.own_speed = 3: expected either "
+        "own_speed_kn or own_speed, not both"
+    ]

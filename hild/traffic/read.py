@@ -279,17 +279,21 @@ def _nav_status(section: Section) -> int:
                         + ", ".join(NAV_STATUS))  # fmt: skip
 
 
-def speed_of(section: Section, required: bool = True, default: float = 0.0) -> float:
-    """``speed_kn`` (knots) or ``speed`` (m/s), not both: in m/s."""
-    if section.has("speed_kn") and section.has("speed"):
-        raise section.error("speed", section.data["speed"], "either speed_kn or speed, not both")
-    if section.has("speed"):
-        section.skip("speed_kn")
-        return section.number("speed", lo=0.0, hi=MAX_SPEED_KN * KNOT, unit="m/s")
-    if section.has("speed_kn") or required:
-        section.skip("speed")
-        return section.number("speed_kn", lo=0.0, hi=MAX_SPEED_KN, unit="knots") * KNOT
-    section.skip("speed", "speed_kn")
+def speed_of(
+    section: Section, required: bool = True, default: float = 0.0, key: str = "speed"
+) -> float:
+    """``<key>_kn`` (knots) or ``<key>`` (m/s), not both: in m/s."""
+    knots = f"{key}_kn"
+    if section.has(knots) and section.has(key):
+        section.skip(key, knots)  # (this problem, not also two unknown keys)
+        raise section.error(key, section.data[key], f"either {knots} or {key}, not both")
+    if section.has(key):
+        section.skip(knots)
+        return section.number(key, lo=0.0, hi=MAX_SPEED_KN * KNOT, unit="m/s")
+    if section.has(knots) or required:
+        section.skip(key)
+        return section.number(knots, lo=0.0, hi=MAX_SPEED_KN, unit="knots") * KNOT
+    section.skip(key, knots)
     return default
 
 
@@ -383,7 +387,7 @@ def _encounter(section: Section, origin: Origin) -> Encounter:
     bearing = r.get("relative_bearing_deg", _maybe_angle, section, "relative_bearing_deg", angle)
     own = None
     if section.has("own_speed_kn") or section.has("own_speed"):
-        own = r.get("own_speed", _own_speed, section)
+        own = r.get("own_speed", lambda: speed_of(section, key="own_speed"))
     else:
         section.skip("own_speed_kn", "own_speed")
     encounter = Encounter(
@@ -411,16 +415,6 @@ def _situation(section: Section) -> str:
                             "from the own ship's side: in crossing-give-way the own ship gives "
                             "way)")  # fmt: skip
     return value
-
-
-def _own_speed(section: Section) -> float:
-    if section.has("own_speed_kn") and section.has("own_speed"):
-        raise section.error("own_speed", section.data["own_speed"], "either own_speed_kn or "
-                            "own_speed, not both")  # fmt: skip
-    if section.has("own_speed"):
-        return section.number("own_speed", lo=0.0, hi=MAX_SPEED_KN * KNOT, unit="m/s")
-    section.skip("own_speed")
-    return section.number("own_speed_kn", lo=0.0, hi=MAX_SPEED_KN, unit="knots") * KNOT
 
 
 def _maybe_angle(section: Section, key: str, limits: dict[str, Any]) -> float | None:

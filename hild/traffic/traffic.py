@@ -12,8 +12,6 @@ import numpy as np
 
 from hild.traffic.encounter import place
 from hild.traffic.kernel import (
-    cpa_tcpa,
-    own_velocity,
     traffic_geometry,
     traffic_step,
     traffic_tick,
@@ -41,7 +39,6 @@ from hild.traffic.layout import (
     P_YAW_TAU,
     SIT_NONE,
     T_BASE_COURSE,
-    T_BEARING,
     T_COURSE_CMD,
     T_CPA,
     T_EAST,
@@ -51,7 +48,6 @@ from hild.traffic.layout import (
     T_MIN_RANGE_T,
     T_MODE,
     T_NORTH,
-    T_RANGE,
     T_SITUATION,
     T_SIZE,
     T_SPEED,
@@ -101,7 +97,7 @@ class Traffic:
         self.T = np.array([r for r, _, _ in rows], dtype=np.float64).reshape(-1, T_SIZE)
         self.P = np.array([p for _, p, _ in rows], dtype=np.float64).reshape(-1, P_SIZE)
         self._pack_waypoints()
-        self._geometry(own_x)
+        self._geometry(own_x, t)
 
     @property
     def n(self) -> int:
@@ -151,7 +147,7 @@ class Traffic:
         self.T = np.vstack([self.T, row[None, :]])
         self.P = np.vstack([self.P, params[None, :]])
         self._pack_waypoints()
-        self._geometry(own_x, self.n - 1)
+        self._geometry(own_x, t)
 
     def remove(self, name: str) -> None:
         """Take a target out of the run (KeyError if there is none of that name)."""
@@ -241,7 +237,7 @@ class Traffic:
         )
         self._pack_waypoints()
         if own_x is not None:
-            self._geometry(own_x, i)
+            self._geometry(own_x, t)
 
     def summary(self) -> dict[str, dict]:
         """Per target: its MMSI, the smallest range so far and when, the CPA and TCPA as last
@@ -333,22 +329,10 @@ class Traffic:
             else np.zeros((0, WP_SIZE))
         )
 
-    def _geometry(self, own_x: np.ndarray, only: int | None = None) -> None:
-        """Range, bearing, CPA and TCPA at the start (the smallest range waits for a step)."""
-        x = np.asarray(own_x, dtype=np.float64)
-        vn, ve = own_velocity(x)
-        for i in range(self.n) if only is None else (only,):
-            row = self.T[i]
-            dn, de = row[T_NORTH] - x[0], row[T_EAST] - x[1]
-            cpa, tcpa = cpa_tcpa(
-                dn,
-                de,
-                row[T_SPEED] * math.cos(row[T_HEADING]) - vn,
-                row[T_SPEED] * math.sin(row[T_HEADING]) - ve,
-            )
-            row[T_RANGE] = math.hypot(dn, de)
-            row[T_BEARING] = math.atan2(de, dn) % TWO_PI
-            row[T_CPA], row[T_TCPA] = cpa, tcpa
+    def _geometry(self, own_x: np.ndarray, t: float) -> None:
+        """Every target's range, bearing, CPA and TCPA against the own ship now, by the
+        compiled pass the ticks use (a target just placed has its smallest range so far)."""
+        traffic_geometry(self.T, self.n, np.asarray(own_x, dtype=np.float64), t)
 
 
 def _check_course(course: Course, name: str) -> None:
