@@ -18,6 +18,7 @@ import urllib.request
 
 import pytest
 
+from hild.sensors.geodesy import Origin
 from tests.endpoints import Daemon, free_tcp_port, free_udp_port
 
 SIGNALK = os.environ.get("HILD_SIGNALK_SERVER") or shutil.which("signalk-server")
@@ -159,5 +160,11 @@ def test_signalk_server_lists_the_ais_targets_as_vessels(tmp_path):
         position = value(vessel, "navigation", "position")
         # within 10 km of the bench's origin (59.41 N, 10.48 E), where every target sails
         assert abs(position["latitude"] - 59.41) < 0.1 and abs(position["longitude"] - 10.48) < 0.2
-        sog = value(vessel, "navigation", "speedOverGround")  # m/s; AIS carries 0.1 kn
-        assert abs(sog - speed_kn * 1852 / 3600) < 0.06, (mmsi, sog)
+        sog = value(vessel, "navigation", "speedOverGround")
+        # AIS carries 0.1 kn (0.0514 m/s) steps, rounded: half a step and float noise
+        assert abs(sog - speed_kn * 1852 / 3600) < 0.03, (mmsi, sog)
+    # the cargo ship sails due east 3000 m north of the origin: its latitude is that line's,
+    # to AIS's 1/10000 minute (1.7e-6 deg) and the server's own arithmetic
+    cargo = value(vessels["urn:mrn:imo:mmsi:257300001"], "navigation", "position")
+    line, _, _ = Origin(59.41, 10.48).to_geodetic(3000.0, 0.0)
+    assert abs(cargo["latitude"] - line) < 2e-6, (cargo, line)
