@@ -44,7 +44,9 @@ class Approach:
 def cpa_tcpa(
     rel_north: float, rel_east: float, rel_vn: float, rel_ve: float
 ) -> tuple[float, float]:
-    """Closest distance and the time to it for a relative position and velocity held."""
+    """Closest distance and the time to it for a relative position and velocity held. (The
+    compiled hild.traffic.kernel.cpa_tcpa says the same; the pilot, a client of its own,
+    does not load numba for one formula.)"""
     speed2 = rel_vn * rel_vn + rel_ve * rel_ve
     tcpa = 0.0 if speed2 < 1e-12 else -(rel_north * rel_vn + rel_east * rel_ve) / speed2
     return math.hypot(rel_north + rel_vn * tcpa, rel_east + rel_ve * tcpa), tcpa
