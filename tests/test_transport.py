@@ -11,6 +11,7 @@ import random
 import re
 import socket
 import termios
+import threading
 import time
 import tty
 from pathlib import Path
@@ -468,6 +469,45 @@ async def test_pty_client_reads_exact_bytes_and_writes_commands(tmp_path):
         await port.close()  # idempotent
     assert not os.path.lexists(link)
     assert port.stats.connected is False
+
+
+@pytest.mark.parametrize("url", ["pty://gps", "pty://gps?baud=4800"])
+@run_async
+async def test_pty_close_lets_a_reading_client_take_the_last_epoch(tmp_path, url):
+    """Reproduces: a daemon stopped right after an epoch left its last sentence unread, and
+    Linux discards a slave's unread input when the master closes. A client that reads every
+    50 ms (as a 10-20 Hz read loop does) still gets every byte written before close()."""
+    port = open_port(parse_port_url(url, run_dir=tmp_path))
+    await port.start()
+    client = open_client(tmp_path / "gps")
+    got = bytearray()
+    stop = threading.Event()
+
+    def read_every_50_ms() -> None:
+        while not stop.wait(0.05):
+            try:
+                data = os.read(client, 65536)
+            except BlockingIOError:
+                continue
+            except OSError:  # EIO: the master is gone
+                return
+            if not data:
+                return
+            got.extend(data)
+
+    reader = threading.Thread(target=read_every_50_ms, daemon=True)
+    reader.start()
+    try:
+        epoch = GGA + RMC + nmea("GPZDA,123519,23,03,1994,00,00") + nmea("GPHDT,84.4,T")
+        port.send(epoch)
+        await port.close()  # at once: the epoch is still on its way (4800 baud: 0.4 s)
+        reader.join(2.0)
+        assert bytes(got) == epoch
+    finally:
+        stop.set()
+        reader.join(2.0)  # before the fd's number can be reused
+        await port.close()
+        os.close(client)
 
 
 @run_async

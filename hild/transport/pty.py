@@ -27,6 +27,7 @@ BITS_PER_BYTE = 10  # start + 8 data + stop bits, as on the serial line the pty 
 PACE_QUANTUM_S = 0.02  # paced bytes go out at this grid's ticks, all paced ports together
 PACE_SLACK_S = 0.05  # a line that starts this soon after the last one ended follows it at once
 READER_GONE_S = 2.0  # a slave whose reader has read nothing for this long counts as unread
+CLOSE_QUIET_S = 0.02  # closing: the slave empty this long means its reader has it all
 
 
 class PtyPort(Port):
@@ -73,6 +74,7 @@ class PtyPort(Port):
         self._written_since = 0  # bytes written to the master since that check
         self._paced: PacedLine | None = None  # set by pace_from: the tick thread writes
         self._flushed_from_tick = False  # the tick thread discarded unread input
+        self._read_since: float | None = None  # closing: since when the slave holds nothing
         self._error_logs = {
             event: RateLimited(log, event)
             for event in ("pty.write_failed", "pty.flush_failed", "pty.read_failed")
@@ -148,11 +150,38 @@ class PtyPort(Port):
         self._count_error("pty.write_failed", error)
 
     def _drained(self) -> bool:
+        """All written, and (closing) a present reader has read it: Linux discards what the
+        slave holds unread when the master closes, where a real line's last bytes would sit
+        in the receiver's buffer; so close() waits (within CLOSE_FLUSH_S) for them to be read.
+        A reader gone for READER_GONE_S is not waited for."""
         if self._paced is None:
-            return super()._drained()
-        if self._closed:  # closing: the rest goes at once
-            self._paced.write_due(time.monotonic(), everything=True)
-        return self._queue.idle and not self._paced.pending
+            written = super()._drained()
+        else:
+            if self._closed:  # closing: the rest goes at once
+                self._paced.write_due(time.monotonic(), everything=True)
+            written = self._queue.idle and not self._paced.pending
+        if not written:
+            self._read_since = None
+            return False
+        return not self._closed or self._read_by_client()
+
+    def _read_by_client(self) -> bool:
+        """Nothing has waited unread on the slave for CLOSE_QUIET_S (bytes just written reach
+        the slave's queue a moment later, from a kernel worker), or nobody has read it for
+        READER_GONE_S."""
+        if self._slave is None:
+            return True
+        now = asyncio.get_running_loop().time()
+        try:
+            unread = _unread_bytes(self._slave)
+        except OSError:
+            return True
+        if unread:
+            self._read_since = None
+            return now - self._reader_seen_at > READER_GONE_S
+        if self._read_since is None:
+            self._read_since = now
+        return now - self._read_since >= CLOSE_QUIET_S
 
     async def _write(self, line: bytes) -> bool:
         assert self._channel is not None
