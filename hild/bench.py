@@ -171,7 +171,13 @@ def load_bench(name_or_path: str | None = None, **overrides: Any) -> Bench:
     run lists every problem, each once, in the order of the keys in the file.
     """
     path = resolve_bench(name_or_path)
-    root = Section(load_toml(path), path)
+    return bench_from_document(load_toml(path), path, **overrides)
+
+
+def bench_from_document(document: dict[str, Any], path: Path, **overrides: Any) -> Bench:
+    """Check a bench already read as a TOML document (``path`` names it in messages): what
+    ``load_bench`` does after reading, and what a scenario does with the bench it builds."""
+    root = Section(document, path)
     problems = Problems()
     general, bench_table = _general(root, overrides, problems)
     part = _vessel(root, problems)

@@ -1,0 +1,6 @@
+"""Scenarios: a bench, a mission, the controller under test and criteria; a run's verdict.
+
+file.py reads scenario files; controller.py is the in-process controller protocol and hild's
+pilot written to it; lockstep.py runs a scenario in one process with its controller in
+lockstep; track.py records what the boat did and criteria.py judges it.
+"""

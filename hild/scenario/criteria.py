@@ -1,0 +1,203 @@
+"""A run's metrics from what the boat did (the simulated truth), and the verdict on them.
+
+The metrics are worked out from the true track, not from what the controller believed:
+a controller that thinks it is on its line while its GNSS drifts fails here. Each criterion
+of the scenario's ``[criteria]`` table is one threshold on one metric; the verdict passes
+only if every criterion holds, and says for each how far it was from its threshold and when.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from hild.scenario.file import Criteria, Mission
+
+# The metrics every run reports (the sweep table's columns, in this order); NaN: not defined
+# for this run (no traffic, no command, a mission not completed).
+METRICS = (
+    "min_cpa_m",
+    "xte_rms_m",
+    "xte_max_m",
+    "waypoints_reached",
+    "waypoints_total",
+    "time_to_complete_s",
+    "geofence_outside_m",
+    "max_roll_deg",
+    "watchdog_trips",
+    "command_rate_hz",
+    "max_command_age_s",
+    "diverged",
+)
+
+
+@dataclass(frozen=True)
+class CriterionResult:
+    name: str  # the [criteria] key
+    threshold: float
+    value: float  # the metric (NaN when the run gave none)
+    passed: bool
+    by: float  # how far past the threshold (positive: failed by that much, in its unit)
+    at_s: float | None  # when it was worst or first failed [s of simulated time]
+    unit: str
+
+    def sentence(self) -> str:
+        verdict = "pass" if self.passed else "FAIL"
+        when = f" at t={self.at_s:.1f} s" if self.at_s is not None else ""
+        value = "none" if math.isnan(self.value) else f"{self.value:.3g}"
+        margin = "" if self.passed else f", by {self.by:.3g} {self.unit}".rstrip()
+        return f"{verdict}  {self.name}: {value} against {self.threshold:g} {self.unit}" \
+               f"{margin}{when}".rstrip()  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TrackMetrics:
+    """The metrics and when each was reached (for the report)."""
+
+    values: dict[str, float]
+    when: dict[str, float]
+    reached: tuple[tuple[int, int, float], ...]  # (waypoint index, lap, t) in order
+
+
+def judge(criteria: Criteria, metrics: TrackMetrics, duration_s: float) -> list[CriterionResult]:
+    """Each criterion of the scenario against the run's metrics, in [criteria]'s order."""
+    v, w = metrics.values, metrics.when
+    out: list[CriterionResult] = []
+
+    def at_most(name: str, metric: str, threshold: float | None, unit: str) -> None:
+        if threshold is None:
+            return
+        value = v[metric]
+        passed = not math.isnan(value) and value <= threshold
+        by = (value - threshold) if not math.isnan(value) else math.inf
+        out.append(CriterionResult(name, threshold, value, passed, by, w.get(metric), unit))
+
+    def at_least(name: str, metric: str, threshold: float | None, unit: str,
+                 none_passes: bool = False) -> None:  # fmt: skip
+        if threshold is None:
+            return
+        value = v[metric]
+        if math.isnan(value):
+            passed, by = none_passes, (0.0 if none_passes else math.inf)
+        else:
+            passed, by = value >= threshold, threshold - value
+        out.append(CriterionResult(name, threshold, value, passed, by, w.get(metric), unit))
+
+    # no target in the run: nothing came close
+    at_least("min_cpa_m", "min_cpa_m", criteria.min_cpa_m, "m", none_passes=True)
+    at_most("xte_rms_m", "xte_rms_m", criteria.xte_rms_m, "m")
+    at_most("xte_max_m", "xte_max_m", criteria.xte_max_m, "m")
+    if criteria.all_waypoints:
+        total = v["waypoints_total"]
+        reached = v["waypoints_reached"]
+        out.append(
+            CriterionResult(
+                "all_waypoints",
+                total,
+                reached,
+                reached >= total,
+                total - reached,
+                w.get("waypoints_reached"),
+                "waypoints",
+            )
+        )
+    at_most("complete_within_s", "time_to_complete_s", criteria.complete_within_s, "s")
+    if criteria.geofence is not None:
+        at_most("geofence", "geofence_outside_m", 0.0, "m outside")
+    at_most("max_roll_deg", "max_roll_deg", criteria.max_roll_deg, "deg")
+    if criteria.no_watchdog_trip:
+        at_most("no_watchdog_trip", "watchdog_trips", 0.0, "trips")
+    at_least("min_command_rate_hz", "command_rate_hz", criteria.min_command_rate_hz, "Hz")
+    at_most("max_command_age_s", "max_command_age_s", criteria.max_command_age_s, "s")
+    if criteria.no_divergence:
+        at_most("no_divergence", "diverged", 0.0, "")
+    return out
+
+
+# --- the metrics ------------------------------------------------------------------------------
+
+
+class MissionWalk:
+    """Walk the true track along the mission, one position at a time: the waypoints reached
+    (index, lap, t), the cross-track error's RMS and maximum over the legs sailed [m], and
+    when the maximum was.
+
+    Leg k runs from the previous waypoint (the start position for the first) to waypoint k;
+    the target moves on when the boat comes within the acceptance radius (reached), or when
+    it passes the waypoint (along-track beyond its end: missed), as a waypoint tracker does.
+    The cross-track error is the distance to the leg's line while the leg is sailed.
+    """
+
+    def __init__(self, mission: Mission):
+        self.targets = [
+            (i, lap, w.north, w.east)
+            for lap in range(mission.laps)
+            for i, w in enumerate(mission.waypoints)
+        ]
+        self.r2 = mission.acceptance_m**2
+        self.reached: list[tuple[int, int, float]] = []
+        self.k = 0  # the target's place in targets
+        self.a: tuple[float, float] | None = None  # the leg's start
+        self.sq, self.n, self.worst, self.worst_t = 0.0, 0, 0.0, None
+
+    @property
+    def complete(self) -> bool:
+        return self.k >= len(self.targets) and len(self.reached) == len(self.targets)
+
+    @property
+    def done(self) -> bool:
+        return self.k >= len(self.targets)
+
+    def feed(self, t: float, north: float, east: float) -> None:
+        if self.a is None:
+            self.a = (north, east)
+        targets = self.targets
+        while self.k < len(targets):
+            index, lap, bn, be = targets[self.k]
+            dn, de = north - bn, east - be
+            if dn * dn + de * de <= self.r2:
+                self.reached.append((index, lap, t))
+            else:
+                ln, le = bn - self.a[0], be - self.a[1]
+                length2 = ln * ln + le * le
+                if length2 == 0.0 or (north - self.a[0]) * ln + (east - self.a[1]) * le < length2:
+                    break  # still on this leg
+            self.a = (bn, be)
+            self.k += 1
+        if self.k >= len(targets):
+            return
+        _, _, bn, be = targets[self.k]
+        ln, le = bn - self.a[0], be - self.a[1]
+        rn, re = north - self.a[0], east - self.a[1]
+        length = math.hypot(ln, le)
+        cross = abs(ln * re - le * rn) / length if length else math.hypot(rn, re)
+        self.sq += cross * cross
+        self.n += 1
+        if cross > self.worst:
+            self.worst, self.worst_t = cross, t
+
+    def xte(self) -> tuple[float, float, float | None]:
+        """RMS and maximum cross-track error [m] (NaN before any leg), and when the maximum."""
+        if not self.n:
+            return math.nan, math.nan, None
+        return math.sqrt(self.sq / self.n), self.worst, self.worst_t
+
+
+def outside_distance(north: np.ndarray, east: np.ndarray, polygon) -> np.ndarray:
+    """How far each point is outside the polygon [m] (0 inside): even-odd ray casting for
+    inside, the nearest edge's distance for outside."""
+    poly = np.asarray(polygon, dtype=float)
+    inside = np.zeros(len(north), dtype=bool)
+    nearest = np.full(len(north), np.inf)
+    for (n1, e1), (n2, e2) in zip(poly, np.roll(poly, -1, axis=0), strict=True):
+        crosses = (e1 > east) != (e2 > east)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            at = n1 + (east - e1) * (n2 - n1) / (e2 - e1)
+        inside ^= crosses & (north < at)
+        dn, de = n2 - n1, e2 - e1
+        length2 = dn * dn + de * de
+        s = np.clip(((north - n1) * dn + (east - e1) * de) / length2, 0.0, 1.0)
+        nearest = np.minimum(nearest, np.hypot(north - (n1 + s * dn), east - (e1 + s * de)))
+    return np.where(inside, 0.0, nearest)

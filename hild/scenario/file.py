@@ -1,0 +1,411 @@
+"""Scenario files: a bench, a mission, the controller under test, a duration and criteria.
+
+A scenario file is a bench file with four more tables (``[scenario]``, ``[mission]``,
+``[controller]``, ``[criteria]``, and ``[sweep]`` for ``hild sweep``). ``[scenario] bench``
+names a bench (a file or a built-in name) to start from: a table of the scenario is merged
+into the bench's table of that name key by key, an array of tables (``[[device]]``,
+``[[traffic]]``) replaces the bench's. The merged document is kept (``Scenario.document``):
+a sweep sets values in it by key path (``with_values``) and reads it again, so a swept
+value is checked exactly as the same value written in the file.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hild.bench import Bench, BenchError, bench_from_document, resolve_bench
+from hild.builtin import builtin_candidates, builtin_folder
+from hild.bus.models import COMMAND_MODELS
+from hild.config import (
+    ConfigError,
+    FileKind,
+    MultipleConfigError,
+    Problems,
+    Section,
+    load_toml,
+)
+from hild.pilot.wire import PROTOCOLS
+from hild.sensors.geodesy import Origin
+from hild.traffic.read import position_of, speed_of
+
+SCENARIOS = FileKind(
+    "scenario", "name", builtin_folder("profiles/scenarios"), env_var="HILD_SCENARIO_PATH",
+    builtin="scenario", searched=builtin_candidates("profiles/scenarios"),
+)  # fmt: skip
+SCENARIO_TABLES = ("scenario", "mission", "controller", "criteria", "sweep")
+# A scenario repeats exactly only on a fixed clock: a bench on the wall clock starts here.
+DEFAULT_START_TIME = "2026-06-01T12:00:00Z"
+MAX_DURATION_S = 7 * 86400.0
+DEFAULT_SPEED = 5.0  # [m/s]: the thesis' speed reference (hild/pilot/autopilot.py)
+CONTROLLER_KINDS = ("pilot", "python", "command")
+
+
+class ScenarioError(MultipleConfigError):
+    """Every problem of a scenario file (its own tables and the bench they make)."""
+
+
+@dataclass(frozen=True)
+class Waypoint:
+    north: float  # [m from the bench's origin]
+    east: float
+    speed: float  # [m/s] on the leg to this waypoint
+
+
+@dataclass(frozen=True)
+class Mission:
+    waypoints: tuple[Waypoint, ...]
+    acceptance_m: float
+    laps: int = 1
+
+
+@dataclass(frozen=True)
+class ControllerSpec:
+    """The controller under test: ``kind`` and its ``target`` (the factory "module:name" of
+    a python controller, the argv of a command, None for the pilot)."""
+
+    kind: str
+    target: str | tuple[str, ...] | None = None
+    protocol: str = "iec"
+    device: str | None = None  # the bench's command device it talks to (None: the only one)
+    rate_hz: float = 10.0  # how often it is stepped without new sentences (re-sends)
+    heading_reference: bool = True  # the pilot's HSC with each command set
+    options: dict[str, Any] = field(default_factory=dict)  # [controller.options], as read
+    time_scale: float | None = None  # command: the daemon's time scale (None: the bench's)
+    stop_timeout_s: float = 5.0  # command: SIGTERM to SIGKILL at the end
+
+
+@dataclass(frozen=True)
+class Criteria:
+    """Thresholds; None: the criterion is not judged. Geofence vertices in NED metres."""
+
+    min_cpa_m: float | None = None
+    xte_rms_m: float | None = None
+    xte_max_m: float | None = None
+    all_waypoints: bool = False
+    complete_within_s: float | None = None
+    geofence: tuple[tuple[float, float], ...] | None = None
+    max_roll_deg: float | None = None
+    no_watchdog_trip: bool = False
+    min_command_rate_hz: float | None = None
+    max_command_age_s: float | None = None
+    no_divergence: bool = True
+
+
+@dataclass(frozen=True)
+class Scenario:
+    file: str
+    name: str
+    description: str
+    duration_s: float
+    stop_when_complete: bool  # end the run once the mission is complete
+    bench: Bench
+    mission: Mission
+    controller: ControllerSpec
+    criteria: Criteria
+    resources: dict[str, float]  # Dask worker resources a run needs (sweeps)
+    document: dict[str, Any]  # the merged TOML document the scenario was read from
+
+    @property
+    def seed(self) -> int:
+        return self.bench.seed
+
+    def with_values(self, values: dict[str, Any]) -> Scenario:
+        """This scenario with values set at dotted key paths (``weather.wind.speed``,
+        ``device.gps.rate_hz``, ``traffic.tanker.encounter.cpa_m``, ``bench.seed``), read
+        and checked again; a path that leads nowhere is a ConfigError."""
+        document = copy.deepcopy(self.document)
+        for path, value in values.items():
+            set_key_path(document, path, value, self.file)
+        return scenario_from_document(document, Path(self.file))
+
+
+def set_key_path(document: dict[str, Any], path: str, value: Any, file: str) -> None:
+    """Set ``value`` at a dotted key path; a part that meets an array of tables picks the
+    table by index (``device.0``) or by its ``name`` (``device.gps``). Missing tables on the
+    way are created; a path through a value that is not a table is a ConfigError."""
+    parts = path.split(".")
+    if not path or any(not p for p in parts):
+        raise ConfigError(file, path, value, "a dotted key path such as weather.wind.speed")
+    node: Any = document
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        where = ".".join(parts[: i + 1])
+        if isinstance(node, list):
+            chosen = _pick(node, part)
+            if chosen is None:
+                names = [t.get("name") for t in node if isinstance(t, dict) and "name" in t]
+                raise ConfigError(
+                    file,
+                    where,
+                    value,
+                    f"an index below {len(node)} or a name "
+                    f"in [[{'.'.join(parts[:i])}]] ({', '.join(map(str, names))})",
+                )
+            if last:
+                raise ConfigError(file, where, value, "a key path to a value, not a whole table")
+            node = chosen
+            continue
+        if not isinstance(node, dict):
+            raise ConfigError(file, where, value, f"a path through tables ({'.'.join(parts[:i])}"
+                              " is a value)")  # fmt: skip
+        if last:
+            node[part] = value
+        else:
+            node = node.setdefault(part, {})
+
+
+def _pick(tables: list, part: str) -> dict | None:
+    if part.isdigit():
+        index = int(part)
+        return tables[index] if index < len(tables) else None
+    for t in tables:
+        if isinstance(t, dict) and t.get("name") == part:
+            return t
+    return None
+
+
+def attempt(problems: Problems, fn, *args: Any, default: Any = None, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)``, or ``default`` with its ConfigError kept in ``problems``."""
+    return problems.attempt(lambda: fn(*args, **kwargs), default=default)
+
+
+def resolve_scenario(name_or_path: str) -> Path:
+    try:
+        return SCENARIOS.resolve(name_or_path)
+    except ConfigError as e:
+        raise ScenarioError([e]) from None
+
+
+def load_scenario(name_or_path: str) -> Scenario:
+    """Read and check a scenario file (a path, or a built-in name from profiles/scenarios/)."""
+    path = resolve_scenario(name_or_path)
+    document = load_toml(path)
+    return scenario_from_document(merged_document(document, path), path)
+
+
+def merged_document(document: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The scenario's tables over its bench's (``[scenario] bench``); the result names no bench."""
+    head = document.get("scenario")
+    if not isinstance(head, dict) or "bench" not in head:
+        return document
+    name = head["bench"]
+    if not isinstance(name, str) or not name:
+        raise ScenarioError([ConfigError(path, "scenario.bench", name, "a bench file or a "
+                                         "built-in bench name")])  # fmt: skip
+    base = load_toml(resolve_bench(name))
+    merged = _merge(base, {k: v for k, v in document.items() if k != "scenario"})
+    merged["scenario"] = {k: v for k, v in head.items() if k != "bench"}
+    return merged
+
+
+def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(base)
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def scenario_from_document(document: dict[str, Any], path: Path) -> Scenario:
+    """Check a merged scenario document: every problem, its own and its bench's, at once."""
+    problems = Problems()
+    root = Section(document, path)
+    head = attempt(problems, root.table, "scenario", required=True) or root.child("scenario")
+    name = attempt(problems, head.name, "name", path.stem, default_from="file's name")
+    description = attempt(problems, head.string, "description", "")
+    duration = attempt(problems, head.number, "duration_s", positive=True, hi=MAX_DURATION_S,
+                                unit="seconds")  # fmt: skip
+    stop = attempt(problems, head.boolean, "stop_when_complete", True)
+    resources = attempt(problems, _resources, head, default={})
+    attempt(problems, head.finish)
+
+    bench_doc = {k: v for k, v in document.items() if k not in SCENARIO_TABLES}
+    bench_table = bench_doc.setdefault("bench", {})
+    if isinstance(bench_table, dict):
+        bench_table.setdefault("name", name if isinstance(name, str) else path.stem)
+        if bench_table.get("start_time", "wall") == "wall":
+            bench_table["start_time"] = DEFAULT_START_TIME
+    bench = None
+    try:
+        bench = bench_from_document(bench_doc, path)
+    except BenchError as e:
+        for error in e.errors:
+            problems.add(error)
+    origin = bench.origin if bench is not None else Origin(0.0, 0.0)
+
+    mission = attempt(problems, _mission, root, origin)
+    controller = attempt(problems, _controller, root, bench)
+    criteria = attempt(problems, _criteria, root, origin)
+    for key in ("sweep",):
+        root.skip(key)  # read by hild.sweep
+    if problems.errors:
+        raise ScenarioError(problems.in_order())
+    assert bench is not None
+    return Scenario(
+        file=str(path), name=name, description=description, duration_s=duration,
+        stop_when_complete=stop, bench=bench, mission=mission, controller=controller,
+        criteria=criteria, resources=resources, document=document,
+    )  # fmt: skip
+
+
+def _resources(head: Section) -> dict[str, float]:
+    table = head.table("resources")
+    if table is None:
+        return {}
+    out = {}
+    for key in list(table.data):
+        out[key] = table.number(key, positive=True, unit="units of the resource")
+    return out
+
+
+def _mission(root: Section, origin: Origin) -> Mission:
+    section = root.table("mission", required=True)
+    problems = Problems()
+    speed = attempt(problems, speed_of, section, False, DEFAULT_SPEED, default=DEFAULT_SPEED)
+    acceptance = attempt(problems, section.number, "acceptance_m", 10.0, positive=True, hi=5000.0,
+                                  unit="m")  # fmt: skip
+    laps = attempt(problems, section.integer, "laps", 1, lo=1, default=1)
+    waypoints: list[Waypoint] = []
+    raw = section.raw("waypoints")
+    if not isinstance(raw, list) or not raw:
+        problems.add(section.error("waypoints", raw, "a list of waypoints: tables with north "
+                                   "and east [m] or latitude and longitude [deg], and "
+                                   "optionally speed_kn"))  # fmt: skip
+        raw = []
+    for i, item in enumerate(raw):
+        key = f"waypoints[{i}]"
+        if isinstance(item, list) and len(item) == 2:
+            item = {"north": item[0], "east": item[1]}
+        wp = Section(item, section.file, section.key(key), section.position("waypoints"))
+        try:
+            north, east = position_of(wp, origin, "a waypoint")
+            leg_speed = speed_of(wp, False, speed if isinstance(speed, float) else DEFAULT_SPEED)
+            wp.finish()
+            waypoints.append(Waypoint(north, east, leg_speed))
+        except ConfigError as e:
+            problems.add(e)
+    attempt(problems, section.finish)
+    problems.raise_any()
+    return Mission(tuple(waypoints), acceptance, laps)
+
+
+def _controller(root: Section, bench: Bench | None) -> ControllerSpec:
+    section = root.table("controller", required=True)
+    problems = Problems()
+    given = [k for k in CONTROLLER_KINDS if section.has(k)]
+    if len(given) != 1:
+        section.skip(*CONTROLLER_KINDS)
+        raise section.error(given[1] if given else "pilot", _pick_value(section, given),
+                            "exactly one of pilot = true, python = \"package.module:factory\" "
+                            "or command = [\"program\", \"arg\", ...]")  # fmt: skip
+    kind = given[0]
+    target: str | tuple[str, ...] | None = None
+    if kind == "pilot":
+        if section.raw("pilot") is not True:
+            problems.add(section.error("pilot", section.data["pilot"], "true"))
+    elif kind == "python":
+        target = attempt(problems, section.string, "python")
+        if isinstance(target, str) and not _is_factory(target):
+            problems.add(section.error("python", target, '"package.module:factory"'))
+    else:
+        argv = section.raw("command")
+        if not (isinstance(argv, list) and argv and all(isinstance(a, str) and a for a in argv)):
+            problems.add(section.error("command", argv, "a list of strings: the program and "
+                                       "its arguments"))  # fmt: skip
+        else:
+            target = tuple(argv)
+    protocol = attempt(problems, section.string, "protocol", "iec", choices=PROTOCOLS)
+    device = attempt(problems, section.string, "device", None) if section.has("device") else None
+    rate = attempt(problems, section.number, "rate_hz", 10.0, lo=0.1, hi=100.0, unit="Hz")
+    reference = attempt(problems, section.boolean, "heading_reference", True)
+    scale = None
+    if section.has("time_scale"):
+        scale = attempt(problems, section.number, "time_scale", positive=True, hi=100.0)
+    stop_timeout = attempt(problems, section.number, "stop_timeout_s", 5.0, positive=True,
+                                    hi=600.0, unit="seconds")  # fmt: skip
+    options_table = section.table("options")
+    options = dict(options_table.data) if options_table is not None else {}
+    attempt(problems, section.finish)
+    if bench is not None and not problems.errors:
+        names = [d.name for d in bench.devices if d.model in COMMAND_MODELS]
+        if device is None and len(names) != 1:
+            problems.add(section.error("device", None, "the command device the controller talks "
+                                       f"to: one of {', '.join(names)}" if names else
+                                       "a bench with a command device ([[device]] of type "
+                                       "jet-controller or thruster-controller)"))  # fmt: skip
+        elif device is not None and device not in names:
+            problems.add(section.error("device", device, "a command device of the bench: "
+                                       + (", ".join(names) or "it has none")))  # fmt: skip
+        elif device is None:
+            device = names[0]
+    problems.raise_any()
+    return ControllerSpec(kind, target, protocol, device, rate, reference, options, scale,
+                          stop_timeout)  # fmt: skip
+
+
+def _pick_value(section: Section, given: list[str]) -> Any:
+    return section.data.get(given[1]) if len(given) > 1 else None
+
+
+def _is_factory(text: str) -> bool:
+    module, _, name = text.partition(":")
+    return bool(module and name) and all(p.isidentifier() for p in [*module.split("."), name])
+
+
+def _criteria(root: Section, origin: Origin) -> Criteria:
+    section = root.table("criteria")
+    if section is None:
+        return Criteria()
+    problems = Problems()
+
+    def maybe(key: str, **limits: Any) -> float | None:
+        if not section.has(key):
+            return None
+        return attempt(problems, section.number, key, **limits)
+
+    out = Criteria(
+        min_cpa_m=maybe("min_cpa_m", lo=0.0, unit="m"),
+        xte_rms_m=maybe("xte_rms_m", positive=True, unit="m"),
+        xte_max_m=maybe("xte_max_m", positive=True, unit="m"),
+        all_waypoints=attempt(problems, section.boolean, "all_waypoints", False, default=False),
+        complete_within_s=maybe("complete_within_s", positive=True, unit="seconds"),
+        geofence=attempt(problems, _geofence, section, origin),
+        max_roll_deg=maybe("max_roll_deg", positive=True, hi=90.0, unit="degrees"),
+        no_watchdog_trip=attempt(
+            problems, section.boolean, "no_watchdog_trip", False, default=False
+        ),  # fmt: skip
+        min_command_rate_hz=maybe("min_command_rate_hz", positive=True, unit="Hz"),
+        max_command_age_s=maybe("max_command_age_s", positive=True, unit="seconds"),
+        no_divergence=attempt(problems, section.boolean, "no_divergence", True, default=True),
+    )
+    attempt(problems, section.finish)
+    problems.raise_any()
+    return out
+
+
+def _geofence(section: Section, origin: Origin) -> tuple[tuple[float, float], ...] | None:
+    """A polygon of at least 3 vertices: tables of north/east [m] or latitude/longitude."""
+    if not section.has("geofence"):
+        return None
+    raw = section.raw("geofence")
+    expected = ("a list of at least 3 vertices, each a table with north and east [m] or "
+                "latitude and longitude [deg]")  # fmt: skip
+    if not isinstance(raw, list) or len(raw) < 3:
+        raise section.error("geofence", raw, expected)
+    out = []
+    for i, item in enumerate(raw):
+        vertex = Section(item, section.file, section.key(f"geofence[{i}]"),
+                         section.position("geofence"))  # fmt: skip
+        north, east = position_of(vertex, origin, "a geofence vertex")
+        vertex.finish()
+        out.append((north, east))
+    area = 0.5 * sum(a[0] * b[1] - b[0] * a[1] for a, b in zip(out, out[1:] + out[:1], strict=True))
+    if math.isclose(area, 0.0, abs_tol=1.0):
+        raise section.error("geofence", raw, expected + ", enclosing an area")
+    return tuple(out)

@@ -1,0 +1,170 @@
+"""One scenario run in one process, in lockstep: the simulation, the bench's devices and the
+controller under test, stepped as fast as the machine goes, on simulated time only.
+
+Each tick does what the daemon's tick does (hild/daemon.py), in the same order, with the
+simulated time where the daemon reads its clock: apply the control queue (the watchdogs
+polled at the tick's time), step the simulation, let each device whose epoch has come sample
+the truth. The sentences go to the controller instead of to ports, and its answers go
+through the command device (decoded, leased, refused) onto the control queue, applied
+before the next step: a command sent in answer to an epoch acts one tick later, as on a
+bench where it arrives between two ticks. Same scenario, same seed: the same run, bit for bit.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+from hild.bench import Bench
+from hild.bus.arbiter import Arbiter
+from hild.bus.device import CommandDevice
+from hild.control import ActuatorCommand, ControlQueue
+from hild.daemon import initial_simulation
+from hild.device_runtime import DeviceRuntime
+from hild.scenario.controller import (
+    Controller,
+    ControllerContext,
+    ControllerWaypoint,
+    PilotController,
+    make_controller,
+)
+from hild.scenario.file import Scenario
+from hild.scenario.track import RunResult, RunTrack, approaches
+from hild.sensors.factory import build_device
+from hild.sensors.truth import Truth
+from hild.transport.base import Inbound
+
+STATE_CHECK_S = 1.0  # as the daemon: a diverged state is looked for once per simulated second
+CONTROLLER_PORT = "scenario:controller"  # the port name a lockstep controller's lines carry
+TRACK_COLUMNS = ("t", "north", "east", "down", "roll")  # a run's track, one row per tick
+
+
+def controller_context(scenario: Scenario) -> ControllerContext:
+    bench, spec = scenario.bench, scenario.controller
+    waypoints = []
+    for w in scenario.mission.waypoints:
+        lat, lon, _ = bench.origin.to_geodetic(w.north, w.east, 0.0)
+        waypoints.append(ControllerWaypoint(lat, lon, w.north, w.east, w.speed))
+    return ControllerContext(
+        profile=bench.profile, vessel=bench.vessel, protocol=spec.protocol,
+        origin=bench.origin, waypoints=tuple(waypoints),
+        acceptance_m=scenario.mission.acceptance_m, laps=scenario.mission.laps,
+        rate_hz=spec.rate_hz, heading_reference=spec.heading_reference,
+        options=dict(spec.options),
+    )  # fmt: skip
+
+
+def build_controller(scenario: Scenario) -> Controller:
+    spec = scenario.controller
+    context = controller_context(scenario)
+    if spec.kind == "pilot":
+        return PilotController(context)
+    if spec.kind == "python":
+        assert isinstance(spec.target, str)
+        return make_controller(spec.target, context)
+    raise ValueError(f"a {spec.kind} controller does not run in lockstep (hild.scenario.external)")
+
+
+class LockstepRun:
+    """The loop's parts without its clock or ports (a ``ControlTarget`` for the records)."""
+
+    def __init__(self, scenario: Scenario, keep_track: bool = False):
+        self.scenario = scenario
+        bench: Bench = scenario.bench
+        self.bench = bench
+        self.dt = 1.0 / bench.rate_hz
+        self.sim = initial_simulation(bench, scenario.duration_s)
+        self.queue = ControlQueue()
+        self.arbiter = Arbiter(bench.vessel.actuators, self.sim.act_cmd, self.sim.act_state)
+        self.devices: list[DeviceRuntime] = []
+        self.command_devices: list[CommandDevice] = []
+        self.target: CommandDevice | None = None
+        for config in bench.devices:
+            device = build_device(config, bench.seed, bench.origin, bench.vessel)
+            if isinstance(device, CommandDevice):
+                self.command_devices.append(device)
+                if config.name == scenario.controller.device:
+                    self.target = device
+            self.devices.append(DeviceRuntime(device, [], 1.0 / config.rate_hz))
+        assert bench.start_time is not None  # a scenario's bench always has a fixed start
+        self.start_utc = bench.start_time
+        self.controller = build_controller(scenario)
+        self.track = RunTrack(scenario, self.dt)
+        self.keep_track = keep_track
+        self.ended = "duration"
+
+    def run(self) -> RunResult:
+        started = time.perf_counter()
+        scenario, sim = self.scenario, self.sim
+        last_k = len(self.track.rows) - 1
+        check_every = max(1, round(STATE_CHECK_S / self.dt))
+        step_every = 1.0 / scenario.controller.rate_hz
+        next_step = 0.0
+        self.track.record(0.0, sim.x)
+        lines = self._emit(0.0)
+        k = 0
+        while True:
+            t = k * self.dt
+            if lines or t + 1e-9 >= next_step:
+                self._command(t, self.controller.step(t, lines))
+                next_step = t + step_every
+            if k >= last_k:
+                break
+            self._apply(t)
+            sim.tick()
+            k += 1
+            t = k * self.dt
+            self.track.record(t, sim.x)
+            lines = self._emit(t)
+            if k % check_every == 0 and sim.state_problem():
+                self.ended = "diverged"
+                break
+            if scenario.stop_when_complete and self.track.walk.complete:
+                self.ended = "completed"
+                break
+        return self._result(time.perf_counter() - started)
+
+    # --- a tick's parts ---------------------------------------------------------------------
+    def _apply(self, t: float) -> None:
+        for device in self.command_devices:
+            device.poll(t, self.queue.put)
+        if not self.queue:
+            return
+        for record in self.queue.drain():
+            record.apply(self)
+            if isinstance(record, ActuatorCommand):
+                self.track.command_at(t)
+
+    def _emit(self, t: float) -> list[bytes]:
+        truth = None
+        out: list[bytes] = []
+        for rt in self.devices:
+            if t + 1e-9 < rt.next_due_s:
+                continue
+            rt.next_due_s += rt.period_s
+            truth = truth or Truth.of(self.sim, t, self.start_utc + timedelta(seconds=t))
+            for line in rt.device.sample(truth):
+                out.append(line.rstrip(b"\r\n"))
+        return out
+
+    def _command(self, t: float, lines) -> None:
+        target = self.target
+        if target is None or not lines:
+            return
+        for line in lines:
+            record = target.receive(Inbound(bytes(line).rstrip(b"\r\n"), CONTROLLER_PORT, None, t))
+            if record is not None:
+                self.queue.put(record)
+
+    # --- the end ----------------------------------------------------------------------------
+    def _result(self, wall_s: float) -> RunResult:
+        summary = getattr(self.controller, "summary", None)
+        trips = sum(d.watchdog.trips for d in self.command_devices)
+        return self.track.result(self.ended, approaches(self.sim.traffic), trips,
+                                 summary() if callable(summary) else {}, wall_s,
+                                 self.keep_track)  # fmt: skip
+
+
+def run_lockstep(scenario: Scenario, keep_track: bool = False) -> RunResult:
+    """Run the scenario once in this process, its controller in lockstep."""
+    return LockstepRun(scenario, keep_track).run()
