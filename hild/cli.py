@@ -1,4 +1,5 @@
-"""The `hild` command line: `hild run`, `hild check`, `hild sim` and `hild pilot`."""
+"""The `hild` command line: `hild run`, `hild check`, `hild sim`, `hild pilot`, `hild scenario`
+and `hild sweep`, and the commands on recordings."""
 
 from __future__ import annotations
 
@@ -142,6 +143,92 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pilot_options.add_arguments(pilot)
 
+    scenario = sub.add_parser(
+        "scenario",
+        help="run a scenario: a bench, a mission and a controller under test, with a verdict",
+        description="Scenarios (hild show scenario): a bench, a mission, the controller under "
+        "test (hild's pilot or a Python controller in lockstep, or an external program on the "
+        "run's ports) and criteria; the verdict passes only if every criterion holds. Exit 0 "
+        "pass, 1 fail, 2 bad input.",
+    )
+    scenario_sub = scenario.add_subparsers(dest="scenario_command", required=True)
+    scenario_run = scenario_sub.add_parser(
+        "run", help="run a scenario once and judge it",
+        description="Run a scenario once and print its verdict: each criterion, its value "
+        "against its threshold, by how much and when it failed. Exit 0 pass, 1 fail, 2 bad "
+        "input. Built-in scenarios: see hild show scenario.",
+    )  # fmt: skip
+    scenario_run.add_argument("scenario", help="scenario file, or a built-in scenario name")
+    scenario_run.add_argument("--seed", type=SEED, help="the run's seed (the bench's seed)")
+    scenario_run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                              help="set a value by its key path, as a sweep does, e.g. "
+                              "weather.wind.speed=12 (a TOML value; repeatable)")  # fmt: skip
+    scenario_run.add_argument(
+        "--junit",
+        metavar="FILE.xml",
+        type=Path,
+        help="write the verdict as a JUnit XML report (for CI)",
+    )
+    scenario_run.add_argument("--report", metavar="FILE.png", type=Path,
+                              help="write a one-page report: the track with the mission, "
+                              "targets and closest approaches, and the criteria")  # fmt: skip
+    scenario_run.add_argument(
+        "--record",
+        metavar="FILE.mcap",
+        type=_record_file,
+        help="record the run as hild run --record does",
+    )
+    scenario_run.add_argument(
+        "--json", action="store_true", help="print the result as one JSON line instead of a table"
+    )
+
+    sweep = sub.add_parser(
+        "sweep",
+        help="run a scenario many times over a [sweep] of parameters, on Dask",
+        description="Run a scenario's [sweep]: grids, lists or random samples of seeds and of "
+        "any weather, traffic, mission or device value, on a local Dask cluster sized to the "
+        "machine or on an existing one (--scheduler). Results stream into one Parquet table "
+        "(a row per run); exit 0 if every run passed, 1 if any failed, 2 on bad input.",
+    )
+    sweep.add_argument("scenario", help="scenario file with a [sweep] table, or a built-in name")
+    sweep.add_argument("--scheduler", metavar="ADDRESS",
+                       help="an existing Dask scheduler, e.g. tcp://HOST:8786 (default: "
+                       "$DASK_SCHEDULER_ADDRESS, else a local cluster)")  # fmt: skip
+    sweep.add_argument(
+        "--workers",
+        type=RUNS,
+        metavar="N",
+        help="local cluster: N worker processes (default: one per core)",
+    )
+    sweep.add_argument(
+        "--out",
+        type=Path,
+        metavar="FILE.parquet",
+        help="the results table (default: the sweep's name.parquet)",
+    )
+    sweep.add_argument("--resume", action="store_true",
+                       help="continue an interrupted sweep: runs already in --out are not run "
+                       "again")  # fmt: skip
+    sweep.add_argument(
+        "--runs",
+        type=RUNS,
+        metavar="N",
+        help="run only the first N runs of the sweep (a quick look)",
+    )
+    sweep.add_argument(
+        "--junit",
+        metavar="FILE.xml",
+        type=Path,
+        help="write every run's verdict as a JUnit XML report (for CI)",
+    )
+    sweep.add_argument(
+        "--plots",
+        metavar="DIR",
+        type=Path,
+        help="write plots of the metrics against the parameters here",
+    )
+    sweep.add_argument("--no-progress", action="store_true", help="no progress bar")
+
     inspect = sub.add_parser(
         "inspect", help="what a recording holds and how it was made",
         description="Print how a recording was made (bench, profile, weather, command line), "
@@ -237,6 +324,8 @@ def build_parser() -> argparse.ArgumentParser:
         show,
         sim,
         pilot,
+        scenario_run,
+        sweep,
         inspect,
         recover,
         plot,
@@ -385,6 +474,14 @@ def main(argv: list[str] | None = None) -> int:
             return show(args.kind, args.name)
         if args.command == "pilot":
             return pilot_options.run_from_args(args)
+        if args.command == "scenario":
+            from hild.scenario.command import run_scenario_command
+
+            return run_scenario_command(args)
+        if args.command == "sweep":
+            from hild.sweep.command import run_sweep_command
+
+            return run_sweep_command(args)
         if args.command in ("inspect", "recover", "plot", "replay"):
             from hild.record.commands import run_record_command
 
