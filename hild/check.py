@@ -12,7 +12,13 @@ from hild.transport.url import parse_port_url
 
 
 def check_bench(name_or_path: str | None) -> int:
-    """Validate a bench and print what it would run; errors raise BenchError."""
+    """Validate a bench (or a scenario) and print what it would run; errors raise
+    BenchError (ScenarioError)."""
+    from hild.scenario.check import check_scenario, is_scenario
+
+    if is_scenario(name_or_path):
+        assert name_or_path is not None
+        return check_scenario(name_or_path)
     bench = load_bench(name_or_path)
     out = sys.stdout
     out.write(f"{bench.file}: OK: {bench.profile} in {bench.weather.preset} weather, "

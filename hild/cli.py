@@ -315,7 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
         "weather), or every kind and where an install keeps them (hild show).",
     )  # fmt: skip
     show.add_argument("kind", nargs="?", choices=("bench", "profile", "weather", "traffic",
-                                                  "device", "systemd"))  # fmt: skip
+                                                  "scenario", "device", "systemd"))  # fmt: skip
     show.add_argument("name", nargs="?", help="a built-in name (a unit's file name for systemd)")
 
     for command in (

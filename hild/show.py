@@ -8,7 +8,7 @@ import sys
 
 from hild.builtin import builtin_candidates, builtin_folder
 from hild.config import ConfigError, FileKind
-from hild.profiles import BENCHES
+from hild.profiles import BENCHES, SCENARIOS
 from hild.profiles.vessel import PROFILES
 from hild.profiles.weather import PRESETS
 from hild.sensors.catalog import DEVICE_TYPES
@@ -18,7 +18,7 @@ from hild.traffic.read import TRAFFIC
 UNITS = FileKind("systemd unit", "name", builtin_folder("systemd"),
                  searched=builtin_candidates("systemd"), suffix="")  # fmt: skip
 KINDS = {"bench": BENCHES, "profile": PROFILES, "weather": PRESETS, "traffic": TRAFFIC,
-         "device": DEVICE_TYPES, "systemd": UNITS}  # fmt: skip
+         "scenario": SCENARIOS, "device": DEVICE_TYPES, "systemd": UNITS}  # fmt: skip
 
 
 def show(kind: str | None, name: str | None) -> int:

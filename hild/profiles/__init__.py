@@ -8,3 +8,8 @@ BENCH_DIR = builtin_folder("profiles/bench")  # the built-in benches
 BENCHES = FileKind(
     "bench", "name", BENCH_DIR, builtin="bench", searched=builtin_candidates("profiles/bench")
 )
+SCENARIO_DIR = builtin_folder("profiles/scenarios")  # the built-in scenarios
+SCENARIOS = FileKind(
+    "scenario", "name", SCENARIO_DIR, env_var="HILD_SCENARIO_PATH", builtin="scenario",
+    searched=builtin_candidates("profiles/scenarios"),
+)  # fmt: skip

@@ -88,8 +88,10 @@ def sample(writer: RecordWriter, truth, origin, specs, force, environment) -> No
 class Recorder(TickObserver):
     """Records a daemon run to MCAP (and its sentences to a Signal K log) while it runs."""
 
-    def __init__(self, config: RecordConfig):
+    def __init__(self, config: RecordConfig, lossless: bool = False):
+        """``lossless``: wait for the writer rather than drop (a run on no clock: lockstep)."""
         self.config = config
+        self.lossless = lossless
         self.writer: RecordWriter | None = None
         self._daemon: RunningDaemon | None = None
         self._every = 1
@@ -111,7 +113,7 @@ class Recorder(TickObserver):
         )  # fmt: skip
         metadata[channels.PORTS] = {d.name: json.dumps(list(d.ports)) for d in bench.devices}
         path = self.file_for(bench.name, bench.start_time)
-        self.writer = RecordWriter(path, metadata, self.config.nmea_log)
+        self.writer = RecordWriter(path, metadata, self.config.nmea_log, self.lossless)
         try:
             await asyncio.to_thread(self.writer.start)  # opens files: not on the loop's thread
         except OSError as e:

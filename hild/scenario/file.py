@@ -18,24 +18,19 @@ from pathlib import Path
 from typing import Any
 
 from hild.bench import Bench, BenchError, bench_from_document, resolve_bench
-from hild.builtin import builtin_candidates, builtin_folder
 from hild.bus.models import COMMAND_MODELS
 from hild.config import (
     ConfigError,
-    FileKind,
     MultipleConfigError,
     Problems,
     Section,
     load_toml,
 )
 from hild.pilot.wire import PROTOCOLS
+from hild.profiles import SCENARIOS
 from hild.sensors.geodesy import Origin
 from hild.traffic.read import position_of, speed_of
 
-SCENARIOS = FileKind(
-    "scenario", "name", builtin_folder("profiles/scenarios"), env_var="HILD_SCENARIO_PATH",
-    builtin="scenario", searched=builtin_candidates("profiles/scenarios"),
-)  # fmt: skip
 SCENARIO_TABLES = ("scenario", "mission", "controller", "criteria", "sweep")
 # A scenario repeats exactly only on a fixed clock: a bench on the wall clock starts here.
 DEFAULT_START_TIME = "2026-06-01T12:00:00Z"

@@ -12,15 +12,19 @@ bench where it arrives between two ticks. Same scenario, same seed: the same run
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import Sequence
 from datetime import timedelta
 
 from hild.bench import Bench
 from hild.bus.arbiter import Arbiter
 from hild.bus.device import CommandDevice
+from hild.clock import JitterStats
 from hild.control import ActuatorCommand, ControlQueue
 from hild.daemon import initial_simulation
 from hild.device_runtime import DeviceRuntime
+from hild.observers import TickObserver
 from hild.scenario.controller import (
     Controller,
     ControllerContext,
@@ -68,7 +72,12 @@ def build_controller(scenario: Scenario) -> Controller:
 class LockstepRun:
     """The loop's parts without its clock or ports (a ``ControlTarget`` for the records)."""
 
-    def __init__(self, scenario: Scenario, keep_track: bool = False):
+    def __init__(
+        self,
+        scenario: Scenario,
+        keep_track: bool = False,
+        observers: Sequence[TickObserver] = (),
+    ):
         self.scenario = scenario
         bench: Bench = scenario.bench
         self.bench = bench
@@ -92,6 +101,19 @@ class LockstepRun:
         self.track = RunTrack(scenario, self.dt)
         self.keep_track = keep_track
         self.ended = "duration"
+        # what a tick observer may see of a run (hild.observers.RunningDaemon): no clock, no
+        # ports; a recorder or a plot follows a lockstep run as it follows the daemon
+        self.observers: list[TickObserver] = list(observers)
+        self.duration = scenario.duration_s
+        self.tick_period_s = self.dt
+        self.ports: dict = {}
+        self.dispatcher = None
+        self.jitter = JitterStats()
+        self.late_s = 0.0
+        self.stop_reason = "duration"
+
+    def truth(self, t: float) -> Truth:
+        return Truth.of(self.sim, t, self.start_utc + timedelta(seconds=t))
 
     def run(self) -> RunResult:
         started = time.perf_counter()
@@ -116,12 +138,15 @@ class LockstepRun:
             t = k * self.dt
             self.track.record(t, sim.x)
             lines = self._emit(t)
+            for observer in self.observers:
+                observer.on_tick(self, t)
             if k % check_every == 0 and sim.state_problem():
                 self.ended = "diverged"
                 break
             if scenario.stop_when_complete and self.track.walk.complete:
                 self.ended = "completed"
                 break
+        self.stop_reason = self.ended
         return self._result(time.perf_counter() - started)
 
     # --- a tick's parts ---------------------------------------------------------------------
@@ -134,6 +159,9 @@ class LockstepRun:
             record.apply(self)
             if isinstance(record, ActuatorCommand):
                 self.track.command_at(t)
+            else:
+                for observer in self.observers:
+                    observer.on_control(self, record)
 
     def _emit(self, t: float) -> list[bytes]:
         truth = None
@@ -142,9 +170,13 @@ class LockstepRun:
             if t + 1e-9 < rt.next_due_s:
                 continue
             rt.next_due_s += rt.period_s
-            truth = truth or Truth.of(self.sim, t, self.start_utc + timedelta(seconds=t))
-            for line in rt.device.sample(truth):
+            truth = truth or self.truth(t)
+            lines = rt.device.sample(truth)
+            for line in lines:
                 out.append(line.rstrip(b"\r\n"))
+            if lines:
+                for observer in self.observers:
+                    observer.on_sentences(rt.device.config.name, lines)
         return out
 
     def _command(self, t: float, lines) -> None:
@@ -152,9 +184,13 @@ class LockstepRun:
         if target is None or not lines:
             return
         for line in lines:
-            record = target.receive(Inbound(bytes(line).rstrip(b"\r\n"), CONTROLLER_PORT, None, t))
+            inbound = Inbound(bytes(line).rstrip(b"\r\n"), CONTROLLER_PORT, None, t)
+            record = target.receive(inbound)
             if record is not None:
                 self.queue.put(record)
+            for observer in self.observers:
+                command = record if isinstance(record, ActuatorCommand) else None
+                observer.on_received(target.config.name, inbound, command, target.last_rejection)
 
     # --- the end ----------------------------------------------------------------------------
     def _result(self, wall_s: float) -> RunResult:
@@ -165,6 +201,22 @@ class LockstepRun:
                                  self.keep_track)  # fmt: skip
 
 
-def run_lockstep(scenario: Scenario, keep_track: bool = False) -> RunResult:
-    """Run the scenario once in this process, its controller in lockstep."""
-    return LockstepRun(scenario, keep_track).run()
+def run_lockstep(
+    scenario: Scenario, keep_track: bool = False, observers: Sequence[TickObserver] = ()
+) -> RunResult:
+    """Run the scenario once in this process, its controller in lockstep; ``observers`` (tick
+    observers: a recorder, say) are started before and stopped after."""
+    run = LockstepRun(scenario, keep_track, observers)
+    if not observers:
+        return run.run()
+    return asyncio.run(_observed(run))
+
+
+async def _observed(run: LockstepRun) -> RunResult:
+    for observer in run.observers:
+        await observer.start(run)
+    try:
+        return run.run()
+    finally:
+        for observer in run.observers:
+            await observer.stop(run)

@@ -1,0 +1,48 @@
+"""`hild check` for a scenario file: its own tables, its bench's, and its sweep's."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from hild.config import ConfigError, load_toml
+from hild.profiles import BENCHES, SCENARIOS
+from hild.scenario.file import load_scenario
+
+
+def is_scenario(name_or_path: str | None) -> bool:
+    """A file with a [scenario] table, or a name that is a scenario's and not a bench's."""
+    if name_or_path is None:
+        return False
+    candidate = Path(name_or_path)
+    if candidate.suffix == ".toml" or "/" in name_or_path:
+        try:
+            return "scenario" in load_toml(candidate)
+        except ConfigError:
+            return False  # the bench's check says what is wrong with the file
+    if BENCHES.builtin_path(name_or_path).is_file():
+        return False
+    return SCENARIOS.builtin_path(name_or_path).is_file() or any(
+        (folder / f"{name_or_path}.toml").is_file() for folder in SCENARIOS.folders()
+    )
+
+
+def check_scenario(name_or_path: str) -> int:
+    """Validate a scenario (and its sweep) and say what it would run; errors raise."""
+    scenario = load_scenario(name_or_path)
+    bench, mission, spec = scenario.bench, scenario.mission, scenario.controller
+    criteria = [name for name, value in vars(scenario.criteria).items()
+                if value not in (None, False)]  # fmt: skip
+    controller = {"pilot": "hild's pilot in lockstep", "python": f"{spec.target} in lockstep",
+                  "command": f"the program {' '.join(spec.target or ())!r}"}[spec.kind]  # fmt: skip
+    out = sys.stdout
+    out.write(f"{scenario.file}: OK: scenario '{scenario.name}': {bench.profile} in "
+              f"{bench.weather.preset} weather, {len(bench.traffic)} target(s), "
+              f"{len(mission.waypoints)} waypoint(s) x {mission.laps} lap(s), "
+              f"{scenario.duration_s:g} s; controller: {controller} by {spec.protocol} to "
+              f"{spec.device}; criteria: {', '.join(criteria) or 'none'}\n")  # fmt: skip
+    if "sweep" in scenario.document:
+        from hild.sweep.plan import describe_plan
+
+        out.write(f"  sweep: {describe_plan(scenario)}\n")
+    return 0

@@ -1,0 +1,102 @@
+"""`hild scenario run`: one run of a scenario, its verdict, and the reports asked for.
+
+Exit status: 0 when every criterion holds, 1 when one fails, 2 for bad input (raised as a
+ConfigError and reported by hild/cli.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hild.config import ConfigError
+from hild.log import configure_logging, write_or_drop
+from hild.observers import TickObserver
+from hild.record.config import RecordConfig
+from hild.record.observer import Recorder
+from hild.scenario.file import Scenario, ScenarioError, load_scenario
+from hild.scenario.report import junit_xml, report_page, result_json, verdict_text
+from hild.scenario.runs import run_scenario
+
+TARGET_SAMPLE_S = 1.0  # the report's target tracks: a point a second
+
+
+def parse_settings(texts: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs, each VALUE a TOML value (a bare word is taken as a string)."""
+    out: dict[str, Any] = {}
+    for text in texts:
+        key, sep, value = text.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError("--set", "", text, "KEY=VALUE, e.g. weather.wind.speed=12")
+        try:
+            parsed = tomllib.loads(f"v = {value.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            parsed = value.strip()
+        out[key.strip()] = parsed
+    return out
+
+
+def scenario_for(name_or_path: str, seed: int | None, settings: dict[str, Any]) -> Scenario:
+    scenario = load_scenario(name_or_path)
+    values = dict(settings)
+    if seed is not None:
+        values["bench.seed"] = seed
+    return scenario.with_values(values) if values else scenario
+
+
+class TargetTracks(TickObserver):
+    """Each traffic target's position once a second, for the report's page."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list[tuple[float, float, float]]] = {}
+        self._due = 0.0
+
+    def on_tick(self, daemon, t: float) -> None:
+        traffic = daemon.sim.traffic
+        if traffic is None or t + 1e-9 < self._due:
+            return
+        self._due += TARGET_SAMPLE_S
+        view = traffic.view()
+        for target, row in zip(view.targets, view.state, strict=True):
+            self.rows.setdefault(target.name, []).append((t, float(row[0]), float(row[1])))
+
+    def arrays(self) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        out = {}
+        for name, rows in self.rows.items():
+            a = np.array(rows)
+            out[name] = (a[:, 0], a[:, 1], a[:, 2])
+        return out
+
+
+def run_scenario_command(args: argparse.Namespace) -> int:
+    configure_logging(level="warning")  # the verdict on stdout; only trouble on stderr
+    scenario = scenario_for(args.scenario, args.seed, parse_settings(args.set))
+    observers: list[TickObserver] = []
+    tracks = None
+    if args.report is not None:
+        tracks = TargetTracks()
+        observers.append(tracks)
+    if args.record is not None:
+        if scenario.controller.kind == "command":
+            raise ScenarioError([ConfigError("--record", "", args.record, "a scenario whose "
+                                             "controller runs in lockstep (pilot or python): "
+                                             "record an external controller's run with the "
+                                             "bench's [record] table")])  # fmt: skip
+        config = RecordConfig.for_file(Path(args.record), scenario.bench.rate_hz)
+        observers.append(Recorder(config, lossless=True))
+    result = run_scenario(scenario, keep_track=args.report is not None, observers=observers)
+    if args.json:
+        write_or_drop(sys.stdout, result_json(scenario, result) + "\n")
+    else:
+        write_or_drop(sys.stdout, verdict_text(scenario, result) + "\n")
+    if args.junit is not None:
+        junit_xml(f"hild.scenario.{scenario.name}", [(f"{scenario.name} seed {result.seed}",
+                                                      result)], args.junit)  # fmt: skip
+    if args.report is not None:
+        report_page(scenario, result, tracks.arrays() if tracks else {}, args.report)
+    return 0 if result.passed else 1

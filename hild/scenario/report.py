@@ -1,0 +1,173 @@
+"""A run's verdict for people and for CI: a text table, a JSON object, JUnit XML, a PNG page.
+
+matplotlib is imported only for the page (the Agg canvas of a Figure: no display, no global
+state), so a sweep's workers and `hild scenario run` without --report never pay for it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from pathlib import Path
+
+from hild import __version__
+from hild.scenario.file import Scenario
+from hild.scenario.track import RunResult
+
+DPI = 110
+
+
+def verdict_text(scenario: Scenario, result: RunResult) -> str:
+    """The verdict and every criterion, one line each, the failed ones marked."""
+    head = "PASS" if result.passed else "FAIL"
+    failed = len(result.failed)
+    lines = [
+        f"{head}  scenario '{scenario.name}' seed {result.seed}: {result.ended} at "
+        f"t={result.duration_s:.1f} s, {len(result.criteria) - failed} of "
+        f"{len(result.criteria)} criteria hold" + (f", {failed} failed" if failed else ""),
+    ]
+    lines.extend(f"  {c.sentence()}" for c in result.criteria)
+    reached = ", ".join(f"WP{i}" + (f" lap {lap}" if scenario.mission.laps > 1 else "")
+                        + f" at {t:.1f} s" for i, lap, t in result.reached)  # fmt: skip
+    lines.append(f"  waypoints reached: {reached or 'none'}")
+    for name, a in result.traffic.items():
+        lines.append(f"  traffic {name} (MMSI {a['mmsi']}): closest {a['min_range_m']:.1f} m "
+                     f"at t={a['at_s']:.1f} s")  # fmt: skip
+    lines.append(
+        f"  ran in {result.wall_s:.2f} s "
+        f"({result.duration_s / max(result.wall_s, 1e-9):.0f} times real time)"
+    )
+    return "\n".join(lines)
+
+
+def _number(value: float) -> float | None:
+    return None if math.isnan(value) or math.isinf(value) else value
+
+
+def result_dict(scenario: Scenario, result: RunResult) -> dict:
+    """The result as plain JSON values (NaN and infinities as null)."""
+    return {
+        "scenario": scenario.name,
+        "file": scenario.file,
+        "seed": result.seed,
+        "passed": result.passed,
+        "ended": result.ended,
+        "duration_s": result.duration_s,
+        "metrics": {k: _number(v) for k, v in result.metrics.items()},
+        "criteria": [
+            {
+                "name": c.name,
+                "threshold": c.threshold,
+                "value": _number(c.value),
+                "passed": c.passed,
+                "by": None if c.passed else _number(c.by),
+                "at_s": c.at_s,
+                "unit": c.unit,
+            }  # fmt: skip
+            for c in result.criteria
+        ],
+        "reached": [{"index": i, "lap": lap, "t": t} for i, lap, t in result.reached],
+        "traffic": result.traffic,
+        "controller": result.controller,
+        "wall_s": round(result.wall_s, 3),
+        "hild_version": __version__,
+    }
+
+
+def result_json(scenario: Scenario, result: RunResult) -> str:
+    return json.dumps(result_dict(scenario, result))
+
+
+def junit_xml(suite: str, cases: Sequence[tuple[str, RunResult]], path: Path) -> None:
+    """One testcase per run (``name``, result), each criterion that failed a <failure>."""
+    root = ET.Element("testsuites")
+    failures = sum(1 for _, r in cases if not r.passed)
+    element = ET.SubElement(root, "testsuite", name=suite, tests=str(len(cases)),
+                            failures=str(failures), errors="0",
+                            time=f"{sum(r.wall_s for _, r in cases):.3f}")  # fmt: skip
+    for name, result in cases:
+        case = ET.SubElement(element, "testcase", classname=suite, name=name,
+                             time=f"{result.wall_s:.3f}")  # fmt: skip
+        if not result.passed:
+            failed = result.failed
+            failure = ET.SubElement(case, "failure", type="criteria",
+                                    message=", ".join(c.name for c in failed))  # fmt: skip
+            failure.text = "\n".join(c.sentence() for c in failed)
+        out = ET.SubElement(case, "system-out")
+        out.text = "\n".join(c.sentence() for c in result.criteria)
+    ET.indent(root)
+    path.write_text(ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n")
+
+
+def report_page(scenario: Scenario, result: RunResult, targets: dict, path: Path) -> None:
+    """One page: the track with the mission, the geofence, the targets and their closest
+    approaches; the criteria table beside it. ``targets``: name -> (t, north, east) arrays."""
+    from matplotlib.figure import Figure
+
+    assert result.track is not None
+    track = result.track
+    fig = Figure(figsize=(13, 7), dpi=DPI, layout="constrained")
+    ax, table_ax = fig.subplots(1, 2, width_ratios=[1.25, 1])
+    mission, criteria = scenario.mission, scenario.criteria
+    ax.plot(track[:, 2], track[:, 1], color="C0", lw=1.6, label=f"{scenario.bench.vessel.name}")
+    ax.plot(track[0, 2], track[0, 1], "o", color="C0")
+    wn = [w.north for w in mission.waypoints]
+    we = [w.east for w in mission.waypoints]
+    ax.plot([track[0, 2], *we], [track[0, 1], *wn], "--", color="0.5", lw=0.8, label="mission")
+    reached = {i for i, _, _ in result.reached}
+    for i, w in enumerate(mission.waypoints):
+        colour = "C2" if i in reached else "C3"
+        ax.add_patch(_circle((w.east, w.north), mission.acceptance_m, colour))
+        ax.annotate(f"WP{i}", (w.east, w.north), xytext=(4, 4), textcoords="offset points",
+                    fontsize=8, color=colour)  # fmt: skip
+    if criteria.geofence is not None:
+        fence = [*criteria.geofence, criteria.geofence[0]]
+        ax.plot([p[1] for p in fence], [p[0] for p in fence], color="C1", lw=1.0,
+                label="geofence")  # fmt: skip
+    for k, (name, (t, north, east)) in enumerate(targets.items()):
+        colour = f"C{4 + k % 6}"
+        ax.plot(east, north, color=colour, lw=1.0, label=name)
+        closest = result.traffic.get(name)
+        if closest is not None and len(t):
+            j = min(range(len(t)), key=lambda i: abs(t[i] - closest["at_s"]))
+            own = min(range(len(track)), key=lambda i: abs(track[i, 0] - closest["at_s"]))
+            ax.plot([east[j], track[own, 2]], [north[j], track[own, 1]], ":", color=colour)
+            ax.annotate(f"{closest['min_range_m']:.0f} m", (east[j], north[j]), fontsize=8,
+                        color=colour)  # fmt: skip
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.set_xlabel("east [m]")
+    ax.set_ylabel("north [m]")
+    ax.grid(True, lw=0.3)
+    ax.legend(loc="best", fontsize=8)
+    verdict = "PASS" if result.passed else "FAIL"
+    ax.set_title(f"{scenario.name}: {verdict} (seed {result.seed}, {result.ended} at "
+                 f"t={result.duration_s:.0f} s)")  # fmt: skip
+    table_ax.axis("off")
+    rows = []
+    for c in result.criteria:
+        value = "none" if math.isnan(c.value) else f"{c.value:.3g}"
+        by = "" if c.passed else f"{c.by:.3g}"
+        when = "" if c.at_s is None else f"{c.at_s:.0f}"
+        rows.append([c.name, value, f"{c.threshold:g} {c.unit}".strip(), by, when,
+                     "pass" if c.passed else "FAIL"])  # fmt: skip
+    if rows:
+        table = table_ax.table(cellText=rows, colLabels=["criterion", "value", "threshold",
+                               "failed by", "t [s]", ""], loc="upper center",
+                                 colWidths=[0.34, 0.13, 0.19, 0.13, 0.1, 0.1])  # fmt: skip
+        table.auto_set_font_size(False)
+        table.set_fontsize(8)
+        table.scale(1.0, 1.4)
+        for i, c in enumerate(result.criteria, start=1):
+            if not c.passed:
+                for j in range(6):
+                    table[i, j].set_facecolor("#f8d0d0")
+    table_ax.set_title(scenario.description or scenario.file, fontsize=9)
+    fig.savefig(path)
+
+
+def _circle(centre: tuple[float, float], radius: float, colour: str):
+    from matplotlib.patches import Circle
+
+    return Circle(centre, radius, fill=False, color=colour, lw=0.8)
