@@ -140,7 +140,8 @@ class MissionWalk:
         self.reached: list[tuple[int, int, float]] = []
         self.k = 0  # the target's place in targets
         self.a: tuple[float, float] | None = None  # the leg's start
-        self.sq, self.n, self.worst, self.worst_t = 0.0, 0, 0.0, None
+        self.sq, self.n, self.worst = 0.0, 0, 0.0
+        self.worst_t: float | None = None
 
     @property
     def complete(self) -> bool:

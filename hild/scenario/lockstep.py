@@ -15,11 +15,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from hild.bench import Bench
 from hild.bus.arbiter import Arbiter
 from hild.bus.device import CommandDevice
+from hild.bus.dispatch import Dispatcher
 from hild.clock import JitterStats
 from hild.control import ActuatorCommand, ControlQueue
 from hild.daemon import initial_simulation
@@ -36,7 +37,7 @@ from hild.scenario.file import Scenario
 from hild.scenario.track import RunResult, RunTrack, approaches
 from hild.sensors.factory import build_device
 from hild.sensors.truth import Truth
-from hild.transport.base import Inbound
+from hild.transport.base import Inbound, Port
 
 STATE_CHECK_S = 1.0  # as the daemon: a diverged state is looked for once per simulated second
 CONTROLLER_PORT = "scenario:controller"  # the port name a lockstep controller's lines carry
@@ -96,7 +97,7 @@ class LockstepRun:
                     self.target = device
             self.devices.append(DeviceRuntime(device, [], 1.0 / config.rate_hz))
         assert bench.start_time is not None  # a scenario's bench always has a fixed start
-        self.start_utc = bench.start_time
+        self.start_utc: datetime | None = bench.start_time
         self.controller = build_controller(scenario)
         self.track = RunTrack(scenario, self.dt)
         self.keep_track = keep_track
@@ -104,15 +105,16 @@ class LockstepRun:
         # what a tick observer may see of a run (hild.observers.RunningDaemon): no clock, no
         # ports; a recorder or a plot follows a lockstep run as it follows the daemon
         self.observers: list[TickObserver] = list(observers)
-        self.duration = scenario.duration_s
+        self.duration: float | None = scenario.duration_s
         self.tick_period_s = self.dt
-        self.ports: dict = {}
-        self.dispatcher = None
+        self.ports: dict[tuple, Port] = {}
+        self.dispatcher = Dispatcher(self.queue)
         self.jitter = JitterStats()
         self.late_s = 0.0
         self.stop_reason = "duration"
 
     def truth(self, t: float) -> Truth:
+        assert self.start_utc is not None
         return Truth.of(self.sim, t, self.start_utc + timedelta(seconds=t))
 
     def run(self) -> RunResult:
