@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
@@ -129,11 +130,15 @@ def report_page(scenario: Scenario, result: RunResult, targets: dict, path: Path
     for k, (name, (t, north, east)) in enumerate(targets.items()):
         colour = f"C{4 + k % 6}"
         ax.plot(east, north, color=colour, lw=1.0, label=name)
+        if len(t):
+            ax.plot(east[0], north[0], "o", color=colour, ms=4)  # where it started
         closest = result.traffic.get(name)
         if closest is not None and len(t):
             j = min(range(len(t)), key=lambda i: abs(t[i] - closest["at_s"]))
             own = min(range(len(track)), key=lambda i: abs(track[i, 0] - closest["at_s"]))
             ax.plot([east[j], track[own, 2]], [north[j], track[own, 1]], ":", color=colour)
+            ax.plot(east[j], north[j], "x", color=colour)
+            ax.plot(track[own, 2], track[own, 1], "x", color="C0")
             ax.annotate(f"{closest['min_range_m']:.0f} m", (east[j], north[j]), fontsize=8,
                         color=colour)  # fmt: skip
     ax.set_aspect("equal", adjustable="datalim")
@@ -163,7 +168,9 @@ def report_page(scenario: Scenario, result: RunResult, targets: dict, path: Path
             if not c.passed:
                 for j in range(6):
                     table[i, j].set_facecolor("#f8d0d0")
-    table_ax.set_title(scenario.description or scenario.file, fontsize=9)
+    about = textwrap.fill(scenario.description or scenario.file, 70)
+    table_ax.text(0.5, 0.02, about, ha="center", va="bottom", fontsize=9,
+                  transform=table_ax.transAxes)  # fmt: skip
     fig.savefig(path)
 
 
