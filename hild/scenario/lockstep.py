@@ -12,12 +12,15 @@ bench where it arrives between two ticks. Same scenario, same seed: the same run
 
 from __future__ import annotations
 
+import math
+import sys
 import time
 from datetime import timedelta
 
 from hild.bench import Bench
 from hild.bus.arbiter import Arbiter
 from hild.bus.device import CommandDevice
+from hild.bus.watchdog import ACTIVE
 from hild.control import ActuatorCommand, ControlQueue
 from hild.daemon import initial_simulation
 from hild.device_runtime import DeviceRuntime
@@ -68,7 +71,7 @@ def build_controller(scenario: Scenario) -> Controller:
 class LockstepRun:
     """The loop's parts without its clock or ports (a ``ControlTarget`` for the records)."""
 
-    def __init__(self, scenario: Scenario, keep_track: bool = False):
+    def __init__(self, scenario: Scenario, keep_track: bool = False, stretches: bool = True):
         self.scenario = scenario
         bench: Bench = scenario.bench
         self.bench = bench
@@ -91,6 +94,7 @@ class LockstepRun:
         self.controller = build_controller(scenario)
         self.track = RunTrack(scenario, self.dt)
         self.keep_track = keep_track
+        self.stretches = stretches  # False: tick by tick (the reference the stretches equal)
         self.ended = "duration"
 
     def run(self) -> RunResult:
@@ -111,10 +115,16 @@ class LockstepRun:
             if k >= last_k:
                 break
             self._apply(t)
-            sim.tick()
-            k += 1
+            n = self._quiet_ticks(k, last_k, next_step, check_every) if self.stretches else 1
+            if n == 1:
+                sim.tick()
+                k += 1
+                self.track.record(k * self.dt, sim.x)
+            else:
+                n = sim.tick_track(n, self.track.rows, k + 1, self._stop_point())
+                self.track.written(n)
+                k += n
             t = k * self.dt
-            self.track.record(t, sim.x)
             lines = self._emit(t)
             if k % check_every == 0 and sim.state_problem():
                 self.ended = "diverged"
@@ -123,6 +133,48 @@ class LockstepRun:
                 self.ended = "completed"
                 break
         return self._result(time.perf_counter() - started)
+
+    # --- the quiet stretches between events --------------------------------------------------
+    def _quiet_ticks(self, k: int, last_k: int, next_step: float, check_every: int) -> int:
+        """How many ticks from tick k to the next at which anything but the step happens (a
+        device's epoch, the controller's step, a watchdog's trip, a state check, the end):
+        every tick in between is ``sim.tick()`` and ``track.record`` alone."""
+        end = min(last_k, (k // check_every + 1) * check_every)
+        end = min(end, self._first_tick(k, next_step))
+        for rt in self.devices:
+            end = min(end, self._first_tick(k, rt.next_due_s))
+        for device in self.command_devices:
+            watchdog = device.watchdog
+            if watchdog.state == ACTIVE:
+                end = min(end, self._first_tick_after(k, watchdog.lease_until))
+        return end - k
+
+    def _first_tick(self, k: int, due: float) -> int:
+        """The first tick after k whose time is due (``t + 1e-9 >= due``, as the loop asks)."""
+        dt = self.dt
+        if due == math.inf:
+            return sys.maxsize
+        j = max(k + 1, math.ceil((due - 1e-9) / dt) - 2)
+        while j * dt + 1e-9 < due:
+            j += 1
+        return j
+
+    def _first_tick_after(self, k: int, limit: float) -> int:
+        """The first tick after k whose time is past ``limit`` (a lease runs out)."""
+        dt = self.dt
+        j = max(k + 1, math.floor(limit / dt) - 2)
+        while not j * dt > limit:
+            j += 1
+        return j
+
+    def _stop_point(self) -> tuple[float, float, float] | None:
+        """Where a stretch must stop to let a run end when its mission is complete: the last
+        target, reached only within its acceptance radius (None: no such end)."""
+        walk = self.track.walk
+        if not self.scenario.stop_when_complete or walk.done:
+            return None
+        _, _, north, east = walk.targets[-1]
+        return north, east, walk.r2
 
     # --- a tick's parts ---------------------------------------------------------------------
     def _apply(self, t: float) -> None:
