@@ -195,8 +195,7 @@ class Simulation:
         if traffic is not None:
             T, TP, WP, n_targets = traffic.T, traffic.P, traffic.WP, traffic.n
         else:
-            T, TP, WP = self._no_targets = getattr(self, "_no_targets", None) or no_targets()
-            n_targets = 0
+            (T, TP, WP), n_targets = no_targets(), 0
         stop_n, stop_e, stop_r2 = stop if stop is not None else (0.0, 0.0, -1.0)
         done = 0
         while done < n:
