@@ -311,3 +311,17 @@ def test_cli_check_and_show_know_scenarios(tmp_path):
     assert {"square-calm", "square-gale", "head-on", "crossing-give-way"} <= set(
         show.stdout.split()
     )
+
+
+def test_an_observed_run_is_the_same_run(tmp_path):
+    """Observers see every tick (no stretches stepped in one call): the run stays the same."""
+    from hild.observers import TickObserver
+    from hild.scenario.command import TargetTracks
+
+    scenario = load_scenario("crossing-stand-on").with_values({"scenario.duration_s": 60.0})
+    plain = run_lockstep(scenario, keep_track=True)
+    tracks = TargetTracks()
+    observed = run_lockstep(scenario, keep_track=True, observers=[TickObserver(), tracks])
+    assert np.array_equal(plain.track, observed.track) and plain.metrics == observed.metrics
+    (rows,) = tracks.arrays().values()
+    assert len(rows[0]) == 61  # a position a second, t = 0 .. 60

@@ -44,6 +44,7 @@ log = structlog.get_logger("hild.bus")
 CHECKSUM_POLICIES = CHECKSUMS
 RANGE_POLICIES = ("clamp", "refuse")
 ANGLE_POLICIES = ("hold", "centre")
+DECODED_KEPT = 64  # the sentences a command device remembers decoded (CommandDevice._decode)
 DEFAULT_NUMBERING = {"1": "starboard", "2": "port"}  # IEC engine/shaft numbers: odd starboard
 # A neutral command (idle, deflector neutral, no thrust for all actuators) in each protocol.
 NEUTRAL_SENTENCES = {
@@ -120,6 +121,7 @@ class CommandDevice:
         self.last_rejection: tuple[str, str] | None = None  # (reason, detail) of the last line
         self.heading_reference: HeadingReference | None = None  # the latest the loop applied
         self._log_rejected = RateLimited(log, "bus.rejected")
+        self._decoded: dict[Sentence, tuple[tuple[Demand, ...], int]] = {}  # see _decode
         self._numbered = sorted((a for a in self.amap.actuators if a.number > 0),
                                 key=lambda a: a.number)  # fmt: skip
 
@@ -195,7 +197,7 @@ class CommandDevice:
             if is_hsc(sentence):  # a reference, not a command: no lease, and taken when latched
                 heading = decode_hsc(sentence)
             else:
-                demands = self._protocol(sentence).decode(sentence, self.amap)
+                demands = self._decode(sentence)
                 if not self.watchdog.admit(inbound.t_rx, self.amap.is_neutral(demands)):
                     raise Rejected("latched", "send a neutral command (idle, deflector 0, "
                                    "no thrust)")  # fmt: skip
@@ -218,6 +220,22 @@ class CommandDevice:
             log.info("bus.watchdog_released", device=self.config.name, port=inbound.port,
                      release=self.watchdog.release)  # fmt: skip
         return ActuatorCommand(self.config.name, inbound.t_rx, demands)
+
+    def _decode(self, sentence: Sentence) -> tuple[Demand, ...]:
+        """The sentence's demands; a sentence decoded before gives the same demands and the
+        same count of clamped values again without decoding (decoding reads only the
+        device's settings)."""
+        known = self._decoded.get(sentence)
+        if known is not None:
+            demands, clamped = known
+            self.amap.clamped += clamped
+            return demands
+        before = self.amap.clamped
+        demands = self._protocol(sentence).decode(sentence, self.amap)
+        if len(self._decoded) >= DECODED_KEPT:
+            self._decoded.clear()
+        self._decoded[sentence] = (demands, self.amap.clamped - before)
+        return demands
 
     def _protocol(self, sentence: Sentence) -> Protocol:
         for p in self.protocols:

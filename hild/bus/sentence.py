@@ -71,7 +71,26 @@ class Sentence:
         return self.address[-3:]
 
 
+PARSED_KEPT = 256  # the latest lines parse_sentence remembers (a controller repeats its own)
+_parsed: dict[tuple[bytes, str | bool], Sentence] = {}
+
+
 def parse_sentence(line: bytes, checksum: str | bool = REQUIRED) -> Sentence:
+    """``checked_sentence``, remembered for the lines seen last: a controller re-sending its
+    command set between fixes sends the same lines many times over."""
+    if type(line) is not bytes:  # (a bytearray or view: not a key)
+        return checked_sentence(line, checksum)
+    key = (line, checksum)
+    sentence = _parsed.get(key)
+    if sentence is None:
+        sentence = checked_sentence(line, checksum)
+        if len(_parsed) >= PARSED_KEPT:
+            _parsed.clear()
+        _parsed[key] = sentence
+    return sentence
+
+
+def checked_sentence(line: bytes, checksum: str | bool = REQUIRED) -> Sentence:
     """Check one received line and split it into address and fields; Rejected if unusable.
 
     ``checksum`` is one of CHECKSUMS (True and False stand for "required" and "optional"):

@@ -182,6 +182,45 @@ class Simulation:
             self.traffic.tick(self._x_before, self.x, self.dt, t_before, self.t)
         self.update_environment()
 
+    def tick_track(self, n: int, rows: np.ndarray, row0: int,
+                   stop: tuple[float, float, float] | None = None) -> int:  # fmt: skip
+        """Up to ``n`` calls of ``tick()`` in compiled calls, the same run bit for bit, writing
+        after each tick the row (t, north, east, down, roll) into ``rows[row0 + i]``. With
+        ``stop`` (north, east, r2), it ends after the first tick ending within sqrt(r2) of
+        that point. Returns the ticks done."""
+        from hild.coupled.ticks import no_targets, ticks
+
+        v, env, traffic = self.vessel, self.environment, self.traffic
+        B, W = self._no_environment if env is None else (env.B, env.W)
+        if traffic is not None:
+            T, TP, WP, n_targets = traffic.T, traffic.P, traffic.WP, traffic.n
+        else:
+            (T, TP, WP), n_targets = no_targets(), 0
+        stop_n, stop_e, stop_r2 = stop if stop is not None else (0.0, 0.0, -1.0)
+        done = 0
+        while done < n:
+            if env is not None:
+                j0, m = env.noise_window(n - done)
+                noise = env.noise
+            else:
+                j0, m, noise = 0, n - done, self._no_noise
+            m = ticks(
+                m, self.steps, self.method, self.x, v.params, v.actuator_params, v.n_act,
+                self.act_state, self.act_cmd, self.env, self._inp, self._tau_act, self.dt,
+                self._work, self._w, B, W, noise, j0, T, TP, WP, n_targets, self._x_before,
+                rows, row0 + done, stop_n, stop_e, stop_r2,
+            )  # fmt: skip
+            if env is not None:
+                env.cursor += m
+            self.steps += m
+            self.t = self.steps * self.dt
+            done += m
+            if traffic is not None:
+                traffic.t = self.t
+            if stop_r2 >= 0.0 and m and _within(rows[row0 + done - 1], stop_n, stop_e, stop_r2):
+                break
+        return done
+
     def advance(self, n_steps: int, record_every: int = 0) -> np.ndarray:
         """Advance n_steps in one compiled loop.
 
@@ -248,3 +287,8 @@ class Simulation:
         """0.5 nu^T M nu [J]."""
         nu = self.x[L.X_NU : L.X_NU + 6]
         return 0.5 * float(nu @ self.vessel.M @ nu)
+
+
+def _within(row: np.ndarray, north: float, east: float, r2: float) -> bool:
+    dn, de = float(row[1]) - north, float(row[2]) - east
+    return dn * dn + de * de <= r2

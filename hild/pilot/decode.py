@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import reduce
+from operator import xor
 
 import pynmea2
 
@@ -150,6 +153,22 @@ def _nvg(msg) -> Reading:
 DECODERS = {"GGA": _gga, "RMC": _rmc, "VTG": _vtg, "HDT": _hdt, "THS": _ths, "NVG": _nvg}
 
 
+# A talker sentence framed as pynmea2 reads one: "$", a two-letter talker that is not the P of
+# a proprietary address, three letters (no query's Q last), its fields, "*" and the checksum.
+_TALKER_SENTENCE = re.compile(r"\$[A-OQ-Z][A-Z]([A-Z]{2}[A-PR-Z]),[^*]*\*([0-9A-F]{2})")
+
+
+def _ignored_talker_sentence(line: str) -> bool:
+    """A well-formed talker sentence of a type no decoder reads (the jets' feedback, ZDA):
+    what pynmea2 parses (or finds no class for) and ``decode`` then ignores, told without
+    parsing it. Anything else is for pynmea2."""
+    match = _TALKER_SENTENCE.fullmatch(line)
+    if match is None or match.group(1) in DECODERS:
+        return False
+    body = line[1 : match.start(2) - 1]
+    return int(match.group(2), 16) == reduce(xor, map(ord, body), 0)
+
+
 class SentenceDecoder:
     """Lines -> readings, with counts of what was used, ignored and malformed."""
 
@@ -167,6 +186,9 @@ class SentenceDecoder:
             self.ignored += 1
             if self.on_encapsulated is not None:
                 self.on_encapsulated(line)
+            return None
+        if _ignored_talker_sentence(line):
+            self.ignored += 1
             return None
         try:
             msg = pynmea2.parse(line, check=True)

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from hild.scenario.file import Criteria, Mission
 
@@ -142,6 +143,8 @@ class MissionWalk:
         self.a: tuple[float, float] | None = None  # the leg's start
         self.sq, self.n, self.worst = 0.0, 0, 0.0
         self.worst_t: float | None = None
+        self._lengths: np.ndarray | None = None  # each leg's, once the start is known
+        self._target_array = np.zeros((0, 2))
 
     @property
     def complete(self) -> bool:
@@ -179,11 +182,97 @@ class MissionWalk:
         if cross > self.worst:
             self.worst, self.worst_t = cross, t
 
+    def feed_rows(self, rows: np.ndarray) -> None:
+        """``feed`` each row (t, north, east, ...) in order, in one compiled call once the
+        first position is in and every leg has a length (else row by row, as ``feed``)."""
+        if self.done or not len(rows):
+            return
+        if self.a is None:
+            self.feed(float(rows[0, 0]), float(rows[0, 1]), float(rows[0, 2]))
+            rows = rows[1:]
+        lengths = self._leg_lengths()
+        if lengths is None:
+            for t, north, east in rows[:, :3].tolist():
+                if self.done:
+                    break
+                self.feed(t, north, east)
+            return
+        state = np.array([self.k, self.sq, self.n, self.worst, _NO_TIME, *self.a])
+        if self.worst_t is not None:
+            state[4] = self.worst_t
+        reached = np.empty((len(self.targets), 2))
+        got = walk_rows(rows, self._target_array, lengths, self.r2, state, reached)
+        for k, t in reached[:got].tolist():
+            index, lap, _, _ = self.targets[int(k)]
+            self.reached.append((index, lap, t))
+        self.k, self.sq, self.n, self.worst = int(state[0]), state[1], int(state[2]), state[3]
+        self.worst_t = None if math.isnan(state[4]) else state[4]
+        self.a = (state[5], state[6])
+
+    def _leg_lengths(self) -> np.ndarray | None:
+        """Each leg's length as ``feed`` works it out (None while a leg has none)."""
+        if self._lengths is None:
+            assert self.a is not None
+            starts = [self.a, *((bn, be) for _, _, bn, be in self.targets[:-1])]
+            self._lengths = np.array([
+                math.hypot(bn - an, be - ae)
+                for (an, ae), (_, _, bn, be) in zip(starts, self.targets, strict=True)
+            ])  # fmt: skip
+            self._target_array = np.array([(bn, be) for _, _, bn, be in self.targets])
+            self._target_array = self._target_array.reshape(-1, 2)
+        return self._lengths if bool(np.all(self._lengths > 0.0)) else None
+
     def xte(self) -> tuple[float, float, float | None]:
         """RMS and maximum cross-track error [m] (NaN before any leg), and when the maximum."""
         if not self.n:
             return math.nan, math.nan, None
         return math.sqrt(self.sq / self.n), self.worst, self.worst_t
+
+
+_NO_TIME = math.nan  # worst_t before any cross-track error
+
+
+@njit(cache=True)
+def walk_rows(rows, targets, lengths, r2, state, reached):
+    """MissionWalk.feed over rows, the same arithmetic in the same order. ``state`` holds
+    the walk's target, sum of squares, count, worst, its time and the leg's start (north,
+    east) and is updated; each target reached is written to ``reached`` (its place, t).
+    Returns the number reached."""
+    k, sq, n, worst, worst_t = int(state[0]), state[1], state[2], state[3], state[4]
+    a0, a1 = state[5], state[6]
+    total = targets.shape[0]
+    got = 0
+    for r in range(rows.shape[0]):
+        if k >= total:
+            break
+        t, north, east = rows[r, 0], rows[r, 1], rows[r, 2]
+        while k < total:
+            bn, be = targets[k, 0], targets[k, 1]
+            dn, de = north - bn, east - be
+            if dn * dn + de * de <= r2:
+                reached[got, 0] = k
+                reached[got, 1] = t
+                got += 1
+            else:
+                ln, le = bn - a0, be - a1
+                length2 = ln * ln + le * le
+                if length2 == 0.0 or (north - a0) * ln + (east - a1) * le < length2:
+                    break
+            a0, a1 = bn, be
+            k += 1
+        if k >= total:
+            break
+        bn, be = targets[k, 0], targets[k, 1]
+        ln, le = bn - a0, be - a1
+        rn, re = north - a0, east - a1
+        cross = abs(ln * re - le * rn) / lengths[k]
+        sq += cross * cross
+        n += 1
+        if cross > worst:
+            worst, worst_t = cross, t
+    state[0], state[1], state[2], state[3], state[4] = k, sq, n, worst, worst_t
+    state[5], state[6] = a0, a1
+    return got
 
 
 def outside_distance(north: np.ndarray, east: np.ndarray, polygon) -> np.ndarray:

@@ -13,6 +13,8 @@ bench where it arrives between two ticks. Same scenario, same seed: the same run
 from __future__ import annotations
 
 import asyncio
+import math
+import sys
 import time
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -21,6 +23,7 @@ from hild.bench import Bench
 from hild.bus.arbiter import Arbiter
 from hild.bus.device import CommandDevice
 from hild.bus.dispatch import Dispatcher
+from hild.bus.watchdog import ACTIVE
 from hild.clock import JitterStats
 from hild.control import ActuatorCommand, ControlQueue
 from hild.daemon import initial_simulation
@@ -78,6 +81,7 @@ class LockstepRun:
         scenario: Scenario,
         keep_track: bool = False,
         observers: Sequence[TickObserver] = (),
+        stretches: bool = True,
     ):
         self.scenario = scenario
         bench: Bench = scenario.bench
@@ -101,6 +105,7 @@ class LockstepRun:
         self.controller = build_controller(scenario)
         self.track = RunTrack(scenario, self.dt)
         self.keep_track = keep_track
+        self.stretches = stretches  # False: tick by tick (the reference the stretches equal)
         self.ended = "duration"
         # what a tick observer may see of a run (hild.observers.RunningDaemon): no clock, no
         # ports; a recorder or a plot follows a lockstep run as it follows the daemon
@@ -135,10 +140,17 @@ class LockstepRun:
             if k >= last_k:
                 break
             self._apply(t)
-            sim.tick()
-            k += 1
+            stretch = self.stretches and not self.observers  # observers see every tick
+            n = self._quiet_ticks(k, last_k, next_step, check_every) if stretch else 1
+            if n == 1:
+                sim.tick()
+                k += 1
+                self.track.record(k * self.dt, sim.x)
+            else:
+                n = sim.tick_track(n, self.track.rows, k + 1, self._stop_point())
+                self.track.written(n)
+                k += n
             t = k * self.dt
-            self.track.record(t, sim.x)
             lines = self._emit(t)
             for observer in self.observers:
                 observer.on_tick(self, t)
@@ -150,6 +162,48 @@ class LockstepRun:
                 break
         self.stop_reason = self.ended
         return self._result(time.perf_counter() - started)
+
+    # --- the quiet stretches between events --------------------------------------------------
+    def _quiet_ticks(self, k: int, last_k: int, next_step: float, check_every: int) -> int:
+        """How many ticks from tick k to the next at which anything but the step happens (a
+        device's epoch, the controller's step, a watchdog's trip, a state check, the end):
+        every tick in between is ``sim.tick()`` and ``track.record`` alone."""
+        end = min(last_k, (k // check_every + 1) * check_every)
+        end = min(end, self._first_tick(k, next_step))
+        for rt in self.devices:
+            end = min(end, self._first_tick(k, rt.next_due_s))
+        for device in self.command_devices:
+            watchdog = device.watchdog
+            if watchdog.state == ACTIVE:
+                end = min(end, self._first_tick_after(k, watchdog.lease_until))
+        return end - k
+
+    def _first_tick(self, k: int, due: float) -> int:
+        """The first tick after k whose time is due (``t + 1e-9 >= due``, as the loop asks)."""
+        dt = self.dt
+        if due == math.inf:
+            return sys.maxsize
+        j = max(k + 1, math.ceil((due - 1e-9) / dt) - 2)
+        while j * dt + 1e-9 < due:
+            j += 1
+        return j
+
+    def _first_tick_after(self, k: int, limit: float) -> int:
+        """The first tick after k whose time is past ``limit`` (a lease runs out)."""
+        dt = self.dt
+        j = max(k + 1, math.floor(limit / dt) - 2)
+        while not j * dt > limit:
+            j += 1
+        return j
+
+    def _stop_point(self) -> tuple[float, float, float] | None:
+        """Where a stretch must stop to let a run end when its mission is complete: the last
+        target, reached only within its acceptance radius (None: no such end)."""
+        walk = self.track.walk
+        if not self.scenario.stop_when_complete or walk.done:
+            return None
+        _, _, north, east = walk.targets[-1]
+        return north, east, walk.r2
 
     # --- a tick's parts ---------------------------------------------------------------------
     def _apply(self, t: float) -> None:

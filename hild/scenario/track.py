@@ -91,6 +91,13 @@ class RunTrack:
         if not self.walk.done:
             self.walk.feed(t, float(x[0]), float(x[1]))
 
+    def written(self, n: int) -> None:
+        """The next n rows were written in place (``rows[k + 1 : k + 1 + n]``, by a compiled
+        stretch of ticks): take them in as n calls of ``record`` would."""
+        rows = self.rows[self.k + 1 : self.k + 1 + n]
+        self.k += len(rows)
+        self.walk.feed_rows(rows)
+
     def command_at(self, t: float) -> None:
         self.command_times.append(t)
 
