@@ -9,9 +9,11 @@ run's ports are picked free (which the tests check).
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -259,3 +261,18 @@ def test_the_daemon_s_log_goes_to_the_output_directory_not_the_terminal(tmp_path
     assert "run.start" not in done.stderr
     events = [json.loads(line)["event"] for line in (out / "hild.log").read_text().splitlines()]
     assert "run.start" in events and "run.summary" in events
+
+
+def test_a_run_goes_in_a_thread_other_than_the_main_one(tmp_path):
+    """As a sweep's worker runs it: the daemon leaves the signals to the main thread."""
+    command = OWN_CONTROLLER + ', "--exit-after", "1"]'
+    scenario = load_scenario(str(scenario_file(tmp_path, command, duration_s=30.0)))
+    results = []
+    worker = threading.Thread(target=lambda: results.append(run_scenario(scenario)))
+    worker.start()
+    worker.join(timeout=120)
+    assert len(results) == 1
+    assert results[0].ended == "controller-exited" and results[0].controller["exit_code"] == 3
+    output = Path(results[0].controller["output_dir"])
+    assert (output / "controller.stdout").exists()  # a temporary output directory, kept
+    shutil.rmtree(output)
