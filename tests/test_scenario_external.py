@@ -165,6 +165,16 @@ def test_a_crashed_controller_is_reported_and_the_run_still_judged(tmp_path):
     assert "exiting as told" in (tmp_path / "o" / "controller.stdout").read_text()
 
 
+def test_a_controller_that_ignores_sigterm_is_killed_after_the_stop_timeout(tmp_path):
+    command = OWN_CONTROLLER + ', "--ignore-sigterm"]'
+    path = scenario_file(tmp_path, command, duration_s=5.0)
+    path.write_text(path.read_text().replace("stop_timeout_s = 2", "stop_timeout_s = 0.5"))
+    result = run_scenario(load_scenario(str(path)), output_dir=tmp_path / "out")
+    c = result.controller
+    assert c["stopped_by"] == "SIGKILL" and c["exit_code"] == -9
+    assert "controller: sensors" in (tmp_path / "out" / "controller.stdout").read_text()
+
+
 def test_hild_pilot_as_the_external_controller_passes_the_mission(tmp_path):
     path = scenario_file(tmp_path, PILOT, time_scale=5.0)
     result = run_scenario(load_scenario(str(path)), output_dir=tmp_path / "out")

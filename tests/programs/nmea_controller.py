@@ -6,7 +6,8 @@ each waypoint in turn and sends Odin's $PHLDC jet commands to the command port a
 wall-clock rate, as a controller on a bench would. It can be told to misbehave:
 ``--go-silent-after S`` stops sending S sensor seconds after the first fix (the daemon's
 watchdog trips); ``--steer-away`` steers to the reciprocal bearing; ``--exit-after S`` exits
-with status 3 after S sensor seconds (a crash).
+with status 3 after S sensor seconds (a crash); ``--ignore-sigterm`` makes
+hild kill it.
 
 Ports: ``udp://HOST:PORT`` (sensors: bind there; commands: send there), or a pty/serial
 path (``/path`` or ``pty:///path``). SIGTERM ends it with status 0.
@@ -161,10 +162,14 @@ def main() -> int:
     p.add_argument("--go-silent-after", type=float, metavar="S", help="sensor seconds")
     p.add_argument("--exit-after", type=float, metavar="S", help="sensor seconds; exit 3")
     p.add_argument("--steer-away", action="store_true")
+    p.add_argument("--ignore-sigterm", action="store_true", help="only SIGKILL ends it")
     args = p.parse_args()
 
     stopped: list[str] = []
-    signal.signal(signal.SIGTERM, lambda *_: stopped.append("SIGTERM"))
+    if args.ignore_sigterm:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    else:
+        signal.signal(signal.SIGTERM, lambda *_: stopped.append("SIGTERM"))
     sensors, commands = Port(args.nmea, listen=True), Port(args.commands, listen=False)
     print(f"controller: sensors {args.nmea}, commands {args.commands}", flush=True)
     steering = Steering(args)
