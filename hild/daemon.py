@@ -252,7 +252,10 @@ class Daemon:
         """Open everything, run the loop, close everything; return the run's summary."""
         loop = asyncio.get_running_loop()
         route_asyncio_errors(loop)
-        for sig in STOP_SIGNALS:
+        # Signals reach the main thread only: a run in another (a sweep's worker) leaves them
+        # to whoever owns that thread, and is stopped by its duration or stop().
+        signals = STOP_SIGNALS if threading.current_thread() is threading.main_thread() else ()
+        for sig in signals:
             loop.add_signal_handler(sig, self.stop, signal.Signals(sig).name)
         started = time.monotonic()
         log.info(
@@ -279,7 +282,7 @@ class Daemon:
                     log.exception("observer.stop_failed", observer=type(observer).__name__)
             await self.close()
             sys.setswitchinterval(switch_interval)
-            for sig in STOP_SIGNALS:
+            for sig in signals:
                 loop.remove_signal_handler(sig)
         summary = self.summary()
         log.info("run.summary", **summary)

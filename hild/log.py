@@ -15,7 +15,8 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
+from pathlib import Path
 from typing import Any, TextIO, cast
 
 import structlog
@@ -44,9 +45,59 @@ def configure_logging(fmt: str = "auto", level: str = "info") -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(cast(TextIO, SurvivingStream(sys.stderr))),
+        logger_factory=structlog.PrintLoggerFactory(cast(TextIO, LOG_STREAM.use(sys.stderr))),
         cache_logger_on_first_use=True,
     )
+
+
+class RoutableStream:
+    """Where configure_logging's events go: stderr (surviving its loss), or while
+    ``routed_to`` holds, a file (a scenario run's log, so the terminal keeps to its verdict).
+    The loggers cache their stream on first use: this one stays theirs and moves its output."""
+
+    def __init__(self) -> None:
+        self.default: TextIO | None = None
+        self.routes: list[TextIO] = []
+
+    def use(self, stream: TextIO) -> RoutableStream:
+        self.default = cast(TextIO, SurvivingStream(stream))
+        return self
+
+    @property
+    def configured(self) -> bool:
+        return self.default is not None
+
+    def _target(self) -> TextIO:
+        return self.routes[-1] if self.routes else (self.default or sys.stderr)
+
+    def write(self, text: str) -> int:
+        return self._target().write(text)
+
+    def flush(self) -> None:
+        self._target().flush()
+
+    def isatty(self) -> bool:
+        return self._target().isatty()
+
+
+LOG_STREAM = RoutableStream()
+
+
+@contextlib.contextmanager
+def routed_to(path: Path) -> Iterator[bool]:
+    """While held, hild's log (as configure_logging set it up) goes to ``path``, not to stderr;
+    yields whether it does (not when configure_logging was never called: the caller's own
+    structlog setup is left alone). Routes nest; they are the process's, not a thread's."""
+    if not LOG_STREAM.configured:
+        yield False
+        return
+    with open(path, "a", encoding="utf-8") as f:
+        stream = cast(TextIO, SurvivingStream(f))
+        LOG_STREAM.routes.append(stream)
+        try:
+            yield True
+        finally:
+            LOG_STREAM.routes.remove(stream)
 
 
 class SurvivingStream:

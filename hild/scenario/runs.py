@@ -1,20 +1,31 @@
-"""One run of a scenario, whichever its controller: in lockstep (pilot, python) or external."""
+"""One scenario run, whatever its controller: in lockstep (pilot, python) or external (command).
+
+The CLI and the sweep call ``run_scenario``; nothing else here.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from hild.observers import TickObserver
 from hild.scenario.file import Scenario
-from hild.scenario.lockstep import run_lockstep
 from hild.scenario.track import RunResult
 
 
 def run_scenario(
-    scenario: Scenario, keep_track: bool = False, observers: Sequence[TickObserver] = ()
+    scenario: Scenario,
+    keep_track: bool = False,
+    output_dir: Path | str | None = None,
+    observers: Sequence[TickObserver] = (),
 ) -> RunResult:
+    """Run the scenario once and judge it. ``output_dir``: where an external controller's
+    output and the daemon's log go (a new temporary directory when None); lockstep runs
+    write nothing. ``observers``: tick observers of a lockstep run (a recorder, say)."""
     if scenario.controller.kind == "command":
-        from hild.scenario.external import run_external
+        from hild.scenario.external import run_external  # (the daemon: only when needed)
 
-        return run_external(scenario, keep_track=keep_track)
+        return run_external(scenario, keep_track=keep_track, output_dir=output_dir)
+    from hild.scenario.lockstep import run_lockstep
+
     return run_lockstep(scenario, keep_track, observers)
