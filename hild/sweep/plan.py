@@ -117,13 +117,16 @@ def plan_sweep(scenario: Scenario) -> SweepPlan:
     seeds = problems.attempt(lambda: section.integer("seeds", 1, lo=1), default=1)
     mode = problems.attempt(lambda: section.string("mode", "grid", choices=MODES), default="grid")
     samples = None
+    section.skip("samples")
     if mode in ("random", "lhs"):
         samples = problems.attempt(lambda: section.integer("samples", lo=1), default=1)
-    elif section.has("samples"):
+    elif section.has("samples") and not problems.failed(section.key("mode")):
         problems.add(section.error("samples", section.raw("samples"),
                                    "no samples in mode grid (a grid runs every combination; "
                                    "mode = \"random\" or \"lhs\" draws samples)"))  # fmt: skip
-    parameters = problems.attempt(lambda: _parameters(section, mode), default=())
+    # a mode that failed is no reason to refuse uniform ranges too
+    read_as = "random" if problems.failed(section.key("mode")) else mode
+    parameters = problems.attempt(lambda: _parameters(section, read_as), default=())
     problems.attempt(section.finish)
     if not problems.errors:
         count = _combinations(parameters, mode, samples) * seeds
@@ -157,6 +160,8 @@ def check_runs(scenario: Scenario, plan: SweepPlan) -> None:
             scenario.with_values(settings)
         except ConfigError as e:
             for error in getattr(e, "errors", [e]):
+                if problems.failed(error.key):
+                    continue  # each key once, with the first value it refused
                 problems.add(ConfigError(error.file, error.key, error.value,
                                          f"{error.expected} (a value of [sweep.parameters])"))
     if problems.errors:

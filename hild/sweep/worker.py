@@ -58,6 +58,11 @@ def hild_version() -> str:
     return hild.__version__
 
 
+def runs_done() -> int:
+    """How many runs this process has run (which workers ran a sweep's runs)."""
+    return _RUNS_DONE
+
+
 def run_batch(job: SweepJob, runs: tuple[Run, ...]) -> list[RunOutcome]:
     scenario = _scenario(job)
     return [run_one(scenario, run) for run in runs]
