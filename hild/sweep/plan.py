@@ -162,8 +162,14 @@ def check_runs(scenario: Scenario, plan: SweepPlan) -> None:
             for error in getattr(e, "errors", [e]):
                 if problems.failed(error.key):
                     continue  # each key once, with the first value it refused
-                problems.add(ConfigError(error.file, error.key, error.value,
-                                         f"{error.expected} (a value of [sweep.parameters])"))
+                problems.add(
+                    ConfigError(
+                        error.file,
+                        error.key,
+                        error.value,
+                        f"{error.expected} (a value of [sweep.parameters])",
+                    )
+                )
     if problems.errors:
         raise ScenarioError(problems.in_order())
 

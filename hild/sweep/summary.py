@@ -62,8 +62,9 @@ def summary_text(plan: SweepPlan, rows: Sequence[dict[str, Any]], scenario_arg: 
     for row in worst:
         verdict = f"FAILED {row['failed']}" if not row["passed"] else "passed"
         margin = row["margin"]
-        if margin is not None and not math.isnan(margin) and math.isfinite(margin):
-            verdict += f" (margin {-margin:+.0%} of its threshold)"
+        if margin is not None and math.isfinite(margin):
+            side = "past" if margin > 0 else "within"
+            verdict += f" ({abs(margin):.0%} of a threshold {side} it)"
         lines.append(f"  run {row['index']}: {verdict}")
         lines.append(f"    {rerun_command(scenario_arg, plan, row)}")
     return "\n".join(lines) + "\n"

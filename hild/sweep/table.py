@@ -5,6 +5,8 @@ Columns: ``index``, one per parameter (named by its key path), ``seed``, ``passe
 ``failed`` (the failed criteria's names, comma-separated), ``failures`` (their sentences, one
 per line), ``margin`` (hild.sweep.worker.margin_of) and ``hild_version``. Nothing in a row
 depends on the worker, the order or the wall clock, so the same sweep gives the same file.
+A metric a run did not define (no traffic: no CPA) is null, as is the margin of a run without
+thresholds.
 
 Finished batches are written as they come, each to a part file in a folder beside the table
 (``<out>.parts/``); the table is written from the parts (and the rows of an earlier table
@@ -14,6 +16,7 @@ being resumed) at the end, and the folder removed. An interrupted sweep leaves i
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 from collections.abc import Iterable
@@ -58,16 +61,21 @@ def row_of(plan: SweepPlan, outcome: RunOutcome) -> dict[str, Any]:
     return {
         "index": outcome.index,
         **dict(run.values),
-        "seed": run.seed,
+        "seed": outcome.seed,
         "passed": outcome.passed,
         "ended": outcome.ended,
         "duration_s": outcome.duration_s,
-        **{m: outcome.metrics[m] for m in METRICS},
+        **{m: _null_for_nan(outcome.metrics[m]) for m in METRICS},
         "failed": ",".join(outcome.failed),
         "failures": "\n".join(outcome.failures),
-        "margin": outcome.margin,
+        "margin": _null_for_nan(outcome.margin),
         "hild_version": outcome.hild_version,
     }
+
+
+def _null_for_nan(value: float) -> float | None:
+    """A metric the run did not define (NaN in RunResult) is null in the table."""
+    return None if math.isnan(value) else value
 
 
 def parts_folder(out: Path) -> Path:

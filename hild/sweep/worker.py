@@ -37,6 +37,7 @@ class SweepJob:
 @dataclass(frozen=True)
 class RunOutcome:
     index: int
+    seed: int  # the bench seed the run had
     passed: bool
     ended: str
     duration_s: float  # simulated
@@ -81,12 +82,12 @@ def run_one(scenario: Scenario, run: Run) -> RunOutcome:
         wall = time.perf_counter() - start
         nan = dict.fromkeys(METRICS, math.nan)
         message = f"error: {type(e).__name__}: {e}"
-        return RunOutcome(run.index, False, "error", 0.0, nan, ("error",), (message,), math.inf,
-                          hild.__version__, wall, warm)  # fmt: skip
+        return RunOutcome(run.index, run.seed, False, "error", 0.0, nan, ("error",), (message,),
+                          math.inf, hild.__version__, wall, warm)  # fmt: skip
     wall = time.perf_counter() - start
     failed = result.failed
     return RunOutcome(
-        index=run.index, passed=result.passed, ended=result.ended,
+        index=run.index, seed=result.seed, passed=result.passed, ended=result.ended,
         duration_s=result.duration_s, metrics={m: result.metrics[m] for m in METRICS},
         failed=tuple(c.name for c in failed), failures=tuple(c.sentence() for c in failed),
         margin=margin_of(result.criteria), hild_version=hild.__version__, wall_s=wall,
