@@ -46,7 +46,9 @@ def connected(spec: ClusterSpec) -> Iterator[Client]:
     if spec.scheduler is None:
         cluster = LocalCluster(
             n_workers=spec.workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-            dashboard_address=None, resources=spec.resources or None,
+            # no dashboard; the scheduler's HTTP routes (health) on a free port, not 8787
+            dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"},
+            resources=spec.resources or None,
             silence_logs=logging.ERROR,
         )  # fmt: skip
         with cluster, Client(cluster) as client:
