@@ -26,14 +26,14 @@ def write_plots(folder: Path, plan: SweepPlan, rows: Sequence[dict[str, Any]]) -
             continue
         for path in numeric:
             fig, ax = plt.subplots(figsize=(6.4, 4.0), layout="constrained")
-            for passed, style in (
-                (True, dict(marker="o", color="tab:blue", label="passed")),
-                (False, dict(marker="x", color="tab:red", label="failed")),
+            for passed, marker, color, label in (
+                (True, "o", "tab:blue", "passed"),
+                (False, "x", "tab:red", "failed"),
             ):
                 chosen = [r for r in rows if r["passed"] == passed and _finite(r[metric])]
                 if chosen:
                     ax.scatter([r[path] for r in chosen], [r[metric] for r in chosen], s=18,
-                               **style)  # fmt: skip
+                               marker=marker, color=color, label=label)  # fmt: skip
             ax.set_xlabel(path)
             ax.set_ylabel(metric)
             ax.set_title(f"{plan.name}: {metric} against {path}")
