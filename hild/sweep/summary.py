@@ -63,8 +63,8 @@ def summary_text(plan: SweepPlan, rows: Sequence[dict[str, Any]], scenario_arg: 
         verdict = f"FAILED {row['failed']}" if not row["passed"] else "passed"
         margin = row["margin"]
         if margin is not None and math.isfinite(margin):
-            side = "past" if margin > 0 else "within"
-            verdict += f" ({abs(margin):.0%} of a threshold {side} it)"
+            side = "past" if margin > 0 else "short of"
+            verdict += f" ({abs(margin):.0%} {side} a threshold)"
         lines.append(f"  run {row['index']}: {verdict}")
         lines.append(f"    {rerun_command(scenario_arg, plan, row)}")
     return "\n".join(lines) + "\n"
