@@ -22,7 +22,7 @@ from hild.config import MISSING, ConfigError
 from hild.sweep.worker import hild_version
 
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
-CONNECT_TIMEOUT_S = 20
+CONNECT_TIMEOUT_S = 10
 
 
 @dataclass(frozen=True)
