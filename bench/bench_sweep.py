@@ -14,6 +14,7 @@ on a two-core machine.
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -71,13 +72,15 @@ def main() -> None:
         path.write_text(SCENARIO.format(seeds=-(-args.runs // WIND_VALUES)))
         rates = {}
         for workers in (1, 2):
+            load = os.getloadavg()[0]
             stats, total = measure(path, workers, args.runs)
             rates[workers] = stats.runs / stats.wall_s
             overhead = 1.0 - stats.work_s / (stats.wall_s * stats.workers)
             print(f"{workers} worker(s): {stats.runs} runs in {stats.wall_s:.2f} s "
                   f"({rates[workers]:.1f} runs/s; {stats.batches} batches; cluster start and "
-                  f"stop included: {total:.2f} s), Dask's overhead {overhead:.1%} of the "
-                  "workers' time")  # fmt: skip
+                  f"stop included: {total:.2f} s), a run {stats.work_s / stats.runs * 1e3:.0f} "
+                  f"ms in its worker, Dask's overhead {overhead:.1%} of the workers' "
+                  f"time (load average before: {load:.2f})")  # fmt: skip
     print(f"2 workers / 1 worker: {rates[2] / rates[1]:.2f}x (goal: at least 1.8x)")
 
 
