@@ -141,5 +141,6 @@ def test_an_interrupted_sweep_resumes_to_the_same_table(cluster, tmp_path):
 
     resumed = hild_sweep(scenario, "--scheduler", address, "--out", cut, "--resume")
     assert resumed.returncode == 0, resumed.stderr
+    assert f"({36 - kept} runs run now, {kept} read back)" in resumed.stdout
     assert cut.read_bytes() == whole.read_bytes()
     assert pq.read_table(cut).equals(pq.read_table(whole))

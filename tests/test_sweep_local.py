@@ -27,7 +27,9 @@ def test_the_table_is_the_same_with_one_or_two_workers_and_when_resumed(tmp_path
     assert sweep(scenario, "--workers", 1, "--out", resumed, "--runs", 5) == 0
     assert len(pq.read_table(resumed)) == 5
     assert sweep(scenario, "--workers", 2, "--out", resumed, "--resume") == 0
-    assert "12 of 12 runs, 12/12 passed" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "12 of 12 runs, 12/12 passed" in printed
+    assert "(7 runs run now, 5 read back)" in printed
 
     table = pq.read_table(one)
     assert table.equals(pq.read_table(two)) and table.equals(pq.read_table(resumed))

@@ -49,7 +49,9 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     rows = [r for r in table.to_pylist() if r["index"] < len(runs)]
     from hild.sweep.summary import summary_text
 
-    write_or_drop(sys.stdout, summary_text(plan, rows, args.scenario) + f"table: {out}\n")
+    kept = len(runs) - len(todo)
+    write_or_drop(sys.stdout, summary_text(plan, rows, args.scenario) + f"table: {out} "
+                  f"({len(todo)} runs run now, {kept} read back)\n")  # fmt: skip
     if args.junit:
         from hild.sweep.junit import write_junit
 
