@@ -1,13 +1,18 @@
-"""What hild sweep prints: progress without a terminal, and the summary's pass rates."""
+"""What hild sweep prints (progress without a terminal, the summary's pass rates) and how it
+chooses its cluster."""
 
 from __future__ import annotations
 
 import io
+import os
 
+import pytest
 from sweep_scenarios import tiny_scenario
 
+from hild.config import ConfigError
 from hild.scenario.file import load_scenario
 from hild.sweep import progress
+from hild.sweep.cluster import ClusterSpec, cluster_spec
 from hild.sweep.plan import plan_sweep
 from hild.sweep.summary import summary_text
 
@@ -46,3 +51,16 @@ def test_the_summary_gives_pass_rates_by_value_and_the_worst_runs(tmp_path):
     assert worst[0] == "  run 9: FAILED xte_max_m (90% past a threshold)"
     assert [w.split(":")[0] for w in worst] == ["  run 9", "  run 8", "  run 7", "  run 6",
                                                 "  run 0"]  # fmt: skip
+
+
+def test_workers_size_a_local_cluster_only(monkeypatch):
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    assert cluster_spec(None, None, {}).workers == (os.cpu_count() or 1)
+    assert cluster_spec(None, 3, {"rig-a": 1.0}) == ClusterSpec(None, 3, {"rig-a": 1.0})
+    with pytest.raises(ConfigError) as caught:
+        cluster_spec("tcp://127.0.0.1:9", 2, {})
+    assert caught.value.file == "--workers" and "--scheduler" in caught.value.expected
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", "tcp://127.0.0.1:9")
+    assert cluster_spec(None, None, {}).scheduler == "tcp://127.0.0.1:9"
+    with pytest.raises(ConfigError):
+        cluster_spec(None, 2, {})

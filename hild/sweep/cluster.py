@@ -35,6 +35,11 @@ class ClusterSpec:
 def cluster_spec(scheduler: str | None, workers: int | None,
                  resources: dict[str, float]) -> ClusterSpec:  # fmt: skip
     address = scheduler or os.environ.get(SCHEDULER_ENV) or None
+    if address is not None and workers is not None:
+        given = "--scheduler" if scheduler else f"${SCHEDULER_ENV}"
+        raise ConfigError("--workers", "", workers, f"no --workers with {given} ({address}): "
+                          "--workers sizes a local cluster; an existing cluster has its "
+                          "own workers")  # fmt: skip
     return ClusterSpec(address, workers or os.cpu_count() or 1, dict(resources))
 
 
