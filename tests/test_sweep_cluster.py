@@ -78,7 +78,9 @@ def by_worker(client: Client) -> dict[str, int]:
     return {info[address]["name"]: count for address, count in done.items()}
 
 
-def test_a_sweep_on_a_cluster_started_apart_gives_the_local_table(cluster, tmp_path):
+def test_a_sweep_on_a_cluster_started_apart_gives_the_local_table(cluster, tmp_path,
+                                                                  monkeypatch):  # fmt: skip
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
     address, client = cluster
     scenario = tiny_scenario(tmp_path)
     local, remote = tmp_path / "local.parquet", tmp_path / "remote.parquet"

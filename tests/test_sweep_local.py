@@ -7,12 +7,18 @@ import math
 import xml.etree.ElementTree as ET
 
 import pyarrow.parquet as pq
+import pytest
 from sweep_scenarios import tiny_scenario
 
 from hild.cli import main
 from hild.scenario.criteria import METRICS
 from hild.scenario.file import load_scenario
 from hild.sweep.plan import plan_sweep
+
+
+@pytest.fixture(autouse=True)
+def local_cluster(monkeypatch):
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
 
 
 def sweep(*args) -> int:
