@@ -5,7 +5,10 @@ bad input raises a ConfigError (2, reported by hild.cli)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from hild.log import write_or_drop
@@ -18,6 +21,21 @@ from hild.sweep.table import open_results, parts_folder, row_of
 from hild.sweep.worker import RunOutcome, sweep_job
 
 EXIT_INTERRUPTED = 130
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a CI job cancelled, systemd stopping) ends the sweep as Ctrl-C does: the
+    batches done are kept and a local cluster is stopped with it."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def run_sweep_command(args: argparse.Namespace) -> int:
@@ -39,7 +57,7 @@ def run_sweep_command(args: argparse.Namespace) -> int:
             progress.advance(len(outcomes), sum(o.passed for o in outcomes))
 
         try:
-            with connected(spec) as client, progress:
+            with _terminate_as_interrupt(), connected(spec) as client, progress:
                 run_all(client, sweep_job(scenario), todo, scenario.resources, finished)
         except KeyboardInterrupt:
             write_or_drop(sys.stderr, f"hild sweep: interrupted; {len(results.rows)} runs kept "
