@@ -1,0 +1,102 @@
+"""Where a sweep runs: an existing Dask scheduler, or a local cluster sized to the machine.
+
+An existing cluster (``--scheduler tcp://HOST:8786`` or ``$DASK_SCHEDULER_ADDRESS``) needs
+hild installed on every worker, the same version as here: checked before any run. A local
+cluster has one worker process per core (or ``--workers N``), one thread each, on 127.0.0.1,
+without a dashboard; its workers are given the resources the scenario asks for, one run at a
+time each (a local cluster stands for this machine and what is attached to it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from distributed import Client, LocalCluster
+
+import hild
+from hild.config import MISSING, ConfigError
+from hild.sweep.worker import hild_version
+
+SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
+CONNECT_TIMEOUT_S = 10
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    scheduler: str | None  # None: a local cluster
+    workers: int  # local cluster: worker processes
+    resources: dict[str, float]
+
+
+def cluster_spec(scheduler: str | None, workers: int | None,
+                 resources: dict[str, float]) -> ClusterSpec:  # fmt: skip
+    address = scheduler or os.environ.get(SCHEDULER_ENV) or None
+    if address is not None and workers is not None:
+        given = "--scheduler" if scheduler else f"${SCHEDULER_ENV}"
+        raise ConfigError("--workers", "", workers, f"no --workers with {given} ({address}): "
+                          "--workers sizes a local cluster; an existing cluster has its "
+                          "own workers")  # fmt: skip
+    return ClusterSpec(address, workers or os.cpu_count() or 1, dict(resources))
+
+
+@contextlib.contextmanager
+def connected(spec: ClusterSpec) -> Iterator[Client]:
+    """A client of the cluster, checked: hild's version on every worker, and a worker with
+    the resources the runs need."""
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+    if spec.scheduler is None:
+        cluster = LocalCluster(
+            n_workers=spec.workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+            # no dashboard; the scheduler's HTTP routes (health) on a free port, not 8787
+            dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"},
+            resources=spec.resources or None,
+            silence_logs=logging.ERROR,
+        )  # fmt: skip
+        with cluster, Client(cluster) as client:
+            yield client
+        return
+    try:
+        client = Client(spec.scheduler, timeout=CONNECT_TIMEOUT_S)
+    except (OSError, TimeoutError) as e:
+        raise ConfigError("--scheduler", "", spec.scheduler, "the address of a running Dask "
+                          f"scheduler, e.g. tcp://HOST:8786 ({e})") from None  # fmt: skip
+    with client:
+        check_workers(client, spec)
+        yield client
+
+
+def check_workers(client: Client, spec: ClusterSpec) -> None:
+    where = spec.scheduler or "the cluster"
+    try:
+        client.wait_for_workers(1, timeout=CONNECT_TIMEOUT_S)
+    except TimeoutError:
+        raise ConfigError(where, "", MISSING, "a scheduler with at least one worker (none "
+                          f"joined within {CONNECT_TIMEOUT_S} s)") from None  # fmt: skip
+    try:
+        versions = client.run(hild_version)
+    except ImportError as e:
+        raise ConfigError(where, "", MISSING, f"workers with hild {hild.__version__} installed "
+                          f"({e})") from None  # fmt: skip
+    other = {w: v for w, v in versions.items() if v != hild.__version__}
+    if other:
+        raise ConfigError(where, "", MISSING, f"workers with hild {hild.__version__}, as here "
+                          f"(found {other})")  # fmt: skip
+    if spec.resources:
+        workers = client.scheduler_info(n_workers=-1)["workers"].values()
+        if not any(_has(w.get("resources", {}), spec.resources) for w in workers):
+            wanted = ",".join(f"{k}={v:g}" for k, v in spec.resources.items())
+            raise ConfigError(where, "", MISSING, f"a worker with the resources the scenario "
+                              f"asks for ({wanted}): start one with `dask worker "
+                              f"{spec.scheduler or 'ADDRESS'} --resources {wanted}`")  # fmt: skip
+
+
+def _has(have: dict[str, float], need: dict[str, float]) -> bool:
+    return all(have.get(k, 0.0) >= v for k, v in need.items())
+
+
+def worker_count(client: Client) -> int:
+    return max(1, len(client.scheduler_info(n_workers=-1)["workers"]))

@@ -1,0 +1,81 @@
+"""``hild sweep FILE``: plan the runs, run what the table lacks on the cluster, write the
+table, and report (summary, --junit, --plots). Exit 0 if every run passed, 1 if any failed;
+bad input raises a ConfigError (2, reported by hild.cli)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from hild.log import write_or_drop
+from hild.scenario.file import load_scenario
+from hild.sweep.cluster import cluster_spec, connected
+from hild.sweep.plan import check_runs, plan_sweep
+from hild.sweep.progress import SweepProgress
+from hild.sweep.runner import run_all
+from hild.sweep.table import open_results, parts_folder, row_of
+from hild.sweep.worker import RunOutcome, sweep_job
+
+EXIT_INTERRUPTED = 130
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a CI job cancelled, systemd stopping) ends the sweep as Ctrl-C does: the
+    batches done are kept and a local cluster is stopped with it."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def run_sweep_command(args: argparse.Namespace) -> int:
+    scenario = load_scenario(args.scenario)
+    plan = plan_sweep(scenario)
+    check_runs(scenario, plan)
+    runs = plan.runs[: args.runs] if args.runs else plan.runs
+    out: Path = args.out or Path(f"{plan.name}.parquet")
+    results = open_results(plan, out, args.resume)
+    todo = [r for r in runs if r.index not in results.rows]
+    if todo:
+        done = [results.rows[r.index] for r in runs if r.index in results.rows]
+        progress = SweepProgress(len(runs), len(done), sum(r["passed"] for r in done),
+                                 bar=not args.no_progress, quiet=args.no_progress)  # fmt: skip
+        spec = cluster_spec(args.scheduler, args.workers, scenario.resources)
+
+        def finished(outcomes: list[RunOutcome]) -> None:
+            results.write_part([row_of(plan, o) for o in outcomes])
+            progress.advance(len(outcomes), sum(o.passed for o in outcomes))
+
+        try:
+            with _terminate_as_interrupt(), connected(spec) as client, progress:
+                run_all(client, sweep_job(scenario), todo, scenario.resources, finished)
+        except KeyboardInterrupt:
+            write_or_drop(sys.stderr, f"hild sweep: interrupted; {len(results.rows)} runs kept "
+                          f"in {parts_folder(out)} (--resume continues)\n")  # fmt: skip
+            return EXIT_INTERRUPTED
+    table = results.consolidate()
+    rows = [r for r in table.to_pylist() if r["index"] < len(runs)]
+    from hild.sweep.summary import summary_text
+
+    kept = len(runs) - len(todo)
+    write_or_drop(sys.stdout, summary_text(plan, rows, args.scenario) + f"table: {out} "
+                  f"({len(todo)} runs run now, {kept} read back)\n")  # fmt: skip
+    if args.junit:
+        from hild.sweep.junit import write_junit
+
+        write_junit(args.junit, plan, rows)
+    if args.plots:
+        from hild.sweep.plots import write_plots
+
+        write_plots(args.plots, plan, rows)
+    return 0 if all(r["passed"] for r in rows) else 1

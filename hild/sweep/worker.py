@@ -1,0 +1,121 @@
+"""What a Dask worker runs: a batch of a sweep's runs, one after the other, in its process.
+
+The scenario travels as its merged document (no file needs to exist on the worker) and is
+read once per process and document; each run sets its values and seed on it
+(``Scenario.with_values``) and runs in lockstep. A run that raises is a failed run whose
+``ended`` is ``error`` and whose failure says what was raised: the batch goes on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import hild
+from hild.scenario.criteria import METRICS, CriterionResult
+from hild.scenario.file import Scenario, scenario_from_document
+from hild.sweep.plan import Run
+
+_SCENARIOS: dict[str, Scenario] = {}  # this process's scenarios, by their document's digest
+_RUNS_DONE = 0  # runs this process has run (its first pays for loading the compiled kernels)
+
+
+@dataclass(frozen=True)
+class SweepJob:
+    """What every batch of one sweep shares: the scenario's file name and merged document."""
+
+    file: str
+    document: dict[str, Any]
+    digest: str
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    index: int
+    seed: int  # the bench seed the run had
+    passed: bool
+    ended: str
+    duration_s: float  # simulated
+    metrics: dict[str, float]
+    failed: tuple[str, ...]  # the failed criteria's names
+    failures: tuple[str, ...]  # their sentences (or the error raised)
+    margin: float  # see margin_of
+    hild_version: str
+    wall_s: float  # this run's wall time in the worker, with_values included
+    warm: bool  # the process had run one before (no kernel loading in wall_s)
+
+
+def sweep_job(scenario: Scenario) -> SweepJob:
+    text = json.dumps(scenario.document, sort_keys=True, default=str)
+    return SweepJob(scenario.file, scenario.document, hashlib.sha256(text.encode()).hexdigest())
+
+
+def hild_version() -> str:
+    return hild.__version__
+
+
+def runs_done() -> int:
+    """How many runs this process has run (which workers ran a sweep's runs)."""
+    return _RUNS_DONE
+
+
+def run_batch(job: SweepJob, runs: tuple[Run, ...]) -> list[RunOutcome]:
+    scenario = _scenario(job)
+    return [run_one(scenario, run) for run in runs]
+
+
+def run_one(scenario: Scenario, run: Run) -> RunOutcome:
+    from hild.scenario.lockstep import run_lockstep
+
+    global _RUNS_DONE
+    warm = _RUNS_DONE > 0
+    _RUNS_DONE += 1
+    start = time.perf_counter()
+    try:
+        result = run_lockstep(scenario.with_values(run.settings()))
+    except Exception as e:
+        wall = time.perf_counter() - start
+        nan = dict.fromkeys(METRICS, math.nan)
+        message = f"error: {type(e).__name__}: {e}"
+        return RunOutcome(run.index, run.seed, False, "error", 0.0, nan, ("error",), (message,),
+                          math.inf, hild.__version__, wall, warm)  # fmt: skip
+    wall = time.perf_counter() - start
+    failed = result.failed
+    return RunOutcome(
+        index=run.index, seed=result.seed, passed=result.passed, ended=result.ended,
+        duration_s=result.duration_s, metrics={m: result.metrics[m] for m in METRICS},
+        failed=tuple(c.name for c in failed), failures=tuple(c.sentence() for c in failed),
+        margin=margin_of(result.criteria), hild_version=hild.__version__, wall_s=wall,
+        warm=warm,
+    )  # fmt: skip
+
+
+def margin_of(criteria: tuple[CriterionResult, ...]) -> float:
+    """How close a run came to failing, as a share of the thresholds: the largest of each
+    criterion's ``by`` over its threshold (positive: failed by that share; the closer to 0 from
+    below, the nearer a pass came to failing). Criteria with a threshold of 0 (no trips, no
+    divergence, no metre outside) are pass or fail only and count when they fail (as 1 + by)."""
+    worst = -math.inf
+    for c in criteria:
+        if c.threshold != 0.0 and c.name != "all_waypoints":
+            share = c.by / abs(c.threshold)
+        elif not c.passed:
+            share = 1.0 + c.by
+        else:
+            continue
+        worst = max(worst, share if not math.isnan(share) else math.inf)
+    return worst if worst != -math.inf else math.nan
+
+
+def _scenario(job: SweepJob) -> Scenario:
+    scenario = _SCENARIOS.get(job.digest)
+    if scenario is None:
+        _SCENARIOS.clear()
+        scenario = scenario_from_document(job.document, Path(job.file))
+        _SCENARIOS[job.digest] = scenario
+    return scenario

@@ -1,0 +1,88 @@
+"""hild sweep on local Dask clusters (real worker processes on 127.0.0.1): the table is the
+same whatever the workers and after a resume; exit status, JUnit report, plots."""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+
+import pyarrow.parquet as pq
+import pytest
+from sweep_scenarios import tiny_scenario
+
+from hild.cli import main
+from hild.scenario.criteria import METRICS
+from hild.scenario.file import load_scenario
+from hild.sweep.plan import plan_sweep
+
+
+@pytest.fixture(autouse=True)
+def local_cluster(monkeypatch):
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+
+
+def sweep(*args) -> int:
+    return main(["sweep", *map(str, args), "--no-progress"])
+
+
+def test_the_table_is_the_same_with_one_or_two_workers_and_when_resumed(tmp_path, capsys):
+    scenario = tiny_scenario(tmp_path)
+    one, two, resumed = tmp_path / "one.parquet", tmp_path / "two.parquet", tmp_path / "r.parquet"
+    assert sweep(scenario, "--workers", 1, "--out", one) == 0
+    assert sweep(scenario, "--workers", 2, "--out", two) == 0
+    assert sweep(scenario, "--workers", 1, "--out", resumed, "--runs", 5) == 0
+    assert len(pq.read_table(resumed)) == 5
+    assert sweep(scenario, "--workers", 2, "--out", resumed, "--resume") == 0
+    printed = capsys.readouterr().out
+    assert "12 of 12 runs, 12/12 passed" in printed
+    assert "(7 runs run now, 5 read back)" in printed
+
+    table = pq.read_table(one)
+    assert table.equals(pq.read_table(two)) and table.equals(pq.read_table(resumed))
+    assert one.read_bytes() == two.read_bytes() == resumed.read_bytes()
+    assert not (tmp_path / "r.parquet.parts").exists()
+
+    plan = plan_sweep(load_scenario(str(scenario)))
+    assert table.column_names == [
+        "index", "weather.wind_speed", "mission.acceptance_m", "seed", "passed", "ended",
+        "duration_s", *METRICS, "failed", "failures", "margin", "hild_version",
+    ]  # fmt: skip
+    rows = table.to_pylist()
+    assert [r["index"] for r in rows] == list(range(12))
+    assert [r["seed"] for r in rows] == [r.seed for r in plan.runs]
+    assert [(r["weather.wind_speed"], r["mission.acceptance_m"]) for r in rows] == [
+        tuple(v for _, v in run.values) for run in plan.runs
+    ]
+    assert all(r["ended"] == "completed" and 0 < r["duration_s"] <= 20 for r in rows)
+    assert all(r["failed"] == "" and r["margin"] < 0 for r in rows)
+    # the values reach the runs: the wind, and the acceptance radius, change the track
+    assert len({r["xte_max_m"] for r in rows}) == 6
+
+
+def test_a_failed_run_exits_1_with_a_junit_report_plots_and_commands(tmp_path, capsys):
+    scenario = tiny_scenario(tmp_path, xte_max_m=0.001)
+    junit, plots = tmp_path / "report.xml", tmp_path / "plots"
+    out = tmp_path / "failing.parquet"
+    assert sweep(scenario, "--workers", 1, "--runs", 3, "--out", out, "--junit", junit,
+                 "--plots", plots) == 1  # fmt: skip
+    printed = capsys.readouterr().out
+    assert "3 of 12 runs, 0/3 passed (0%)" in printed
+    assert f"hild scenario run {scenario} --seed " in printed
+
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite.get("tests") == "3" and suite.get("failures") == "3"
+    cases = suite.findall("testcase")
+    assert cases[0].get("name").startswith("run 00: weather.wind_speed=0, "
+                                           "mission.acceptance_m=10, seed=")  # fmt: skip
+    failure = cases[0].find("failure")
+    assert failure.get("message") == "failed: xte_max_m"
+    assert failure.text.startswith("FAIL  xte_max_m:") and "against 0.001 m" in failure.text
+
+    rows = pq.read_table(out).to_pylist()
+    assert all(r["failed"] == "xte_max_m" and r["margin"] > 0 for r in rows)
+    assert not math.isnan(rows[0]["xte_max_m"])
+    assert (plots / "xte_max_m-vs-weather.wind_speed.png").stat().st_size > 1000
+
+    # an existing table is not replaced: it is resumed or removed
+    assert sweep(scenario, "--out", out) == 2
+    assert "--resume continues" in capsys.readouterr().err
