@@ -162,7 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     scenario_run.add_argument("--seed", type=SEED, help="the run's seed (the bench's seed)")
     scenario_run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                               help="set a value by its key path, as a sweep does, e.g. "
-                              "weather.wind.speed=12 (a TOML value; repeatable)")  # fmt: skip
+                              "weather.wind_speed=12 (a TOML value; repeatable)")  # fmt: skip
     scenario_run.add_argument(
         "--junit",
         metavar="FILE.xml",
@@ -178,6 +178,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=_record_file,
         help="record the run as hild run --record does",
     )
+    scenario_run.add_argument("--output-dir", metavar="DIR", type=Path,
+                              help="an external controller's output and the run's log go "
+                              "here (default: a new temporary folder)")  # fmt: skip
     scenario_run.add_argument(
         "--json", action="store_true", help="print the result as one JSON line instead of a table"
     )

@@ -42,7 +42,11 @@ def check_scenario(name_or_path: str) -> int:
               f"{scenario.duration_s:g} s; controller: {controller} by {spec.protocol} to "
               f"{spec.device}; criteria: {', '.join(criteria) or 'none'}\n")  # fmt: skip
     if "sweep" in scenario.document:
-        from hild.sweep.plan import describe_plan
+        from hild.sweep.plan import check_runs, plan_sweep
 
-        out.write(f"  sweep: {describe_plan(scenario)}\n")
+        plan = plan_sweep(scenario)
+        check_runs(scenario, plan)
+        swept = ", ".join(plan.paths) or "seeds only"
+        out.write(f"  sweep '{plan.name}': {len(plan.runs)} run(s), {plan.mode} over {swept}, "
+                  f"{plan.seeds} seed(s) each, sweep seed {plan.seed}\n")  # fmt: skip
     return 0

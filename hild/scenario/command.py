@@ -89,8 +89,12 @@ def run_scenario_command(args: argparse.Namespace) -> int:
                                              "bench's [record] table")])  # fmt: skip
         config = RecordConfig.for_file(Path(args.record), scenario.bench.rate_hz)
         observers.append(Recorder(config, lossless=True))
-    result = run_scenario(scenario, keep_track=args.report is not None,
-                          output_dir=args.output_dir, observers=observers)
+    result = run_scenario(
+        scenario,
+        keep_track=args.report is not None,
+        output_dir=args.output_dir,
+        observers=observers,
+    )
     if args.json:
         write_or_drop(sys.stdout, result_json(scenario, result) + "\n")
     else:

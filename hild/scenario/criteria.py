@@ -197,7 +197,8 @@ class MissionWalk:
                     break
                 self.feed(t, north, east)
             return
-        state = np.array([self.k, self.sq, self.n, self.worst, _NO_TIME, *self.a])
+        assert self.a is not None
+        state = np.array([self.k, self.sq, self.n, self.worst, _NO_TIME, self.a[0], self.a[1]])
         if self.worst_t is not None:
             state[4] = self.worst_t
         reached = np.empty((len(self.targets), 2))

@@ -109,7 +109,7 @@ class Scenario:
         return self.bench.seed
 
     def with_values(self, values: dict[str, Any]) -> Scenario:
-        """This scenario with values set at dotted key paths (``weather.wind.speed``,
+        """This scenario with values set at dotted key paths (``weather.wind_speed``,
         ``device.gps.rate_hz``, ``traffic.tanker.encounter.cpa_m``, ``bench.seed``), read
         and checked again; a path that leads nowhere is a ConfigError."""
         document = copy.deepcopy(self.document)
@@ -124,7 +124,7 @@ def set_key_path(document: dict[str, Any], path: str, value: Any, file: str) -> 
     way are created; a path through a value that is not a table is a ConfigError."""
     parts = path.split(".")
     if not path or any(not p for p in parts):
-        raise ConfigError(file, path, value, "a dotted key path such as weather.wind.speed")
+        raise ConfigError(file, path, value, "a dotted key path such as weather.wind_speed")
     node: Any = document
     for i, part in enumerate(parts):
         last = i == len(parts) - 1

@@ -108,7 +108,10 @@ def expand_command(scenario: Scenario, wiring: RunWiring, facts: RunFacts) -> tu
 
         return value
 
-    return tuple(substitute(arg, lookup(arg), lambda p, a=arg: fail(a, p)) for arg in argv)
+    def failing(arg: str) -> Callable[[str], Exception]:
+        return lambda problem: fail(arg, problem)
+
+    return tuple(substitute(arg, lookup(arg), failing(arg)) for arg in argv)
 
 
 def substitute(text: str, value: Callable[[str], str], fail: Callable[[str], Exception]) -> str:
