@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import difflib
 import math
 import os
@@ -526,3 +527,15 @@ def located(error: ConfigError, order: tuple[int, ...]) -> ConfigError:
     """The error placed at ``order`` in its file (see Section.position)."""
     error.order = order
     return error
+
+
+def deep_merge(base: dict, change: dict) -> dict:
+    """``base`` with ``change`` laid over it: tables merge key by key, values replace (a
+    runtime weather change over the run's, a scenario's tables over its bench's)."""
+    out = copy.deepcopy(base)
+    for key, value in change.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out

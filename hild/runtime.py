@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from hild.bench import read_faults
 from hild.bus.device import CommandDevice
-from hild.config import ConfigError, Problems, Section, load_toml
+from hild.config import ConfigError, Problems, Section, deep_merge, load_toml
 from hild.control import (
     ACTUATOR_FAULTS,
     ActuatorFault,
@@ -49,17 +49,6 @@ Answer = Callable[[dict], None]
 
 class RequestError(ValueError):
     """A request that cannot be applied; its text is the answer's ``error``."""
-
-
-def deep_merge(base: dict, change: dict) -> dict:
-    """``base`` with ``change`` laid over it: tables merge key by key, values replace."""
-    out = copy.deepcopy(base)
-    for key, value in change.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = deep_merge(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
 
 
 def as_sent(payload: bytes) -> dict:

@@ -15,6 +15,7 @@ from test_bus import ODIN_IDLE, arrays, index, triple
 
 from hild.bus.arbiter import Arbiter
 from hild.bus.mapping import Demand
+from hild.config import deep_merge
 from hild.control import ActuatorCommand, ActuatorFault, SafeState
 from hild.coupled.simulation import Simulation
 from hild.environment import layout as EL
@@ -22,7 +23,6 @@ from hild.environment.environment import Environment
 from hild.mirror import payloads
 from hild.mirror.store import LatestStore, Message
 from hild.profiles.weather import load_weather
-from hild.runtime import deep_merge
 from hild.sensors.geodesy import Origin
 from hild.sensors.truth import Truth
 

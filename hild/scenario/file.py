@@ -24,6 +24,7 @@ from hild.config import (
     MultipleConfigError,
     Problems,
     Section,
+    deep_merge,
     load_toml,
 )
 from hild.pilot.wire import PROTOCOLS
@@ -192,19 +193,9 @@ def merged_document(document: dict[str, Any], path: Path) -> dict[str, Any]:
         raise ScenarioError([ConfigError(path, "scenario.bench", name, "a bench file or a "
                                          "built-in bench name")])  # fmt: skip
     base = load_toml(resolve_bench(name))
-    merged = _merge(base, {k: v for k, v in document.items() if k != "scenario"})
+    merged = deep_merge(base, {k: v for k, v in document.items() if k != "scenario"})
     merged["scenario"] = {k: v for k, v in head.items() if k != "bench"}
     return merged
-
-
-def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
-    out = copy.deepcopy(base)
-    for key, value in top.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
 
 
 def scenario_from_document(document: dict[str, Any], path: Path) -> Scenario:
