@@ -16,12 +16,11 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import reduce
-from operator import xor
 
 import pynmea2
 
 from hild.nmea import extra_types  # noqa: F401  (registers THS and CPNVG with pynmea2)
+from hild.nmea.encode import checksum
 from hild.units import KNOTS_PER_MS
 
 # $CPNVG field positions (protocols.md): time, lat, N/S, lon, E/W, quality, alt, depth, heading
@@ -154,8 +153,9 @@ DECODERS = {"GGA": _gga, "RMC": _rmc, "VTG": _vtg, "HDT": _hdt, "THS": _ths, "NV
 
 
 # A talker sentence framed as pynmea2 reads one: "$", a two-letter talker that is not the P of
-# a proprietary address, three letters (no query's Q last), its fields, "*" and the checksum.
-_TALKER_SENTENCE = re.compile(r"\$[A-OQ-Z][A-Z]([A-Z]{2}[A-PR-Z]),[^*]*\*([0-9A-F]{2})")
+# a proprietary address, three letters (no query's Q last), its fields (printable ASCII but
+# "*"), "*" and the checksum.
+_TALKER_SENTENCE = re.compile(r"\$[A-OQ-Z][A-Z]([A-Z]{2}[A-PR-Z]),[ -)+-~]*\*([0-9A-F]{2})")
 
 
 def _ignored_talker_sentence(line: str) -> bool:
@@ -166,7 +166,7 @@ def _ignored_talker_sentence(line: str) -> bool:
     if match is None or match.group(1) in DECODERS:
         return False
     body = line[1 : match.start(2) - 1]
-    return int(match.group(2), 16) == reduce(xor, map(ord, body), 0)
+    return int(match.group(2), 16) == checksum(body)
 
 
 class SentenceDecoder:

@@ -26,7 +26,7 @@ from hild.bus.dispatch import Dispatcher
 from hild.bus.watchdog import ACTIVE
 from hild.clock import JitterStats
 from hild.control import ActuatorCommand, ControlQueue
-from hild.daemon import initial_simulation
+from hild.daemon import STATE_CHECK_S, initial_simulation
 from hild.device_runtime import DeviceRuntime
 from hild.observers import TickObserver
 from hild.scenario.controller import (
@@ -42,7 +42,6 @@ from hild.sensors.factory import build_device
 from hild.sensors.truth import Truth
 from hild.transport.base import Inbound, Port
 
-STATE_CHECK_S = 1.0  # as the daemon: a diverged state is looked for once per simulated second
 CONTROLLER_PORT = "scenario:controller"  # the port name a lockstep controller's lines carry
 TRACK_COLUMNS = ("t", "north", "east", "down", "roll")  # a run's track, one row per tick
 

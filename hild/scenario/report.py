@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import math
 import textwrap
-import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 
 from hild import __version__
+from hild.junit import JUnitCase, write_junit
 from hild.scenario.file import Scenario
 from hild.scenario.track import RunResult
 
@@ -82,24 +82,17 @@ def result_json(scenario: Scenario, result: RunResult) -> str:
 
 
 def junit_xml(suite: str, cases: Sequence[tuple[str, RunResult]], path: Path) -> None:
-    """One testcase per run (``name``, result), each criterion that failed a <failure>."""
-    root = ET.Element("testsuites")
-    failures = sum(1 for _, r in cases if not r.passed)
-    element = ET.SubElement(root, "testsuite", name=suite, tests=str(len(cases)),
-                            failures=str(failures), errors="0",
-                            time=f"{sum(r.wall_s for _, r in cases):.3f}")  # fmt: skip
-    for name, result in cases:
-        case = ET.SubElement(element, "testcase", classname=suite, name=name,
-                             time=f"{result.wall_s:.3f}")  # fmt: skip
-        if not result.passed:
-            failed = result.failed
-            failure = ET.SubElement(case, "failure", type="criteria",
-                                    message=", ".join(c.name for c in failed))  # fmt: skip
-            failure.text = "\n".join(c.sentence() for c in failed)
-        out = ET.SubElement(case, "system-out")
-        out.text = "\n".join(c.sentence() for c in result.criteria)
-    ET.indent(root)
-    path.write_text(ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n")
+    """One testcase per run (``name``, result), its failed criteria in its failure."""
+    write_junit(path, suite, suite, [
+        JUnitCase(
+            name, result.wall_s,
+            failure=None if result.passed else ", ".join(c.name for c in result.failed),
+            failure_type="criteria",
+            failure_text="\n".join(c.sentence() for c in result.failed),
+            output="\n".join(c.sentence() for c in result.criteria),
+        )
+        for name, result in cases
+    ])  # fmt: skip
 
 
 def report_page(scenario: Scenario, result: RunResult, targets: dict, path: Path) -> None:

@@ -3,11 +3,12 @@ values; a failed run's failure lists its failed criteria's sentences."""
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from hild.junit import JUnitCase
+from hild.junit import write_junit as write_junit_file
 from hild.sweep.plan import SweepPlan
 from hild.sweep.summary import toml_value
 
@@ -21,18 +22,15 @@ def testcase_name(plan: SweepPlan, row: dict[str, Any]) -> str:
 
 
 def write_junit(path: Path, plan: SweepPlan, rows: Sequence[dict[str, Any]]) -> None:
-    failures = sum(1 for r in rows if not r["passed"])
-    suite = ET.Element("testsuite", name=f"hild sweep {plan.name}", tests=str(len(rows)),
-                       failures=str(failures), errors="0", skipped="0")  # fmt: skip
-    for row in rows:
-        case = ET.SubElement(suite, "testcase", classname=f"sweep.{plan.name}",
-                             name=testcase_name(plan, row), time="0")  # fmt: skip
-        if not row["passed"]:
-            failure = ET.SubElement(case, "failure", message=f"failed: {row['failed']}",
-                                    type=row["ended"])  # fmt: skip
-            failure.text = row["failures"]
-    suites = ET.Element("testsuites", tests=str(len(rows)), failures=str(failures))
-    suites.append(suite)
-    ET.indent(suites)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(ET.tostring(suites, encoding="utf-8", xml_declaration=True) + b"\n")
+    cases = [
+        JUnitCase(testcase_name(plan, row))
+        if row["passed"]
+        else JUnitCase(
+            testcase_name(plan, row),
+            failure=f"failed: {row['failed']}",
+            failure_type=row["ended"],
+            failure_text=row["failures"],
+        )  # fmt: skip
+        for row in rows
+    ]
+    write_junit_file(path, f"hild sweep {plan.name}", f"sweep.{plan.name}", cases)
