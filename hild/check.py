@@ -7,6 +7,7 @@ import socket
 import sys
 
 from hild.bench import Bench, load_bench
+from hild.profiles import SCENARIOS
 from hild.transport.probe import bind_problem, listen_address
 from hild.transport.url import parse_port_url
 
@@ -29,6 +30,9 @@ def check_bench(name_or_path: str | None) -> int:
                   f"({100 * budget.load:.0f} %)\n")  # fmt: skip
     for warning in port_warnings(bench):
         out.write(f"  warning: {warning}\n")
+    if name_or_path and SCENARIOS.builtin_path(name_or_path).is_file():
+        out.write(f"  (also a built-in scenario: hild check {SCENARIOS.builtin_path(name_or_path)} "
+                  "checks that)\n")  # fmt: skip
     return 0
 
 

@@ -307,6 +307,12 @@ def test_cli_pass_fail_and_bad_input_exit_codes_and_reports(tmp_path):
 def test_cli_check_and_show_know_scenarios(tmp_path):
     check = hild("check", "square-calm", cwd=tmp_path)
     assert check.returncode == 0 and "scenario 'square-calm'" in check.stdout
+    # a name both a bench and a scenario carry checks the bench, and points at the scenario
+    both = hild("check", "overtaking", cwd=tmp_path)
+    assert both.returncode == 0 and "profiles/bench/overtaking.toml: OK" in both.stdout
+    assert "also a built-in scenario: hild check " in both.stdout
+    swept = hild("check", "square-gale", cwd=tmp_path)
+    assert "sweep 'square-gale': 12 run(s)" in swept.stdout
     show = hild("show", "scenario", cwd=tmp_path)
     assert {"square-calm", "square-gale", "head-on", "crossing-give-way"} <= set(
         show.stdout.split()
