@@ -28,28 +28,17 @@ ROOT = Path(__file__).resolve().parents[1]
 PROGRAM = ROOT / "tests" / "programs" / "nmea_controller.py"
 WELL_KNOWN = {10110, 10111, 10112, 29500}
 
-UDP_DEVICES = """
-[[device]]
-name = "gps"
-type = "gps"
-ports = ["udp://127.0.0.1:10110"]
 
-[[device]]
-name = "jets"
-type = "jet-controller"
-ports = ["udp://127.0.0.1:10112?listen=1"]
-"""
-PTY_DEVICES = """
-[[device]]
-name = "gps"
-type = "gps"
-ports = ["pty://gps"]
+def devices(gps_port: str, jets_port: str) -> str:
+    """A GNSS compass and the jets' controller on the given ports (the run moves them)."""
+    return (
+        f'\n[[device]]\nname = "gps"\ntype = "gps"\nports = ["{gps_port}"]\n\n'
+        f'[[device]]\nname = "jets"\ntype = "jet-controller"\nports = ["{jets_port}"]\n'
+    )
 
-[[device]]
-name = "jets"
-type = "jet-controller"
-ports = ["pty://jets"]
-"""
+
+UDP_DEVICES = devices("udp://127.0.0.1:10110", "udp://127.0.0.1:10112?listen=1")
+PTY_DEVICES = devices("pty://gps", "pty://jets")
 OWN_CONTROLLER = (
     '["{python}", "' + str(PROGRAM) + '", "--nmea", "{url:gps}", "--commands", "{url:jets}", '
     '"--origin", "{latitude},{longitude}", "--waypoints", "{waypoints}", '
