@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from hild.ardupilot.link import ArduPilotSitl
 from hild.bus.models import COMMAND_MODELS
 from hild.clock import MAX_TIME_SCALE, MIN_TIME_SCALE, TIME_SCALE_EXPECTED
 from hild.config import (
@@ -252,6 +253,11 @@ def _device_rules(
                     f"at most the loop rate, bench.rate_hz = {loop_rate:g} Hz",
                 )
             )
+    links = [d for d in read if d.config.model == ArduPilotSitl.model]
+    for d in links[1:]:  # one autopilot paces the loop
+        expected = (f"one {ArduPilotSitl.model} device per bench ({links[0].config.name} is "
+                    "one already): its frames pace the loop")  # fmt: skip
+        problems.add(d.error("type", d.config.type, expected))
     seen: set[str] = set()
     for d in read:
         if d.usable("name") and d.config.name in seen:
@@ -629,6 +635,9 @@ def _sentences(section: Section, dtype: DeviceType | None, r: Reading) -> tuple[
     are still what the line's budget is reckoned from."""
     if dtype is None:
         return ()
+    if not dtype.model.sentences_available:  # it sends no sentences (ArduPilot's link)
+        section.skip("sentences")
+        return ()
     read = r.get("sentences", read_sentences, section, "sentences",
                  dtype.model.sentences_available, list(dtype.sentences))  # fmt: skip
     if read is None:
@@ -717,12 +726,12 @@ def _string_table(section: Section, key: str) -> dict[str, str]:
 
 def _command_device_errors(d: _Device, vessel: Vessel | None) -> list[ConfigError]:
     """What a command device's settings cannot do with the bench's vessel."""
-    model = COMMAND_MODELS.get(d.config.model)
-    if model is None or vessel is None or not d.usable("type", "settings"):
+    model = CHECKED_MODELS.get(d.config.model)
+    if model is None or vessel is None or not d.usable("type", "settings", "ports"):
         return []
     errors = []
     for problem in model.check(d.config, vessel):
-        key = "type" if problem.key == "type" else f"settings.{problem.key}"
+        key = problem.key if problem.key in ("type", "ports") else f"settings.{problem.key}"
         error = ConfigError(d.section.file, d.section.key(key), problem.value, problem.expected)
         errors.append(located(error, d.section.position(key.split(".")[0])))
     return errors
@@ -764,6 +773,8 @@ def _protocols(config: DeviceConfig) -> list[str]:
     return [p for p in protocols if isinstance(p, str)] if isinstance(protocols, list) else []
 
 
+# models whose settings are checked against the vessel (``check(config, vessel)``)
+CHECKED_MODELS: dict[str, Any] = {**COMMAND_MODELS, ArduPilotSitl.model: ArduPilotSitl}
 BUDGET_KEYS = ("type", "rate_hz", "baud", "sentences", "ports", "settings")
 
 

@@ -190,6 +190,28 @@ class Reposition:
 
 
 @dataclass(frozen=True, slots=True)
+class Restart:
+    """The vessel back as the run began: its state (place, attitude, velocities) and its
+    actuators' states and commands. The clock, the weather and the traffic run on. (An
+    autopilot's SITL restarted: hild/ardupilot/link.py.)"""
+
+    source: str
+    x: tuple[float, ...]
+    act_state: tuple[float, ...]
+    act_cmd: tuple[float, ...]
+
+    def apply(self, run: ControlTarget) -> None:
+        sim = run.sim
+        sim.x[:] = self.x
+        sim.act_state[:] = self.act_state
+        sim.act_cmd[:] = self.act_cmd
+        sim.update_environment()
+        heading_deg = round(math.degrees(self.x[5]), 2)
+        log.info("control.restart", source=self.source, north=round(self.x[0], 3),
+                 east=round(self.x[1], 3), heading_deg=heading_deg)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
 class TrafficAdd:
     """A new traffic target (an encounter is placed against the own ship as it is now)."""
 
@@ -248,6 +270,7 @@ ControlRecord = (
     | SensorFault
     | ActuatorFault
     | Reposition
+    | Restart
     | TrafficAdd
     | TrafficRemove
     | TrafficRetask

@@ -29,6 +29,7 @@ from datetime import UTC, datetime, timedelta
 
 import structlog
 
+from hild.ardupilot.link import ArduPilotSitl
 from hild.bench import Bench
 from hild.bus.arbiter import Arbiter
 from hild.bus.device import CommandDevice
@@ -104,6 +105,7 @@ class Daemon:
         )  # fmt: skip
         self.arbiter = Arbiter(bench.vessel.actuators, self.sim.act_cmd, self.sim.act_state)
         self.command_devices: list[CommandDevice] = []
+        self.link: ArduPilotSitl | None = None  # ArduPilot's SITL: its frames pace the loop
         self.latency = JitterStats()  # command arrival to the tick that applies it
         self._window_applied = 0  # commands applied by the last loop.stats
         self._window_reasons: dict[str, int] = {}  # lines rejected by reason, likewise
@@ -136,6 +138,8 @@ class Daemon:
         arbiter = Arbiter(self.bench.vessel.actuators, sim.act_cmd, sim.act_state)
         for config in self.bench.devices:
             device = self._build(config)
+            if isinstance(device, ArduPilotSitl):
+                continue  # (it answers frames: no sentences to warm)
             device.sample(truth)
             if isinstance(device, CommandDevice):
                 line = device.neutral_line()
@@ -155,6 +159,9 @@ class Daemon:
         opened: dict[tuple, tuple[Port, str]] = {}
         for config in self.bench.devices:
             device = self._build(config)
+            if isinstance(device, ArduPilotSitl):
+                self._open_link(device)
+                continue
             commands = device if isinstance(device, CommandDevice) else None
             if commands is not None:
                 self.command_devices.append(commands)
@@ -182,10 +189,21 @@ class Daemon:
                 raise OSError(e.errno, f"{where}: {e.strerror or e}") from e
             finally:
                 self.ports[key] = port  # started or not, close() releases it
-        if self.tick_period_s <= PACE_QUANTUM_S:  # the ticks are a fine enough grid for pacing
+        if self.link is None and self.tick_period_s <= PACE_QUANTUM_S:  # a fine, steady grid
             for port in self.ports.values():
                 if isinstance(port, PtyPort):
                     port.pace_from(self.pacer)
+
+    def _open_link(self, link: ArduPilotSitl) -> None:
+        """ArduPilot's link: its own socket, read by the tick thread (frames pace the loop)."""
+        url = link.config.ports[0]
+        try:
+            link.open(parse_port_url(url, self.bench.run_dir))
+        except OSError as e:
+            where = f"device {link.config.name}, port {url}"
+            raise OSError(e.errno, f"{where}: {e.strerror or e}") from e
+        link.start(self.sim.x, self.sim.act_state, self.sim.act_cmd, self.dt)
+        self.link = link
 
     def apply_controls(self) -> None:
         """Between two ticks: trip the watchdogs whose lease ran out, apply what is queued."""
@@ -205,6 +223,8 @@ class Daemon:
     async def close(self) -> None:
         for port in self.ports.values():
             await port.close()
+        if self.link is not None:
+            self.link.close()
 
     def truth(self, t: float) -> Truth:
         assert self.start_utc is not None
@@ -350,12 +370,26 @@ class Daemon:
         tell the observers, hand the lines over."""
         k = 0
         check_every = max(1, round(STATE_CHECK_S / self.dt))
+        if self.link is not None:
+            self._frame_ticks(self.link, last_k, stats_every, check_every)
+            return
         clock = BlockingClock()
         try:
             while not self._stop.is_set() and (last_k is None or k < last_k):
                 k, t0 = self._tick(clock, k, t0, wall_dt, stats_every, check_every)
         finally:
             clock.close()
+
+    def _frame_ticks(self, link: ArduPilotSitl, last_k: int | None, stats_every: int,
+                     check_every: int) -> None:  # fmt: skip
+        """Lockstep with ArduPilot's SITL: a step for each frame, none without (paused)."""
+        k = 0
+        while not self._stop.is_set() and (last_k is None or k < last_k):
+            if link.next_frame(self.queue.put, k) is None:
+                continue
+            self.jitter.add(0.0)  # (no deadline: a frame is never late; its answer time is
+            self.window.add(0.0)  # the link's summary)
+            k = self._step(k, stats_every, check_every, link)
 
     def _tick(self, clock: BlockingClock, k: int, t0: float, wall_dt: float, stats_every: int,
               check_every: int) -> tuple[int, float]:  # fmt: skip
@@ -369,9 +403,17 @@ class Daemon:
         self.late_s = late
         self.jitter.add(late, wall_dt)
         self.window.add(late, wall_dt)
+        return self._step(k, stats_every, check_every), t0
+
+    def _step(self, k: int, stats_every: int, check_every: int,
+              link: ArduPilotSitl | None = None) -> int:  # fmt: skip
+        """One tick after its wait: apply the controls, step, answer ArduPilot (first: it waits
+        on it), sample, tell the observers, hand the lines over. Returns the step count."""
         self.apply_controls()
         self.sim.tick()
         k += 1
+        if link is not None:
+            link.answer(self.truth(k * self.dt), k)
         self.emit_due(k * self.dt)
         for observer in self.observers:
             observer.on_tick(self, k * self.dt)
@@ -381,7 +423,7 @@ class Daemon:
             self._check_state(k * self.dt)
         self.hand_over()
         self.pacer.after_tick()
-        return k, t0
+        return k
 
     def _check_state(self, t: float) -> None:
         """Stop a run whose simulation has diverged (a non-finite or absurd state): its sensors
@@ -411,7 +453,7 @@ class Daemon:
                  **({"rejected_by_reason": by_reason} if by_reason else {}),
                  time_scale=round(achieved, 3))  # fmt: skip
         wanted = self.bench.time_scale
-        if achieved < TIME_SCALE_HELD * wanted:
+        if self.link is None and achieved < TIME_SCALE_HELD * wanted:  # (else ArduPilot's pace)
             log.warning("loop.time_scale_not_held", wanted=wanted, achieved=round(achieved, 2),
                         hint="lower --time-scale or --rate; the machine cannot step this "
                         "fast")  # fmt: skip
@@ -469,8 +511,11 @@ class Daemon:
             "received_lines": self.dispatcher.received_lines,
             **self._bus_summary(),
             "devices": {
-                rt.device.config.name: {**rt.device.summary(), "failures": rt.failures}
-                for rt in self.devices
+                **{
+                    rt.device.config.name: {**rt.device.summary(), "failures": rt.failures}
+                    for rt in self.devices
+                },
+                **({self.link.config.name: self.link.summary()} if self.link else {}),
             },  # fmt: skip
             "ports": {p.spec.url: p.stats.as_dict() for p in self.ports.values()},
             "position_ned": [round(float(v), 3) for v in x[:3]],

@@ -31,7 +31,6 @@ from typing import ClassVar
 import numpy as np
 
 from hild.bus.device import CommandDevice, SettingError
-from hild.environment.spectra import G
 from hild.model.vessel import Vessel
 from hild.nmea import sentences as nmea
 from hild.nmea.epoch import build_all
@@ -92,7 +91,7 @@ class Frontseat(CommandDevice):
         s = config.settings
         self.compass_only = s.get("cpnvg_heading", "heron") == "compass"
         self.course = CourseOverGround(str(s.get("cog_at_rest", "hold")))
-        self._last_velocity: tuple[float, np.ndarray] | None = None  # (t, body) for CPIMU
+        self.accelerometer = kinematics.Accelerometer(self.lever_arm)  # CPIMU's
 
     @classmethod
     def check_vessel(cls, vessel: Vessel) -> list[SettingError]:
@@ -142,21 +141,10 @@ class Frontseat(CommandDevice):
             lat=lat, lon=lon, height=height, heading=compass, nvg_heading=nvg_heading,
             roll=math.degrees(truth.eta[3]), pitch=math.degrees(truth.eta[4]),
             vel_north=float(vel[0]), vel_east=float(vel[1]), rates=(p, q, r),
-            accel=self._specific_force(truth),
+            accel=self.accelerometer.specific_force(truth),
             sog_kn=math.hypot(vel[0], vel[1]) * KNOTS_PER_MS,
             cog=self.course(float(vel[0]), float(vel[1])),
         )  # fmt: skip
-
-    def _specific_force(self, truth: Truth) -> tuple[float, float, float]:
-        """What the IMU's accelerometer reads, body axes: dv/dt + omega x v - R^T g (Fossen's
-        kinematics; dv/dt by a difference over the device's epochs, 0 at the first)."""
-        v = kinematics.velocity_body(truth, self.lever_arm)
-        last, self._last_velocity = self._last_velocity, (truth.t, v)
-        dv = np.zeros(3)
-        if last is not None and truth.t > last[0]:
-            dv = (v - last[1]) / (truth.t - last[0])
-        f = dv + np.cross(truth.nu[3:], v) - truth.rotation.T @ np.array([0.0, 0.0, G])
-        return float(f[0]), float(f[1]), float(f[2])
 
     def _builder(self, nav: Navigation, utc: datetime) -> Callable[[str], list[bytes]]:
         def one(name: str) -> list[bytes]:

@@ -18,6 +18,9 @@ from hild.model.vessel import ActuatorSpec
 
 NEUTRAL_TOLERANCE = 0.01  # a speed within 1 % of its range of idle, a deflector within 0.01
 DEFLECTOR_RANGE = (-1.0, 1.0)
+# A single-lever jet control: the lever travel that moves the bucket from neutral to full
+# (PRC, and ArduPilot's throttle on a jet)
+LEVER_BUCKET_PCT = 20.0
 
 
 def idle_speed(speed_range: tuple[float, float]) -> float:
@@ -177,6 +180,19 @@ class ActuatorMap:
         if not a.has_deflector:
             raise Rejected("bad_mode", f"{a.name} has no deflector")
         return self.limit(pct, -100.0, 100.0, f"{a.name} deflector per cent") / 100.0
+
+    def lever(self, a: Actuator, lever: float) -> tuple[float, float | None]:
+        """A single lever in per cent (-100 .. 100) as (speed, deflector): a jet's first
+        LEVER_BUCKET_PCT of travel moves the bucket from neutral to full ahead (or astern) at
+        idle, the rest raises the engine from idle to full; a thruster's lever is its thrust
+        in per cent (no deflector: None)."""
+        lever = self.limit(lever, -100.0, 100.0, f"{a.name} lever")
+        if not a.has_deflector:
+            return self.speed_percent(a, lever), None
+        travel = abs(lever)
+        bucket = min(travel / LEVER_BUCKET_PCT, 1.0) * (1.0 if lever >= 0.0 else -1.0)
+        throttle = max(travel - LEVER_BUCKET_PCT, 0.0) / (100.0 - LEVER_BUCKET_PCT) * 100.0
+        return self.speed_percent(a, throttle), bucket
 
     def angle_normalized(self, a: Actuator, x: float) -> float:
         """-100 .. 100 to the angle's range, 0 at the centre."""

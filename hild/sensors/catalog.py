@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from hild.ardupilot.link import ArduPilotSitl
+from hild.ardupilot.servos import MAPPINGS
 from hild.builtin import builtin_candidates, builtin_folder
 from hild.bus.device import CommandDevice
 from hild.bus.frontseat import CPNVG_HEADINGS
@@ -55,6 +57,15 @@ SETTING_LIMITS: dict[str, tuple[float, float]] = {
     "target_height_m": (0.0, 100.0),  # a target's radar echo height above the sea
     "capacity": (1, 99),  # tracks at once: TTM numbers them with two digits
     "acquire_s": (0.0, 600.0),  # an ARPA's vector is stable within 1-3 min
+    # ArduPilot's servo outputs (hild/ardupilot/servos.py): SERVO1 .. SERVO32, pulses in us
+    "steering_channel": (1, 32),
+    "throttle_channel": (1, 32),
+    "throttle_left_channel": (1, 32),
+    "throttle_right_channel": (1, 32),
+    "pwm_min": (500, 2500),
+    "pwm_trim": (500, 2500),
+    "pwm_max": (500, 2500),
+    "no_signal_below_us": (0, 2500),
 }
 
 
@@ -63,13 +74,16 @@ SETTING_CHOICES: dict[str, tuple[str, ...]] = {
     "cog_at_rest": COG_AT_REST,  # a receiver's course below 0.1 m/s (hild/sensors/course.py)
     "cpnvg_heading": CPNVG_HEADINGS,  # the frontseat's CPNVG heading
     "units": TTM_UNITS,  # the radar's TTM distances and speeds: nm, km or statute miles
+    "mapping": MAPPINGS,  # ArduPilot's servo outputs to the actuators (hild/ardupilot/servos.py)
 }
 
 DEVICE_DIR = builtin_folder("devices")
 SENSOR_MODELS: dict[str, type[Device]] = {
     cls.model: cls for cls in (Gps, Heading, Anemometer, SpeedLog, Ais, Radar)
 }
-MODELS: dict[str, type[Device] | type[CommandDevice]] = {**SENSOR_MODELS, **COMMAND_MODELS}
+MODELS: dict[str, type[Device] | type[CommandDevice]] = {
+    **SENSOR_MODELS, **COMMAND_MODELS, ArduPilotSitl.model: ArduPilotSitl,
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -112,12 +126,17 @@ def load_device_type(name: str) -> DeviceType:
     if model_name is not None and model is None:
         problems.add(dev.error("model", model_name, "one of " + ", ".join(sorted(MODELS))))
     sentences: tuple[str, ...] = ()
-    if model is not None:
+    if model is not None and model.sentences_available:
         sentences = r.get("sentences", sentence_list, dev, "sentences",
                           model.sentences_available, default=())  # fmt: skip
     else:
-        dev.skip("sentences")  # they depend on the model
+        dev.skip("sentences")  # they depend on the model (and some models send none)
     quantity_units = _quantity_units(root, model, problems)
+
+    def optional(default: Any) -> list[Any]:
+        """A line's keys (talker, baud) are optional for a model that sends no sentences."""
+        return [] if model is None or model.sentences_available else [default]
+
     settings = problems.attempt(root.table, "settings")
     setting_values = dict(settings.data) if settings else {}
     for key in setting_values:
@@ -127,10 +146,10 @@ def load_device_type(name: str) -> DeviceType:
         file=str(path),
         description=r.get("description", dev.string, "description", "", default=""),
         model=model or Gps,
-        talker=r.get("talker", talker, dev, "talker", default="GP"),
+        talker=r.get("talker", talker, dev, "talker", *optional("GP"), default="GP"),
         rate_hz=r.get("rate_hz", dev.number, "rate_hz", lo=MIN_RATE_HZ, hi=MAX_RATE_HZ,
                       unit="Hz", default=1.0),
-        baud=r.get("baud", dev.integer, "baud", lo=300, default=4800),
+        baud=r.get("baud", dev.integer, "baud", *optional(4800), lo=300, default=4800),
         sentences=sentences,
         position=tuple(r.get("position", dev.array, "position", (3,), [0.0, 0.0, 0.0],
                              default=np.zeros(3)).tolist()),

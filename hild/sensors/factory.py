@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hild.ardupilot.link import ArduPilotSitl
 from hild.bus.device import CommandDevice
 from hild.bus.models import COMMAND_MODELS
 from hild.model.vessel import Vessel
@@ -15,8 +16,13 @@ def build_device(
 ) -> Device | CommandDevice:
     """The runnable device for ``config``, its random streams derived from ``seed``.
 
-    Command devices (the controller's bus) need the ``vessel`` whose actuators they drive.
+    Command devices (the controller's bus) and ArduPilot's link need the ``vessel`` whose
+    actuators they drive.
     """
+    if config.model == ArduPilotSitl.model:
+        if vessel is None:
+            raise ValueError(f"device {config.name}: an {config.model} needs the vessel")
+        return ArduPilotSitl(config, seed, origin, vessel)
     if config.model in COMMAND_MODELS:
         if vessel is None:
             raise ValueError(f"device {config.name}: a {config.model} needs the vessel")

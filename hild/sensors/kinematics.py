@@ -6,7 +6,10 @@ import math
 
 import numpy as np
 
+from hild.environment.spectra import G
 from hild.sensors.truth import Truth
+
+_GRAVITY_NED = np.array([0.0, 0.0, G])
 
 
 def position_ned(truth: Truth, lever_arm: np.ndarray) -> np.ndarray:
@@ -44,3 +47,27 @@ def yaw_rate(truth: Truth) -> float:
     phi, theta = truth.eta[3], truth.eta[4]
     q, r = truth.nu[4], truth.nu[5]
     return (q * math.sin(phi) + r * math.cos(phi)) / math.cos(theta)
+
+
+class Accelerometer:
+    """What an accelerometer fixed at ``lever_arm`` reads: the specific force in body axes,
+    f = dv/dt + omega x v - R^T g (with the lever arm's v = v_o + omega x
+    r: the rigid-body kinematics of thesis eqs 2.13-2.14 at that point), about (0, 0, -9.81)
+    m/s^2 at rest and level, as ArduPilot's JSON description and the Heron's IMU give it.
+    dv/dt is the difference between this instant and the one before (0 at the first, and
+    after ``reset``)."""
+
+    def __init__(self, lever_arm: np.ndarray):
+        self.lever_arm = lever_arm
+        self._last: tuple[float, np.ndarray] | None = None  # (t, body velocity at the sensor)
+
+    def reset(self) -> None:
+        self._last = None
+
+    def specific_force(self, truth: Truth) -> tuple[float, float, float]:
+        v = velocity_body(truth, self.lever_arm)
+        last, self._last = self._last, (truth.t, v)
+        f = np.cross(truth.nu[3:], v) - truth.rotation.T @ _GRAVITY_NED
+        if last is not None and truth.t > last[0]:
+            f += (v - last[1]) / (truth.t - last[0])
+        return float(f[0]), float(f[1]), float(f[2])

@@ -17,10 +17,8 @@ and Furuno's NMEA appendices).
 
 from __future__ import annotations
 
-from hild.bus.mapping import Actuator, ActuatorMap, Demand, nonempty
+from hild.bus.mapping import ActuatorMap, Demand, nonempty
 from hild.bus.sentence import Rejected, Sentence, expect_fields, integer, number
-
-LEVER_BUCKET_PCT = 20.0  # PRC: lever travel that moves a jet's bucket from neutral to full
 
 
 def decode_trc(s: Sentence, amap: ActuatorMap) -> tuple[Demand, ...]:
@@ -63,7 +61,7 @@ def decode_prc(s: Sentence, amap: ActuatorMap) -> tuple[Demand, ...]:
     for a in actuators:
         speed = deflector = None
         if lever is not None and lever_status == "A":
-            speed, deflector = _lever(amap, a, lever)
+            speed, deflector = amap.lever(a, lever)
         override = amap.speed_demand(a, rpm, rpm_mode)
         if override is not None:
             speed = override
@@ -73,19 +71,6 @@ def decode_prc(s: Sentence, amap: ActuatorMap) -> tuple[Demand, ...]:
             deflector = amap.deflector_percent(a, pitch)
         demands.append(Demand(a.index, speed, None, deflector))
     return nonempty(demands, s.address)
-
-
-def _lever(amap: ActuatorMap, a: Actuator, lever: float) -> tuple[float, float | None]:
-    """A single lever: a jet's first LEVER_BUCKET_PCT of travel moves the bucket from neutral
-    to full ahead (or astern) at idle, the rest raises the engine from idle to full; a
-    thruster's lever is its thrust in per cent."""
-    lever = amap.limit(lever, -100.0, 100.0, f"{a.name} lever")
-    if not a.has_deflector:
-        return amap.speed_percent(a, lever), None
-    travel = abs(lever)
-    bucket = min(travel / LEVER_BUCKET_PCT, 1.0) * (1.0 if lever >= 0.0 else -1.0)
-    throttle = max(travel - LEVER_BUCKET_PCT, 0.0) / (100.0 - LEVER_BUCKET_PCT) * 100.0
-    return amap.speed_percent(a, throttle), bucket
 
 
 def decode_ror(s: Sentence, amap: ActuatorMap) -> tuple[Demand, ...]:

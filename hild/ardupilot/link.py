@@ -1,0 +1,316 @@
+"""The ``ardupilot-sitl`` device: ArduPilot's SITL on one side, hild's vessel on the other.
+
+One frame from ArduPilot, one physics step, one answer (protocol.py). The frame's servo
+outputs become an actuator command on the control queue (servos.py), applied before the step
+like any other command; the answer is the state after it (state.py). The frame count tells
+what a frame is (ArduPilot's JSON description and SIM_JSON.cpp; measured: protocols.md):
+
+- one more than the last: the next step;
+- the same as the last: ArduPilot heard no answer and sends the frame again (every 10 s by its
+  description, about every 1.1 s as measured): the last answer goes again, nothing steps;
+- more than one ahead: frames were lost on the way; counted, and one step taken (ArduPilot's
+  clock is the answers' timestamps, so no time is lost on either side);
+- lower than the last: SITL restarted. The vessel goes back to how the run began (its place,
+  heading, speed and actuators) and the timestamps start again from 0, as a newly started
+  ArduPilot expects; hild's own clock, its weather and its traffic run on, so the NMEA out, the
+  MQTT mirror and the recording see one run with a reset in it.
+
+No frame for a while is no failure: ArduPilot is paused, stopped or not yet started, and hild
+waits with it (the whole loop is paced by the frames). The answer goes back to the address
+and port the frame came from.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import structlog
+
+from hild.ardupilot.protocol import (
+    MAX_FRAME_BYTES,
+    FrameError,
+    ServoFrame,
+    encode_state,
+    parse_frame,
+)
+from hild.ardupilot.servos import MappingError, ServoMapping, build_mapping
+from hild.ardupilot.state import physics_state
+from hild.bus.device import SettingError
+from hild.clock import JitterStats
+from hild.control import ActuatorCommand, ControlRecord, Restart
+from hild.log import RateLimited
+from hild.model.vessel import Vessel
+from hild.sensors import kinematics
+from hild.sensors.device import Device, DeviceConfig
+from hild.sensors.geodesy import Origin
+from hild.sensors.truth import Truth
+from hild.transport.allow import SourceFilter
+from hild.transport.url import PortSpec, parse_port_url
+
+log = structlog.get_logger("hild.ardupilot")
+
+DEFAULT_PORT = 9002  # where ArduPilot's SITL sends its frames (its JSON description)
+POLL_S = 0.1  # how long the loop waits for a frame before it looks at its stop flag again
+PAUSED_AFTER_S = 5.0  # wall seconds without a frame before the log says ArduPilot paused
+URL_EXPECTED = "udp://HOST:PORT?listen=1, e.g. udp://127.0.0.1:9002?listen=1"
+
+
+@dataclass
+class LinkStats:
+    frames: int = 0  # frames taken (stepped)
+    repeated: int = 0  # frames ArduPilot sent again: answered again, not stepped
+    lost: int = 0  # frames missing from the count (lost on the way)
+    restarts: int = 0  # SITL restarts: the vessel reset
+    malformed: int = 0  # datagrams that were no servo frame
+    refused: int = 0  # datagrams from an address the port does not allow
+    commands: int = 0  # actuator commands queued (frames whose servo outputs changed)
+
+
+class ArduPilotSitl(Device):
+    """ArduPilot's SITL JSON physics link (see the module's description)."""
+
+    model: ClassVar[str] = "ardupilot-sitl"
+    sentences_available: ClassVar[tuple[str, ...]] = ()
+    noise_components: ClassVar[dict[str, int]] = {"gyro": 3, "accel": 3}
+    worst_case: ClassVar[dict[str, float]] = {}
+
+    def __init__(self, config: DeviceConfig, seed: int, origin: Origin, vessel: Vessel):
+        super().__init__(config, seed, origin)
+        self.mapping: ServoMapping = build_mapping(config.settings, vessel)
+        self.accelerometer = kinematics.Accelerometer(self.lever_arm)
+        self.wind = bool(config.settings.get("wind", True))
+        self.link = LinkStats()
+        self.answer_time = JitterStats()  # frame received -> answer sent [s]
+        self.socket: FrameSocket | None = None
+        self.dt = 0.0
+        self._start: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # x, states, cmds
+        self._last_count: int | None = None
+        self._session_step = 0  # the daemon's step at which this ArduPilot session began
+        self._last_pwm: tuple[int, ...] | None = None
+        self._last_answer = b""
+        self._peer: tuple | None = None
+        self._t_frame = 0.0
+        self._t_heard = 0.0
+        self._paused = False
+        self._rates_warned: set[int] = set()
+        self._log_malformed = RateLimited(log, "ardupilot.malformed_frame")
+        self._log_lost = RateLimited(log, "ardupilot.frames_lost")
+
+    # --- the bench's rules ------------------------------------------------------------
+    @classmethod
+    def check(cls, config: DeviceConfig, vessel: Vessel) -> list[SettingError]:
+        """What cannot work: a mapping this vessel cannot follow, a port that is no UDP
+        listener."""
+        problems = []
+        try:
+            build_mapping(config.settings, vessel)
+        except MappingError as e:
+            problems.append(SettingError(e.key, e.value, e.expected))
+        if len(config.ports) != 1:
+            problems.append(SettingError("ports", list(config.ports), "one port: " + URL_EXPECTED))
+        else:
+            spec = parse_port_url(config.ports[0])
+            if spec.scheme != "udp" or spec.option("listen") != "1":
+                problems.append(SettingError("ports", config.ports[0], URL_EXPECTED))
+        return problems
+
+    # --- the socket and the run ---------------------------------------------------------
+    def open(self, spec: PortSpec) -> None:
+        self.socket = FrameSocket.bind(spec)
+
+    def close(self) -> None:
+        if self.socket is not None:
+            self.socket.close()
+            self.socket = None
+
+    def start(self, x: np.ndarray, act_state: np.ndarray, act_cmd: np.ndarray, dt: float) -> None:
+        """Remember how the run begins (what a SITL restart goes back to) and the step."""
+        self._start = (x.copy(), act_state.copy(), act_cmd.copy())
+        self.dt = dt
+        self._t_heard = time.monotonic()
+        assert self.socket is not None
+        log.info("ardupilot.waiting", device=self.config.name, listening=self.socket.where,
+                 step_hz=round(1.0 / dt, 3))  # fmt: skip
+
+    def next_frame(self, put: Callable[[ControlRecord], None], step: int) -> ServoFrame | None:
+        """Wait up to POLL_S for a frame; the frame to step on (its command and any restart
+        queued with ``put``), or None (nothing came, a repeated frame was answered again, a
+        datagram was refused or malformed). ``step`` is the daemon's step count so far."""
+        assert self.socket is not None
+        received = self.socket.receive(POLL_S)
+        now = time.monotonic()
+        if received is None:
+            if (
+                not self._paused
+                and self._last_count is not None
+                and (now - self._t_heard > PAUSED_AFTER_S)
+            ):
+                self._paused = True
+                note = "no frame for a while: ArduPilot paused or stopped; hild waits"
+                log.info("ardupilot.paused", device=self.config.name, frames=self.link.frames,
+                         note=note)  # fmt: skip
+            return None
+        data, address = received
+        if not self.socket.allows(address):
+            self.link.refused += 1
+            return None
+        try:
+            frame = parse_frame(data)
+        except FrameError as e:
+            self.link.malformed += 1
+            self._log_malformed(device=self.config.name, sender=str(address[0]), problem=str(e),
+                                malformed=self.link.malformed)  # fmt: skip
+            return None
+        self._t_frame = now
+        if self._paused:
+            log.info("ardupilot.resumed", device=self.config.name,
+                     after_s=round(now - self._t_heard, 1))  # fmt: skip
+            self._paused = False
+        self._t_heard = now
+        last = self._last_count
+        if last is not None and frame.frame_count == last:
+            self.link.repeated += 1
+            self.socket.send(self._last_answer, address)
+            return None
+        if address != self._peer:
+            log.info("ardupilot.connected", device=self.config.name, sender=_where(address),
+                     frame_rate=frame.frame_rate, frame_count=frame.frame_count)  # fmt: skip
+            self._peer = address
+        if last is None:
+            self._session_step = step
+        elif frame.frame_count < last:
+            self._restart(put, step, frame, last)
+        elif frame.frame_count > last + 1:
+            self.link.lost += frame.frame_count - last - 1
+            self._log_lost(device=self.config.name, lost=frame.frame_count - last - 1,
+                           total=self.link.lost)  # fmt: skip
+        self._last_count = frame.frame_count
+        self._check_rate(frame.frame_rate)
+        self.link.frames += 1
+        if frame.pwm != self._last_pwm:
+            self._last_pwm = frame.pwm
+            self.link.commands += 1
+            put(ActuatorCommand(self.config.name, now, self.mapping.demands(frame.pwm)))
+        return frame
+
+    def answer(self, truth: Truth, step: int) -> None:
+        """Send the state after ``step`` (the daemon's step count) to the frame's sender."""
+        assert self.socket is not None and self._peer is not None
+        t = truth.t
+        p, q, r = (float(w) for w in truth.nu[3:6])
+        gyro = (self.noisy("gyro", p, t, 0), self.noisy("gyro", q, t, 1),
+                self.noisy("gyro", r, t, 2))  # fmt: skip
+        fx, fy, fz = self.accelerometer.specific_force(truth)
+        accel = (self.noisy("accel", fx, t, 0), self.noisy("accel", fy, t, 1),
+                 self.noisy("accel", fz, t, 2))  # fmt: skip
+        timestamp = (step - self._session_step) * self.dt
+        state = physics_state(truth, timestamp, self.lever_arm, accel, gyro, self.wind)
+        self._last_answer = encode_state(state)
+        self.socket.send(self._last_answer, self._peer)
+        self.answer_time.add(time.monotonic() - self._t_frame)
+
+    def _restart(self, put: Callable[[ControlRecord], None], step: int, frame: ServoFrame,
+                 last: int) -> None:  # fmt: skip
+        assert self._start is not None
+        self.link.restarts += 1
+        x, states, commands = self._start
+        put(Restart(self.config.name, tuple(x), tuple(states), tuple(commands)))
+        self._session_step = step
+        self._last_pwm = None
+        self.accelerometer.reset()
+        note = "SITL restarted: the vessel is back at its start"
+        log.info("ardupilot.restarted", device=self.config.name, frame_count=frame.frame_count,
+                 last_frame_count=last, note=note)  # fmt: skip
+
+    def _check_rate(self, frame_rate: int) -> None:
+        """Say once per rate when ArduPilot asks for another step than hild takes."""
+        if frame_rate in self._rates_warned or not self.dt:
+            return
+        step_hz = 1.0 / self.dt
+        if frame_rate == 0 or abs(frame_rate - step_hz) > 0.5:
+            self._rates_warned.add(frame_rate)
+            log.warning("ardupilot.step_differs", device=self.config.name,
+                        ardupilot_hz=frame_rate, hild_hz=round(step_hz, 3),
+                        note="hild takes one step of its own per frame and ArduPilot's clock "
+                        "follows the answers' timestamps, so both keep the same time",
+                        hint=f"to match, set SIM_RATE_HZ {step_hz:g} in ArduPilot or "
+                        f"rate_hz = {frame_rate} in the bench (--rate {frame_rate})")  # fmt: skip
+
+    # --- what a sensor device would say -------------------------------------------------
+    def measure(self, truth: Truth) -> dict[str, float]:
+        return {}  # (it answers frames; it has no epochs)
+
+    def cadence(self) -> str:
+        return "one answer per ArduPilot frame (the loop's pace)"
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            **vars(self.link),
+            "mapping": self.mapping.kind,
+            "servo_functions": {f"SERVO{n}": f for n, f in self.mapping.functions.items()},
+            "answer_p50_ms": round(self.answer_time.percentile_ms(50), 3),
+            "answer_p99_ms": round(self.answer_time.percentile_ms(99), 3),
+            "answer_max_ms": round(self.answer_time.max_s * 1e3, 3),
+        }
+
+
+class FrameSocket:
+    """The link's UDP socket, bound where its URL says and read by the loop's own thread: a
+    blocking receive with a timeout, no event loop between a frame and its answer."""
+
+    def __init__(self, sock: socket.socket, spec: PortSpec):
+        self.sock = sock
+        self.spec = spec
+        self.allow = SourceFilter.parse(spec.option("allow"))
+        host, port = sock.getsockname()[:2]
+        self.where = f"udp {_where((host, port))}"
+
+    @classmethod
+    def bind(cls, spec: PortSpec) -> FrameSocket:
+        assert spec.host is not None and spec.port is not None
+        infos = socket.getaddrinfo(spec.host, spec.port, type=socket.SOCK_DGRAM)
+        family, _, _, _, address = infos[0]
+        sock = socket.socket(family, socket.SOCK_DGRAM)
+        try:
+            sock.bind(address)
+        except OSError as e:
+            sock.close()
+            raise OSError(e.errno, f"cannot receive on {spec.url}: {e.strerror or e}") from None
+        return cls(sock, spec)
+
+    def receive(self, timeout: float) -> tuple[bytes, tuple] | None:
+        self.sock.settimeout(timeout)
+        try:
+            return self.sock.recvfrom(MAX_FRAME_BYTES + 1)
+        except TimeoutError:
+            return None
+        except OSError:  # (an ICMP error from an earlier answer, on some systems)
+            return None
+
+    def allows(self, address: tuple) -> bool:
+        return self.allow.allows(str(address[0]))
+
+    def send(self, data: bytes, address: tuple) -> None:
+        with contextlib.suppress(OSError):  # ArduPilot gone: it sends again when it is back
+            self.sock.sendto(data, address)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _where(address: tuple) -> str:
+    host, port = str(address[0]), int(address[1])
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def is_link(device: object) -> bool:
+    return isinstance(device, ArduPilotSitl)
+
+
+__all__ = ["ArduPilotSitl", "DEFAULT_PORT", "FrameSocket"]
