@@ -8,6 +8,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from hild.ardupilot.howto import sitl_commands
 from hild.bench import Bench, load_bench
 from hild.bus.device import CommandDevice
 from hild.config import ConfigError
@@ -56,7 +57,14 @@ def banner(daemon: Daemon) -> str:
             lines.append(f"  {what:<50} {where}")
             if not isinstance(rt.device, CommandDevice) and port.spec.scheme not in readers:
                 readers[port.spec.scheme] = read_example(port, port.spec.baud or c.baud)
+    link = daemon.link
+    if link is not None:
+        what = f"{link.config.name} ({link.config.type}: servo frames in, state out)"
+        where = link.socket.where if link.socket is not None else link.config.ports[0]
+        lines.append(f"  {what:<50} {where}; its frames pace the loop")
     lines.extend(how_to_connect([r for r in readers.values() if r], daemon))
+    if link is not None:
+        lines.extend(sitl_commands(bench, link))
     for observer in daemon.observers:
         if isinstance(observer, Mirror):
             where = f"MQTT: {observer.config.url}, topics {observer.prefix}/#"

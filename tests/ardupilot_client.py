@@ -59,7 +59,7 @@ def read_value(text: str, section: str, key: str, kind: str) -> float | tuple | 
         return float(m.group(1)) if m else 0.0
     m = _VECTOR3.match(text, at)
     if m is None:
-        raise AnswerError(f"{key}: no vector at {text[at:at + 30]!r}")
+        raise AnswerError(f"{key}: no vector at {text[at : at + 30]!r}")
     return tuple(float(v) for v in m.groups())
 
 

@@ -120,7 +120,8 @@ def test_unknown_command_lists_the_actuator_commands(tmp_path):
     [
         (
             'type = "gpss"',
-            "device (two).type = 'gpss': expected a device type: ais, anemometer, ardupilot-sitl, front",
+            "device (two).type = 'gpss': expected a device type: ais, anemometer, "
+            "ardupilot-sitl, front",
         ),
         ('type = "gps"\nsentences = ["GGA", "MWV"]', "'MWV' is not one of them"),
         ('type = "gps"\ntalker = "gps"', "two-letter NMEA talker ID"),

@@ -1,0 +1,52 @@
+"""How to start ArduPilot's SITL against a bench: the command lines the banner and the docs give.
+
+ArduPilot's SITL takes ``--model JSON:ADDRESS`` (the physics' address) and sends its frames to
+UDP port 9002 + 10 * I for ``-I I`` (measured: protocols.md); its ``--home LAT,LON,ALT,HEADING``
+is where the answers' NED positions start from, so it must be the bench's origin, with the
+vessel's initial heading. The parameters for the vessel come from ``hild show ardupilot``.
+"""
+
+from __future__ import annotations
+
+from hild.ardupilot.link import DEFAULT_PORT, ArduPilotSitl
+from hild.bench import Bench
+from hild.transport.url import parse_port_url
+
+INSTANCE_PORT_STEP = 10  # SITL instance I sends to 9002 + 10 I
+
+
+def instance(port: int) -> int | None:
+    """The SITL instance (``-I``) whose frames come to ``port``; None if none does."""
+    offset = port - DEFAULT_PORT
+    if offset < 0 or offset % INSTANCE_PORT_STEP:
+        return None
+    return offset // INSTANCE_PORT_STEP
+
+
+def home(bench: Bench) -> str:
+    """``--home``'s LAT,LON,ALT,HEADING for the bench: its origin and initial heading."""
+    o = bench.origin
+    return f"{o.latitude_deg:.7f},{o.longitude_deg:.7f},0,{bench.heading_deg % 360:g}"
+
+
+def sitl_commands(bench: Bench, link: ArduPilotSitl) -> list[str]:
+    """The lines that tell a user how to start ArduPilot against this bench."""
+    spec = parse_port_url(link.config.ports[0], bench.run_dir)
+    port = spec.port or DEFAULT_PORT
+    host = "127.0.0.1" if spec.host in ("0.0.0.0", "::", "localhost", None) else spec.host
+    profile = bench.vessel.name
+    n = instance(port)
+    servos = ", ".join(f"SERVO{s}_FUNCTION {f}" for s, f in link.mapping.functions.items())
+    lines = [f"Start ArduPilot's SITL ({link.mapping.kind}: {servos}), e.g.:"]
+    if n is None:
+        lines.append(f"  (ArduPilot sends its frames to UDP 9002 + 10 I only: port {port} is none "
+                     f"of those, so give the device a port such as {DEFAULT_PORT})")  # fmt: skip
+        return lines
+    where = f" -I{n}" if n else ""
+    lines += [
+        f"  hild show ardupilot {profile} > {profile}.parm",
+        f"  ardurover --model JSON:{host} --home {home(bench)} --defaults {profile}.parm{where}",
+        f"  or: sim_vehicle.py -v Rover --model JSON:{host} --custom-location={home(bench)} "
+        f"--add-param-file={profile}.parm{where} --map --console",
+    ]
+    return lines
