@@ -1,0 +1,253 @@
+"""ArduPilot's SITL link end to end: `hild run` on a bench with an ardupilot-sitl device, driven
+by a client that speaks SITL's side of the protocol (tests/ardupilot_client.py) on real UDP
+sockets. Lockstep, the IMU against the trajectory, frame counts, the shared clock."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+
+from tests.ardupilot_client import Sitl
+from tests.endpoints import Daemon, UdpClient, free_udp_port
+
+G = 9.81  # hild's gravity (hild/environment/spectra.py), what ArduPilot's description expects
+
+
+def start(tmp_path, profile="odin", rate=1200, weather='preset = "calm"', extra="",
+          duration=None, name="ap") -> tuple[Daemon, Sitl]:  # fmt: skip
+    """hild running the bench (its banner seen), and a SITL client towards its link."""
+    port = free_udp_port()
+    bench = tmp_path / f"{name}.toml"
+    bench.write_text(f"""
+[bench]
+name = "{name}"
+rate_hz = {rate}
+start_time = "2026-06-01T12:00:00Z"
+run_dir = "{tmp_path}/run"
+[vessel]
+profile = "{profile}"
+[origin]
+latitude = 59.41
+longitude = 10.48
+[weather]
+{weather}
+[[device]]
+name = "autopilot"
+type = "ardupilot-sitl"
+port = "udp://127.0.0.1:{port}?listen=1"
+{extra}
+""")
+    args = [str(bench)] + (["--duration", str(duration)] if duration else [])
+    folder = tmp_path / name
+    folder.mkdir()
+    return Daemon(*args, tmp=folder), Sitl(port)
+
+
+def rotation(roll: float, pitch: float, yaw: float) -> np.ndarray:
+    """Body to NED for ZYX Euler angles (the aerospace convention ArduPilot's from_euler uses),
+    written out here rather than taken from hild."""
+    cr, sr, cp, sp, cy, sy = (math.cos(roll), math.sin(roll), math.cos(pitch), math.sin(pitch),
+                              math.cos(yaw), math.sin(yaw))  # fmt: skip
+    return np.array([
+        [cp * cy, sr * sp * cy - cr * sy, cr * sp * cy + sr * sy],
+        [cp * sy, sr * sp * sy + cr * cy, cr * sp * sy - sr * cy],
+        [-sp, sr * cp, cr * cp],
+    ])  # fmt: skip
+
+
+# --- lockstep ---------------------------------------------------------------------------------
+def throttle_schedule(i: int) -> tuple[int, ...]:
+    """0 us for the first frames (as SITL starts), then ahead, a hard turn, astern."""
+    if i < 300:
+        return ()
+    if i < 2400:
+        return (1500, 0, 1850)
+    if i < 3600:
+        return (2000, 0, 1850)
+    return (1200, 0, 1150)
+
+
+NOISY = """
+[device.noise.gyro]
+white = 0.002
+[device.noise.accel]
+white = 0.05
+random_walk = 0.01
+"""
+
+
+def answers(tmp_path, name: str, pause_every: int) -> tuple[list[bytes], dict]:
+    daemon, sitl = start(tmp_path, weather='preset = "gale-hs1"', extra=NOISY, duration=4,
+                         name=name)  # fmt: skip
+    try:
+        for i in range(4800):
+            if pause_every and i % pause_every == pause_every - 1:
+                time.sleep(0.25)  # SITL paused, or slower than real time
+            sitl.step(i, throttle_schedule(i))
+        return sitl.raw, daemon.wait(60)
+    finally:
+        sitl.close()
+
+
+def test_the_same_frames_give_the_same_answers_bit_for_bit_at_any_pace(tmp_path):
+    """Waves, gusts and sensor noise all run on the frames' clock: 4 s of Odin in a gale,
+    answered as fast as the client asks and again with pauses, byte for byte the same."""
+    fast, summary = answers(tmp_path, "fast", pause_every=0)
+    slow, _ = answers(tmp_path, "slow", pause_every=700)
+    assert len(fast) == 4800 and fast == slow
+    link = summary["devices"]["autopilot"]
+    assert link["frames"] == 4800 and link["repeated"] == link["lost"] == link["restarts"] == 0
+    assert summary["t"] == pytest.approx(4.0) and summary["reason"] == "duration"
+    assert link["commands"] == 4  # the frames whose outputs changed
+    assert summary["position_ned"][0] > 5.0  # it went ahead
+
+
+# --- the IMU --------------------------------------------------------------------------------
+def test_at_rest_and_level_the_accelerometer_reads_minus_g_on_z(tmp_path):
+    daemon, sitl = start(tmp_path)
+    try:
+        first = [sitl.step(i) for i in range(600)]
+    finally:
+        sitl.close()
+        daemon.stop()
+    for a in first:
+        assert a["accel_body"] == pytest.approx((0.0, 0.0, -G), abs=1e-9)  # at rest: exactly
+        assert a["gyro"] == (0.0, 0.0, 0.0) and a["attitude"] == (0.0, 0.0, 0.0)
+    assert [a["timestamp"] for a in first[:3]] == pytest.approx([1 / 1200, 2 / 1200, 3 / 1200])
+
+
+def fit_circle(points: np.ndarray) -> tuple[np.ndarray, float]:
+    """Least-squares circle through points (x, y): centre and radius (Kasa's algebraic fit)."""
+    x, y = points[:, 0], points[:, 1]
+    a = np.column_stack([2 * x, 2 * y, np.ones_like(x)])
+    cx, cy, c = np.linalg.lstsq(a, x * x + y * y, rcond=None)[0]
+    return np.array([cx, cy]), math.sqrt(c + cx * cx + cy * cy)
+
+
+def test_in_a_steady_turn_the_accelerometer_feels_the_centripetal_acceleration(tmp_path):
+    """Odin at 60 % throttle with full right steering settles into a circle. What the IMU says
+    must agree with the circle the positions draw: the horizontal specific force, turned to NED
+    with the answered attitude, is U^2 / R towards the circle's centre, and the vertical is -g.
+    The boat heels in the turn, so gravity's roll and pitch terms are in the body axes."""
+    rate = 200  # a steady turn needs a minute and more: a coarser step keeps the test short
+    daemon, sitl = start(tmp_path, rate=rate, duration=90)
+    try:
+        states = [sitl.step(i, (2000, 0, 1800), rate) for i in range(90 * rate)]
+    finally:
+        sitl.close()
+    daemon.wait(60)
+    last = states[-30 * rate :]  # the last 30 s: more than one lap (about 27 s)
+    points = np.array([s["position"][:2] for s in last])
+    centre, radius = fit_circle(points)
+    residual = np.abs(np.hypot(*(points - centre).T) - radius).max()
+    assert residual < 0.01 * radius  # a circle: steady
+    speed = np.mean([math.hypot(*s["velocity"][:2]) for s in last])
+    for s in last[:: rate * 3]:
+        f_ned = rotation(*s["attitude"]) @ np.array(s["accel_body"])
+        inward = centre - np.array(s["position"][:2])
+        inward /= np.linalg.norm(inward)
+        # The fit's radius and the mean speed are good to a fraction of a per cent on a
+        # circle this steady; 2 % holds that with room and is far below the heel's own
+        # share (g sin(roll) is 16 % of the centripetal term here).
+        assert np.linalg.norm(f_ned[:2]) == pytest.approx(speed**2 / radius, rel=0.02)
+        assert float(f_ned[:2] @ inward) == pytest.approx(speed**2 / radius, rel=0.02)
+        assert f_ned[2] == pytest.approx(-G, abs=2e-3)
+        assert s["accel_body"][1] > 0.3  # right turn: the centripetal term to starboard
+    roll = np.mean([s["attitude"][0] for s in last])
+    assert abs(G * math.sin(roll)) > 0.1 * speed**2 / radius  # the heel matters to the check
+
+
+def test_rolling_in_waves_the_imu_agrees_with_the_trajectory(tmp_path):
+    """Odin lying in a gale's waves rolls by several degrees. The specific force turned to NED
+    with the answered attitude must equal the NED velocity's rate of change minus gravity,
+    frame by frame: the identity an autopilot's navigation filter rests on. The two sides are
+    differences over the same step taken in different frames, so they differ by the jerk
+    times the step: about 2e-3 m/s^2 at 1200 Hz for a rolling hull (accelerations of about 1
+    m/s^2 at wave frequencies near 2 rad/s); a sign or axis error in any term is g sin(roll),
+    near 1 m/s^2 here."""
+    daemon, sitl = start(tmp_path, weather='preset = "gale-hs1"', duration=20)
+    try:
+        states = [sitl.step(i) for i in range(20 * 1200)]
+    finally:
+        sitl.close()
+    daemon.wait(60)
+    rolls = np.array([s["attitude"][0] for s in states])
+    assert np.degrees(np.abs(rolls).max()) > 3.0
+    worst = 0.0
+    for before, now in zip(states[1000:], states[1001:], strict=False):
+        dt = now["timestamp"] - before["timestamp"]
+        acceleration = (np.array(now["velocity"]) - np.array(before["velocity"])) / dt
+        f_ned = rotation(*now["attitude"]) @ np.array(now["accel_body"])
+        worst = max(worst, float(np.abs(f_ned - (acceleration - [0.0, 0.0, G])).max()))
+    assert worst < 0.01
+
+
+# --- frame counts -------------------------------------------------------------------------
+def test_repeated_lost_malformed_and_restarted_frames(tmp_path):
+    daemon, sitl = start(tmp_path)
+    dt = 1 / 1200
+    try:
+        run = [sitl.step(i, (1500, 0, 2000) if i >= 10 else ()) for i in range(1200)]
+        assert run[-1]["position"][0] > 0.05  # moving ahead
+        # ArduPilot heard no answer and sends its frame again: the same answer, no step
+        again = sitl.step(1199, (1500, 0, 2000))
+        assert again == run[-1] and sitl.raw[-1] == sitl.raw[-2]
+        # a datagram that is no frame is skipped without an answer; the next frame is answered
+        sitl.sock.sendto(b"$GPGGA,garbage*00\r\n", ("127.0.0.1", sitl.port))
+        # four frames lost on the way: one step, as ArduPilot's clock is the answers'
+        jumped = sitl.step(1204, (1500, 0, 2000))
+        assert jumped["timestamp"] == pytest.approx(run[-1]["timestamp"] + dt)
+        # SITL restarted: the vessel back at its start, the timestamps from the start again
+        restarted = sitl.step(0)
+        assert restarted["timestamp"] == pytest.approx(dt)
+        # back where the run began; the weather's own state ran on (its filters), so the first
+        # step from there differs from the run's first by 1e-7 m/s at most
+        assert restarted["position"] == pytest.approx(run[0]["position"], abs=1e-6)
+        assert restarted["velocity"] == pytest.approx(run[0]["velocity"], abs=1e-6)
+        assert restarted["accel_body"] == pytest.approx((0.0, 0.0, -G), abs=1e-9)
+        moving = [sitl.step(i, (1500, 0, 2000)) for i in range(1, 600)]
+        assert moving[-1]["timestamp"] == pytest.approx(600 * dt)
+    finally:
+        sitl.close()
+    summary = daemon.stop()
+    link = summary["devices"]["autopilot"]
+    assert (link["repeated"], link["lost"], link["malformed"], link["restarts"]) == (1, 4, 1, 1)
+    assert link["frames"] == 1200 + 1 + 1 + 599
+    assert summary["t"] == pytest.approx((1200 + 1 + 1 + 599) * dt)  # hild's clock ran on
+    assert daemon.events("ardupilot.restarted") and daemon.events("control.restart")
+
+
+# --- one clock -----------------------------------------------------------------------------
+def test_nmea_runs_on_the_frames_clock_and_waits_with_a_paused_sitl(tmp_path):
+    """A GPS at 1 Hz on the same bench: one fix per simulated second, stamped with the run's
+    simulated UTC, none while SITL is paused however long the pause."""
+    gps = UdpClient().start()
+    extra = f"""
+[[device]]
+name = "gps"
+type = "gps"
+rate_hz = 1.0
+sentences = ["GGA"]
+port = "udp://127.0.0.1:{gps.port}"
+"""
+    daemon, sitl = start(tmp_path, extra=extra)
+    try:
+        for i in range(3 * 1200):
+            sitl.step(i)
+        time.sleep(0.3)  # the fix of t = 3 s is sent after the frame that reached it
+        before = len(gps.lines)
+        time.sleep(1.5)  # SITL paused: hild waits, and so does its GPS
+        assert len(gps.lines) == before == 4  # t = 0, 1, 2, 3 s
+        for i in range(3 * 1200, 6 * 1200):
+            sitl.step(i)
+        time.sleep(0.3)
+    finally:
+        sitl.close()
+        daemon.stop()
+        gps.close()
+    stamps = [raw.split(b",")[1] for _, raw in gps.lines]
+    assert stamps == [b"120000.00", b"120001.00", b"120002.00", b"120003.00", b"120004.00",
+                      b"120005.00", b"120006.00"]  # fmt: skip
