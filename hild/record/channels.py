@@ -12,8 +12,9 @@ Topics (published: scripts and Foxglove layouts name them):
   ``{"t", "utc", "device", "heading_ref"}`` (radians, true);
 - ``/control``: each runtime request as its sender sent it (``request``), where from
   (``source``), what it asked for (``kind``: weather, fault, reposition, commands) and the
-  answer it got (``result``), and each watchdog trip (``kind`` watchdog, ``source`` its
-  device);
+  answer it got (``result``), each watchdog trip (``kind`` watchdog, ``source`` its
+  device) and each ArduPilot SITL restart (``kind`` restart, ``source`` the link's device; the
+  vessel back at its start, hild/ardupilot/link.py);
 - ``/stats``: tick jitter and overruns over each second of simulated time;
 - ``/traffic``: each second of simulated time, every traffic target's position, motion and
   approach to the own ship, ``{"t", "utc", "targets": [...]}`` (hild/traffic/report.py).

@@ -21,7 +21,7 @@ import structlog
 
 from hild import __version__
 from hild.clock import JitterStats
-from hild.control import HeadingReference, SafeState
+from hild.control import HeadingReference, Restart, SafeState
 from hild.mirror import payloads
 from hild.names import TemplateError, fill_template
 from hild.observers import TickObserver
@@ -224,8 +224,9 @@ class Recorder(TickObserver):
         self.writer.put(channels.BUS + device, ns, message)
 
     def on_control(self, daemon: RunningDaemon, record: ControlRecord) -> None:
-        """A heading reference goes to /reference, a watchdog's trip to /control; the runtime
-        requests behind the other records are on /control already (``on_request``)."""
+        """A heading reference goes to /reference, a watchdog's trip and a SITL restart to
+        /control; the runtime requests behind the other records are on /control already
+        (``on_request``)."""
         if self.writer is None:
             return
         t, utc, ns = self._now()
@@ -240,6 +241,12 @@ class Recorder(TickObserver):
                     "ok": True, "watchdog": "tripped",
                     "on_timeout_angle": "centre" if record.centre_angles else "hold",
                 },
+            })  # fmt: skip
+        elif isinstance(record, Restart):  # an autopilot's SITL restarted: the vessel reset
+            self.writer.put(channels.CONTROL, ns, {
+                **payloads.stamp(t, utc), "kind": "restart", "source": record.source,
+                "request": {}, "result": {"ok": True, "north": record.x[0], "east": record.x[1],
+                                          "heading": record.x[5]},
             })  # fmt: skip
 
     def on_request(
