@@ -84,6 +84,7 @@ class ArduPilotSitl(Device):
         super().__init__(config, seed, origin)
         self.mapping: ServoMapping = build_mapping(config.settings, vessel)
         self.accelerometer = kinematics.Accelerometer(self.lever_arm)
+        self._arm = (float(self.lever_arm[0]), float(self.lever_arm[1]), float(self.lever_arm[2]))
         self.wind = bool(config.settings.get("wind", True))
         self.link = LinkStats()
         self.answer_time = JitterStats()  # frame received -> answer sent [s]
@@ -210,7 +211,7 @@ class ArduPilotSitl(Device):
         accel = (self.noisy("accel", fx, t, 0), self.noisy("accel", fy, t, 1),
                  self.noisy("accel", fz, t, 2))  # fmt: skip
         timestamp = (step - self._session_step) * self.dt
-        state = physics_state(truth, timestamp, self.lever_arm, accel, gyro, self.wind)
+        state = physics_state(truth, timestamp, self._arm, accel, gyro, self.wind)
         self._last_answer = encode_state(state)
         self.socket.send(self._last_answer, self._peer)
         self.answer_time.add(time.monotonic() - self._t_frame)

@@ -13,46 +13,50 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from hild.ardupilot.protocol import PhysicsState
 from hild.sensors import kinematics
 from hild.sensors.truth import Truth
 
 
-def apparent_wind(truth: Truth, lever_arm: np.ndarray) -> tuple[float, float]:
-    """The wind a vane at ``lever_arm`` feels: direction it comes from, clockwise from the bow
-    [rad, -pi .. pi, 0 head to wind], and speed [m/s] (thesis eqs 2.68-2.71, the 10 m wind)."""
-    air = kinematics.air_velocity_body(truth, lever_arm)  # the air's velocity past the vane
-    return math.atan2(-air[1], -air[0]), math.hypot(air[0], air[1])
-
-
 def physics_state(
     truth: Truth,
     timestamp: float,
-    lever_arm: np.ndarray,
+    lever_arm: tuple[float, float, float],
     specific_force: tuple[float, float, float],
     gyro: tuple[float, float, float],
     wind: bool,
 ) -> PhysicsState:
     """The answer for ``truth``: ``gyro`` and ``specific_force`` as measured (noise applied by
-    the caller), the rest exact."""
-    position = kinematics.position_ned(truth, lever_arm)
-    velocity = kinematics.velocity_ned(truth, lever_arm)
-    phi, theta, psi = truth.eta[3], truth.eta[4], truth.eta[5]
+    the caller), the rest exact. Plain floats throughout (once per step: numpy's small-array
+    calls would cost more than the arithmetic)."""
+    R = truth.rotation.tolist()  # body -> NED (thesis eq. 2.7)
+    rx, ry, rz = lever_arm
+    vx, vy, vz = kinematics.point_velocity(truth.nu, lever_arm)
+    n, e, d = truth.eta[:3].tolist()
+    position = (n + R[0][0] * rx + R[0][1] * ry + R[0][2] * rz,
+                e + R[1][0] * rx + R[1][1] * ry + R[1][2] * rz,
+                d + R[2][0] * rx + R[2][1] * ry + R[2][2] * rz)  # fmt: skip
+    velocity = (R[0][0] * vx + R[0][1] * vy + R[0][2] * vz,
+                R[1][0] * vx + R[1][1] * vy + R[1][2] * vz,
+                R[2][0] * vx + R[2][1] * vy + R[2][2] * vz)  # fmt: skip
+    phi, theta, psi = truth.eta[3:6].tolist()
     velocity_wind = windvane = None
     if wind:
-        wind_n, wind_e = truth.wind_ned
-        velocity_wind = (float(wind_n), float(wind_e), 0.0)
-        windvane = apparent_wind(truth, lever_arm)
+        wind_n, wind_e = (float(c) for c in truth.wind_ned)
+        velocity_wind = (wind_n, wind_e, 0.0)
+        # the air past the vane, body axes: R^T wind - v (thesis eqs 2.70-2.71, negated); the
+        # wind comes from where that air goes to, clockwise from the bow (0: head to wind)
+        air_x = R[0][0] * wind_n + R[1][0] * wind_e - vx
+        air_y = R[0][1] * wind_n + R[1][1] * wind_e - vy
+        windvane = (math.atan2(-air_y, -air_x), math.hypot(air_x, air_y))
     return PhysicsState(
         timestamp=timestamp,
         gyro=gyro,
         accel_body=specific_force,
-        position=(float(position[0]), float(position[1]), float(position[2])),
-        velocity=(float(velocity[0]), float(velocity[1]), float(velocity[2])),
+        position=position,
+        velocity=velocity,
         # yaw in -pi .. pi, as ArduPilot's own models keep it
-        attitude=(float(phi), float(theta), math.remainder(float(psi), 2.0 * math.pi)),
+        attitude=(phi, theta, math.remainder(psi, 2.0 * math.pi)),
         velocity_wind=velocity_wind,
         windvane=windvane,
     )

@@ -9,8 +9,6 @@ import numpy as np
 from hild.environment.spectra import G
 from hild.sensors.truth import Truth
 
-_GRAVITY_NED = np.array([0.0, 0.0, G])
-
 
 def position_ned(truth: Truth, lever_arm: np.ndarray) -> np.ndarray:
     """NED position of a point fixed at ``lever_arm`` (body frame) [m]: p + R r."""
@@ -49,25 +47,44 @@ def yaw_rate(truth: Truth) -> float:
     return (q * math.sin(phi) + r * math.cos(phi)) / math.cos(theta)
 
 
+def point_velocity(nu: np.ndarray, lever_arm: tuple[float, float, float]) -> tuple[float, ...]:
+    """``velocity_body`` in plain floats (v + omega x r): for a caller that needs it every step,
+    where numpy's small-array calls cost more than the arithmetic."""
+    u, v, w, p, q, r = nu.tolist()
+    rx, ry, rz = lever_arm
+    return (u + q * rz - r * ry, v + r * rx - p * rz, w + p * ry - q * rx)
+
+
 class Accelerometer:
     """What an accelerometer fixed at ``lever_arm`` reads: the specific force in body axes,
-    f = dv/dt + omega x v - R^T g (with the lever arm's v = v_o + omega x
-    r: the rigid-body kinematics of thesis eqs 2.13-2.14 at that point), about (0, 0, -9.81)
-    m/s^2 at rest and level, as ArduPilot's JSON description and the Heron's IMU give it.
+    f = dv/dt + omega x v - R^T g (with the lever arm's v = v_o + omega x r: the rigid-body
+    kinematics of thesis eqs 2.13-2.14 at that point), about (0, 0, -9.81) m/s^2 at rest and
+    level, as ArduPilot's JSON description and the Heron's IMU give it. R^T g is g (-sin theta,
+    cos theta sin phi, cos theta cos phi), the last column of R(Theta) (thesis eq. 2.7) times g.
     dv/dt is the difference between this instant and the one before (0 at the first, and
-    after ``reset``)."""
+    after ``reset``). Plain floats: ArduPilot's link asks for it at every step."""
 
     def __init__(self, lever_arm: np.ndarray):
         self.lever_arm = lever_arm
-        self._last: tuple[float, np.ndarray] | None = None  # (t, body velocity at the sensor)
+        self._arm = tuple(float(c) for c in lever_arm)
+        self._last: tuple[float, tuple[float, ...]] | None = None  # (t, body velocity there)
 
     def reset(self) -> None:
         self._last = None
 
     def specific_force(self, truth: Truth) -> tuple[float, float, float]:
-        v = velocity_body(truth, self.lever_arm)
-        last, self._last = self._last, (truth.t, v)
-        f = np.cross(truth.nu[3:], v) - truth.rotation.T @ _GRAVITY_NED
+        vx, vy, vz = velocity = point_velocity(truth.nu, self._arm)
+        p, q, r = truth.nu[3:6].tolist()
+        phi, theta = float(truth.eta[3]), float(truth.eta[4])
+        g_cos_theta = G * math.cos(theta)
+        fx = q * vz - r * vy + G * math.sin(theta)
+        fy = r * vx - p * vz - g_cos_theta * math.sin(phi)
+        fz = p * vy - q * vx - g_cos_theta * math.cos(phi)
+        last, self._last = self._last, (truth.t, velocity)
         if last is not None and truth.t > last[0]:
-            f += (v - last[1]) / (truth.t - last[0])
-        return float(f[0]), float(f[1]), float(f[2])
+            dt = truth.t - last[0]
+            before = last[1]
+            fx += (vx - before[0]) / dt
+            fy += (vy - before[1]) / dt
+            fz += (vz - before[2]) / dt
+        return fx, fy, fz
