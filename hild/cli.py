@@ -312,13 +312,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     show = sub.add_parser(
         "show", help="list or print the built-in benches, profiles, weather, traffic, devices, "
-        "units",
+        "units, ArduPilot parameters",
         description="Print a built-in file to copy and edit (hild show bench default > "
-        "my-bench.toml; hild show systemd hild.service), list the names of a kind (hild show "
-        "weather), or every kind and where an install keeps them (hild show).",
+        "my-bench.toml; hild show systemd hild.service; hild show ardupilot odin > odin.parm, "
+        "ArduPilot Rover's parameters measured on the profile), list the names of a kind (hild "
+        "show weather), or every kind and where an install keeps them (hild show).",
     )  # fmt: skip
     show.add_argument("kind", nargs="?", choices=("bench", "profile", "weather", "traffic",
-                                                  "scenario", "device", "systemd"))  # fmt: skip
+                                                  "scenario", "device", "systemd",
+                                                  "ardupilot"))  # fmt: skip
     show.add_argument("name", nargs="?", help="a built-in name (a unit's file name for systemd)")
 
     for command in (

@@ -1,6 +1,6 @@
 """`hild show`: the built-in files an install carries (benches, vessel profiles, weather
-presets, device types, systemd units), listed or printed, to copy and edit:
-``hild show bench default > my-bench.toml``."""
+presets, device types, systemd units, ArduPilot parameter files), listed or printed, to copy and
+edit: ``hild show bench default > my-bench.toml``, ``hild show ardupilot odin > odin.parm``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 from hild.builtin import builtin_candidates, builtin_folder
 from hild.config import ConfigError, FileKind
-from hild.profiles import BENCHES, SCENARIOS
+from hild.profiles import ARDUPILOT_PARAMS, BENCHES, SCENARIOS
 from hild.profiles.vessel import PROFILES
 from hild.profiles.weather import PRESETS
 from hild.sensors.catalog import DEVICE_TYPES
@@ -18,7 +18,8 @@ from hild.traffic.read import TRAFFIC
 UNITS = FileKind("systemd unit", "name", builtin_folder("systemd"),
                  searched=builtin_candidates("systemd"), suffix="")  # fmt: skip
 KINDS = {"bench": BENCHES, "profile": PROFILES, "weather": PRESETS, "traffic": TRAFFIC,
-         "scenario": SCENARIOS, "device": DEVICE_TYPES, "systemd": UNITS}  # fmt: skip
+         "scenario": SCENARIOS, "device": DEVICE_TYPES, "systemd": UNITS,
+         "ardupilot": ARDUPILOT_PARAMS}  # fmt: skip
 
 
 def show(kind: str | None, name: str | None) -> int:
@@ -26,7 +27,7 @@ def show(kind: str | None, name: str | None) -> int:
     out = sys.stdout
     if kind is None:
         for k, files in KINDS.items():
-            out.write(f"{k:8} {files.listing()}\n{'':8} in {files.folder}\n")
+            out.write(f"{k:9} {files.listing()}\n{'':9} in {files.folder}\n")
         return 0
     files = KINDS[kind]
     if name is None:

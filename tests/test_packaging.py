@@ -26,9 +26,9 @@ BUILTIN = {"profiles": "hild/builtin/profiles", "devices": "hild/builtin/devices
 
 def builtin_sources() -> list[Path]:
     """Every built-in file of the source tree (benches, profiles, weather presets, device types,
-    systemd units), relative to it."""
+    systemd units, ArduPilot parameter files), relative to it."""
     found = [p for top in BUILTIN for p in (ROOT / top).rglob("*") if p.suffix in (".toml",
-             ".service")]  # fmt: skip
+             ".service", ".parm")]  # fmt: skip
     return sorted(p.relative_to(ROOT) for p in found)
 
 
@@ -129,7 +129,8 @@ def exercise(venv: Path, tmp: Path) -> None:
 
     # what the source tree's users copy from profiles/ and systemd/, `hild show` prints
     for kind, name, source in (("bench", "example", "profiles/bench/example.toml"),
-                               ("systemd", "hild.service", "systemd/hild.service")):  # fmt: skip
+                               ("systemd", "hild.service", "systemd/hild.service"),
+                               ("ardupilot", "odin", "profiles/ardupilot/odin.parm")):  # fmt: skip
         shown = hild(venv, "show", kind, name)
         assert shown.returncode == 0, shown.stderr
         assert shown.stdout == (ROOT / source).read_text()

@@ -13,3 +13,8 @@ SCENARIOS = FileKind(
     "scenario", "name", SCENARIO_DIR, env_var="HILD_SCENARIO_PATH", builtin="scenario",
     searched=builtin_candidates("profiles/scenarios"),
 )  # fmt: skip
+ARDUPILOT_DIR = builtin_folder("profiles/ardupilot")  # ArduPilot Rover parameters per profile
+ARDUPILOT_PARAMS = FileKind(
+    "ArduPilot parameter file", "name", ARDUPILOT_DIR, builtin="ArduPilot parameter file",
+    searched=builtin_candidates("profiles/ardupilot"), suffix=".parm",
+)  # fmt: skip
