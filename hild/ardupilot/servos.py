@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from hild.bus.mapping import ActuatorMap, Demand
 from hild.model.vessel import Vessel
@@ -129,7 +130,7 @@ def steering_limit_deg(amap: ActuatorMap, index: int) -> float:
     return math.degrees(min(-lo, hi))
 
 
-def resolve_kind(settings: Mapping[str, object], vessel: Vessel) -> str:
+def resolve_kind(settings: Mapping[str, Any], vessel: Vessel) -> str:
     """The mapping a device's settings choose for this vessel: ``mapping``, or with "auto" the
     vessel's entry (by its profile's name) in ``profile_mappings``, or for a profile not
     listed: throttle and steering when every actuator steers, skid steering otherwise."""
@@ -143,7 +144,7 @@ def resolve_kind(settings: Mapping[str, object], vessel: Vessel) -> str:
     return "throttle-steering" if steers else "skid"
 
 
-def build_mapping(settings: Mapping[str, object], vessel: Vessel) -> ServoMapping:
+def build_mapping(settings: Mapping[str, Any], vessel: Vessel) -> ServoMapping:
     """The device's servo mapping for ``vessel``; MappingError names the setting that cannot
     work with it."""
     kind = resolve_kind(settings, vessel)

@@ -66,7 +66,7 @@ class Accelerometer:
 
     def __init__(self, lever_arm: np.ndarray):
         self.lever_arm = lever_arm
-        self._arm = tuple(float(c) for c in lever_arm)
+        self._arm = (float(lever_arm[0]), float(lever_arm[1]), float(lever_arm[2]))
         self._last: tuple[float, tuple[float, ...]] | None = None  # (t, body velocity there)
 
     def reset(self) -> None:
