@@ -105,7 +105,7 @@ MISSING = [
     Case("bench-no-such-file", ("check", "/no/such/bench.toml"),
          ("/no/such/bench.toml", "no such file")),
     Case("bench-no-such-name", ("check", "no-such-bench"),
-         ("no-such-bench", "a built-in bench: busy-fjord, crossing-give-way, crossing-stand-on")),
+         ("no-such-bench", "a built-in bench: ardupilot, ardupilot-otter, busy-fjord")),
     Case("bench-directory", ("check", "{tmp}"), ("{tmp}", "not a directory")),
     Case("profile-no-such-file", ("sim", "/no/such/boat.toml", "--duration", "1"),
          ("/no/such/boat.toml", "an existing profile file")),

@@ -70,6 +70,7 @@ class LinkStats:
     malformed: int = 0  # datagrams that were no servo frame
     refused: int = 0  # datagrams from an address the port does not allow
     commands: int = 0  # actuator commands queued (frames whose servo outputs changed)
+    unanswered: int = 0  # frames whose state could not be sent (not finite: diverged)
 
 
 class ArduPilotSitl(Device):
@@ -102,6 +103,7 @@ class ArduPilotSitl(Device):
         self._rates_warned: set[int] = set()
         self._log_malformed = RateLimited(log, "ardupilot.malformed_frame")
         self._log_lost = RateLimited(log, "ardupilot.frames_lost")
+        self._log_unanswered = RateLimited(log, "ardupilot.unanswered", level="error")
 
     # --- the bench's rules ------------------------------------------------------------
     @classmethod
@@ -212,7 +214,12 @@ class ArduPilotSitl(Device):
                  self.noisy("accel", fz, t, 2))  # fmt: skip
         timestamp = (step - self._session_step) * self.dt
         state = physics_state(truth, timestamp, self._arm, accel, gyro, self.wind)
-        self._last_answer = encode_state(state)
+        try:
+            self._last_answer = encode_state(state)
+        except ValueError as e:  # a diverged state: no answer (the loop's state check stops it)
+            self.link.unanswered += 1
+            self._log_unanswered(device=self.config.name, t=round(t, 3), problem=str(e)[:200])
+            return
         self.socket.send(self._last_answer, self._peer)
         self.answer_time.add(time.monotonic() - self._t_frame)
 

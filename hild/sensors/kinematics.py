@@ -76,6 +76,8 @@ class Accelerometer:
         vx, vy, vz = velocity = point_velocity(truth.nu, self._arm)
         p, q, r = truth.nu[3:6].tolist()
         phi, theta = float(truth.eta[3]), float(truth.eta[4])
+        if not (math.isfinite(phi) and math.isfinite(theta)):  # (a diverged state: no reading)
+            return math.nan, math.nan, math.nan
         g_cos_theta = G * math.cos(theta)
         fx = q * vz - r * vy + G * math.sin(theta)
         fy = r * vx - p * vz - g_cos_theta * math.sin(phi)
