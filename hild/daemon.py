@@ -203,6 +203,9 @@ class Daemon:
             where = f"device {link.config.name}, port {url}"
             raise OSError(e.errno, f"{where}: {e.strerror or e}") from e
         link.start(self.sim.x, self.sim.act_state, self.sim.act_cmd, self.dt)
+        if self.bench.time_scale != 1.0:
+            note = "ArduPilot's frames pace the run: its --speedup sets the scale"
+            log.warning("ardupilot.time_scale_unused", time_scale=self.bench.time_scale, note=note)
         self.link = link
 
     def apply_controls(self) -> None:

@@ -17,7 +17,7 @@ G = 9.81  # hild's gravity (hild/environment/spectra.py), what ArduPilot's descr
 
 
 def start(tmp_path, profile="odin", rate=1200, weather='preset = "calm"', extra="",
-          duration=None, name="ap") -> tuple[Daemon, Sitl]:  # fmt: skip
+          duration=None, name="ap", args=()) -> tuple[Daemon, Sitl]:  # fmt: skip
     """hild running the bench (its banner seen), and a SITL client towards its link."""
     port = free_udp_port()
     bench = tmp_path / f"{name}.toml"
@@ -40,10 +40,10 @@ type = "ardupilot-sitl"
 port = "udp://127.0.0.1:{port}?listen=1"
 {extra}
 """)
-    args = [str(bench)] + (["--duration", str(duration)] if duration else [])
+    options = [str(bench), *args] + (["--duration", str(duration)] if duration else [])
     folder = tmp_path / name
     folder.mkdir()
-    return Daemon(*args, tmp=folder), Sitl(port)
+    return Daemon(*options, tmp=folder), Sitl(port)
 
 
 def rotation(roll: float, pitch: float, yaw: float) -> np.ndarray:
@@ -251,3 +251,33 @@ port = "udp://127.0.0.1:{gps.port}"
     stamps = [raw.split(b",")[1] for _, raw in gps.lines]
     assert stamps == [b"120000.00", b"120001.00", b"120002.00", b"120003.00", b"120004.00",
                       b"120005.00", b"120006.00"]  # fmt: skip
+
+
+def test_the_recording_follows_the_frames_clock_and_shows_a_restart(tmp_path):
+    """What `--record` writes of a SITL run: the state on the simulated clock (a paused SITL
+    leaves no gap and no extra records), and SITL's restart as a /control record, the
+    vessel's state back at its start."""
+    from hild.record.reader import messages
+
+    recording = tmp_path / "run.mcap"
+    daemon, sitl = start(tmp_path, args=("--record", str(recording)))
+    try:
+        for i in range(2 * 1200):
+            sitl.step(i, (1500, 0, 2000) if i >= 10 else ())
+        time.sleep(1.0)  # paused
+        for i in range(1200):
+            sitl.step(i, (1500, 0, 2000) if i >= 10 else ())  # restarted
+    finally:
+        sitl.close()
+    daemon.stop()
+    (restart,) = [m.payload for m in messages(recording, ["/control"])]
+    assert restart["kind"] == "restart" and restart["source"] == "autopilot"
+    assert restart["t"] == pytest.approx(2.0, abs=0.01)
+    states = [m.payload for m in messages(recording, ["/state"])]
+    times = [s["t"] for s in states]
+    assert times == sorted(times) and times[-1] == pytest.approx(3.0, abs=0.1)
+    steps = np.diff(times)
+    assert steps.max() < 2 * np.median(steps)  # no gap where SITL paused
+    before = [s for s in states if s["t"] <= 2.0][-1]
+    after = next(s for s in states if s["t"] > 2.0)
+    assert before["north"] > 1.0 and abs(after["north"]) < 0.01  # back at the start

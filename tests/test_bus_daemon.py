@@ -393,7 +393,7 @@ def test_a_backseat_that_froze_for_a_second_gets_its_thrust_back_with_its_next_p
         assert commanded_rpm == pytest.approx(0.8 * OTTER_MAX_RPM, abs=0.01)
     (tripped,) = daemon.events("bus.watchdog_tripped")
     assert tripped["device"] == "frontseat" and tripped["release"] == "next-command"
-    assert tripped["silent_s"] > 0.5
+    assert tripped["silent_s"] >= 0.5  # (rounded to ms: a trip at 0.5004 s says 0.5)
     (released,) = daemon.events("bus.watchdog_released")
     assert released["device"] == "frontseat" and released["release"] == "next-command"
 
