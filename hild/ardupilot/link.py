@@ -49,6 +49,7 @@ from hild.model.vessel import Vessel
 from hild.sensors import kinematics
 from hild.sensors.device import Device, DeviceConfig
 from hild.sensors.geodesy import Origin
+from hild.sensors.noise import NoiseSpec
 from hild.sensors.truth import Truth
 from hild.transport.allow import SourceFilter
 from hild.transport.url import PortSpec, parse_port_url
@@ -87,6 +88,9 @@ class ArduPilotSitl(Device):
         self.accelerometer = kinematics.Accelerometer(self.lever_arm)
         self._arm = (float(self.lever_arm[0]), float(self.lever_arm[1]), float(self.lever_arm[2]))
         self.wind = bool(config.settings.get("wind", True))
+        # noise to apply (else the exact values, without the per-value calls; faults, which
+        # runtime control may add, are looked at each time)
+        self._noisy = any(spec != NoiseSpec() for spec in config.noise.values())
         self.link = LinkStats()
         self.answer_time = JitterStats()  # frame received -> answer sent [s]
         self.socket: FrameSocket | None = None
@@ -206,12 +210,15 @@ class ArduPilotSitl(Device):
         """Send the state after ``step`` (the daemon's step count) to the frame's sender."""
         assert self.socket is not None and self._peer is not None
         t = truth.t
-        p, q, r = (float(w) for w in truth.nu[3:6])
-        gyro = (self.noisy("gyro", p, t, 0), self.noisy("gyro", q, t, 1),
-                self.noisy("gyro", r, t, 2))  # fmt: skip
-        fx, fy, fz = self.accelerometer.specific_force(truth)
-        accel = (self.noisy("accel", fx, t, 0), self.noisy("accel", fy, t, 1),
-                 self.noisy("accel", fz, t, 2))  # fmt: skip
+        p, q, r = truth.nu[3:6].tolist()
+        gyro = (p, q, r)
+        accel = self.accelerometer.specific_force(truth)
+        if self._noisy or self.faults:
+            fx, fy, fz = accel
+            gyro = (self.noisy("gyro", p, t, 0), self.noisy("gyro", q, t, 1),
+                    self.noisy("gyro", r, t, 2))  # fmt: skip
+            accel = (self.noisy("accel", fx, t, 0), self.noisy("accel", fy, t, 1),
+                     self.noisy("accel", fz, t, 2))  # fmt: skip
         timestamp = (step - self._session_step) * self.dt
         state = physics_state(truth, timestamp, self._arm, accel, gyro, self.wind)
         try:
@@ -276,6 +283,7 @@ class FrameSocket:
         self.sock = sock
         self.spec = spec
         self.allow = SourceFilter.parse(spec.option("allow"))
+        self._allowed: dict[str, bool] = {}  # sender host -> allowed
         host, port = sock.getsockname()[:2]
         self.where = f"udp {_where((host, port))}"
 
@@ -302,7 +310,13 @@ class FrameSocket:
             return None
 
     def allows(self, address: tuple) -> bool:
-        return self.allow.allows(str(address[0]))
+        host = address[0]
+        allowed = self._allowed.get(host)
+        if allowed is None:  # (parsing an address is dearer than the rest of a frame)
+            if len(self._allowed) > 64:
+                self._allowed.clear()
+            allowed = self._allowed[host] = self.allow.allows(str(host))
+        return allowed
 
     def send(self, data: bytes, address: tuple) -> None:
         with contextlib.suppress(OSError):  # ArduPilot gone: it sends again when it is back

@@ -17,7 +17,6 @@ trailing one each answer is used a frame late.
 
 from __future__ import annotations
 
-import json
 import math
 import struct
 from collections.abc import Sequence
@@ -77,26 +76,32 @@ class PhysicsState:
     windvane: tuple[float, float] | None = None  # apparent wind: direction [rad], speed [m/s]
 
 
-def _vector(values: Sequence[float]) -> list[float]:
+def _numbers(values: Sequence[float]) -> str:
+    """``a,b,c`` as JSON writes floats (Python's shortest round-trip repr); finite only."""
     for v in values:
         if not math.isfinite(v):
             raise ValueError(f"a state value that is not finite: {list(values)}")
-    return [float(v) for v in values]
+    return ",".join([repr(float(v)) for v in values])
 
 
 def encode_state(state: PhysicsState) -> bytes:
-    """The answer's bytes: ``\\n{json}\\n`` with ArduPilot's keys, compact, velocity first."""
-    document: dict = {
-        "timestamp": state.timestamp,
-        "imu": {"gyro": _vector(state.gyro), "accel_body": _vector(state.accel_body)},
-        "position": _vector(state.position),
-        "attitude": _vector(state.attitude),
-        "velocity": _vector(state.velocity),
-    }
+    """The answer's bytes: ``\\n{json}\\n`` with ArduPilot's keys, compact, velocity first.
+
+    Formatted here rather than by the json module (a third of the answer's time): the keys are
+    fixed and every value is a float, written as json.dumps writes it (``float.__repr__``).
+    """
+    parts = [
+        '{"timestamp":', _numbers((state.timestamp,)),
+        ',"imu":{"gyro":[', _numbers(state.gyro), '],"accel_body":[',
+        _numbers(state.accel_body), ']},"position":[', _numbers(state.position),
+        '],"attitude":[', _numbers(state.attitude), '],"velocity":[', _numbers(state.velocity),
+        "]",
+    ]  # fmt: skip
     if state.velocity_wind is not None:  # after "velocity": its name begins with that key
-        document["velocity_wind"] = _vector(state.velocity_wind)
+        parts += [',"velocity_wind":[', _numbers(state.velocity_wind), "]"]
     if state.windvane is not None:
-        direction, speed = _vector(state.windvane)
-        document["windvane"] = {"direction": direction, "speed": speed}
-    text = json.dumps(document, separators=(",", ":"), allow_nan=False)
-    return b"\n" + text.encode("ascii") + b"\n"
+        direction, speed = state.windvane
+        parts += [',"windvane":{"direction":', _numbers((direction,)), ',"speed":',
+                  _numbers((speed,)), "}"]  # fmt: skip
+    parts.append("}")
+    return b"\n" + "".join(parts).encode("ascii") + b"\n"
