@@ -8,9 +8,13 @@ vessel's initial heading. The parameters for the vessel come from ``hild show ar
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from hild.ardupilot.link import DEFAULT_PORT, ArduPilotSitl
-from hild.bench import Bench
 from hild.transport.url import parse_port_url
+
+if TYPE_CHECKING:  # (a bench is read by its attributes: no import of the bench's reader)
+    from hild.bench import Bench
 
 INSTANCE_PORT_STEP = 10  # SITL instance I sends to 9002 + 10 I
 
