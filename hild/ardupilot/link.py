@@ -104,7 +104,7 @@ class ArduPilotSitl(Device):
         self._t_frame = 0.0
         self._t_heard = 0.0
         self._paused = False
-        self._rates_warned: set[int] = set()
+        self._rate_warned = False  # said once per ArduPilot session that its step differs
         self._log_malformed = RateLimited(log, "ardupilot.malformed_frame")
         self._log_lost = RateLimited(log, "ardupilot.frames_lost")
         self._log_unanswered = RateLimited(log, "ardupilot.unanswered", level="error")
@@ -238,18 +238,20 @@ class ArduPilotSitl(Device):
         put(Restart(self.config.name, tuple(x), tuple(states), tuple(commands)))
         self._session_step = step
         self._last_pwm = None
+        self._rate_warned = False
         self.accelerometer.reset()
         note = "SITL restarted: the vessel is back at its start"
         log.info("ardupilot.restarted", device=self.config.name, frame_count=frame.frame_count,
                  last_frame_count=last, note=note)  # fmt: skip
 
     def _check_rate(self, frame_rate: int) -> None:
-        """Say once per rate when ArduPilot asks for another step than hild takes."""
-        if frame_rate in self._rates_warned or not self.dt:
+        """Say once per ArduPilot session when it asks for another step than hild takes (its
+        frame rate then wobbles by a hertz as it follows hild's timestamps: once is enough)."""
+        if self._rate_warned or not self.dt:
             return
         step_hz = 1.0 / self.dt
         if frame_rate == 0 or abs(frame_rate - step_hz) > 0.5:
-            self._rates_warned.add(frame_rate)
+            self._rate_warned = True
             log.warning("ardupilot.step_differs", device=self.config.name,
                         ardupilot_hz=frame_rate, hild_hz=round(step_hz, 3),
                         note="hild takes one step of its own per frame and ArduPilot's clock "
