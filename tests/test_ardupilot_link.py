@@ -281,3 +281,18 @@ def test_the_recording_follows_the_frames_clock_and_shows_a_restart(tmp_path):
     before = [s for s in states if s["t"] <= 2.0][-1]
     after = next(s for s in states if s["t"] > 2.0)
     assert before["north"] > 1.0 and abs(after["north"]) < 0.01  # back at the start
+
+
+def test_a_step_that_differs_from_sitl_s_is_said_once_and_hild_keeps_its_own(tmp_path):
+    """SIM_RATE_HZ 400 against a bench at 1200 Hz: one warning with both rates, and the
+    timestamps advance by hild's step (ArduPilot's clock follows them), frame after frame."""
+    daemon, sitl = start(tmp_path)
+    try:
+        stamps = [sitl.step(i, (), rate=400 + i % 2)["timestamp"] for i in range(50)]
+    finally:
+        sitl.close()
+    daemon.stop()
+    assert np.diff(stamps) == pytest.approx([1 / 1200] * 49)
+    (warning,) = daemon.events("ardupilot.step_differs")
+    assert (warning["ardupilot_hz"], warning["hild_hz"]) == (400, 1200.0)
+    assert "SIM_RATE_HZ 1200" in warning["hint"] and "rate_hz = 400" in warning["hint"]
