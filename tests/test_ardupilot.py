@@ -72,7 +72,7 @@ STATE = PhysicsState(
 )
 
 
-def test_the_answer_reads_back_as_arduopilot_reads_it():
+def test_the_answer_reads_back_as_ardupilot_reads_it():
     data = encode_state(STATE)
     assert data.startswith(b"\n") and data.endswith(b"\n") and data.count(b"\n") == 2
     values = parse_answer(data.decode().strip("\n"))

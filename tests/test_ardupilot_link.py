@@ -296,3 +296,28 @@ def test_a_step_that_differs_from_sitl_s_is_said_once_and_hild_keeps_its_own(tmp
     (warning,) = daemon.events("ardupilot.step_differs")
     assert (warning["ardupilot_hz"], warning["hild_hz"]) == (400, 1200.0)
     assert "SIM_RATE_HZ 1200" in warning["hint"] and "rate_hz = 400" in warning["hint"]
+
+
+@pytest.mark.parametrize(
+    ("profile", "right_turn"),
+    [
+        ("odin", (2000, 0, 1800)),  # throttle-steering: SERVO1 steering right, SERVO3 ahead
+        ("otter", (2000, 0, 1500)),  # skid: left throttle (SERVO1) ahead, right (SERVO3) zero
+    ],
+)
+def test_ardupilot_conventions_hold_through_the_mapping(tmp_path, profile, right_turn):
+    """What ArduPilot expects of its outputs: throttle ahead moves the boat ahead (north, at
+    heading 0), steering right (or the left side faster) turns it to starboard: a positive
+    yaw rate on the gyro's z (down) axis and a yaw that grows."""
+    rate = 200
+    daemon, sitl = start(tmp_path, profile=profile, rate=rate)
+    try:
+        ahead = (1500, 0, 1800) if profile == "odin" else (1800, 0, 1800)
+        states = [sitl.step(i, ahead, rate) for i in range(10 * rate)]
+        assert states[-1]["velocity"][0] > 0.5 and abs(states[-1]["attitude"][2]) < 0.01
+        turning = [sitl.step(i, right_turn, rate) for i in range(10 * rate, 15 * rate)]
+    finally:
+        sitl.close()
+    daemon.stop()
+    assert turning[-1]["gyro"][2] > 0.05  # rad/s, to starboard
+    assert turning[-1]["attitude"][2] > states[-1]["attitude"][2] + 0.2  # the yaw grew
