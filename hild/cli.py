@@ -14,6 +14,7 @@ from hild import __version__
 from hild.arguments import number, whole_number
 from hild.clock import MAX_TIME_SCALE, MIN_TIME_SCALE
 from hild.config import ConfigError, MultipleConfigError
+from hild.live import client as live_client
 from hild.log import FORMATS, write_or_drop
 from hild.model.layout import METHODS
 from hild.names import TOPIC_PREFIX_EXPECTED, topic_prefix
@@ -310,6 +311,8 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--run-dir", type=Path, default=Path(DEFAULT_RUN_DIR), metavar="DIR",
                         help=f"where pty:// links go ({DEFAULT_RUN_DIR})")  # fmt: skip
 
+    live_client.add_parser(sub, DEFAULT_RUN_DIR)
+
     show = sub.add_parser(
         "show", help="list or print the built-in benches, profiles, weather, traffic, devices, "
         "units, ArduPilot parameters",
@@ -477,6 +480,8 @@ def main(argv: list[str] | None = None) -> int:
             from hild.show import show
 
             return show(args.kind, args.name)
+        if args.command == "ctl":
+            return live_client.run_ctl(args)
         if args.command == "pilot":
             return pilot_options.run_from_args(args)
         if args.command == "scenario":

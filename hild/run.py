@@ -16,6 +16,7 @@ from hild.daemon import Daemon
 from hild.examples import command_example, read_example
 from hild.firstcontact import checked_before_compiling
 from hild.kernel_cache import announce_compiling
+from hild.live.ctl import ControlSocket
 from hild.log import configure_logging, write_or_drop
 from hild.mirror.config import from_url
 from hild.mirror.observer import Mirror
@@ -182,7 +183,7 @@ def run_checked(
     """Run a checked bench whose run directory is held; the exit status."""
     recording = recorder(bench, record_file)
     observers = [o for o in (notifier_from_environment(), mirror(bench, mqtt_options),
-                             recording) if o is not None]  # fmt: skip
+                             recording, ControlSocket()) if o is not None]  # fmt: skip
     daemon = Daemon(bench, duration, observers)
 
     def ready(d: Daemon) -> None:

@@ -1,0 +1,140 @@
+"""``hild ctl``: runtime control of a running ``hild run`` without a broker.
+
+Each subcommand builds the request the MQTT control topic takes (docs/mqtt.md), sends it over
+the run directory's socket (ctl.py) and prints the answer. Exit status: 0 applied, 1 refused
+(the reason on stderr), 2 no daemon answers (or an option that makes no request).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from hild.live.address import STATUS, connect, socket_path
+from hild.log import write_or_drop
+
+EXIT_REFUSED = 1
+EXIT_NO_DAEMON = 2
+
+
+def add_parser(sub: Any, run_dir_default: str) -> argparse.ArgumentParser:
+    ctl = sub.add_parser(
+        "ctl", help="change a running hild run: weather, faults, reposition, commands, status",
+        description="Runtime control of a running `hild run` over the Unix socket in its run "
+        "directory (this user only), with the requests and answers of the MQTT control topic: "
+        "hild ctl weather gale-hs1; hild ctl fault gps dropout --duration 30; hild ctl fault "
+        "--actuator port stuck; hild ctl reposition --latitude 59.42 --longitude 10.5; hild ctl "
+        "commands '$RCPRC,...'; hild ctl status. Exit 0 when applied, 1 when refused (the "
+        "reason printed), 2 when no daemon answers.",
+    )  # fmt: skip
+    ctl.add_argument(
+        "--run-dir",
+        default=run_dir_default,
+        metavar="DIR",
+        help=f"the run's directory, which holds its socket ({run_dir_default})",
+    )
+    ctl.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
+                     help="how long to wait for the answer (10)")  # fmt: skip
+    requests = ctl.add_subparsers(dest="request", required=True, metavar="REQUEST")
+    weather = requests.add_parser("weather", help="a new weather: a preset, or part of a "
+                                  "weather file as JSON (--json)")  # fmt: skip
+    weather.add_argument("preset", nargs="?", help="a weather preset (hild show weather)")
+    fault = requests.add_parser("fault", help="a sensor's or an actuator's fault")
+    fault.add_argument("what", nargs="+", metavar="DEVICE KIND | KIND",
+                       help="a sensor device and a fault kind (dropout, freeze, invalid, "
+                       "bias_jump, clear), or with --actuator the actuator's (stuck, lost, "
+                       "clear)")  # fmt: skip
+    fault.add_argument("--actuator", metavar="NAME", help="an actuator of the vessel")
+    fault.add_argument("--duration", type=float, metavar="SECONDS")
+    fault.add_argument("--start", type=float, metavar="SECONDS", help="simulated time (now)")
+    fault.add_argument("--quantity", help="bias_jump: the quantity (e.g. heading)")
+    fault.add_argument("--value", type=float, help="bias_jump: the jump, in its unit")
+    move = requests.add_parser("reposition", help="move the boat")
+    for name, unit in (("latitude", "degrees"), ("longitude", "degrees"), ("north", "m"),
+                       ("east", "m"), ("heading", "degrees"), ("speed", "m/s")):  # fmt: skip
+        move.add_argument(f"--{name}", type=float, metavar=unit.upper().replace("/", "_"))
+    commands = requests.add_parser("commands", help="NMEA command lines, as a controller "
+                                   "sends them, through the bench's command devices")  # fmt: skip
+    commands.add_argument("lines", nargs="+", metavar="LINE")
+    commands.add_argument("--device", help="one command device (all of them)")
+    requests.add_parser("traffic", help="add, remove or re-task a target (--json)")
+    requests.add_parser(STATUS, help="the run's status as JSON")
+    for parser in (weather, fault, move, commands, requests.choices["traffic"]):
+        parser.add_argument("--json", metavar="OBJECT", help="request fields as a JSON "
+                            "object, merged over the options'")  # fmt: skip
+    return ctl
+
+
+def request_of(args: argparse.Namespace) -> tuple[str, Any]:
+    """The request's name and payload from the command line (ValueError: no request)."""
+    name = args.request
+    if name == STATUS:
+        return name, {}
+    payload: dict[str, Any] = {}
+    if name == "weather" and args.preset:
+        payload["preset"] = args.preset
+    elif name == "fault":
+        if args.actuator:
+            if len(args.what) != 1:
+                raise ValueError("fault --actuator NAME takes one KIND (stuck, lost, clear)")
+            payload = {"actuator": args.actuator, "kind": args.what[0]}
+        else:
+            if len(args.what) != 2:
+                raise ValueError("fault takes DEVICE KIND (or --actuator NAME KIND)")
+            payload = {"device": args.what[0], "kind": args.what[1]}
+        for key in ("duration", "start", "quantity", "value"):
+            if getattr(args, key) is not None:
+                payload[key] = getattr(args, key)
+    elif name == "reposition":
+        keys = {"latitude": "latitude", "longitude": "longitude", "north": "north",
+                "east": "east", "heading": "heading_deg", "speed": "speed"}  # fmt: skip
+        payload = {field: getattr(args, key) for key, field in keys.items()
+                   if getattr(args, key) is not None}  # fmt: skip
+    elif name == "commands":
+        payload = {"lines": list(args.lines)}
+        if args.device:
+            payload["device"] = args.device
+    if getattr(args, "json", None):
+        extra = json.loads(args.json)
+        if not isinstance(extra, dict):
+            raise ValueError(f"--json: a JSON object, not {args.json!r}")
+        payload.update(extra)
+    if not payload:
+        raise ValueError(f"{name}: nothing to ask (see hild ctl {name} --help)")
+    return name, payload
+
+
+def run_ctl(args: argparse.Namespace) -> int:
+    try:
+        name, payload = request_of(args)
+    except ValueError as e:
+        write_or_drop(sys.stderr, f"hild ctl: {e}\n")
+        return EXIT_NO_DAEMON
+    path = socket_path(Path(args.run_dir))
+    try:
+        with connect(path, args.timeout) as sock:
+            sock.sendall(json.dumps({"request": name, "payload": payload}).encode() + b"\n")
+            answer = json.loads(_read_line(sock))
+    except (OSError, ValueError) as e:
+        reason = getattr(e, "strerror", None) or str(e)
+        write_or_drop(sys.stderr, f"hild ctl: no hild run answers on {path} ({reason}); is one "
+                      "running with this run directory (--run-dir)?\n")  # fmt: skip
+        return EXIT_NO_DAEMON
+    write_or_drop(sys.stdout, json.dumps(answer, indent=None if name != STATUS else 2) + "\n")
+    if not answer.get("ok"):
+        write_or_drop(sys.stderr, f"hild ctl: refused: {answer.get('error', answer)}\n")
+        return EXIT_REFUSED
+    return 0
+
+
+def _read_line(sock) -> bytes:
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ValueError("the daemon closed the connection")
+        data += chunk
+    return data

@@ -1,0 +1,155 @@
+"""``hild ctl``'s server: a Unix socket in the run directory that takes runtime control
+requests, with exactly the requests and answers of the MQTT control topic (hild/runtime.py),
+plus ``status``.
+
+The socket is ``<run dir>/hild.ctl``, mode 0600: only the user running hild can connect (a
+Unix socket takes a connection only from whoever may write it). One JSON object per line each
+way: ``{"request": "weather", "payload": {...}}`` (or a payload string: NMEA lines for
+``commands``) in, the answer out (``ok``, ``error`` when refused, as on MQTT). Requests are
+served on the event loop and become records on the control queue: a tick never waits for a
+client. A socket left by a daemon that died is replaced; one that a live daemon answers on is
+left to it, and this run goes without ``hild ctl`` (logged, with what to do).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from hild.live.address import STATUS, socket_path
+from hild.live.status import StatusBoard, snapshot
+from hild.observers import TickObserver
+from hild.rundir import RunDirError, make_private_dir
+from hild.runtime import MAX_REQUEST_BYTES, REQUESTS, RuntimeControl
+
+if TYPE_CHECKING:
+    from hild.observers import RunningDaemon
+
+log = structlog.get_logger("hild.ctl")
+
+SOURCE = "ctl"  # requests' source in the recording: ctl/<request>
+
+
+class ControlSocket(TickObserver):
+    """Serves ``hild ctl`` for one run (see the module's description)."""
+
+    def __init__(self) -> None:
+        self.board = StatusBoard()
+        self.path: Path | None = None
+        self._server: asyncio.AbstractServer | None = None
+        self._runtime: RuntimeControl | None = None
+        self._lock = asyncio.Lock()  # one request at a time: each answer is its own
+        self._answer: dict | None = None
+        self.requests = 0
+
+    def on_tick(self, daemon: RunningDaemon, t: float) -> None:
+        self.board.on_tick(daemon, t)
+
+    async def start(self, daemon: RunningDaemon) -> None:
+        path = socket_path(daemon.bench.run_dir)
+        try:
+            make_private_dir(str(path.parent))
+            if path.exists() or path.is_symlink():
+                if await _answers(path):
+                    hint = "give this run its own --run-dir to reach it with hild ctl"
+                    log.warning("ctl.unavailable", socket=str(path), hint=hint,
+                                reason="another hild run answers on this socket")  # fmt: skip
+                    return
+                path.unlink()  # left by a daemon that is gone
+            old = os.umask(0o177)  # the socket is made 0600: this user only
+            try:
+                self._server = await asyncio.start_unix_server(
+                    self._serve, path=str(path), limit=MAX_REQUEST_BYTES + 1024
+                )
+            finally:
+                os.umask(old)
+        except (OSError, RunDirError) as e:  # (a run without hild ctl is still a run)
+            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            log.warning("ctl.unavailable", socket=str(path), reason=reason)
+            return
+        self.path = path
+        self._runtime = RuntimeControl(daemon, self._take_answer, source=SOURCE)
+        self._daemon = daemon
+        log.info("ctl.listening", socket=str(path))
+
+    async def stop(self, daemon: RunningDaemon) -> None:
+        if self._server is None:
+            return
+        self._server.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._server.wait_closed(), 1.0)
+        if self.path is not None:
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+
+    def summary(self) -> dict:
+        return {"ctl": {"socket": str(self.path), "requests": self.requests}} if self.path else {}
+
+    def _take_answer(self, answer: dict) -> None:
+        self._answer = answer
+        log.info("control.request", source=SOURCE,
+                 **{k: v for k, v in answer.items() if k != "results"})  # fmt: skip
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                try:
+                    line = await reader.readline()
+                except ValueError:  # longer than the limit: answered, then the connection ends
+                    await _send(writer, {"ok": False, "error": "a request of at most "
+                                         f"{MAX_REQUEST_BYTES} bytes"})  # fmt: skip
+                    return
+                if not line:
+                    return
+                await _send(writer, await self._handle(line))
+        except (ConnectionError, OSError):
+            return
+        finally:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    async def _handle(self, line: bytes) -> dict[str, Any]:
+        self.requests += 1
+        try:
+            message = json.loads(line)
+        except ValueError as e:
+            return {"ok": False, "error": f"a JSON object per line ({e})"}
+        request = message.get("request") if isinstance(message, dict) else None
+        if request == STATUS:
+            status = self.board.latest or snapshot(self._daemon, self._daemon.sim.t, None)
+            return {"ok": True, "request": STATUS, "status": status}
+        if request not in REQUESTS:
+            return {"ok": False, "request": request,
+                    "error": f"a request among: {', '.join((*REQUESTS, STATUS))}"}  # fmt: skip
+        payload = message.get("payload", {})
+        data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+        assert self._runtime is not None
+        async with self._lock:
+            self._answer = None
+            await self._runtime.handle(request, data)
+            answer = self._answer
+        return answer if answer is not None else {"ok": False, "error": "no answer"}
+
+
+async def _send(writer: asyncio.StreamWriter, answer: dict) -> None:
+    writer.write(json.dumps(answer).encode() + b"\n")
+    await writer.drain()
+
+
+async def _answers(path: Path) -> bool:
+    """Whether a live daemon listens on the socket at ``path``."""
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(path)), 1.0)
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    with contextlib.suppress(Exception):
+        await writer.wait_closed()
+    return True

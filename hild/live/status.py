@@ -1,0 +1,81 @@
+"""The run's status as one snapshot: what a status line shows and ``hild ctl status`` answers.
+
+Taken in the tick thread (``StatusBoard.on_tick``, about twice a wall second, never waiting) so
+that it is one consistent instant of the simulation; read from anywhere as a plain dict.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import TYPE_CHECKING, Any
+
+from hild.model import layout as L
+from hild.observers import TickObserver
+
+if TYPE_CHECKING:
+    from hild.observers import RunningDaemon
+
+STATUS_PERIOD_S = 0.5  # wall seconds between snapshots
+
+
+def snapshot(daemon: RunningDaemon, t: float, time_scale: float | None) -> dict[str, Any]:
+    """The status at simulated time ``t`` (``time_scale``: held over the last period)."""
+    truth = daemon.truth(t)
+    eta = truth.eta
+    lat, lon, _ = daemon.bench.origin.to_geodetic(float(eta[0]), float(eta[1]), float(eta[2]))
+    v = truth.rotation @ truth.nu[:3]  # NED velocity over ground (thesis eq. 2.13)
+    sim = daemon.sim
+    actuators = {}
+    for a in daemon.bench.vessel.actuators:
+        base = a.index * L.S_SIZE
+        state = {"speed": round(float(sim.act_state[base + L.S_SPEED]), 2)}
+        if a.angle_kind != "none":
+            state["angle_deg"] = round(math.degrees(sim.act_state[base + L.S_ANGLE]), 2)
+        if a.has_deflector:
+            state["deflector"] = round(float(sim.act_state[base + L.S_DEFLECTOR]), 3)
+        actuators[a.name] = state
+    devices = {
+        d.config.name: {
+            "watchdog": d.watchdog.state,
+            "commands": d.stats.commands,
+            "refused": sum(d.stats.rejected.values()),
+        }  # fmt: skip
+        for d in daemon.command_devices
+    }
+    return {
+        "bench": daemon.bench.name,
+        "t": round(t, 3),
+        "utc": truth.utc.isoformat(),
+        "time_scale": None if time_scale is None else round(time_scale, 3),
+        "latitude": round(lat, 7),
+        "longitude": round(lon, 7),
+        "sog_kn": round(math.hypot(v[0], v[1]) * 3600.0 / 1852.0, 2),
+        "cog_deg": round(math.degrees(math.atan2(v[1], v[0])) % 360.0, 1),
+        "heading_deg": round(math.degrees(float(eta[5])) % 360.0, 1),
+        "actuators": actuators,
+        "command_devices": devices,
+        "clients": {p.spec.url: p.stats.clients for p in daemon.ports.values()},
+        "ticks": daemon.jitter.ticks,
+        "overruns": daemon.jitter.overruns,
+    }
+
+
+class StatusBoard(TickObserver):
+    """Keeps the latest status snapshot, taken in the tick thread every STATUS_PERIOD_S."""
+
+    def __init__(self) -> None:
+        self.latest: dict[str, Any] = {}
+        self._next = 0.0
+        self._last: tuple[float, float] | None = None  # (t, wall) of the last snapshot
+
+    def on_tick(self, daemon: RunningDaemon, t: float) -> None:
+        now = time.monotonic()
+        if now < self._next:
+            return
+        self._next = now + STATUS_PERIOD_S
+        scale = None
+        if self._last is not None and now > self._last[1]:
+            scale = (t - self._last[0]) / (now - self._last[1])
+        self._last = (t, now)
+        self.latest = snapshot(daemon, t, scale)  # (one assignment: readers see a whole one)

@@ -1,0 +1,145 @@
+"""`hild ctl` against a running `hild run`: the requests of the MQTT control topic over the run
+directory's Unix socket, answered the same way (one RuntimeControl makes both answers), the
+status, the exit statuses, and a socket other users cannot reach."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.endpoints import Daemon, nmea_line
+
+BENCH = """
+[bench]
+name = "ctl"
+rate_hz = 100
+start_time = "2026-06-01T12:00:00Z"
+run_dir = "{run_dir}"
+[vessel]
+profile = "odin"
+[origin]
+latitude = 59.41
+longitude = 10.48
+[[device]]
+name = "gps"
+type = "gps"
+port = "pty://gps"
+[[device]]
+name = "jets"
+type = "jet-controller"
+port = "pty://jets"
+"""
+
+
+@pytest.fixture(scope="module")
+def run_dir():
+    """A run directory directly under /tmp (sticky, world-searchable), so that what keeps
+    another user out is the socket's own mode, not a private folder above it."""
+    path = Path(tempfile.mkdtemp(prefix="hild-ctl-test-", dir="/tmp"))
+    os.chmod(path, 0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def daemon(run_dir, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ctl")
+    bench = tmp / "bench.toml"
+    bench.write_text(BENCH.format(run_dir=run_dir))
+    d = Daemon(str(bench), tmp=tmp)
+    yield d
+    d.stop()
+
+
+def ctl(run_dir, *args: str) -> tuple[int, dict | None, str]:
+    """`hild ctl ...`: exit status, the answer printed (None if none), stderr."""
+    done = subprocess.run([sys.executable, "-m", "hild.cli", "ctl", "--run-dir", str(run_dir),
+                           *args], capture_output=True, text=True, timeout=60)  # fmt: skip
+    answer = json.loads(done.stdout) if done.stdout.strip() else None
+    return done.returncode, answer, done.stderr
+
+
+def test_status_says_where_the_boat_is_and_what_drives_it(daemon, run_dir):
+    code, answer, _ = ctl(run_dir, "status")
+    assert code == 0 and answer["ok"]
+    status = answer["status"]
+    assert status["bench"] == "ctl"
+    assert status["latitude"] == pytest.approx(59.41, abs=1e-4)
+    assert status["command_devices"]["jets"]["watchdog"] in ("waiting", "active", "tripped")
+    assert set(status["actuators"]) == {"port", "starboard"}
+    assert status["clients"]["pty://gps"] == 0
+    time.sleep(0.6)  # a snapshot is taken about twice a second
+    later = ctl(run_dir, "status")[1]["status"]
+    assert later["t"] > status["t"]  # it runs
+
+
+def test_weather_fault_and_reposition_are_applied(daemon, run_dir):
+    code, answer, _ = ctl(run_dir, "weather", "gale-hs1")
+    assert code == 0 and answer["ok"] and answer["weather"]["preset"] == "gale-hs1"
+    code, answer, _ = ctl(run_dir, "fault", "gps", "dropout", "--duration", "30")
+    assert (
+        code == 0
+        and answer["device"] == "gps"
+        and answer["end"] == pytest.approx(answer["start"] + 30.0)
+    )
+    code, answer, _ = ctl(run_dir, "fault", "--actuator", "port", "stuck")
+    assert code == 0 and answer == {**answer, "actuator": "port", "kind": "stuck", "ok": True}
+    code, answer, _ = ctl(run_dir, "reposition", "--latitude", "59.42", "--longitude", "10.5")
+    assert code == 0 and answer["ok"]
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # applied at the next tick, seen in the next snapshot
+        status = ctl(run_dir, "status")[1]["status"]
+        if abs(status["latitude"] - 59.42) < 1e-3:
+            break
+        time.sleep(0.3)
+    assert status["latitude"] == pytest.approx(59.42, abs=1e-3)
+    assert status["longitude"] == pytest.approx(10.5, abs=1e-3)
+    logged = [e for e in daemon.events("control.request") if e.get("source") == "ctl"]
+    assert [e["request"] for e in logged][:4] == ["weather", "fault", "fault", "reposition"]
+    assert all(e["ok"] for e in logged[:4])  # logged as the MQTT control's requests are
+
+
+def test_commands_reach_the_command_devices(daemon, run_dir):
+    line = nmea_line("RCPRC,0.0,A,,V,,V,B,0", b"").decode()  # neutral: idle, bucket neutral
+    code, answer, _ = ctl(run_dir, "commands", line)
+    assert code == 0 and answer["results"] == ["applied"]
+
+
+def test_a_refused_request_exits_1_with_the_reason(daemon, run_dir):
+    code, answer, err = ctl(run_dir, "weather", "no-such-weather")
+    assert code == 1 and answer["ok"] is False
+    assert "preset = 'no-such-weather'" in err and "gale-hs1" in err
+    code, _, err = ctl(run_dir, "fault", "radar", "dropout")
+    assert code == 1 and "a sensor device: gps" in err
+
+
+def test_no_daemon_exits_2(tmp_path):
+    code, answer, err = ctl(tmp_path, "status")
+    assert code == 2 and answer is None and "no hild run answers on" in err
+
+
+SYSTEM_PYTHON = "/usr/bin/python3"  # one another user may run (the venv's may sit in ~root)
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not os.access(SYSTEM_PYTHON, os.X_OK),
+    reason="needs root (to try as another user) and a system python3",
+)
+def test_another_user_cannot_reach_the_socket(daemon, run_dir):
+    socket_file = run_dir / "hild.ctl"
+    assert oct(socket_file.stat().st_mode & 0o777) == "0o600"
+    probe = ("import socket; s = socket.socket(socket.AF_UNIX); "
+             f"s.connect({str(socket_file)!r})")  # fmt: skip
+    done = subprocess.run(  # as nobody, from a folder nobody may enter
+        [SYSTEM_PYTHON, "-c", probe], capture_output=True, text=True, user=65534, cwd="/tmp",
+        env={"PATH": "/usr/bin:/bin"}, timeout=30,
+    )  # fmt: skip
+    assert done.returncode != 0 and "PermissionError" in done.stderr
