@@ -313,6 +313,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     live_client.add_parser(sub, DEFAULT_RUN_DIR)
 
+    export = sub.add_parser(
+        "export", help="a recording's tracks as GPX (OpenCPN) and KML (Google Earth)",
+        description="Write the own ship's track and each traffic target's from a recording: "
+        "GPX 1.1 (a <trk> per vessel, for OpenCPN and chart plotters) and/or KML 2.2 (a "
+        "Placemark per vessel with a time-stamped gx:Track per segment, for Google Earth). A "
+        "reposition, an ArduPilot SITL restart, a jump or a gap in time starts a new segment; "
+        "points are thinned to one per --every seconds of simulated time.",
+    )  # fmt: skip
+    export.add_argument("file", type=Path, metavar="FILE.mcap")
+    export.add_argument("--gpx", type=Path, metavar="OUT.gpx", help="write GPX 1.1 here")
+    export.add_argument("--kml", type=Path, metavar="OUT.kml", help="write KML 2.2 here")
+    export.add_argument("--every", type=number("seconds", 0.0, 86400.0, low_open=False),
+                        default=1.0, metavar="SECONDS",
+                        help="a point per this much simulated time (1; 0 keeps every recorded "
+                        "sample)")  # fmt: skip
+
     show = sub.add_parser(
         "show", help="list or print the built-in benches, profiles, weather, traffic, devices, "
         "units, ArduPilot parameters",
@@ -338,6 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
         recover,
         plot,
         replay,
+        export,
     ):  # also after the command: hild run --debug
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                              help=DEBUG_HELP)  # fmt: skip
@@ -444,6 +461,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "inspect" and args.force and not args.recover:
         parser.error("inspect: --force replaces the copy that --recover writes: add --recover")
+    if args.command == "export" and args.gpx is None and args.kml is None:
+        parser.error("export: say what to write: --gpx OUT.gpx, --kml OUT.kml, or both")
     try:
         if args.command == "run":
             from hild.run import run_bench
@@ -492,7 +511,7 @@ def main(argv: list[str] | None = None) -> int:
             from hild.sweep.command import run_sweep_command
 
             return run_sweep_command(args)
-        if args.command in ("inspect", "recover", "plot", "replay"):
+        if args.command in ("inspect", "recover", "plot", "replay", "export"):
             from hild.record.commands import run_record_command
 
             return run_record_command(args)

@@ -1,4 +1,5 @@
-"""`hild inspect`, `hild recover`, `hild plot` and `hild replay`: the recording commands."""
+"""`hild inspect`, `hild recover`, `hild plot`, `hild replay` and `hild export`: the recording
+commands."""
 
 from __future__ import annotations
 
@@ -27,6 +28,12 @@ def run_record_command(args: argparse.Namespace) -> int:
 
             write_or_drop(sys.stdout, repair(args.file).describe() + "\n")
         write_or_drop(sys.stdout, describe(inspect(args.file)) + "\n")
+        return 0
+    if args.command == "export":
+        from hild.record.export import export
+
+        for line in export(args.file, args.gpx, args.kml, args.every):
+            write_or_drop(sys.stdout, line + "\n")
         return 0
     if args.command == "plot":
         from hild.record.plot import plot
