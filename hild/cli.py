@@ -63,6 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info",
                      help="the least severe log lines shown (info)")  # fmt: skip
+    run.add_argument("--quiet", action="store_true",
+                     help="no status line under the log on a terminal (it is off anyway when "
+                     "stderr is no terminal)")  # fmt: skip
     run.add_argument(
         "--record", metavar="FILE.mcap", type=_record_file,
         help="record the run to this MCAP file (and its sentences to FILE.nmea.log, Signal K's "
@@ -468,7 +471,8 @@ def main(argv: list[str] | None = None) -> int:
             from hild.run import run_bench
 
             return run_bench(args.bench, _overrides(args), args.duration, args.log_format,
-                             args.log_level, _mqtt_options(args), args.record)  # fmt: skip
+                             args.log_level, _mqtt_options(args), args.record,
+                             args.quiet)  # fmt: skip
         if args.command == "check":
             from hild.check import check_bench
 

@@ -17,6 +17,8 @@ from hild.examples import command_example, read_example
 from hild.firstcontact import checked_before_compiling
 from hild.kernel_cache import announce_compiling
 from hild.live.ctl import ControlSocket
+from hild.live.status import StatusBoard
+from hild.live.statusline import StatusLine
 from hild.log import configure_logging, write_or_drop
 from hild.mirror.config import from_url
 from hild.mirror.observer import Mirror
@@ -162,8 +164,10 @@ def run_bench(
     log_level: str = "info",
     mqtt_options: dict | None = None,
     record_file: str | None = None,
+    quiet: bool = False,
 ) -> int:
-    """Check the bench, then run it until Ctrl-C, SIGTERM or ``duration``."""
+    """Check the bench, then run it until Ctrl-C, SIGTERM or ``duration``; ``quiet``: no
+    status line on a terminal."""
     configure_logging(log_format, log_level)
     # The run directory and the ports first: a run that cannot start says so before the
     # compiler's seconds (hild.firstcontact). The run directory is held for the whole run when
@@ -174,16 +178,22 @@ def run_bench(
         bench = load_bench(name_or_path, **overrides)
         late = early is None and uses_run_dir(bench)  # a file only load_bench could read
         with RunDir(bench.run_dir) if late else contextlib.nullcontext():
-            return run_checked(bench, duration, mqtt_options or {}, record_file)
+            return run_checked(bench, duration, mqtt_options or {}, record_file, quiet)
 
 
 def run_checked(
-    bench: Bench, duration: float | None, mqtt_options: dict, record_file: str | None
+    bench: Bench,
+    duration: float | None,
+    mqtt_options: dict,
+    record_file: str | None,
+    quiet: bool = False,
 ) -> int:
     """Run a checked bench whose run directory is held; the exit status."""
     recording = recorder(bench, record_file)
+    board = StatusBoard()  # the status snapshot hild ctl and the status line show
+    live = [board, ControlSocket(board)] + ([] if quiet else [StatusLine(board)])
     observers = [o for o in (notifier_from_environment(), mirror(bench, mqtt_options),
-                             recording, ControlSocket()) if o is not None]  # fmt: skip
+                             recording, *live) if o is not None]  # fmt: skip
     daemon = Daemon(bench, duration, observers)
 
     def ready(d: Daemon) -> None:

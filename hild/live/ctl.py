@@ -39,17 +39,14 @@ SOURCE = "ctl"  # requests' source in the recording: ctl/<request>
 class ControlSocket(TickObserver):
     """Serves ``hild ctl`` for one run (see the module's description)."""
 
-    def __init__(self) -> None:
-        self.board = StatusBoard()
+    def __init__(self, board: StatusBoard) -> None:
+        self.board = board  # (an observer of the run itself, which keeps it current)
         self.path: Path | None = None
         self._server: asyncio.AbstractServer | None = None
         self._runtime: RuntimeControl | None = None
         self._lock = asyncio.Lock()  # one request at a time: each answer is its own
         self._answer: dict | None = None
         self.requests = 0
-
-    def on_tick(self, daemon: RunningDaemon, t: float) -> None:
-        self.board.on_tick(daemon, t)
 
     async def start(self, daemon: RunningDaemon) -> None:
         path = socket_path(daemon.bench.run_dir)

@@ -10,6 +10,7 @@ import math
 import time
 from typing import TYPE_CHECKING, Any
 
+from hild.bus.watchdog import ACTIVE, NEUTRAL, TRIPPED
 from hild.model import layout as L
 from hild.observers import TickObserver
 
@@ -17,6 +18,17 @@ if TYPE_CHECKING:
     from hild.observers import RunningDaemon
 
 STATUS_PERIOD_S = 0.5  # wall seconds between snapshots
+
+
+def watchdog_word(state: str, release: str) -> str:
+    """A command device's watchdog as a user reads it: waiting (no command yet), leased
+    (commands within the timeout), latched (tripped, waiting for a neutral command) or tripped
+    (tripped, the next command releases it) (hild/bus/watchdog.py)."""
+    if state == ACTIVE:
+        return "leased"
+    if state == TRIPPED:
+        return "latched" if release == NEUTRAL else "tripped"
+    return state
 
 
 def snapshot(daemon: RunningDaemon, t: float, time_scale: float | None) -> dict[str, Any]:
@@ -37,7 +49,7 @@ def snapshot(daemon: RunningDaemon, t: float, time_scale: float | None) -> dict[
         actuators[a.name] = state
     devices = {
         d.config.name: {
-            "watchdog": d.watchdog.state,
+            "watchdog": watchdog_word(d.watchdog.state, d.watchdog.release),
             "commands": d.stats.commands,
             "refused": sum(d.stats.rejected.values()),
         }  # fmt: skip

@@ -1,0 +1,115 @@
+"""The status line: on a terminal, ``hild run`` keeps a small block current under its log.
+
+About twice a second it shows the run's status snapshot (status.py): simulated time and the
+time scale held, position, speed, course and heading, each actuator, each command device's
+watchdog with its commands applied and refused, clients per port and overruns. The log goes on
+above it, line by line, as before. Off when stderr is no terminal (journald, a pipe, a file:
+the structured log alone) and with ``hild run --quiet``. Drawn by rich's Live display, which
+redraws from its own thread: the tick only takes the snapshot.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any, TextIO
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.text import Text
+
+from hild.live.status import StatusBoard
+from hild.log import LOG_STREAM
+from hild.observers import TickObserver
+
+if TYPE_CHECKING:
+    from hild.observers import RunningDaemon
+
+REFRESH_PER_S = 2.0
+
+
+def render(status: dict[str, Any]) -> Group:
+    """The block for one snapshot (a few short lines)."""
+    if not status:
+        return Group(Text("hild: waiting for the first tick", style="dim"))
+    scale = status.get("time_scale")
+    held = f" x{scale:.2f}" if scale is not None else ""
+    lat, lon = status["latitude"], status["longitude"]
+    where = (f"{abs(lat):.5f} {'N' if lat >= 0 else 'S'} {abs(lon):.5f} "
+             f"{'E' if lon >= 0 else 'W'}")  # fmt: skip
+    lines = [
+        Text.assemble(
+            (f"t {status['t']:9.1f} s{held}", "bold"),
+            "  ",
+            where,
+            f"  SOG {status['sog_kn']:5.2f} kn  COG {status['cog_deg']:05.1f}"
+            f"  HDG {status['heading_deg']:05.1f}",
+        )  # fmt: skip
+    ]
+    parts = []
+    for name, a in status["actuators"].items():
+        text = f"{name} {a['speed']:g}"
+        if "angle_deg" in a:
+            text += f" {a['angle_deg']:+.1f}deg"
+        if "deflector" in a:
+            text += f" defl {a['deflector']:+.2f}"
+        parts.append(text)
+    lines.append(Text("actuators: " + " | ".join(parts)))
+    for name, d in status["command_devices"].items():
+        style = {"leased": "green", "latched": "red", "tripped": "yellow"}.get(d["watchdog"], "")
+        counts = f", {d['commands']} applied, {d['refused']} refused"
+        lines.append(Text.assemble(f"{name}: ", (d["watchdog"], style), counts))
+    clients = ", ".join(f"{url} {n}" for url, n in status["clients"].items() if n)
+    lines.append(Text(f"clients: {clients or 'none'}  overruns {status['overruns']}",
+                      style="dim"))  # fmt: skip
+    return Group(*lines)
+
+
+class _LogAbove:
+    """hild's log, routed while the block is shown: each line printed above it."""
+
+    def __init__(self, console: Console):
+        self.console = console
+        self._partial = ""
+
+    def write(self, text: str) -> int:
+        text = self._partial + text
+        *lines, self._partial = text.split("\n")
+        for line in lines:
+            self.console.print(Text.from_ansi(line), soft_wrap=True)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return True
+
+
+class StatusLine(TickObserver):
+    """Shows the board's snapshot under the log on a terminal (see the module)."""
+
+    def __init__(self, board: StatusBoard, stream: TextIO | None = None):
+        self.board = board
+        self.stream = stream or sys.stderr
+        self.live: Live | None = None
+        self._route: Any = None
+
+    async def start(self, daemon: RunningDaemon) -> None:
+        if not self.stream.isatty():
+            return
+        console = Console(file=self.stream)
+        self.live = Live(get_renderable=lambda: render(self.board.latest), console=console,
+                         refresh_per_second=REFRESH_PER_S, transient=True,
+                         redirect_stdout=sys.stdout.isatty(), redirect_stderr=False)  # fmt: skip
+        self.live.start()
+        if LOG_STREAM.configured:
+            self._route = _LogAbove(console)
+            LOG_STREAM.routes.append(self._route)
+
+    async def stop(self, daemon: RunningDaemon) -> None:
+        if self._route is not None:
+            LOG_STREAM.routes.remove(self._route)
+            self._route = None
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
