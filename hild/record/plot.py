@@ -2,6 +2,14 @@
 
 ``Figure`` objects and ``savefig`` need no display and keep no global state (ecosystem.md
 "Plots"); matplotlib is imported here only, so the daemon never pays for it.
+
+The figures are drawn so that they read right: an angle is never drawn as a stroke across
+north (each trace is cut at the axis's edge, and the axis is 0 .. 360 or -180 .. 180, whichever
+crosses its edge less); the track and every time series have a gap where the vessel was moved
+(a reposition or an ArduPilot SITL restart on ``/control``, or a jump no vessel sails); each
+control event applied (weather, fault, reposition, watchdog trip, restart, traffic) is a
+labelled vertical line on every time plot; traces that coincide differ in width, style and
+marker; the jitter's max is drawn over its p99.
 """
 
 from __future__ import annotations
@@ -9,6 +17,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +29,15 @@ from hild.record.reader import messages
 FIGURES = ("trajectory", "traffic", "heading", "speeds", "actuators", "environment", "jitter")
 DPI = 110
 PLOTTED = (channels.STATE, channels.ACTUATORS, channels.ENVIRONMENT, channels.STATS)
+# /control kinds marked on the time plots (each one applied; a refused request changed nothing)
+EVENT_COLORS = {"weather": "tab:blue", "fault": "tab:red", "reposition": "tab:purple",
+                "watchdog": "tab:orange", "restart": "tab:brown",
+                "traffic": "tab:gray"}  # fmt: skip
+BREAK_KINDS = ("reposition", "restart")  # /control kinds that move the own ship at once
+BREAK_WINDOW_S = 1.0  # a reposition lands within this of its /control message
+JUMP_SPEED_MS = 50.0  # ~97 kn between two samples: a vessel moved by hand, not under way
+JUMP_SLACK_M = 0.05  # a reposition moving the vessel less than this draws no gap
+EVENT_GID = "event"  # the gid of each event's line (``event:<kind>``), so that tests find them
 
 
 def columns(path: Path) -> dict[str, dict[str, np.ndarray]]:
@@ -62,6 +80,153 @@ def traffic_columns(path: Path) -> dict[str, dict[str, np.ndarray]]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Event:
+    """A control event applied, as the time plots mark it."""
+
+    t: float  # simulation time [s]
+    kind: str  # a key of EVENT_COLORS
+    label: str  # short: "fault port stuck", "weather gale", "watchdog pilot"
+
+
+def _event_label(kind: str, payload: dict) -> str:
+    result = payload.get("result") or {}
+    if kind == "fault":
+        what = result.get("actuator") or result.get("device")
+        return " ".join(str(x) for x in ("fault", what, result.get("kind")) if x)
+    if kind == "weather":
+        weather = result.get("weather")
+        preset = weather.get("preset") if isinstance(weather, dict) else None
+        return f"weather {preset}" if preset else "weather"
+    if kind == "watchdog" and payload.get("source"):
+        return f"watchdog {payload['source']}"
+    return kind
+
+
+def control_events(path: Path) -> list[Event]:
+    """Each control event applied (``/control`` with ``result.ok``; a refused request changed
+    nothing), in time order: weather, faults, repositions, traffic, watchdog trips, restarts."""
+    out = []
+    for m in messages(path, (channels.CONTROL,)):
+        p = m.payload
+        kind, result, t = p.get("kind"), p.get("result"), p.get("t")
+        if kind not in EVENT_COLORS or not isinstance(result, dict) or not result.get("ok"):
+            continue
+        if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t):
+            continue
+        out.append(Event(float(t), str(kind), _event_label(str(kind), p)))
+    return sorted(out, key=lambda e: e.t)
+
+
+def track_breaks(state: dict, events: Sequence[Event] = ()) -> np.ndarray:
+    """Indices of the /state samples that start a new piece of the track: the largest step
+    within BREAK_WINDOW_S of each reposition or restart applied, if it stands out from the
+    others there (twice their median, and a few centimetres more: a change of heading alone
+    moves nothing), and every step no vessel sails (faster than JUMP_SPEED_MS). (The loop
+    applies a request between two ticks: the moved sample may come just before the /control
+    message or just after it.)"""
+    t, north, east = state["t"], state["north"], state["east"]
+    if len(t) < 2:
+        return np.array([], dtype=int)
+    step = np.hypot(np.diff(north), np.diff(east))  # step[i]: from sample i to i + 1
+    dt = np.diff(t)
+    jumps = set((np.flatnonzero(step > JUMP_SPEED_MS * np.maximum(dt, 0.0) + JUMP_SLACK_M)
+                 + 1).tolist())  # fmt: skip
+    for e in events:
+        if e.kind not in BREAK_KINDS:
+            continue
+        near = np.flatnonzero(np.abs(t[1:] - e.t) <= BREAK_WINDOW_S)
+        near = near[np.isfinite(step[near])]
+        if not len(near):
+            continue
+        i = int(near[np.argmax(step[near])])
+        if step[i] > 2.0 * float(np.median(step[near])) + JUMP_SLACK_M:
+            jumps.add(i + 1)
+    return np.array(sorted(jumps), dtype=int)
+
+
+def with_gaps(cols: dict[str, np.ndarray], times: Sequence[float] | np.ndarray,
+              at: np.ndarray | None = None) -> dict[str, np.ndarray]:  # fmt: skip
+    """The columns with a row of NaN (its ``t`` the break's time) before the first sample at
+    or after each of ``times`` (or before the sample indices ``at``), so that a line drawn
+    through them has a gap there. A break before the first sample or after the last is none."""
+    t = cols.get("t")
+    times = np.asarray(times, dtype=float)
+    if t is None or not len(times):
+        return cols
+    if at is None:
+        at = np.searchsorted(t, times, side="left")
+    keep = (at > 0) & (at < len(t))
+    at, times = at[keep], times[keep]
+    return {k: v if len(v) != len(t) else np.insert(v, at, times if k == "t" else np.nan)
+            for k, v in cols.items()}  # fmt: skip
+
+
+def _wrapped(deg: np.ndarray, low: float) -> np.ndarray:
+    return np.mod(deg - low, 360.0) + low
+
+
+def compass_low(*traces: np.ndarray) -> float:
+    """The lower edge of a direction axis, 0 (0 .. 360) or -180 (-180 .. 180): whichever edge
+    the traces (degrees) cross less often, so that a heading about north reads as one line."""
+
+    def crossings(low: float) -> int:
+        return sum(int(np.sum(np.abs(np.diff(_wrapped(d, low))) > 180.0)) for d in traces)
+
+    return -180.0 if crossings(-180.0) < crossings(0.0) else 0.0
+
+
+def _compass(t: np.ndarray, deg: np.ndarray, low: float = 0.0,
+             held: bool = False) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Times and angles [deg, ``low`` .. ``low`` + 360) with each step across the axis's edge
+    cut there: the line runs (the short way round) to the edge it leaves by, breaks (NaN), and
+    comes in from the other edge, so that no stroke is drawn across the axis. ``held``: a value
+    held to the next sample (``drawstyle="steps-post"``), the crossing at that sample's time."""
+    t = np.asarray(t, dtype=float)
+    y = _wrapped(np.asarray(deg, dtype=float), low)
+    cross = np.flatnonzero(np.abs(np.diff(y)) > 180.0)
+    if not len(cross):
+        return t, y
+    a, b = y[cross], y[cross + 1]
+    up = b < a  # out over the top edge, in from the bottom
+    short = np.where(up, b + 360.0 - a, b - 360.0 - a)  # the step the short way round
+    leave = np.where(up, low + 360.0, low)
+    enter = np.where(up, low, low + 360.0)
+    tx = t[cross + 1] if held else t[cross] + (leave - a) / short * (t[cross + 1] - t[cross])
+    at = np.repeat(cross + 1, 3)
+    ts = np.column_stack([tx, tx, tx]).ravel()
+    ys = np.column_stack([leave, np.full_like(tx, np.nan), enter]).ravel()
+    return np.insert(t, at, ts), np.insert(y, at, ys)
+
+
+def _compass_axis(ax, low: float, label: str) -> None:
+    ticks = np.arange(low, low + 361.0, 45.0)
+    ax.set_ylim(low, low + 360.0)
+    ax.set_yticks(ticks, [f"{v if 0.0 <= v <= 360.0 else v % 360.0:.0f}" for v in ticks])
+    ax.set_ylabel(label)
+
+
+def mark_events(axes, events: Sequence[Event]) -> None:
+    """On each of ``axes`` (time on x), a vertical line at each event (gid ``event:<kind>``);
+    on the first, its label, staggered down where events crowd together."""
+    if not events:
+        return
+    for ax in axes:
+        for e in events:
+            ax.axvline(e.t, color=EVENT_COLORS[e.kind], ls=(0, (4, 2)), lw=1.0, alpha=0.85,
+                       zorder=1.5, gid=f"{EVENT_GID}:{e.kind}")  # fmt: skip
+    ax = axes[0]
+    lo, hi = ax.dataLim.intervalx
+    crowd = 0.04 * (hi - lo) if np.isfinite(hi - lo) and hi > lo else 0.0
+    last, level = -math.inf, 0
+    for e in events:
+        level = (level + 1) % 4 if e.t - last < crowd else 0
+        last = e.t
+        ax.text(e.t, 0.98 - 0.22 * level, e.label, transform=ax.get_xaxis_transform(),
+                rotation=90, ha="right", va="top", fontsize=7, color=EVENT_COLORS[e.kind],
+                gid=f"{EVENT_GID}-label:{e.kind}")  # fmt: skip
+
+
 def _figure(title: str, rows: int = 1):
     from matplotlib.figure import Figure
 
@@ -74,12 +239,19 @@ def _figure(title: str, rows: int = 1):
 
 
 def trajectory(state: dict, waypoints: Sequence[tuple[float, float]], title: str):
+    """The track (``state`` with its gaps, ``with_gaps``): a reposition is no line."""
     fig, (ax,) = _figure(f"{title}: trajectory")
     ax.plot(state["east"], state["north"], lw=1.4, label="track")
-    ax.plot(state["east"][:1], state["north"][:1], "o", color="tab:green", label="start")
-    ax.plot(state["east"][-1:], state["north"][-1:], "s", color="tab:red", label="end")
-    if waypoints:
-        n0, e0 = float(state["north"][0]), float(state["east"][0])
+    finite = np.flatnonzero(np.isfinite(state["north"]) & np.isfinite(state["east"]))
+    first, end = finite[:1], finite[-1:]
+    ax.plot(state["east"][first], state["north"][first], "o", color="tab:green", label="start")
+    ax.plot(state["east"][end], state["north"][end], "s", color="tab:red", label="end")
+    moved = np.flatnonzero(~np.isfinite(state["north"][:-1])) + 1  # (after each gap)
+    if len(moved):
+        ax.plot(state["east"][moved], state["north"][moved], "D", mfc="none", color="tab:purple",
+                label="moved here (reposition, restart)")  # fmt: skip
+    if waypoints and len(first):
+        n0, e0 = float(state["north"][first[0]]), float(state["east"][first[0]])
         north = [n0 + n for n, _ in waypoints]
         east = [e0 + e for _, e in waypoints]
         ax.plot(east, north, "x--", color="tab:orange", ms=9, lw=0.8, label="waypoints")
@@ -96,7 +268,8 @@ def draw_traffic(ax, state: dict, targets: dict[str, dict], ax_range=None) -> No
     """On ``ax`` the own track (black) with each target's, each closest approach a dotted line
     between the two ships at that instant; on ``ax_range`` the range to each over time."""
     ax.plot(state["east"], state["north"], lw=1.8, color="black", label="own ship")
-    ax.plot(state["east"][:1], state["north"][:1], "o", color="black")
+    own = np.isfinite(state["north"]) & np.isfinite(state["east"])  # (not a track's gaps)
+    ax.plot(state["east"][own][:1], state["north"][own][:1], "o", color="black")
     for i, (name, cols) in enumerate(targets.items()):
         color = f"C{i}"
         ax.plot(cols["east"], cols["north"], lw=1.2, color=color, label=name)
@@ -106,10 +279,11 @@ def draw_traffic(ax, state: dict, targets: dict[str, dict], ax_range=None) -> No
         t_min, r_min = float(cols["min_range_t"][0]), float(cols["min_range_m"][0])
         if not (math.isfinite(t_min) and math.isfinite(r_min)) or len(cols["t"]) < 2:
             continue
-        own_n = float(np.interp(t_min, state["t"], state["north"]))
-        own_e = float(np.interp(t_min, state["t"], state["east"]))
-        tgt_n = float(np.interp(t_min, cols["t"], cols["north"]))
-        tgt_e = float(np.interp(t_min, cols["t"], cols["east"]))
+        fin = np.isfinite(cols["north"]) & np.isfinite(cols["east"])
+        own_n = float(np.interp(t_min, state["t"][own], state["north"][own]))
+        own_e = float(np.interp(t_min, state["t"][own], state["east"][own]))
+        tgt_n = float(np.interp(t_min, cols["t"][fin], cols["north"][fin]))
+        tgt_e = float(np.interp(t_min, cols["t"][fin], cols["east"][fin]))
         ax.plot([own_e, tgt_e], [own_n, tgt_n], ":", color=color, lw=1.2)
         ax.plot([tgt_e], [tgt_n], "D", color=color, ms=5)
         ax.annotate(f"{r_min:.0f} m at {t_min:.0f} s", (tgt_e, tgt_n), color=color,
@@ -122,7 +296,7 @@ def draw_traffic(ax, state: dict, targets: dict[str, dict], ax_range=None) -> No
     ax.legend(loc="best")
 
 
-def traffic(state: dict, targets: dict[str, dict], title: str):
+def traffic(state: dict, targets: dict[str, dict], title: str, events: Sequence[Event] = ()):
     """The tracks and closest approaches (``draw_traffic``); below, the range to each target
     over time."""
     from matplotlib.figure import Figure
@@ -133,60 +307,69 @@ def traffic(state: dict, targets: dict[str, dict], title: str):
     for a in (ax, ax_range):
         a.grid(True, alpha=0.4)
     draw_traffic(ax, state, targets, ax_range)
+    mark_events([ax_range], events)
     ax_range.set_xlabel("simulation time [s]")
     ax_range.set_ylabel("range from the own ship [m]")
     ax_range.legend(loc="best")
     return fig
 
 
-def _compass(t: np.ndarray, angle: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Times and angles [deg, 0 .. 360) with a gap where the angle crosses north, so that a
-    heading about 0 deg is not drawn as lines across the whole axis."""
-    deg = np.mod(np.degrees(np.asarray(angle, dtype=float)), 360.0)
-    t = np.asarray(t, dtype=float)
-    crossings = np.flatnonzero(np.abs(np.diff(deg)) > 180.0) + 1
-    return np.insert(t, crossings, t[crossings]), np.insert(deg, crossings, np.nan)
-
-
-def heading(state: dict, title: str, references: dict[str, dict] | None = None):
+def heading(state: dict, title: str, references: dict[str, dict] | None = None,
+            events: Sequence[Event] = ()):  # fmt: skip
     """Heading and course over ground; each controller's heading reference (HSC) as a step
     line, held from one sentence to the next as the controller holds it."""
     references = references or {}
     what = "heading, reference and course" if references else "heading and course"
     fig, (ax,) = _figure(f"{title}: {what}")
     t = state["t"]
-    ax.plot(*_compass(t, state["heading"]), label="heading")
-    for device, ref in references.items():
-        ax.step(*_compass(ref["t"], ref["heading_ref"]), where="post", lw=1.0,
-                label=f"heading reference (HSC from {device})")  # fmt: skip
     moving = state["sog"] > 0.2  # a course over ground means little when lying still
-    ax.plot(*_compass(t, np.where(moving, state["cog"], np.nan)), lw=0.8,
-            label="course over ground (SOG > 0.2 m/s)")  # fmt: skip
-    ax.set_ylim(0, 360)
-    ax.set_yticks(range(0, 361, 45))
+    traces: list[tuple[np.ndarray, np.ndarray, dict]] = [
+        (t, np.degrees(state["heading"]), {"lw": 1.5, "label": "heading"})
+    ]
+    for device, ref in references.items():
+        traces.append((ref["t"], np.degrees(ref["heading_ref"]), {"lw": 1.0,
+                       "label": f"heading reference (HSC from {device})",
+                       "drawstyle": "steps-post"}))  # fmt: skip
+    traces.append((t, np.degrees(np.where(moving, state["cog"], np.nan)),
+                   {"lw": 0.8, "label": "course over ground (SOG > 0.2 m/s)"}))  # fmt: skip
+    low = compass_low(*(deg for _, deg, _ in traces))
+    for tt, deg, style in traces:
+        ax.plot(*_compass(tt, deg, low, held="drawstyle" in style), **style)
+    _compass_axis(ax, low, "angle [deg, true]")
+    mark_events([ax], events)
     ax.set_xlabel("simulation time [s]")
-    ax.set_ylabel("angle [deg]")
     ax.legend(loc="best")
     return fig
 
 
-def speeds(state: dict, title: str):
+def speeds(state: dict, title: str, events: Sequence[Event] = ()):
     fig, axes = _figure(f"{title}: speeds", rows=2)
     t = state["t"]
-    axes[0].plot(t, state["sog"], label="speed over ground")
-    axes[0].plot(t, state["u"], lw=0.9, label="surge u")
-    axes[0].plot(t, state["v"], lw=0.9, label="sway v")
+    # (the speed over ground and the surge often coincide: the first wide and pale, underneath)
+    axes[0].plot(t, state["sog"], lw=2.6, alpha=0.55, label="speed over ground")
+    axes[0].plot(t, state["u"], lw=1.0, label="surge u")
+    axes[0].plot(t, state["v"], lw=0.9, ls="-.", label="sway v")
     axes[0].set_ylabel("speed [m/s]")
-    axes[0].legend(loc="best")
     axes[1].plot(t, np.degrees(state["r"]), color="tab:purple", label="yaw rate r")
     axes[1].set_ylabel("yaw rate [deg/s]")
     axes[1].set_xlabel("simulation time [s]")
-    axes[1].legend(loc="best")
+    mark_events(axes, events)
+    for ax in axes:
+        ax.legend(loc="best")
     return fig
 
 
-def actuators(act: dict, title: str):
-    """Per actuator quantity (speed, angle, deflector): commanded dashed, actual solid."""
+# One style per actuator, so that traces that coincide (port and starboard alike) both show:
+# the first widest and palest, underneath; each next narrower, on top, with its own markers.
+ACTUAL_STYLES = ({"lw": 3.0, "alpha": 0.5}, {"lw": 1.3, "marker": "^"},
+                 {"lw": 0.9, "marker": "s"}, {"lw": 0.7, "marker": "o"})  # fmt: skip
+COMMANDED_STYLES = ({"ls": "--", "lw": 2.0, "alpha": 0.6}, {"ls": ":", "lw": 1.3},
+                    {"ls": "-.", "lw": 1.0}, {"ls": (0, (1, 3)), "lw": 0.9})  # fmt: skip
+
+
+def actuators(act: dict, title: str, events: Sequence[Event] = ()):
+    """Per actuator quantity (speed, angle, deflector): actual solid, commanded broken; each
+    actuator in a colour, width and marker of its own (ACTUAL_STYLES)."""
     quantities = [k for k in act if k.count(".") == 1 and f"{k}_commanded" in act]
     kinds = sorted({k.split(".")[1] for k in quantities}, key=["rpm", "cmd", "nozzle",
                    "azimuth", "deflector"].index)  # fmt: skip
@@ -197,52 +380,105 @@ def actuators(act: dict, title: str):
         "azimuth": "azimuth [deg]",
         "deflector": "deflector [-1 astern, 1 ahead]",
     }
-    fig, axes = _figure(f"{title}: actuators, commanded (dashed) and actual",
+    fig, axes = _figure(f"{title}: actuators, actual (solid) and commanded (broken)",
                         rows=max(1, len(kinds)))  # fmt: skip
     t = act["t"]
+    every = max(1, len(t) // 24)  # about two dozen markers a trace
     for ax, kind in zip(axes, kinds, strict=False):
         angle = kind in ("nozzle", "azimuth")
         for i, key in enumerate(k for k in quantities if k.endswith("." + kind)):
             scale = (lambda x: np.degrees(x)) if angle else (lambda x: x)
-            color = f"C{i}"
-            ax.plot(t, scale(act[key]), color=color, label=f"{key.split('.')[0]}")
-            ax.plot(t, scale(act[f"{key}_commanded"]), "--", color=color, lw=0.9)
+            n = len(ACTUAL_STYLES)
+            name, color, z = key.split(".")[0], f"C{i}", 2.0 + 0.1 * i
+            marks = {"markevery": ((i * every) // n, every), "ms": 4, "mfc": "none"}
+            ax.plot(t, scale(act[key]), color=color, label=name, zorder=z,
+                    **ACTUAL_STYLES[i % n], **marks)  # fmt: skip
+            ax.plot(t, scale(act[f"{key}_commanded"]), color=color, zorder=z + 0.05,
+                    label=f"{name} commanded", **COMMANDED_STYLES[i % n])  # fmt: skip
         ax.set_ylabel(units[kind])
-        ax.legend(loc="best")
+    mark_events(axes, events)
+    for ax in axes[: len(kinds)]:
+        ax.legend(loc="best", fontsize=8, ncols=2)
     axes[-1].set_xlabel("simulation time [s]")
     return fig
 
 
-def environment(env: dict, title: str):
-    fig, axes = _figure(f"{title}: wind and current", rows=2)
+def environment(env: dict, title: str, events: Sequence[Event] = ()):
+    """Wind and current speeds; the wind's direction (from) and the current's (to), each on an
+    axis of its own that it crosses the edge of least (``compass_low``)."""
+    fig, axes = _figure(f"{title}: wind and current", rows=3)
     t = env["t"]
     axes[0].plot(t, env["wind_speed"], label="true wind at 10 m")
     axes[0].plot(t, env["current_speed"], label="current")
     axes[0].set_ylabel("speed [m/s]")
-    axes[0].legend(loc="best")
-    axes[1].plot(t, np.degrees(env["wind_from"]), label="wind from")
-    axes[1].plot(t, np.degrees(env["current_to"]), label="current to")
-    axes[1].set_ylim(0, 360)
-    axes[1].set_ylabel("direction [deg]")
-    axes[1].set_xlabel("simulation time [s]")
-    axes[1].legend(loc="best")
+    for ax, key, label, color in ((axes[1], "wind_from", "wind from", "C0"),
+                                  (axes[2], "current_to", "current to", "C1")):  # fmt: skip
+        deg = np.degrees(env[key])
+        low = compass_low(deg)
+        ax.plot(*_compass(t, deg, low), color=color, label=label)
+        _compass_axis(ax, low, f"{label} [deg, true]")
+    axes[2].set_xlabel("simulation time [s]")
+    mark_events(axes, events)
+    for ax in axes:
+        ax.legend(loc="best")
     return fig
 
 
-def jitter(stats: dict, title: str):
+def jitter(stats: dict, title: str, events: Sequence[Event] = ()):
+    """Tick lateness: p50, p99 (wide) and, over them, the max (narrow, with markers), so that a
+    max equal to the p99 still shows."""
     fig, (ax,) = _figure(f"{title}: tick lateness per simulated second")
     t = stats["t"]
-    for key, label in (("jitter_max_ms", "max"), ("jitter_p99_ms", "p99"),
-                       ("jitter_p50_ms", "p50")):  # fmt: skip
-        ax.plot(t, stats[key], label=label)
+    ax.plot(t, stats["jitter_p50_ms"], color="C2", lw=1.2, label="p50", zorder=2.0)
+    ax.plot(t, stats["jitter_p99_ms"], color="C1", lw=2.6, alpha=0.8, label="p99", zorder=2.1)
+    ax.plot(t, stats["jitter_max_ms"], color="C0", lw=0.9, marker="^", ms=3, label="max",
+            zorder=2.2)  # fmt: skip
     overran = stats["overruns"] > 0
     if np.any(overran):
-        ax.plot(t[overran], stats["jitter_max_ms"][overran], "rx", label="seconds with overruns")
+        ax.plot(t[overran], stats["jitter_max_ms"][overran], "rx", label="seconds with overruns",
+                zorder=2.3)  # fmt: skip
     ax.set_yscale("log")
+    mark_events([ax], events)
     ax.set_xlabel("simulation time [s]")
     ax.set_ylabel("lateness [ms]")
     ax.legend(loc="best")
     return fig
+
+
+def figures(path: Path, waypoints: Sequence[tuple[float, float]] = ()) -> dict:
+    """The figures (matplotlib ``Figure``) the recording has data for, by name."""
+    path = Path(path)
+    data = columns(path)
+    events = control_events(path)
+    title = path.stem
+    out = {}
+    breaks: np.ndarray = np.array([])
+    state = data.get(channels.STATE)
+    if state is not None:
+        at = track_breaks(state, events)
+        breaks = state["t"][at]
+        state = with_gaps(state, breaks, at)
+        out["trajectory"] = trajectory(state, waypoints, title)
+        targets = traffic_columns(path)
+        if targets:
+            targets = {k: with_gaps(v, breaks) for k, v in targets.items()}
+            out["traffic"] = traffic(state, targets, title, events)
+        prefix = channels.REFERENCE + "/"
+        references = {k[len(prefix) :]: v for k, v in data.items() if k.startswith(prefix)}
+        out["heading"] = heading(state, title, references, events)
+        out["speeds"] = speeds(state, title, events)
+    if channels.ACTUATORS in data:
+        out["actuators"] = actuators(with_gaps(data[channels.ACTUATORS], breaks), title, events)
+    if channels.ENVIRONMENT in data:
+        env = with_gaps(data[channels.ENVIRONMENT], breaks)
+        out["environment"] = environment(env, title, events)
+    if channels.STATS in data:  # (the loop's timing goes on through a reposition: no gap)
+        out["jitter"] = jitter(data[channels.STATS], title, events)
+    if not out:
+        raise ConfigError(path, "", MISSING, "a recording with something to plot: messages on "
+                          f"{', '.join(PLOTTED)} (it has none; hild inspect {path} shows what "
+                          "it holds)")  # fmt: skip
+    return out
 
 
 def plot(path: Path, out_dir: Path | None = None,
@@ -250,32 +486,10 @@ def plot(path: Path, out_dir: Path | None = None,
     """Write the figures the recording has data for; returns their paths."""
     path = Path(path)
     out_dir = Path(out_dir) if out_dir else path.with_name(path.stem + "-plots")
-    data = columns(path)
-    title = path.stem
-    figures = {}
-    state = data.get(channels.STATE)
-    if state is not None:
-        figures["trajectory"] = trajectory(state, waypoints, title)
-        targets = traffic_columns(path)
-        if targets:
-            figures["traffic"] = traffic(state, targets, title)
-        prefix = channels.REFERENCE + "/"
-        references = {k[len(prefix) :]: v for k, v in data.items() if k.startswith(prefix)}
-        figures["heading"] = heading(state, title, references)
-        figures["speeds"] = speeds(state, title)
-    if channels.ACTUATORS in data:
-        figures["actuators"] = actuators(data[channels.ACTUATORS], title)
-    if channels.ENVIRONMENT in data:
-        figures["environment"] = environment(data[channels.ENVIRONMENT], title)
-    if channels.STATS in data:
-        figures["jitter"] = jitter(data[channels.STATS], title)
-    if not figures:
-        raise ConfigError(path, "", MISSING, "a recording with something to plot: messages on "
-                          f"{', '.join(PLOTTED)} (it has none; hild inspect {path} shows what "
-                          "it holds)")  # fmt: skip
+    drawn = figures(path, waypoints)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, fig in figures.items():
+    for name, fig in drawn.items():
         target = out_dir / f"{name}.png"
         fig.savefig(target)
         written.append(target)
