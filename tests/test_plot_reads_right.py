@@ -245,3 +245,60 @@ def test_the_figures_are_written(drawn, tmp_path):
     assert sorted(p.name for p in written) == sorted(f"{n}.png" for n in drawn)
     for p in written:
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_gale_run_with_a_reposition_and_a_fault_plots_them(tmp_path):
+    """A real run (gale-hs1, recorded), moved and faulted with `hild ctl` while it runs: the
+    track breaks at the reposition, and each time plot marks both events once."""
+    import subprocess
+    import sys
+    import time
+
+    from hild.record.plot import figures
+    from tests.endpoints import Daemon
+
+    recording, run_dir = tmp_path / "gale.mcap", tmp_path / "run"
+    bench = tmp_path / "gale.toml"
+    bench.write_text(f"""
+[bench]
+name = "gale"
+rate_hz = 100
+time_scale = 4
+start_time = "2026-06-01T12:00:00Z"
+run_dir = "{run_dir}"
+[vessel]
+profile = "odin"
+speed = 5.0
+[origin]
+latitude = 59.41
+longitude = 10.48
+[weather]
+preset = "gale-hs1"
+[[device]]
+name = "gps"
+type = "gps"
+port = "pty://gps"
+""")
+    daemon = Daemon(str(bench), "--record", str(recording), tmp=tmp_path)
+
+    def ctl(*args: str) -> None:
+        subprocess.run([sys.executable, "-m", "hild.cli", "ctl", "--run-dir", str(run_dir),
+                        *args], check=True, capture_output=True, timeout=60)  # fmt: skip
+
+    time.sleep(2.0)
+    ctl("reposition", "--north", "800", "--east", "-300")
+    time.sleep(1.0)
+    ctl("fault", "gps", "dropout", "--duration", "4")
+    time.sleep(1.5)
+    daemon.stop()
+    drawn = figures(recording)
+    track = by_label(drawn["trajectory"].axes[0], "track")
+    east, north = xy(track)
+    both = np.isfinite(east[:-1]) & np.isfinite(east[1:])
+    assert np.hypot(np.diff(east), np.diff(north))[both].max() < 10.0  # never the 850 m jump
+    assert np.sum(~np.isfinite(east)) == 1
+    for name in ("heading", "speeds", "actuators", "environment", "jitter"):
+        for ax in drawn[name].axes:
+            kinds = sorted(str(ln.get_gid()).split(":")[1] for ln in ax.get_lines()
+                           if str(ln.get_gid() or "").startswith("event:"))  # fmt: skip
+            assert kinds == ["fault", "reposition"], (name, ax.get_ylabel(), kinds)
