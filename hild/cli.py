@@ -15,6 +15,7 @@ from hild.arguments import number, whole_number
 from hild.clock import MAX_TIME_SCALE, MIN_TIME_SCALE
 from hild.config import ConfigError, MultipleConfigError
 from hild.live import client as live_client
+from hild.live.address import FOXGLOVE_HOST, FOXGLOVE_PORT, parse_foxglove_address
 from hild.log import FORMATS, write_or_drop
 from hild.model.layout import METHODS
 from hild.names import TOPIC_PREFIX_EXPECTED, topic_prefix
@@ -89,6 +90,33 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mqtt.add_argument(
         "--signalk", action="store_true", help="also publish Signal K paths under vessels/self/..."
+    )
+
+    run.add_argument(
+        "--foxglove",
+        metavar="[HOST:]PORT",
+        nargs="?",
+        type=_foxglove_address,
+        const=f"{FOXGLOVE_HOST}:{FOXGLOVE_PORT}",
+        help="serve the run live to Foxglove or Lichtblick (the Foxglove WebSocket protocol): "
+        "the recording's topics, and runtime control as services /control/<request>; "
+        f"bare --foxglove listens on {FOXGLOVE_HOST}:{FOXGLOVE_PORT} "
+        "(hild layout writes a layout to open)",
+    )
+
+    layout = sub.add_parser(
+        "layout",
+        help="print a Foxglove layout for hild's topics",
+        description="Print a Foxglove layout (JSON) for a run's topics, live (hild run "
+        "--foxglove) or recorded (--record): the map, the 3D view, plots of speed, heading and "
+        "actuators, and the raw bus lines. hild layout > hild-layout.json, then import it in "
+        "Foxglove (Layouts, Import from file).",
+    )
+    layout.add_argument(
+        "bench",
+        nargs="?",
+        help="bench file, or a built-in bench name (default): its "
+        "actuators are plotted, its first controller's bus lines shown",
     )
 
     check = sub.add_parser(
@@ -414,6 +442,14 @@ def _record_file(text: str) -> str:
     return text
 
 
+def _foxglove_address(text: str) -> str:
+    try:
+        host, port = parse_foxglove_address(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"expected {e}") from None
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 def _run_dir(text: str) -> str:
     if not usable_run_dir_name(text):
         raise argparse.ArgumentTypeError(f"expected {RUN_DIR_EXPECTED}, not {text!r}")
@@ -472,7 +508,13 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_bench(args.bench, _overrides(args), args.duration, args.log_format,
                              args.log_level, _mqtt_options(args), args.record,
-                             args.quiet)  # fmt: skip
+                             args.quiet, args.foxglove)  # fmt: skip
+        if args.command == "layout":
+            from hild.bench import load_bench
+            from hild.live.layout import layout_json
+
+            write_or_drop(sys.stdout, layout_json(load_bench(args.bench)) + "\n")
+            return 0
         if args.command == "check":
             from hild.check import check_bench
 

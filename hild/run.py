@@ -16,13 +16,15 @@ from hild.daemon import Daemon
 from hild.examples import command_example, read_example
 from hild.firstcontact import checked_before_compiling
 from hild.kernel_cache import announce_compiling
+from hild.live.address import parse_foxglove_address
 from hild.live.ctl import ControlSocket
+from hild.live.foxglove import FoxgloveLive  # (it loads the SDK only when it starts)
 from hild.live.status import StatusBoard
 from hild.live.statusline import StatusLine
 from hild.log import configure_logging, write_or_drop
 from hild.mirror.config import from_url
 from hild.mirror.observer import Mirror
-from hild.record.config import EXIT_RECORDING_FAILED, RecordConfig
+from hild.record.config import DEFAULT_RATE_HZ, EXIT_RECORDING_FAILED, RecordConfig
 from hild.record.observer import Recorder
 from hild.rundir import RunDir, pty_paths_under
 from hild.systemd import notifier_from_environment
@@ -78,6 +80,10 @@ def banner(daemon: Daemon) -> str:
             nmea = observer.writer.nmea_path
             lines.append(f"Recording: {observer.writer.path}" + (f" and {nmea}" if nmea else "")
                          + f" (hild plot {observer.writer.path})")  # fmt: skip
+        if isinstance(observer, FoxgloveLive) and observer.server is not None:
+            lines.append(f"Foxglove: {observer.url} (open a connection there in Foxglove or "
+                         "Lichtblick; hild layout > hild-layout.json for a layout), runtime "
+                         "control as services /control/...")  # fmt: skip
     lines.append("Ctrl-C stops. Logs go to stderr.")
     return "\n".join(lines)
 
@@ -165,9 +171,10 @@ def run_bench(
     mqtt_options: dict | None = None,
     record_file: str | None = None,
     quiet: bool = False,
+    foxglove: str | None = None,
 ) -> int:
     """Check the bench, then run it until Ctrl-C, SIGTERM or ``duration``; ``quiet``: no
-    status line on a terminal."""
+    status line on a terminal; ``foxglove``: serve it live there (``HOST:PORT``)."""
     configure_logging(log_format, log_level)
     # The run directory and the ports first: a run that cannot start says so before the
     # compiler's seconds (hild.firstcontact). The run directory is held for the whole run when
@@ -178,7 +185,7 @@ def run_bench(
         bench = load_bench(name_or_path, **overrides)
         late = early is None and uses_run_dir(bench)  # a file only load_bench could read
         with RunDir(bench.run_dir) if late else contextlib.nullcontext():
-            return run_checked(bench, duration, mqtt_options or {}, record_file, quiet)
+            return run_checked(bench, duration, mqtt_options or {}, record_file, quiet, foxglove)
 
 
 def run_checked(
@@ -187,13 +194,22 @@ def run_checked(
     mqtt_options: dict,
     record_file: str | None,
     quiet: bool = False,
+    foxglove: str | None = None,
 ) -> int:
     """Run a checked bench whose run directory is held; the exit status."""
     recording = recorder(bench, record_file)
+    if foxglove is not None:
+        host, port = parse_foxglove_address(foxglove)
+        rate = recording.config.rate_hz if recording is not None else None
+        live_view: FoxgloveLive | None = FoxgloveLive(
+            host, port, rate or min(DEFAULT_RATE_HZ, bench.rate_hz)
+        )
+    else:
+        live_view = None
     board = StatusBoard()  # the status snapshot hild ctl and the status line show
     live = [board, ControlSocket(board)] + ([] if quiet else [StatusLine(board)])
     observers = [o for o in (notifier_from_environment(), mirror(bench, mqtt_options),
-                             recording, *live) if o is not None]  # fmt: skip
+                             recording, live_view, *live) if o is not None]  # fmt: skip
     daemon = Daemon(bench, duration, observers)
 
     def ready(d: Daemon) -> None:

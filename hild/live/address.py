@@ -8,6 +8,8 @@ from pathlib import Path
 
 SOCKET_NAME = "hild.ctl"
 STATUS = "status"  # the request answered by ctl itself, not by the runtime control
+FOXGLOVE_HOST = "127.0.0.1"  # hild run --foxglove's, bare
+FOXGLOVE_PORT = 8765  # Foxglove's own default for a WebSocket connection
 
 
 def socket_path(run_dir: Path | str) -> Path:
@@ -24,3 +26,18 @@ def connect(path: Path, timeout: float) -> socket.socket:
         sock.close()
         raise
     return sock
+
+
+def parse_foxglove_address(text: str) -> tuple[str, int]:
+    """``[HOST:]PORT`` (``[::1]:PORT`` for an IPv6 host) -> (host, port); ValueError else."""
+    host, colon, port_text = text.rpartition(":")
+    if not colon:
+        host, port_text = FOXGLOVE_HOST, text
+    host = host.strip("[]") or FOXGLOVE_HOST
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise ValueError(f"[HOST:]PORT, e.g. 127.0.0.1:{FOXGLOVE_PORT}, not {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise ValueError(f"a port from 0 to 65535, not {port}")
+    return host, port

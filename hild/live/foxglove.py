@@ -1,0 +1,360 @@
+"""`hild run --foxglove [HOST:]PORT`: the run live in Foxglove (or Lichtblick), over the Foxglove
+WebSocket protocol served by the ``foxglove-sdk`` package.
+
+The topics, schema names and payloads are the recording's (hild/record/channels.py: the
+recorder's own builders), so a layout made on a recording works live and back; one more,
+``/tf`` (a ``foxglove.FrameTransform`` from ``ned`` to ``vessel``, the pose's), gives the 3D
+panel its frames with no set-up. Runtime control is offered as services ``/control/<request>``
+(weather, fault, reposition, commands, traffic): a call's JSON payload is the MQTT control
+topic's request, its response the same answer (one RuntimeControl, hild/runtime.py).
+
+What the SDK (foxglove-sdk 0.30.3) does, as relied on here (its docstrings in
+foxglove/__init__.py, foxglove/channel.py and _foxglove_py/websocket.pyi; checked by hand
+against the server):
+
+- ``start_server(host, port, capabilities, services, supported_encodings, context, ...)``
+  serves on its own (Rust, tokio) threads; ``port`` 0 picks a free one (``server.port``).
+- It negotiates the subprotocol ``foxglove.sdk.v1``: a client that offers it (alone or with
+  ``foxglove.websocket.v1``, as today's Foxglove app and Lichtblick do) is answered with
+  it. A client that offers ``foxglove.websocket.v1`` only is refused (HTTP 400): this SDK
+  gives no way to accept the older name alone.
+- ``Channel(topic, schema=dict, context=...)`` is a JSON channel whose schema name is the
+  dict's ``title``; ``Channel.log(dict, log_time=ns)`` serialises and hands the message to
+  each subscribed client's queue and returns (``message_backlog_size``, 1024 by default,
+  per client: the oldest data message is dropped when a slow client's queue is full), so a
+  log never waits for a viewer. ``Channel.has_sinks()`` is true while a client subscribes:
+  nothing is built for a channel no one watches.
+- A service's handler is called on one of the SDK's threads, not the caller's, and may
+  block it without holding up messages on the channels: the handler here hands the request
+  to the daemon's loop and waits for its answer there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses
+import errno
+import json
+import logging
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, cast
+
+import structlog
+
+from hild.clock import JitterStats
+from hild.control import HeadingReference, Restart, SafeState
+from hild.live.address import FOXGLOVE_HOST, FOXGLOVE_PORT
+from hild.mirror import payloads
+from hild.observers import TickObserver
+from hild.record import channels
+from hild.record.config import DEFAULT_RATE_HZ
+from hild.record.observer import STATS_PERIOD_S, utc_ns
+from hild.runtime import REQUESTS, RuntimeControl
+from hild.traffic.report import target_reports
+
+if TYPE_CHECKING:
+    from hild.control import ActuatorCommand, ControlRecord
+    from hild.observers import RunningDaemon
+    from hild.transport.base import Inbound
+
+log = structlog.get_logger("hild.foxglove")
+
+SOURCE = "foxglove:control"  # the requests' source in the recording: foxglove:control/weather
+SERVICE_PREFIX = "/control/"
+CALL_TIMEOUT_S = 10.0  # a service call the loop has not answered by then is answered an error
+TF = "/tf"
+FRAME = "vessel"  # the child frame of /tf
+FRAME_TRANSFORM = {
+    "title": "foxglove.FrameTransform",
+    "type": "object",
+    "properties": {
+        "timestamp": channels.TIME,
+        "parent_frame_id": {"type": "string"},
+        "child_frame_id": {"type": "string"},
+        "translation": channels.VECTOR3,
+        "rotation": channels.QUATERNION,
+    },
+}
+SAMPLED = (channels.STATE, channels.ACTUATORS, channels.ENVIRONMENT, channels.LOCATION,
+           channels.POSE, TF)  # fmt: skip
+STAMP = {"t": 0.0, "utc": ""}
+
+
+def frame_transform(pose: dict) -> dict:
+    """The pose (``channels.pose_in_frame``) as the transform from its frame to the vessel's."""
+    return {"timestamp": pose["timestamp"], "parent_frame_id": pose["frame_id"],
+            "child_frame_id": FRAME, "translation": pose["pose"]["position"],
+            "rotation": pose["pose"]["orientation"]}  # fmt: skip
+
+
+def service_schema(request: str) -> dict:
+    return {"title": f"hild.control.{request}", "type": "object"}
+
+
+class FoxgloveLive(TickObserver):
+    """Serves the run over the Foxglove WebSocket protocol while it runs."""
+
+    def __init__(self, host: str = FOXGLOVE_HOST, port: int = FOXGLOVE_PORT,
+                 rate_hz: float = DEFAULT_RATE_HZ):  # fmt: skip
+        self.host = host
+        self.port = port
+        self.rate_hz = rate_hz
+        self.server: Any = None
+        self.runtime: RuntimeControl | None = None
+        self._fox: Any = None  # the foxglove module, imported only for a run that serves
+        self._context: Any = None
+        self._channels: dict[str, Any] = {}
+        self._daemon: RunningDaemon | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock: asyncio.Lock | None = None
+        self._answer: dict | None = None
+        self._every = 1
+        self._tick = 0
+        self._stats_due = STATS_PERIOD_S
+        self._window = JitterStats()
+        self.calls = 0
+        self.logged = 0
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"ws://{host}:{self.server.port if self.server else self.port}"
+
+    # --- start and stop ------------------------------------------------------------------------
+    async def start(self, daemon: RunningDaemon) -> None:
+        import foxglove  # (a run without --foxglove never loads the SDK)
+        from foxglove.websocket import Capability
+
+        self._fox = foxglove
+        self._daemon = daemon
+        self._loop = asyncio.get_running_loop()
+        self._lock = asyncio.Lock()
+        self._every = max(1, round(daemon.bench.rate_hz / self.rate_hz))
+        self._context = foxglove.Context()  # its own: nothing else logs to this server
+        self.runtime = RuntimeControl(daemon, self._take_answer, source=SOURCE)
+        services = [self._service(request) for request in REQUESTS]
+        try:
+            self.server = foxglove.start_server(
+                name=f"hild {daemon.bench.name}", host=self.host, port=self.port,
+                capabilities=[Capability.Services], supported_encodings=["json"],
+                services=services, context=self._context,
+            )  # fmt: skip
+        except Exception as e:  # the SDK raises its own error type (an address in use, ...)
+            code = errno.EADDRINUSE if "in use" in str(e).lower() else errno.EADDRNOTAVAIL
+            raise OSError(code, f"--foxglove {self.host}:{self.port}: {e}") from None
+        # a viewer that vanishes without a goodbye is the SDK's error; here, just a viewer gone
+        logging.getLogger("foxglove.websocket.connected_client").setLevel(logging.CRITICAL)
+        self._declare(daemon)
+        log.info("foxglove.listening", url=self.url, services=len(services))
+
+    def _declare(self, daemon: RunningDaemon) -> None:
+        """The channels whose keys are known before the first tick (the recorder's); the
+        sampled ones open with their first payload, as the recorder's do."""
+        for rt in daemon.devices:
+            self._open(channels.SENSORS + rt.device.config.name, {**STAMP, "sentence": ""})
+        for device in daemon.command_devices:
+            self._open(channels.BUS + device.config.name, {
+                **STAMP, "port": "", "peer": "", "line": "", "ok": True, "reason": "",
+                "detail": "", "demands": [],
+            })  # fmt: skip
+        if daemon.command_devices:
+            self._open(channels.REFERENCE, {**STAMP, "device": "", "heading_ref": 0.0})
+        self._open(channels.CONTROL, {**STAMP, "kind": "", "source": "", "request": {},
+                                      "result": {}})  # fmt: skip
+        if daemon.bench.traffic:
+            self._open(channels.TRAFFIC, {**STAMP, "targets": []})
+        self._open(channels.STATS, {
+            **STAMP, "ticks": 0, "overruns": 0, "jitter_p50_ms": 0.0, "jitter_p99_ms": 0.0,
+            "jitter_max_ms": 0.0, "record_dropped": 0,
+        })  # fmt: skip
+
+    def _open(self, topic: str, payload: dict) -> Any:
+        if topic == TF:
+            schema = FRAME_TRANSFORM
+        else:
+            _, schema = channels.schema_for(topic, payload)
+        channel = self._fox.Channel(topic, schema=schema, context=self._context)
+        self._channels[topic] = channel
+        return channel
+
+    async def stop(self, daemon: RunningDaemon) -> None:
+        if self.server is not None:
+            await asyncio.to_thread(self.server.stop)
+            log.info("foxglove.stop", url=self.url, calls=self.calls, logged=self.logged)
+
+    def summary(self) -> dict:
+        if self.server is None:
+            return {}
+        return {"foxglove": {"url": self.url, "calls": self.calls, "logged": self.logged}}
+
+    # --- logging -------------------------------------------------------------------------------
+    def _log(self, topic: str, ns: int, payload: dict) -> None:
+        """Log ``payload`` on ``topic`` (opening it with its first payload): never waits."""
+        channel = self._channels.get(topic)
+        if channel is None:
+            channel = self._open(topic, payload)
+        channel.log(payload, log_time=ns)
+        self.logged += 1
+
+    def _watched(self, topic: str) -> bool:
+        """Whether a client subscribes to ``topic`` (a channel not yet open is opened)."""
+        channel = self._channels.get(topic)
+        return channel is None or bool(channel.has_sinks())
+
+    def _now(self) -> tuple[float, Any, int]:
+        daemon = self._daemon
+        assert daemon is not None and daemon.start_utc is not None
+        t = daemon.sim.t
+        utc = daemon.start_utc + timedelta(seconds=t)
+        return t, utc, utc_ns(utc)
+
+    def on_tick(self, daemon: RunningDaemon, t: float) -> None:
+        if self.server is None:
+            return
+        self._window.add(daemon.late_s, daemon.tick_period_s)
+        self._tick += 1
+        if self._tick % self._every == 0 and any(self._watched(c) for c in SAMPLED):
+            self._sample(daemon, t)
+        if t + 1e-9 >= self._stats_due:
+            self._stats_due += STATS_PERIOD_S
+            self._stats(daemon, t)
+
+    def _sample(self, daemon: RunningDaemon, t: float) -> None:
+        """The recorder's ``sample``: the truth's channels at one instant, and /tf."""
+        truth = daemon.truth(t)
+        ns = utc_ns(truth.utc)
+        state = payloads.state(truth, daemon.bench.origin)
+        if self._watched(channels.STATE):
+            self._log(channels.STATE, ns, channels.nested(state))
+        if self._watched(channels.ACTUATORS):
+            self._log(channels.ACTUATORS, ns, channels.nested(payloads.actuators(
+                truth, daemon.bench.vessel.actuators, daemon.sim.actuator_force)))  # fmt: skip
+        if self._watched(channels.ENVIRONMENT):
+            self._log(channels.ENVIRONMENT, ns, channels.nested(
+                payloads.environment(truth, daemon.sim.environment)))  # fmt: skip
+        if self._watched(channels.LOCATION):
+            self._log(channels.LOCATION, ns, channels.location_fix(
+                ns, cast(float, state["latitude"]), cast(float, state["longitude"]),
+                cast(float, state["height"])))  # fmt: skip
+        if self._watched(channels.POSE) or self._watched(TF):
+            pose = channels.pose_in_frame(ns, truth.eta)
+            self._log(channels.POSE, ns, pose)
+            self._log(TF, ns, frame_transform(pose))
+
+    def _stats(self, daemon: RunningDaemon, t: float) -> None:
+        _, utc, ns = self._now()
+        self._log(channels.STATS, ns, {**payloads.stamp(t, utc), **self._window.summary(),
+                                       "record_dropped": 0})  # fmt: skip
+        self._window.reset()
+        traffic = daemon.sim.traffic
+        if traffic is not None and self._watched(channels.TRAFFIC):
+            reports = target_reports(traffic.view(), daemon.bench.origin)
+            self._log(channels.TRAFFIC, ns, {**payloads.stamp(t, utc), "targets": reports})
+
+    def on_sentences(self, device: str, lines: Sequence[bytes]) -> None:
+        topic = channels.SENSORS + device
+        if self.server is None or not self._watched(topic):
+            return
+        t, utc, ns = self._now()
+        stamp = payloads.stamp(t, utc)
+        for line in lines:
+            sentence = line.decode("ascii", "replace").rstrip("\r\n")
+            self._log(topic, ns, {**stamp, "sentence": sentence})
+
+    def on_received(
+        self, device: str, inbound: Inbound, command: ActuatorCommand | None,
+        rejected: tuple[str, str] | None,
+    ) -> None:  # fmt: skip
+        topic = channels.BUS + device
+        if self.server is None or not self._watched(topic):
+            return
+        t, utc, ns = self._now()
+        message: dict[str, object] = {
+            **payloads.stamp(t, utc), "port": inbound.port,
+            "peer": f"{inbound.peer[0]}:{inbound.peer[1]}" if inbound.peer else "",
+            "line": inbound.line.decode("ascii", "replace"), "ok": rejected is None,
+            "reason": rejected[0] if rejected else "", "detail": rejected[1] if rejected else "",
+        }  # fmt: skip
+        if command is not None:
+            message["demands"] = [
+                {k: v for k, v in dataclasses.asdict(d).items() if v is not None}
+                for d in command.demands
+            ]
+        self._log(topic, ns, message)
+
+    def on_control(self, daemon: RunningDaemon, record: ControlRecord) -> None:
+        """As the recorder: a heading reference to /reference, a watchdog's trip and a SITL
+        restart to /control."""
+        if self.server is None:
+            return
+        t, utc, ns = self._now()
+        stamp = payloads.stamp(t, utc)
+        if isinstance(record, HeadingReference):
+            self._log(channels.REFERENCE, ns, {**stamp, "device": record.source,
+                                               "heading_ref": record.heading})  # fmt: skip
+        elif isinstance(record, SafeState):
+            self._log(channels.CONTROL, ns, {
+                **stamp, "kind": "watchdog", "source": record.source, "request": {},
+                "result": {"ok": True, "watchdog": "tripped",
+                           "on_timeout_angle": "centre" if record.centre_angles else "hold"},
+            })  # fmt: skip
+        elif isinstance(record, Restart):
+            self._log(channels.CONTROL, ns, {
+                **stamp, "kind": "restart", "source": record.source, "request": {},
+                "result": {"ok": True, "north": record.x[0], "east": record.x[1],
+                           "heading": record.x[5]},
+            })  # fmt: skip
+
+    def on_request(
+        self, daemon: RunningDaemon, request: str, source: str, sent: dict, answer: dict
+    ) -> None:
+        if self.server is None:
+            return
+        t, utc, ns = self._now()
+        self._log(channels.CONTROL, ns, {**payloads.stamp(t, utc), "kind": request,
+                                         "source": source, "request": sent,
+                                         "result": answer})  # fmt: skip
+
+    # --- services: runtime control -------------------------------------------------------------
+    def _service(self, request: str) -> Any:
+        fox = self._fox
+        schema = fox.Schema(name=f"hild.control.{request}", encoding="jsonschema",
+                            data=json.dumps(service_schema(request)).encode())  # fmt: skip
+        message = fox.MessageSchema(encoding="json", schema=schema)
+        return fox.Service(
+            SERVICE_PREFIX + request,
+            schema=fox.ServiceSchema(
+                f"hild.control.{request}", request=message, response=message
+            ),  # fmt: skip
+            handler=lambda call: self._call(request, call.payload),
+        )
+
+    def _call(self, request: str, payload: bytes) -> bytes:
+        """On the SDK's thread: the request handled on the daemon's loop; its answer."""
+        self.calls += 1
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return json.dumps({"ok": False, "request": request, "error": "the run has ended"}
+                              ).encode()  # fmt: skip
+        future = asyncio.run_coroutine_threadsafe(self._handle(request, bytes(payload)), loop)
+        try:
+            answer = future.result(CALL_TIMEOUT_S)
+        except (concurrent.futures.TimeoutError, concurrent.futures.CancelledError, RuntimeError):
+            future.cancel()
+            answer = {"ok": False, "request": request, "error": "no answer from the run"}
+        return json.dumps(answer).encode()
+
+    async def _handle(self, request: str, payload: bytes) -> dict:
+        assert self.runtime is not None and self._lock is not None
+        async with self._lock:  # one RuntimeControl: one request at a time, as hild ctl's
+            self._answer = None
+            await self.runtime.handle(request, payload)
+            answer = self._answer
+        return answer if answer is not None else {"ok": False, "error": "no answer"}
+
+    def _take_answer(self, answer: dict) -> None:
+        self._answer = answer
+        log.info("control.request", source=SOURCE,
+                 **{k: v for k, v in answer.items() if k != "results"})  # fmt: skip
