@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import dataclasses
 import errno
 import json
 import logging
@@ -44,11 +43,10 @@ from typing import TYPE_CHECKING, Any, cast
 import structlog
 
 from hild.clock import JitterStats
-from hild.control import HeadingReference, Restart, SafeState
 from hild.live.address import FOXGLOVE_HOST, FOXGLOVE_PORT
 from hild.mirror import payloads
 from hild.observers import TickObserver
-from hild.record import channels
+from hild.record import channels, events
 from hild.record.config import DEFAULT_RATE_HZ
 from hild.record.observer import STATS_PERIOD_S, utc_ns
 from hild.runtime import REQUESTS, RuntimeControl
@@ -258,10 +256,8 @@ class FoxgloveLive(TickObserver):
         if self.server is None or not self._watched(topic):
             return
         t, utc, ns = self._now()
-        stamp = payloads.stamp(t, utc)
-        for line in lines:
-            sentence = line.decode("ascii", "replace").rstrip("\r\n")
-            self._log(topic, ns, {**stamp, "sentence": sentence})
+        for message in events.sentences(payloads.stamp(t, utc), lines):
+            self._log(topic, ns, message)
 
     def on_received(
         self, device: str, inbound: Inbound, command: ActuatorCommand | None,
@@ -271,41 +267,16 @@ class FoxgloveLive(TickObserver):
         if self.server is None or not self._watched(topic):
             return
         t, utc, ns = self._now()
-        message: dict[str, object] = {
-            **payloads.stamp(t, utc), "port": inbound.port,
-            "peer": f"{inbound.peer[0]}:{inbound.peer[1]}" if inbound.peer else "",
-            "line": inbound.line.decode("ascii", "replace"), "ok": rejected is None,
-            "reason": rejected[0] if rejected else "", "detail": rejected[1] if rejected else "",
-        }  # fmt: skip
-        if command is not None:
-            message["demands"] = [
-                {k: v for k, v in dataclasses.asdict(d).items() if v is not None}
-                for d in command.demands
-            ]
-        self._log(topic, ns, message)
+        self._log(topic, ns, events.bus_line(payloads.stamp(t, utc), inbound, command, rejected))
 
     def on_control(self, daemon: RunningDaemon, record: ControlRecord) -> None:
-        """As the recorder: a heading reference to /reference, a watchdog's trip and a SITL
-        restart to /control."""
+        """As the recorder (hild/record/events.py)."""
         if self.server is None:
             return
         t, utc, ns = self._now()
-        stamp = payloads.stamp(t, utc)
-        if isinstance(record, HeadingReference):
-            self._log(channels.REFERENCE, ns, {**stamp, "device": record.source,
-                                               "heading_ref": record.heading})  # fmt: skip
-        elif isinstance(record, SafeState):
-            self._log(channels.CONTROL, ns, {
-                **stamp, "kind": "watchdog", "source": record.source, "request": {},
-                "result": {"ok": True, "watchdog": "tripped",
-                           "on_timeout_angle": "centre" if record.centre_angles else "hold"},
-            })  # fmt: skip
-        elif isinstance(record, Restart):
-            self._log(channels.CONTROL, ns, {
-                **stamp, "kind": "restart", "source": record.source, "request": {},
-                "result": {"ok": True, "north": record.x[0], "east": record.x[1],
-                           "heading": record.x[5]},
-            })  # fmt: skip
+        event = events.control(payloads.stamp(t, utc), record)
+        if event is not None:
+            self._log(event[0], ns, event[1])
 
     def on_request(
         self, daemon: RunningDaemon, request: str, source: str, sent: dict, answer: dict
@@ -313,9 +284,8 @@ class FoxgloveLive(TickObserver):
         if self.server is None:
             return
         t, utc, ns = self._now()
-        self._log(channels.CONTROL, ns, {**payloads.stamp(t, utc), "kind": request,
-                                         "source": source, "request": sent,
-                                         "result": answer})  # fmt: skip
+        message = events.request(payloads.stamp(t, utc), request, source, sent, answer)
+        self._log(channels.CONTROL, ns, message)
 
     # --- services: runtime control -------------------------------------------------------------
     def _service(self, request: str) -> Any:

@@ -21,11 +21,10 @@ import structlog
 
 from hild import __version__
 from hild.clock import JitterStats
-from hild.control import HeadingReference, Restart, SafeState
 from hild.mirror import payloads
 from hild.names import TemplateError, fill_template
 from hild.observers import TickObserver
-from hild.record import channels
+from hild.record import channels, events
 from hild.record.config import RecordConfig
 from hild.record.writer import RecordWriter
 from hild.sensors.geodesy import Origin
@@ -196,10 +195,8 @@ class Recorder(TickObserver):
             return
         t, utc, ns = self._now()
         topic = channels.SENSORS + device
-        stamp = payloads.stamp(t, utc)
-        for line in lines:
-            sentence = line.decode("ascii", "replace").rstrip("\r\n")
-            self.writer.put(topic, ns, {**stamp, "sentence": sentence})
+        for message in events.sentences(payloads.stamp(t, utc), lines):
+            self.writer.put(topic, ns, message)
 
     def on_received(
         self, device: str, inbound: Inbound, command: ActuatorCommand | None,
@@ -208,19 +205,7 @@ class Recorder(TickObserver):
         if self.writer is None or self._daemon is None or self._daemon.start_utc is None:
             return
         t, utc, ns = self._now()
-        # ok: a command, or a heading reference (HSC: neither command nor rejection here; its
-        # value reaches /reference once the loop has applied it)
-        message: dict[str, object] = {
-            **payloads.stamp(t, utc), "port": inbound.port,
-            "peer": f"{inbound.peer[0]}:{inbound.peer[1]}" if inbound.peer else "",
-            "line": inbound.line.decode("ascii", "replace"), "ok": rejected is None,
-            "reason": rejected[0] if rejected else "", "detail": rejected[1] if rejected else "",
-        }  # fmt: skip
-        if command is not None:
-            message["demands"] = [
-                {k: v for k, v in dataclasses.asdict(d).items() if v is not None}
-                for d in command.demands
-            ]
+        message = events.bus_line(payloads.stamp(t, utc), inbound, command, rejected)
         self.writer.put(channels.BUS + device, ns, message)
 
     def on_control(self, daemon: RunningDaemon, record: ControlRecord) -> None:
@@ -230,24 +215,9 @@ class Recorder(TickObserver):
         if self.writer is None:
             return
         t, utc, ns = self._now()
-        if isinstance(record, HeadingReference):  # a channel of its own, not a control change
-            self.writer.put(channels.REFERENCE, ns, {
-                **payloads.stamp(t, utc), "device": record.source, "heading_ref": record.heading,
-            })  # fmt: skip
-        elif isinstance(record, SafeState):  # in the names of the bench's [[device]] table
-            self.writer.put(channels.CONTROL, ns, {
-                **payloads.stamp(t, utc), "kind": "watchdog", "source": record.source,
-                "request": {}, "result": {
-                    "ok": True, "watchdog": "tripped",
-                    "on_timeout_angle": "centre" if record.centre_angles else "hold",
-                },
-            })  # fmt: skip
-        elif isinstance(record, Restart):  # an autopilot's SITL restarted: the vessel reset
-            self.writer.put(channels.CONTROL, ns, {
-                **payloads.stamp(t, utc), "kind": "restart", "source": record.source,
-                "request": {}, "result": {"ok": True, "north": record.x[0], "east": record.x[1],
-                                          "heading": record.x[5]},
-            })  # fmt: skip
+        event = events.control(payloads.stamp(t, utc), record)
+        if event is not None:
+            self.writer.put(event[0], ns, event[1])
 
     def on_request(
         self, daemon: RunningDaemon, request: str, source: str, sent: dict, answer: dict
@@ -256,10 +226,8 @@ class Recorder(TickObserver):
         if self.writer is None:
             return
         t, utc, ns = self._now()
-        self.writer.put(channels.CONTROL, ns, {
-            **payloads.stamp(t, utc), "kind": request, "source": source, "request": sent,
-            "result": answer,
-        })  # fmt: skip
+        message = events.request(payloads.stamp(t, utc), request, source, sent, answer)
+        self.writer.put(channels.CONTROL, ns, message)
 
     async def stop(self, daemon: RunningDaemon) -> None:
         if self.writer is None:

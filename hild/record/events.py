@@ -1,0 +1,73 @@
+"""The messages of a run's events, as the recording writes them and the live view sends them:
+sentences a device sent, lines the bus received, control records applied, runtime requests.
+
+One home for both (hild/record/observer.py and hild/live/foxglove.py): a layout made on a
+recording works on the live view because the two build the same payloads here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from hild.control import HeadingReference, Restart, SafeState
+from hild.record import channels
+
+if TYPE_CHECKING:
+    from hild.control import ActuatorCommand, ControlRecord
+    from hild.transport.base import Inbound
+
+Message = dict[str, object]
+
+
+def sentences(stamp: Message, lines: Sequence[bytes]) -> list[Message]:
+    """One message per sentence a device sent (for ``/sensors/<device>``)."""
+    return [{**stamp, "sentence": line.decode("ascii", "replace").rstrip("\r\n")}
+            for line in lines]  # fmt: skip
+
+
+def bus_line(stamp: Message, inbound: Inbound, command: ActuatorCommand | None,
+             rejected: tuple[str, str] | None) -> Message:  # fmt: skip
+    """A line a command device received, with its decoding (for ``/bus/<device>``). ok: a
+    command, or a heading reference (HSC: neither command nor rejection here; its value
+    reaches /reference once the loop has applied it)."""
+    message: Message = {
+        **stamp, "port": inbound.port,
+        "peer": f"{inbound.peer[0]}:{inbound.peer[1]}" if inbound.peer else "",
+        "line": inbound.line.decode("ascii", "replace"), "ok": rejected is None,
+        "reason": rejected[0] if rejected else "", "detail": rejected[1] if rejected else "",
+    }  # fmt: skip
+    if command is not None:
+        message["demands"] = [
+            {k: v for k, v in dataclasses.asdict(d).items() if v is not None}
+            for d in command.demands
+        ]
+    return message
+
+
+def control(stamp: Message, record: ControlRecord) -> tuple[str, Message] | None:
+    """(topic, message) for a control record of its own: a heading reference goes to
+    /reference, a watchdog's trip and a SITL restart to /control; None for the records a
+    runtime request made (``request`` has those)."""
+    if isinstance(record, HeadingReference):  # a channel of its own, not a control change
+        return channels.REFERENCE, {**stamp, "device": record.source,
+                                    "heading_ref": record.heading}  # fmt: skip
+    if isinstance(record, SafeState):  # in the names of the bench's [[device]] table
+        return channels.CONTROL, {
+            **stamp, "kind": "watchdog", "source": record.source, "request": {},
+            "result": {"ok": True, "watchdog": "tripped",
+                       "on_timeout_angle": "centre" if record.centre_angles else "hold"},
+        }  # fmt: skip
+    if isinstance(record, Restart):  # an autopilot's SITL restarted: the vessel reset
+        return channels.CONTROL, {
+            **stamp, "kind": "restart", "source": record.source, "request": {},
+            "result": {"ok": True, "north": record.x[0], "east": record.x[1],
+                       "heading": record.x[5]},
+        }  # fmt: skip
+    return None
+
+
+def request(stamp: Message, kind: str, source: str, sent: dict, answer: dict) -> Message:
+    """A runtime request as its sender sent it, and the answer it got (for ``/control``)."""
+    return {**stamp, "kind": kind, "source": source, "request": sent, "result": answer}
