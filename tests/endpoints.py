@@ -288,3 +288,24 @@ class Repeater:
                     return
                 self.sent += 1
             self._stop.wait(self._period)
+
+
+def write_bench(path: Path, name: str, run_dir: Path | str, tables: str, *, rate_hz: float = 100,
+                profile: str = "odin") -> Path:  # fmt: skip
+    """A bench file at ``path``: ``profile`` at the thesis' site off Horten (59.41 N, 10.48 E),
+    a fixed start time (reproducible sentences), pty links under ``run_dir``, then ``tables``
+    (weather, devices, record, ...) as TOML text."""
+    path.write_text(f"""
+[bench]
+name = "{name}"
+rate_hz = {rate_hz}
+start_time = "2026-06-01T12:00:00Z"
+run_dir = "{run_dir}"
+[vessel]
+profile = "{profile}"
+[origin]
+latitude = 59.41
+longitude = 10.48
+{tables}
+""")
+    return path

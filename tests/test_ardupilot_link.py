@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tests.ardupilot_client import Sitl
-from tests.endpoints import Daemon, UdpClient, free_udp_port
+from tests.endpoints import Daemon, UdpClient, free_udp_port, write_bench
 
 G = 9.81  # hild's gravity (hild/environment/spectra.py), what ArduPilot's description expects
 
@@ -21,25 +21,21 @@ def start(tmp_path, profile="odin", rate=1200, weather='preset = "calm"', extra=
     """hild running the bench (its banner seen), and a SITL client towards its link."""
     port = free_udp_port()
     bench = tmp_path / f"{name}.toml"
-    bench.write_text(f"""
-[bench]
-name = "{name}"
-rate_hz = {rate}
-start_time = "2026-06-01T12:00:00Z"
-run_dir = "{tmp_path}/run"
-[vessel]
-profile = "{profile}"
-[origin]
-latitude = 59.41
-longitude = 10.48
-[weather]
+    write_bench(
+        bench,
+        name,
+        tmp_path / "run",
+        f"""[weather]
 {weather}
 [[device]]
 name = "autopilot"
 type = "ardupilot-sitl"
 port = "udp://127.0.0.1:{port}?listen=1"
 {extra}
-""")
+""",
+        rate_hz=rate,
+        profile=profile,
+    )
     options = [str(bench), *args] + (["--duration", str(duration)] if duration else [])
     folder = tmp_path / name
     folder.mkdir()

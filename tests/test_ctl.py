@@ -15,19 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.endpoints import Daemon, nmea_line
+from tests.endpoints import Daemon, nmea_line, write_bench
 
-BENCH = """
-[bench]
-name = "ctl"
-rate_hz = 100
-start_time = "2026-06-01T12:00:00Z"
-run_dir = "{run_dir}"
-[vessel]
-profile = "odin"
-[origin]
-latitude = 59.41
-longitude = 10.48
+DEVICES = """
 [[device]]
 name = "gps"
 type = "gps"
@@ -53,7 +43,7 @@ def run_dir():
 def daemon(run_dir, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("ctl")
     bench = tmp / "bench.toml"
-    bench.write_text(BENCH.format(run_dir=run_dir))
+    write_bench(bench, "ctl", run_dir, DEVICES)
     d = Daemon(str(bench), tmp=tmp)
     yield d
     d.stop()

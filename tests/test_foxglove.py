@@ -11,20 +11,10 @@ import sys
 
 import pytest
 
-from tests.endpoints import Daemon, free_tcp_port
+from tests.endpoints import Daemon, free_tcp_port, write_bench
 from tests.foxglove_client import FoxgloveClient
 
-BENCH = """
-[bench]
-name = "fox"
-rate_hz = 100
-start_time = "2026-06-01T12:00:00Z"
-run_dir = "{run_dir}"
-[vessel]
-profile = "odin"
-[origin]
-latitude = 59.41
-longitude = 10.48
+TABLES = """
 [record]
 file = "{tmp}/fox.mcap"
 rate_hz = 10
@@ -45,7 +35,7 @@ pytest.importorskip("foxglove")
 def run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("fox")
     bench = tmp / "bench.toml"
-    bench.write_text(BENCH.format(run_dir=tmp / "run", tmp=tmp))
+    write_bench(bench, "fox", tmp / "run", TABLES.format(tmp=tmp))
     port = free_tcp_port()
     d = Daemon(str(bench), "--foxglove", f"127.0.0.1:{port}", tmp=tmp)
     yield d, port

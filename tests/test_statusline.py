@@ -17,19 +17,9 @@ import time
 
 import pytest
 
-from tests.endpoints import Repeater, free_udp_port, nmea_line
+from tests.endpoints import Repeater, free_udp_port, nmea_line, write_bench
 
-BENCH = """
-[bench]
-name = "status"
-rate_hz = 100
-start_time = "2026-06-01T12:00:00Z"
-run_dir = "{run_dir}"
-[vessel]
-profile = "odin"
-[origin]
-latitude = 59.41
-longitude = 10.48
+JETS = """
 [[device]]
 name = "jets"
 type = "jet-controller"
@@ -91,7 +81,7 @@ def ctl(run_dir, *args: str) -> None:
 def bench(tmp_path) -> tuple[str, int]:
     port = free_udp_port()
     path = tmp_path / "bench.toml"
-    path.write_text(BENCH.format(run_dir=tmp_path / "run", port=port))
+    write_bench(path, "status", tmp_path / "run", JETS.format(port=port))
     return str(path), port
 
 
