@@ -29,7 +29,7 @@ import threading
 import time
 from pathlib import Path
 
-from common import REPO, free_port, last_events
+from common import REPO, free_port, last_events, print_cpu_table
 
 sys.path.insert(0, str(REPO))
 from tests.foxglove_client import FoxgloveClient  # noqa: E402
@@ -123,16 +123,10 @@ def main() -> None:
             ("--foxglove, a stalled viewer on every channel",
              run(folder, args.duration, True, "stalled")),
         ]  # fmt: skip
-    base = rows[0][1]["cpu_percent"]
-    print(f"hild run, default bench, {args.duration:g} s at 100 Hz each:")
-    print("| run | CPU | vs plain | jitter p50 | p99 | max | overruns | channels | received |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name, r in rows:
-        v = r["viewer"]
-        print(f"| {name} | {r['cpu_percent']:.1f} % | {r['cpu_percent'] / base:.2f}x | "
-              f"{r['jitter_p50_ms']:.2f} ms | {r['jitter_p99_ms']:.2f} ms | "
-              f"{r['jitter_max_ms']:.1f} ms | {r['overruns']} | {v.get('channels', '-')} | "
-              f"{v.get('messages', '-')} |")  # fmt: skip
+    for _, r in rows:
+        r["observer"] = r["viewer"]
+    print_cpu_table(rows, "plain", {"channels": "channels", "received": "messages"},
+                    args.duration)  # fmt: skip
 
 
 if __name__ == "__main__":

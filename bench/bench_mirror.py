@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import REPO, free_port, last_events
+from common import REPO, free_port, last_events, print_cpu_table
 
 
 def bench_file(folder: Path, mqtt_url: str | None, signalk: bool) -> Path:
@@ -88,16 +88,10 @@ def main() -> None:
         finally:
             broker.terminate()
             stalled.server.close()
-    base = rows[0][1]["cpu_percent"]
-    print(f"hild run, default bench, {args.duration:g} s at 100 Hz each:")
-    print("| run | CPU | vs no mirror | jitter p50 | p99 | max | overruns | published | dropped |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name, r in rows:
-        m = r["mirror"]
-        print(f"| {name} | {r['cpu_percent']:.1f} % | {r['cpu_percent'] / base:.2f}x | "
-              f"{r['jitter_p50_ms']:.2f} ms | {r['jitter_p99_ms']:.2f} ms | "
-              f"{r['jitter_max_ms']:.1f} ms | {r['overruns']} | {m.get('published', '-')} | "
-              f"{m.get('dropped', '-')} |")  # fmt: skip
+    for _, r in rows:
+        r["observer"] = r.get("mirror", {})
+    print_cpu_table(rows, "no mirror", {"published": "published", "dropped": "dropped"},
+                    args.duration)  # fmt: skip
 
 
 if __name__ == "__main__":
