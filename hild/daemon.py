@@ -233,10 +233,10 @@ class Daemon:
         assert self.start_utc is not None
         return Truth.of(self.sim, t, self.start_utc + timedelta(seconds=t))
 
-    def emit_due(self, t: float) -> None:
-        """Let each device whose epoch has come sample the truth; put its sentences in the
-        outbox, which ``hand_over`` gives the loop to send."""
-        truth = None
+    def emit_due(self, t: float, truth: Truth | None = None) -> None:
+        """Let each device whose epoch has come sample the truth (``truth``, when the tick has
+        made it already); put its sentences in the outbox, which ``hand_over`` gives the loop
+        to send."""
         for rt in self.devices:
             if t + 1e-9 < rt.next_due_s:
                 continue
@@ -415,9 +415,11 @@ class Daemon:
         self.apply_controls()
         self.sim.tick()
         k += 1
+        truth = None
         if link is not None:
-            link.answer(self.truth(k * self.dt), k)
-        self.emit_due(k * self.dt)
+            truth = self.truth(k * self.dt)
+            link.answer(truth, k)
+        self.emit_due(k * self.dt, truth)
         for observer in self.observers:
             observer.on_tick(self, k * self.dt)
         if k % stats_every == 0:

@@ -286,6 +286,7 @@ class FrameSocket:
         self.spec = spec
         self.allow = SourceFilter.parse(spec.option("allow"))
         self._allowed: dict[str, bool] = {}  # sender host -> allowed
+        self._timeout: float | None = None
         host, port = sock.getsockname()[:2]
         self.where = f"udp {_where((host, port))}"
 
@@ -303,7 +304,9 @@ class FrameSocket:
         return cls(sock, spec)
 
     def receive(self, timeout: float) -> tuple[bytes, tuple] | None:
-        self.sock.settimeout(timeout)
+        if timeout != self._timeout:  # (settimeout is a system call: not at every frame)
+            self.sock.settimeout(timeout)
+            self._timeout = timeout
         try:
             return self.sock.recvfrom(MAX_FRAME_BYTES + 1)
         except TimeoutError:
