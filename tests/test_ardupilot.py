@@ -3,6 +3,7 @@ servo mapping of each profile's default, and the bench's rules for the device.""
 
 from __future__ import annotations
 
+import json
 import math
 import struct
 
@@ -82,6 +83,19 @@ def test_the_answer_reads_back_as_ardupilot_reads_it():
     assert values["attitude"] == STATE.attitude
     assert values["velocity_wind"] == STATE.velocity_wind
     assert values["windvane.direction"] == 0.75 and values["windvane.speed"] == 9.5
+
+
+def test_the_answer_is_json_as_any_json_reader_reads_it():
+    """Formatted by hand for speed: Python's json module (another reader than ArduPilot's)
+    reads the same values and keys."""
+    document = json.loads(encode_state(STATE))
+    assert document == {
+        "timestamp": STATE.timestamp,
+        "imu": {"gyro": list(STATE.gyro), "accel_body": list(STATE.accel_body)},
+        "position": list(STATE.position), "attitude": list(STATE.attitude),
+        "velocity": list(STATE.velocity), "velocity_wind": list(STATE.velocity_wind),
+        "windvane": {"direction": 0.75, "speed": 9.5},
+    }  # fmt: skip
 
 
 def test_velocity_is_found_before_velocity_wind():

@@ -336,8 +336,4 @@ def _where(address: tuple) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-def is_link(device: object) -> bool:
-    return isinstance(device, ArduPilotSitl)
-
-
 __all__ = ["ArduPilotSitl", "DEFAULT_PORT", "FrameSocket"]
