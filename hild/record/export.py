@@ -11,7 +11,6 @@ point, so that an hour's run is 3,600 points per track, not 72,000.
 
 from __future__ import annotations
 
-import bisect
 import math
 import os
 import statistics
@@ -23,9 +22,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeGuard
 
+import numpy as np
+
 from hild import __version__
 from hild.config import MISSING, ConfigError
 from hild.record import channels
+from hild.record.breaks import BREAK_KINDS, JUMP_SPEED_MS, track_breaks
 from hild.record.reader import head, messages
 
 GPX_NS = "http://www.topografix.com/GPX/1/1"
@@ -33,10 +35,6 @@ KML_NS = "http://www.opengis.net/kml/2.2"
 GX_NS = "http://www.google.com/kml/ext/2.2"
 DEFAULT_EVERY_S = 1.0
 GAP_S = 5.0  # at least this long without a sample is a gap (three usual steps, if longer)
-JUMP_SPEED_MS = 50.0  # ~97 kn between two samples: a vessel moved by hand, not under way
-BREAK_WINDOW_NS = 1_000_000_000  # a reposition lands within this of its /control message
-JUMP_SLACK_M = 0.05  # a reposition moving the vessel less than this draws no gap
-BREAK_KINDS = ("reposition", "restart")  # /control kinds that move the own ship at once
 EARTH_RADIUS_M = 6_371_000.0
 # KML colours are aabbggrr: the own ship orange, the targets blue
 OWN_STYLE = ("own-ship", "ff0080ff", "http://maps.google.com/mapfiles/kml/shapes/sailing.png")
@@ -78,23 +76,13 @@ def _distance_m(a: Point, b: Point) -> float:
 
 
 def _control_breaks(samples: list[Point], events: list[int]) -> set[int]:
-    """Where each reposition or restart (its /control log time in ``events``) cut the track:
-    the largest step between two samples within BREAK_WINDOW_NS of it, if it stands out from
-    the others (twice their median, and a few centimetres more). (The request is
-    recorded as it is answered, and the loop applies it between two ticks: the moved sample
-    may come just before the /control message or just after it.)"""
-    breaks: set[int] = set()
-    times = [p.ns for p in samples]
-    for ns in events:
-        lo = max(bisect.bisect_left(times, ns - BREAK_WINDOW_NS), 1)
-        hi = bisect.bisect_right(times, ns + BREAK_WINDOW_NS)
-        steps = {i: _distance_m(samples[i - 1], samples[i]) for i in range(lo, hi)}
-        if not steps:
-            continue
-        jump = max(steps, key=steps.__getitem__)
-        if steps[jump] > 2.0 * statistics.median(steps.values()) + JUMP_SLACK_M:
-            breaks.add(jump)  # (a change of heading or speed alone moves nothing: no break)
-    return breaks
+    """Where the track breaks (hild/record/breaks.py, the rule the plots draw by), the
+    reposition and restart events at the log times ``events`` [ns]."""
+    if len(samples) < 2:
+        return set()
+    t = np.array([p.ns for p in samples], dtype=float) / 1e9
+    steps = np.array([_distance_m(a, b) for a, b in zip(samples, samples[1:], strict=False)])
+    return set(track_breaks(t, steps, [ns / 1e9 for ns in events]).tolist())
 
 
 def segments(samples: list[Point], breaks: Collection[int] = ()) -> list[list[Point]]:

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from hild.config import MISSING, ConfigError
-from hild.record import channels
+from hild.record import breaks, channels
 from hild.record.reader import messages
 
 FIGURES = ("trajectory", "traffic", "heading", "speeds", "actuators", "environment", "jitter")
@@ -33,10 +33,6 @@ PLOTTED = (channels.STATE, channels.ACTUATORS, channels.ENVIRONMENT, channels.ST
 EVENT_COLORS = {"weather": "tab:blue", "fault": "tab:red", "reposition": "tab:purple",
                 "watchdog": "tab:orange", "restart": "tab:brown",
                 "traffic": "tab:gray"}  # fmt: skip
-BREAK_KINDS = ("reposition", "restart")  # /control kinds that move the own ship at once
-BREAK_WINDOW_S = 1.0  # a reposition lands within this of its /control message
-JUMP_SPEED_MS = 50.0  # ~97 kn between two samples: a vessel moved by hand, not under way
-JUMP_SLACK_M = 0.05  # a reposition moving the vessel less than this draws no gap
 EVENT_GID = "event"  # the gid of each event's line (``event:<kind>``), so that tests find them
 
 
@@ -119,30 +115,11 @@ def control_events(path: Path) -> list[Event]:
 
 
 def track_breaks(state: dict, events: Sequence[Event] = ()) -> np.ndarray:
-    """Indices of the /state samples that start a new piece of the track: the largest step
-    within BREAK_WINDOW_S of each reposition or restart applied, if it stands out from the
-    others there (twice their median, and a few centimetres more: a change of heading alone
-    moves nothing), and every step no vessel sails (faster than JUMP_SPEED_MS). (The loop
-    applies a request between two ticks: the moved sample may come just before the /control
-    message or just after it.)"""
+    """Indices of the /state samples that start a new piece of the track
+    (hild/record/breaks.py)."""
     t, north, east = state["t"], state["north"], state["east"]
-    if len(t) < 2:
-        return np.array([], dtype=int)
-    step = np.hypot(np.diff(north), np.diff(east))  # step[i]: from sample i to i + 1
-    dt = np.diff(t)
-    jumps = set((np.flatnonzero(step > JUMP_SPEED_MS * np.maximum(dt, 0.0) + JUMP_SLACK_M)
-                 + 1).tolist())  # fmt: skip
-    for e in events:
-        if e.kind not in BREAK_KINDS:
-            continue
-        near = np.flatnonzero(np.abs(t[1:] - e.t) <= BREAK_WINDOW_S)
-        near = near[np.isfinite(step[near])]
-        if not len(near):
-            continue
-        i = int(near[np.argmax(step[near])])
-        if step[i] > 2.0 * float(np.median(step[near])) + JUMP_SLACK_M:
-            jumps.add(i + 1)
-    return np.array(sorted(jumps), dtype=int)
+    steps = np.hypot(np.diff(north), np.diff(east))  # steps[i]: from sample i to i + 1
+    return breaks.track_breaks(t, steps, [e.t for e in events if e.kind in breaks.BREAK_KINDS])
 
 
 def with_gaps(cols: dict[str, np.ndarray], times: Sequence[float] | np.ndarray,
