@@ -1,6 +1,7 @@
 """`hild run --foxglove`: a Foxglove client's view of a run (the Foxglove WebSocket protocol,
-tests/foxglove_client.py): the server's info, the recording's channels and schema names, fixes
-on /location at their rate near the bench's origin, and a weather change by service call seen
+tests/foxglove_client.py): the server's info, the recording's channels and schema names, the
+GPS's fixes on /fix/gps at the sensor's rate near the bench's origin (and the truth on
+/location at the recording's), and a weather change by service call seen
 on /environment; the option's checks and `hild layout`."""
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ rate_hz = 10
 name = "gps"
 type = "gps"
 port = "pty://gps"
+rate_hz = 5
+baud = 19200
 [[device]]
 name = "jets"
 type = "jet-controller"
@@ -70,6 +73,7 @@ def test_a_foxglove_client_sees_the_run_and_changes_its_weather(run):
         assert schemas["/location"] == "foxglove.LocationFix"
         assert schemas["/pose"] == "foxglove.PoseInFrame"
         assert schemas["/tf"] == "foxglove.FrameTransform"
+        assert schemas["/fix/gps"] == "foxglove.LocationFix"
         for topic in ("/state", "/actuators", "/environment", "/sensors/gps", "/bus/jets",
                       "/control", "/stats"):  # fmt: skip
             assert schemas[topic] == "hild." + topic.strip("/").split("/")[0], topic
@@ -79,16 +83,25 @@ def test_a_foxglove_client_sees_the_run_and_changes_its_weather(run):
 
         client.subscribe(1, channels["/location"]["id"])
         client.subscribe(2, channels["/environment"]["id"])
+        client.subscribe(3, channels["/fix/gps"]["id"])
         messages = client.collect(3.0)
-        fixes = decoded(messages, 1)
-        # the recording's rate (the bench's [record] rate_hz, 10) over 3 s of a real-time run
-        assert 20 <= len(fixes) <= 40, len(fixes)
+        # the GPS's fixes at the sensor's rate (its rate_hz, 5) over 3 s of a real-time run,
+        # each a fix of the GPS (its frame) near the bench's origin
+        fixes = decoded(messages, 3)
+        assert 10 <= len(fixes) <= 20, len(fixes)
         times = [t for t, _ in fixes]
         assert all(b > a for a, b in zip(times, times[1:], strict=False))
         span_s = (times[-1] - times[0]) / 1e9
-        assert abs(span_s / (len(times) - 1) - 0.1) < 0.01  # a fix per 0.1 s of simulated time
+        assert abs(span_s / (len(times) - 1) - 0.2) < 1e-6  # a fix per 0.2 s of simulated time
         for _, fix in fixes:
+            assert fix["frame_id"] == "gps"
             assert abs(fix["latitude"] - 59.41) < 0.01 and abs(fix["longitude"] - 10.48) < 0.01
+        # the truth at the recording's rate (the bench's [record] rate_hz, 10)
+        truth = decoded(messages, 1)
+        assert 20 <= len(truth) <= 40, len(truth)
+        times = [t for t, _ in truth]
+        span_s = (times[-1] - times[0]) / 1e9
+        assert abs(span_s / (len(times) - 1) - 0.1) < 1e-6
         assert decoded(messages, 2)[-1][1]["wind_speed"] == pytest.approx(0.0)
 
         weather = services["/control/weather"]
@@ -125,6 +138,6 @@ def test_layout_names_the_recording_topics():
     text = result.stdout
     layout = json.loads(text)
     assert "content" in layout
-    for needle in ('"Map"', '"ThreeDee"', '"Plot"', '"RawMessages"', "/location",
+    for needle in ('"Map"', '"ThreeDee"', '"Plot"', '"RawMessages"', "/location", "/fix/gps",
                    "/state.sog", "/state.heading", "/actuators.port.rpm", "/bus/jets"):  # fmt: skip
         assert needle in text, needle

@@ -87,7 +87,7 @@ def test_a_recorded_run_has_every_channel_and_its_metadata(tmp_path):
     assert daemon.proc.returncode == 0
     devices = ("gps", "wind", "speed", "jets")
     expected = {*channels.FIXED, *(channels.SENSORS + d for d in devices), channels.BUS + "jets",
-                channels.REFERENCE}  # fmt: skip
+                channels.REFERENCE, channels.TF, channels.FIX + "gps"}  # fmt: skip
     assert topics == expected, topics ^ expected
     for topic in (
         channels.STATE,
@@ -102,6 +102,30 @@ def test_a_recorded_run_has_every_channel_and_its_metadata(tmp_path):
     schemas = {c.topic: summary.schemas[c.schema_id].name for c in summary.channels.values()}
     assert schemas[channels.LOCATION] == "foxglove.LocationFix"
     assert schemas[channels.POSE] == "foxglove.PoseInFrame"
+    assert schemas[channels.TF] == "foxglove.FrameTransform"
+    assert schemas[channels.FIX + "gps"] == "foxglove.LocationFix"
+    # /tf is /pose as the transform ned -> vessel, message for message
+    poses = [m for m in messages(record, [channels.POSE])]
+    transforms = [m for m in messages(record, [channels.TF])]
+    assert [m.log_time_ns for m in transforms] == [m.log_time_ns for m in poses]
+    for pose, tf in zip(poses, transforms, strict=True):
+        assert tf.payload["parent_frame_id"] == "ned" and tf.payload["child_frame_id"] == "vessel"
+        assert tf.payload["translation"] == pose.payload["pose"]["position"]
+        assert tf.payload["rotation"] == pose.payload["pose"]["orientation"]
+    # /fix/gps: one fix per epoch of the GPS, the position its GGA printed (ddmm.mmmmm, read
+    # here by hand), the height its MSL altitude plus the geoid separation
+    ggas = [m for m in messages(record, [channels.SENSORS + "gps"])
+            if m.payload["sentence"][3:6] == "GGA"]  # fmt: skip
+    fixes = [m for m in messages(record, [channels.FIX + "gps"])]
+    assert len(ggas) >= 5 and len(fixes) == len(ggas)
+    for gga, fix in zip(ggas, fixes, strict=True):
+        f = gga.payload["sentence"].split("*")[0].split(",")
+        lat = (int(f[2][:2]) + float(f[2][2:]) / 60) * (-1 if f[3] == "S" else 1)
+        lon = (int(f[4][:3]) + float(f[4][3:]) / 60) * (-1 if f[5] == "W" else 1)
+        assert fix.log_time_ns == gga.log_time_ns and fix.payload["frame_id"] == "gps"
+        assert fix.payload["latitude"] == pytest.approx(lat, abs=1e-12)
+        assert fix.payload["longitude"] == pytest.approx(lon, abs=1e-12)
+        assert fix.payload["altitude"] == pytest.approx(float(f[9]) + float(f[11]), abs=1e-9)
     assert metadata["hild"]["bench"] == "default" and metadata["hild"]["profile"] == "odin"
     assert 'profile = "odin"' in metadata["bench"]["text"]
     assert "[rigid_body]" in metadata["profile"]["text"] and metadata["weather"]["file"]

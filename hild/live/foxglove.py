@@ -2,11 +2,11 @@
 WebSocket protocol served by the ``foxglove-sdk`` package.
 
 The topics, schema names and payloads are the recording's (hild/record/channels.py: the
-recorder's own builders), so a layout made on a recording works live and back; one more,
-``/tf`` (a ``foxglove.FrameTransform`` from ``ned`` to ``vessel``, the pose's), gives the 3D
-panel its frames with no set-up. Runtime control is offered as services ``/control/<request>``
-(weather, fault, reposition, commands, traffic): a call's JSON payload is the MQTT control
-topic's request, its response the same answer (one RuntimeControl, hild/runtime.py).
+recorder's own builders), so a layout made on a recording works live and back: ``/tf`` gives
+the 3D panel its frames with no set-up, ``/fix/<device>`` the map each fix a GPS sent.
+Runtime control is offered as services ``/control/<request>`` (weather, fault, reposition,
+commands, traffic): a call's JSON payload is the MQTT control topic's request, its response
+the same answer (one RuntimeControl, hild/runtime.py).
 
 What the SDK (foxglove-sdk 0.30.3) does, as relied on here (its docstrings in
 foxglove/__init__.py, foxglove/channel.py and _foxglove_py/websocket.pyi; checked by hand
@@ -46,7 +46,7 @@ from hild.clock import JitterStats
 from hild.live.address import FOXGLOVE_HOST, FOXGLOVE_PORT
 from hild.mirror import payloads
 from hild.observers import TickObserver
-from hild.record import channels, events
+from hild.record import channels, events, fixes
 from hild.record.config import DEFAULT_RATE_HZ
 from hild.record.observer import STATS_PERIOD_S, utc_ns
 from hild.runtime import REQUESTS, RuntimeControl
@@ -62,29 +62,9 @@ log = structlog.get_logger("hild.foxglove")
 SOURCE = "foxglove:control"  # the requests' source in the recording: foxglove:control/weather
 SERVICE_PREFIX = "/control/"
 CALL_TIMEOUT_S = 10.0  # a service call the loop has not answered by then is answered an error
-TF = "/tf"
-FRAME = "vessel"  # the child frame of /tf
-FRAME_TRANSFORM = {
-    "title": "foxglove.FrameTransform",
-    "type": "object",
-    "properties": {
-        "timestamp": channels.TIME,
-        "parent_frame_id": {"type": "string"},
-        "child_frame_id": {"type": "string"},
-        "translation": channels.VECTOR3,
-        "rotation": channels.QUATERNION,
-    },
-}
 SAMPLED = (channels.STATE, channels.ACTUATORS, channels.ENVIRONMENT, channels.LOCATION,
-           channels.POSE, TF)  # fmt: skip
+           channels.POSE, channels.TF)  # fmt: skip
 STAMP = {"t": 0.0, "utc": ""}
-
-
-def frame_transform(pose: dict) -> dict:
-    """The pose (``channels.pose_in_frame``) as the transform from its frame to the vessel's."""
-    return {"timestamp": pose["timestamp"], "parent_frame_id": pose["frame_id"],
-            "child_frame_id": FRAME, "translation": pose["pose"]["position"],
-            "rotation": pose["pose"]["orientation"]}  # fmt: skip
 
 
 def service_schema(request: str) -> dict:
@@ -112,6 +92,7 @@ class FoxgloveLive(TickObserver):
         self._tick = 0
         self._stats_due = STATS_PERIOD_S
         self._window = JitterStats()
+        self._fixes = fixes.FixReader()
         self.calls = 0
         self.logged = 0
 
@@ -152,6 +133,8 @@ class FoxgloveLive(TickObserver):
         sampled ones open with their first payload, as the recorder's do."""
         for rt in daemon.devices:
             self._open(channels.SENSORS + rt.device.config.name, {**STAMP, "sentence": ""})
+            if fixes.reports_fixes(rt.device.config.sentences):
+                self._open(channels.FIX + rt.device.config.name, {})
         for device in daemon.command_devices:
             self._open(channels.BUS + device.config.name, {
                 **STAMP, "port": "", "peer": "", "line": "", "ok": True, "reason": "",
@@ -169,10 +152,7 @@ class FoxgloveLive(TickObserver):
         })  # fmt: skip
 
     def _open(self, topic: str, payload: dict) -> Any:
-        if topic == TF:
-            schema = FRAME_TRANSFORM
-        else:
-            _, schema = channels.schema_for(topic, payload)
+        _, schema = channels.schema_for(topic, payload)
         channel = self._fox.Channel(topic, schema=schema, context=self._context)
         self._channels[topic] = channel
         return channel
@@ -236,10 +216,10 @@ class FoxgloveLive(TickObserver):
             self._log(channels.LOCATION, ns, channels.location_fix(
                 ns, cast(float, state["latitude"]), cast(float, state["longitude"]),
                 cast(float, state["height"])))  # fmt: skip
-        if self._watched(channels.POSE) or self._watched(TF):
+        if self._watched(channels.POSE) or self._watched(channels.TF):
             pose = channels.pose_in_frame(ns, truth.eta)
             self._log(channels.POSE, ns, pose)
-            self._log(TF, ns, frame_transform(pose))
+            self._log(channels.TF, ns, channels.frame_transform(pose))
 
     def _stats(self, daemon: RunningDaemon, t: float) -> None:
         _, utc, ns = self._now()
@@ -253,11 +233,19 @@ class FoxgloveLive(TickObserver):
 
     def on_sentences(self, device: str, lines: Sequence[bytes]) -> None:
         topic = channels.SENSORS + device
-        if self.server is None or not self._watched(topic):
+        fix_topic = channels.FIX + device
+        if self.server is None:
+            return
+        sentences, fixes_watched = self._watched(topic), self._watched(fix_topic)
+        if not (sentences or fixes_watched):
             return
         t, utc, ns = self._now()
         for message in events.sentences(payloads.stamp(t, utc), lines):
-            self._log(topic, ns, message)
+            if sentences:
+                self._log(topic, ns, message)
+            fix = self._fixes.fix(device, ns, str(message["sentence"])) if fixes_watched else None
+            if fix is not None:
+                self._log(fix_topic, ns, fix)
 
     def on_received(
         self, device: str, inbound: Inbound, command: ActuatorCommand | None,

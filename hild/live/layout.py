@@ -1,8 +1,9 @@
 """`hild layout [BENCH]`: a Foxglove layout for a run's topics (hild/record/channels.py), live
-(``hild run --foxglove``) or recorded: the map on /location, the 3D view following the vessel
-(/tf), plots of speed over ground and heading (/state) and of each actuator's speed and angle,
-commanded and actual (/actuators, the bench vessel's actuators), the raw lines of the bench's
-first command device (/bus/<device>) and the control events (/control).
+(``hild run --foxglove``) or recorded: the map on /location and each GPS's fixes (/fix), the
+3D view following the vessel (/tf), plots of speed over ground and heading (/state) and of
+each actuator's speed and angle, commanded and actual (/actuators, the bench vessel's
+actuators), the raw lines of the bench's first command device (/bus/<device>) and the control
+events (/control).
 
 Built with the SDK's layout classes (``foxglove.layouts``, foxglove-sdk 0.30: ``Layout``,
 ``SplitContainer``, ``MapPanel``, ``ThreeDeePanel``, ``PlotPanel``, ``RawMessagesPanel``;
@@ -13,11 +14,15 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from hild.live.foxglove import FRAME
 from hild.record import channels
+from hild.record.fixes import reports_fixes
 
 if TYPE_CHECKING:
     from hild.bench import Bench
+
+
+TRUTH_COLOR = "#1f77b4"
+FIX_COLOR = "#ff7f0e"
 
 
 def _path(topic: str, field: str) -> str:
@@ -39,14 +44,18 @@ def layout_json(bench: Bench) -> str:
         for name in names:
             actuators.append((_path(channels.ACTUATORS, name), name))
             actuators.append((_path(channels.ACTUATORS, f"{name}_commanded"), f"{name} commanded"))
+    # the truth in one colour, what each position sensor sent in another (/fix/<device>)
+    map_colors = {channels.LOCATION: TRUTH_COLOR}
+    map_colors.update({channels.FIX + d.name: FIX_COLOR for d in bench.devices
+                       if reports_fixes(d.sentences)})  # fmt: skip
     bus = [d.name for d in bench.devices if d.type.endswith("controller") or d.type == "frontseat"]
     raw_topic = channels.BUS + bus[0] if bus else channels.CONTROL
     content = fl.SplitContainer(direction="row", items=[
         fl.SplitItem(proportion=1, content=fl.SplitContainer(direction="column", items=[
             fl.SplitItem(content=fl.MapPanel(title="Map", config=fl.MapConfig(
-                follow_topic=channels.LOCATION))),
+                follow_topic=channels.LOCATION, topic_colors=map_colors))),
             fl.SplitItem(content=fl.ThreeDeePanel(title="3D", config=fl.ThreeDeeConfig(
-                follow_tf=FRAME, follow_mode="follow-position"))),
+                follow_tf=channels.FRAME, follow_mode="follow-position"))),
         ])),
         fl.SplitItem(proportion=1, content=fl.SplitContainer(direction="column", items=[
             fl.SplitItem(content=plot("Speed over ground [m/s]",

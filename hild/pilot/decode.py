@@ -37,6 +37,7 @@ class Reading:
     sog: float | None = None  # speed over ground [m/s]
     cog: float | None = None  # course over ground [rad]
     heading: float | None = None  # true heading [rad]
+    height_m: float | None = None  # GGA: altitude above MSL + geoid separation (the ellipsoid's)
 
     @property
     def has_position(self) -> bool:
@@ -98,7 +99,11 @@ def _gga(msg) -> Reading:
     if quality == 0:
         return Reading(time_s=t)  # no fix: the epoch's time, no position
     lat, lon = _position(msg)
-    return Reading(time_s=t, latitude_deg=lat, longitude_deg=lon)
+    # GGA fields 9 and 11 (NMEA 0183): altitude above mean sea level, geoid separation
+    altitude = _number(msg.data[8]) if len(msg.data) > 8 else None
+    separation = _number(msg.data[10]) if len(msg.data) > 10 else None
+    height = None if altitude is None else altitude + (separation or 0.0)
+    return Reading(time_s=t, latitude_deg=lat, longitude_deg=lon, height_m=height)
 
 
 def _rmc(msg) -> Reading:

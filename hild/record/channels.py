@@ -5,7 +5,12 @@ Topics (published: scripts and Foxglove layouts name them):
 - ``/state``, ``/actuators``, ``/environment``: the mirror's payloads (hild/mirror/payloads.py),
   SI units, ``t`` (simulation seconds) and ``utc`` in each;
 - ``/location`` (``foxglove.LocationFix``) and ``/pose`` (``foxglove.PoseInFrame``, frame
-  ``ned``): so that Foxglove's Map and 3D panels show the boat;
+  ``ned``): so that Foxglove's Map and 3D panels show the boat; ``/tf``
+  (``foxglove.FrameTransform``, ``ned`` -> ``vessel``, the pose's): the 3D panel's frames with
+  no set-up;
+- ``/fix/<device>`` (``foxglove.LocationFix``, frame the device's name): each fix a position
+  sensor sent (its first GGA, RMC or CPNVG of an epoch), as a controller reads it: its noise,
+  its rate, nothing while it is faulted out (hild/record/fixes.py);
 - ``/sensors/<device>``: one message per sentence sent, ``{"t", "utc", "sentence"}``;
 - ``/bus/<device>``: one message per line received, with its decoding result;
 - ``/reference``: each heading reference a controller sent (HSC) as the loop applied it,
@@ -38,6 +43,9 @@ CONTROL = "/control"
 REFERENCE = "/reference"
 STATS = "/stats"
 TRAFFIC = "/traffic"
+TF = "/tf"
+FIX = "/fix/"
+FRAME = "vessel"  # the child frame of /tf
 FIXED = (STATE, ACTUATORS, ENVIRONMENT, LOCATION, POSE, CONTROL, STATS)
 # The metadata record of a run's ports: each device's name -> the JSON list of its port URLs
 # (where its /sensors/<device> lines went), so that a replay sends them where they went.
@@ -79,15 +87,34 @@ POSE_IN_FRAME = {
         },
     },
 }  # fmt: skip
-FOXGLOVE = {LOCATION: LOCATION_FIX, POSE: POSE_IN_FRAME}
+FRAME_TRANSFORM = {
+    "title": "foxglove.FrameTransform",
+    "type": "object",
+    "properties": {
+        "timestamp": TIME,
+        "parent_frame_id": {"type": "string"},
+        "child_frame_id": {"type": "string"},
+        "translation": VECTOR3,
+        "rotation": QUATERNION,
+    },
+}
+FOXGLOVE = {LOCATION: LOCATION_FIX, POSE: POSE_IN_FRAME, TF: FRAME_TRANSFORM}
 JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
               (list, "array"), (dict, "object"))  # fmt: skip
 
 
+def foxglove_schema(topic: str) -> dict | None:
+    """The Foxglove schema of a channel Foxglove's panels read (None for hild's own)."""
+    if topic.startswith(FIX):
+        return LOCATION_FIX
+    return FOXGLOVE.get(topic)
+
+
 def schema_name(topic: str) -> str:
-    """``/sensors/gps`` -> ``hild.sensors``; Foxglove's own names for its two channels."""
-    if topic in FOXGLOVE:
-        return str(FOXGLOVE[topic]["title"])
+    """``/sensors/gps`` -> ``hild.sensors``; Foxglove's own names for its channels."""
+    schema = foxglove_schema(topic)
+    if schema is not None:
+        return str(schema["title"])
     return "hild." + topic.strip("/").split("/")[0]
 
 
@@ -116,8 +143,9 @@ def schema_for(topic: str, payload: object) -> tuple[str, dict]:
     """A channel's schema name and JSON schema, from its first payload (typed keys, and the
     keys of a nested object)."""
     name = schema_name(topic)
-    if topic in FOXGLOVE:
-        return name, FOXGLOVE[topic]
+    schema = foxglove_schema(topic)
+    if schema is not None:
+        return name, schema
     properties = _properties(payload) if isinstance(payload, dict) else {}
     return name, {"title": name, "type": "object", "properties": properties}
 
@@ -143,10 +171,12 @@ def timestamp(utc_ns: int) -> dict[str, int]:
     return {"sec": utc_ns // 1_000_000_000, "nsec": utc_ns % 1_000_000_000}
 
 
-def location_fix(utc_ns: int, latitude: float, longitude: float, height: float) -> dict:
-    """The true position as a foxglove.LocationFix (covariance unknown: it is the truth)."""
+def location_fix(utc_ns: int, latitude: float, longitude: float, height: float,
+                 frame_id: str = "wgs84") -> dict:  # fmt: skip
+    """A position as a foxglove.LocationFix (covariance unknown: the truth's is none, and a
+    sentence states none)."""
     return {
-        "timestamp": timestamp(utc_ns), "frame_id": "wgs84",
+        "timestamp": timestamp(utc_ns), "frame_id": frame_id,
         "latitude": latitude, "longitude": longitude, "altitude": height,
         "position_covariance": [0.0] * 9, "position_covariance_type": 0,
     }  # fmt: skip
@@ -168,3 +198,10 @@ def pose_in_frame(utc_ns: int, eta) -> dict:
     position = {"x": float(eta[0]), "y": float(eta[1]), "z": float(eta[2])}
     return {"timestamp": timestamp(utc_ns), "frame_id": "ned",
             "pose": {"position": position, "orientation": orientation}}  # fmt: skip
+
+
+def frame_transform(pose: dict) -> dict:
+    """A pose (``pose_in_frame``) as the transform from its frame to the vessel's (``/tf``)."""
+    return {"timestamp": pose["timestamp"], "parent_frame_id": pose["frame_id"],
+            "child_frame_id": FRAME, "translation": pose["pose"]["position"],
+            "rotation": pose["pose"]["orientation"]}  # fmt: skip

@@ -24,7 +24,7 @@ from hild.clock import JitterStats
 from hild.mirror import payloads
 from hild.names import TemplateError, fill_template
 from hild.observers import TickObserver
-from hild.record import channels, events
+from hild.record import channels, events, fixes
 from hild.record.config import RecordConfig
 from hild.record.writer import RecordWriter
 from hild.sensors.geodesy import Origin
@@ -129,6 +129,8 @@ class Recorder(TickObserver):
         for rt in daemon.devices:
             self.writer.declare(channels.SENSORS + rt.device.config.name,
                                 {**stamp, "sentence": ""})  # fmt: skip
+            if fixes.reports_fixes(rt.device.config.sentences):  # (the writer fills it)
+                self.writer.declare(channels.FIX + rt.device.config.name, {})
         for device in daemon.command_devices:
             self.writer.declare(channels.BUS + device.config.name, {
                 **stamp, "port": "", "peer": "", "line": "", "ok": True, "reason": "",

@@ -30,6 +30,7 @@ import structlog
 
 from hild import __version__
 from hild.record import channels
+from hild.record.fixes import FixReader
 from hild.record.mcapfile import RECORDING, McapFile, pwrite_all
 
 log = structlog.get_logger("hild.record")
@@ -110,6 +111,7 @@ class RecordWriter:
         self._uncommitted = 0  # messages given to the MCAP file since its last commit
         self._lines: list[str] = []  # Signal K log lines since the last commit
         self._nmea_size = 0
+        self._fixes = FixReader()  # /fix/<device>, read here from /sensors/<device>
 
     # --- the loop's side ----------------------------------------------------------------------
     def start(self) -> None:
@@ -236,8 +238,25 @@ class RecordWriter:
                 # Signal K's multiplexed log: <ms since the epoch>;N;<sentence> (ecosystem.md)
                 sentence = payload["sentence"] if isinstance(payload, dict) else ""
                 self._lines.append(f"{log_time_ns // 1_000_000};N;{sentence}\n")
+            derived = self._derived(topic, log_time_ns, payload)
+            if derived is not None:
+                self._write(mcap, derived[0], log_time_ns, derived[1])
         except Exception as e:  # noqa: BLE001 (a chunk that cannot be written: the recording
             self._fail(mcap, -1, e)  # fails, the run goes on)
+
+    def _derived(self, topic: str, log_time_ns: int, payload: object) -> tuple[str, dict] | None:
+        """The message a written one implies, built here off the tick: /tf from /pose, a
+        sensor's fix (/fix/<device>) from the sentence that carries it."""
+        if not isinstance(payload, dict):
+            return None
+        if topic == channels.POSE:
+            return channels.TF, channels.frame_transform(payload)
+        if topic.startswith(channels.SENSORS):
+            device = topic[len(channels.SENSORS) :]
+            fix = self._fixes.fix(device, log_time_ns, str(payload.get("sentence", "")))
+            if fix is not None:
+                return channels.FIX + device, fix
+        return None
 
     def _commit(self, mcap: McapFile, nmea_fd: int) -> None:
         """Everything since the last commit to the disk, fsynced: the MCAP file, then the
