@@ -7,10 +7,12 @@ clients would, then the built-in default bench the same way; each bench once pla
 with ``--record`` (MCAP and the Signal K log in a temporary folder), one after the other, so
 that the two rows of a bench share the machine's load; ``--repeat N`` alternates the pair N
 times and prints, per bench, the median and range of p99 jitter and CPU with and without
-recording, so that a difference can be told from run-to-run noise. Before and after them,
-the floors of bench/clock_floor.py: a bare Python loop that blocks on the same timerfd clock
-(alone, and stepping the default bench's model each tick) and an empty asyncio loop woken by
-it. Prints one table, with each row's CPU per tick and its excess over the stepping floor.
+recording, so that a difference can be told from run-to-run noise. Then, per bench, the
+difference that recording makes, with the CPU of the recording's own thread (named
+``hild-record`` for the kernel: /proc/PID/task/TID/stat). Before and after them, the floors
+of bench/clock_floor.py: a bare Python loop that blocks on the same timerfd clock (alone,
+and stepping the default bench's model each tick) and an empty asyncio loop woken by it.
+Prints one table, with each row's CPU per tick and its excess over the stepping floor.
 
     python bench/bench_daemon.py [--duration 60] [--repeat 1]
 """
@@ -105,6 +107,28 @@ def drain(paths: list[Path], sock: socket.socket, stop: threading.Event, counts:
         os.close(fd)
 
 
+def thread_cpu(pid: int, stop: threading.Event, seconds: dict) -> None:
+    """Each of the daemon's threads' CPU seconds (user + system, /proc/PID/task/TID/stat), by
+    thread name, sampled until ``stop``: the last reading of a thread is kept."""
+    tick = os.sysconf("SC_CLK_TCK")
+    by_tid: dict[str, tuple[str, float]] = {}
+    while not stop.wait(0.25):
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            break
+        for tid in tids:
+            try:
+                text = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+            except OSError:
+                continue
+            name = text[text.index("(") + 1 : text.rindex(")")]
+            fields = text[text.rindex(")") + 2 :].split()
+            by_tid[tid] = (name, (int(fields[11]) + int(fields[12])) / tick)  # utime, stime
+    for name, cpu_s in by_tid.values():
+        seconds[name] = seconds.get(name, 0.0) + cpu_s
+
+
 def run(bench_args: list[str], run_dir: Path, duration: float, sock: socket.socket) -> dict:
     cmd = [
         sys.executable,
@@ -129,14 +153,21 @@ def run(bench_args: list[str], run_dir: Path, duration: float, sock: socket.sock
             raise SystemExit(f"daemon failed:\n{proc.stderr.read()}")
         banner.append(line)
     paths = sorted(p for p in run_dir.iterdir() if p.is_symlink())
-    stop, counts = threading.Event(), {}
+    stop, counts, threads = threading.Event(), {}, {}
     reader = threading.Thread(target=drain, args=(paths, sock, stop, counts))
     reader.start()
-    _, _, stderr = proc.wait(), None, proc.stderr.read()
+    watcher = threading.Thread(target=thread_cpu, args=(proc.pid, stop, threads))
+    watcher.start()
+    stderr = proc.stderr.read()
+    proc.wait()
     stop.set()
     reader.join()
+    watcher.join()
     summary = [json.loads(x) for x in stderr.splitlines() if '"run.summary"' in x][-1]
     summary["client_bytes"] = counts
+    # the recording thread's CPU over the loop's wall time (the last quarter second unseen)
+    summary["thread_percent"] = {name: 100.0 * cpu_s / summary["loop_wall_s"]
+                                 for name, cpu_s in threads.items()}  # fmt: skip
     return summary
 
 
@@ -190,6 +221,22 @@ def main() -> None:
               f"{s['jitter_p99_ms']:>7.3f} {s['jitter_max_ms']:>7.3f} {s['overruns']:>8} "
               f"{s['cpu_percent']:>6.2f} {per_tick_us:>7.0f} {s['cpu_percent'] - base:>+8.2f} "
               f"{sentences:>9} {dropped:>7}")  # fmt: skip
+    print(
+        f"recording, the difference (median of {args.repeat} alternated pair(s) each), and "
+        "the threads' own CPU (from /proc):"
+    )
+    for name in dict.fromkeys(n for n, _ in rows if not n.endswith(" --record")):
+        plain = median(s["cpu_percent"] for n, s in rows if n == name)
+        recorded = [s for n, s in rows if n == name + " --record"]
+        cpu = median(s["cpu_percent"] for s in recorded)
+        thread = median(s["thread_percent"].get("hild-record", 0.0) for s in recorded)
+        plain_tick = [s["thread_percent"].get("hild-tick", 0.0) for n, s in rows if n == name]
+        tick = median(s["thread_percent"].get("hild-tick", 0.0) for s in recorded)
+        messages = median(s["record"]["messages"] / s["loop_wall_s"] for s in recorded)
+        print(f"  {'hild: ' + name:<28} plain {plain:.2f} %  --record {cpu:.2f} %  "
+              f"difference {cpu - plain:+.2f} % of a core; the recording thread {thread:.2f} %, "
+              f"the tick thread {median(plain_tick):.2f} -> {tick:.2f} %; "
+              f"{messages:.0f} messages/s")  # fmt: skip
     if args.repeat > 1:
         print(f"median (range) of {args.repeat} alternated runs each:")
         for name in dict.fromkeys(n for n, _ in rows):

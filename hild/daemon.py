@@ -47,6 +47,7 @@ from hild.rundir import STOP_SIGNALS
 from hild.sensors.device import Device
 from hild.sensors.factory import build_device
 from hild.sensors.truth import Truth
+from hild.threads import name_os_thread
 from hild.traffic.report import closest_approaches
 from hild.transport import Inbound, Port, open_port, parse_port_url
 from hild.transport.pacer import TickPacer
@@ -360,6 +361,7 @@ class Daemon:
     def _tick_thread(self, finished: asyncio.Future, *args) -> None:
         """The clock and the tick, in a thread that blocks on the clock between ticks: the
         event loop keeps the I/O and wakes only when a port has something to do."""
+        name_os_thread("hild-tick")
         assert self._event_loop is not None
         try:
             self._ticks(*args)

@@ -35,6 +35,7 @@ import threading
 import structlog
 
 from hild.config import ConfigError
+from hild.threads import name_os_thread
 
 DEFAULT_RUN_DIR = "/tmp/hild"  # where pty://NAME links go unless a bench or --run-dir says
 RUN_DIR_EXPECTED = f"a directory for the pty links, e.g. {DEFAULT_RUN_DIR}"
@@ -255,6 +256,7 @@ class RunDir:
         return os.path.samestat(current, os.fstat(lock_fd))
 
     def _watch(self) -> None:
+        name_os_thread("hild-rundir")
         while not self._stop.wait(self.watch_interval_s):
             try:
                 self.keep()

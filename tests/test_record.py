@@ -468,7 +468,7 @@ def test_sim_record_that_fails_says_so_and_exits_3(tmp_path):
     assert re.search(r"recording failed: .*sim\.mcap: File too large \((\d+) messages written, "
                      r"(\d+) lost\)", p.stdout), p.stdout  # fmt: skip
     written, lost = map(int, re.search(r"\((\d+) messages written, (\d+) lost", p.stdout).groups())
-    assert lost > 0 and written + lost == 5 * 3001  # five channels at 10 Hz, 0 to 300 s
+    assert lost > 0 and written + lost == 6 * 3001  # six channels at 10 Hz (/tf), 0 to 300 s
     assert json.loads(p.stdout.strip().splitlines()[-1])["t"] == pytest.approx(300.0)
     assert record.stat().st_size <= 30_000
     with open(record, "rb") as f:
