@@ -75,6 +75,14 @@ def actuators(truth: Truth, specs: Sequence[ActuatorSpec], force: np.ndarray) ->
 
 def environment(truth: Truth, env: Environment | None) -> Payload:
     """True wind at 10 m, current, the sea surface at the vessel and the sea state's Hs."""
+    if env is None:
+        return environment_of(truth, 0.0, 0.0, "")
+    return environment_of(truth, env.elevation, env.weather.waves.hs, env.weather.preset)
+
+
+def environment_of(truth: Truth, elevation: float, hs: float, weather: str) -> Payload:
+    """``environment`` from the environment's values at the truth's instant (the recording
+    takes them in the tick and builds the payload in its own thread)."""
     out = stamp(truth.t, truth.utc)
     wn, we = truth.wind_ned
     cn, ce = truth.current_ned
@@ -85,9 +93,7 @@ def environment(truth: Truth, env: Environment | None) -> Payload:
         "current_speed": math.hypot(cn, ce),
         "current_to": math.atan2(ce, cn) % (2.0 * math.pi),  # where it sets to
         "current_north": cn, "current_east": ce,
-        "wave_elevation": 0.0 if env is None else env.elevation,
-        "hs": 0.0 if env is None else env.weather.waves.hs,
-        "weather": "" if env is None else env.weather.preset,
+        "wave_elevation": elevation, "hs": hs, "weather": weather,
     })  # fmt: skip
     return out
 

@@ -1,9 +1,10 @@
-"""The recorder as a tick observer: payloads built in the tick, written by the writer's thread.
+"""The recorder as a tick observer: what happened copied in the tick, written by the writer's
+thread.
 
-Every ``record_every`` ticks it samples the truth into the state, actuator, environment,
-location and pose channels; every sentence, received line, heading reference and control
-change is queued as it happens; each second of simulated time it adds the loop's tick jitter
-over that second.
+Every ``record_every`` ticks it samples the truth (a copy, ``Sample``, whose state, actuator,
+environment, location and pose messages the writer's thread builds); every sentence,
+received line, heading reference and control change is queued as it happens; each second of
+simulated time it adds the loop's tick jitter over that second.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+import numpy as np
 import structlog
 
 from hild import __version__
@@ -32,7 +34,10 @@ from hild.traffic.report import target_reports
 
 if TYPE_CHECKING:
     from hild.control import ActuatorCommand, ControlRecord
+    from hild.environment.environment import Environment
+    from hild.model.vessel import ActuatorSpec
     from hild.observers import RunningDaemon
+    from hild.sensors.truth import Truth
     from hild.transport.base import Inbound
 
 log = structlog.get_logger("hild.record")
@@ -67,21 +72,52 @@ def run_metadata(
     return metadata
 
 
-def sample(writer: RecordWriter, truth, origin, specs, force, environment) -> None:
-    """The truth's channels at one instant (shared by the daemon's recorder and `hild sim`)."""
-    ns = utc_ns(truth.utc)
-    state = payloads.state(truth, origin)
-    writer.put(channels.STATE, ns, state)  # (the writer's thread adds the nested copies)
-    writer.put(channels.ACTUATORS, ns, payloads.actuators(truth, specs, force))
-    writer.put(channels.ENVIRONMENT, ns, payloads.environment(truth, environment))
-    fix = channels.location_fix(
-        ns,
-        cast(float, state["latitude"]),
-        cast(float, state["longitude"]),
-        cast(float, state["height"]),
-    )
-    writer.put(channels.LOCATION, ns, fix)
-    writer.put(channels.POSE, ns, channels.pose_in_frame(ns, truth.eta))  # fmt: skip
+@dataclasses.dataclass(frozen=True)
+class Sample:
+    """One instant of the truth for the recording, as the tick copies it (the truth's arrays,
+    the force, a few numbers of the environment); its messages are built from it in the
+    writer's thread, off the tick (``messages``)."""
+
+    truth: Truth
+    origin: Origin
+    specs: Sequence[ActuatorSpec]
+    force: np.ndarray
+    elevation: float
+    hs: float
+    weather: str
+
+    def messages(self) -> list[tuple[str, object]]:
+        truth = self.truth
+        ns = utc_ns(truth.utc)
+        state = payloads.state(truth, self.origin)
+        fix = channels.location_fix(ns, cast(float, state["latitude"]),
+                                    cast(float, state["longitude"]),
+                                    cast(float, state["height"]))  # fmt: skip
+        return [
+            (channels.STATE, state),  # (the writer adds the nested copies)
+            (channels.ACTUATORS, payloads.actuators(truth, self.specs, self.force)),
+            (channels.ENVIRONMENT,
+             payloads.environment_of(truth, self.elevation, self.hs, self.weather)),
+            (channels.LOCATION, fix),
+            (channels.POSE, channels.pose_in_frame(ns, truth.eta)),
+        ]  # fmt: skip
+
+
+SAMPLE_MESSAGES = 6  # a sample's messages in the file: the five above and the pose's /tf
+
+
+def sample(writer: RecordWriter, truth: Truth, origin: Origin,
+           specs: Sequence[ActuatorSpec], force: np.ndarray,
+           environment: Environment | None) -> None:  # fmt: skip
+    """The truth's channels at one instant (shared by the daemon's recorder and `hild sim`):
+    copied here, built and written in the writer's thread."""
+    if environment is None:
+        elevation, hs, weather = 0.0, 0.0, ""
+    else:
+        elevation = environment.elevation
+        hs, weather = environment.weather.waves.hs, environment.weather.preset
+    taken = Sample(truth, origin, specs, force.copy(), elevation, hs, weather)
+    writer.defer(utc_ns(truth.utc), taken.messages, SAMPLE_MESSAGES)
 
 
 class Recorder(TickObserver):

@@ -23,10 +23,13 @@ import stat
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import cast
 
+import orjson
 import structlog
 
 from hild import __version__
@@ -39,23 +42,35 @@ log = structlog.get_logger("hild.record")
 
 FLUSH_INTERVAL_S = 0.5  # well within the second the issue allows to be lost
 QUEUE_MESSAGES = 20_000  # a few seconds of every channel at 100 Hz: a slow disk's hiccup
-# The thread takes the queue in batches: a wake-up per message (a queue.Queue's get) cost more
-# than the message (bench/bench_daemon.py: recording the four-device bench at 270 messages a
-# second took 4.3 % of a core, nearly all of it the thread's wake-ups and GIL hand-overs).
-# A batch of 0.1 s is about 30 messages, 1 ms of work, taken in the interpreter's switch
-# intervals (the daemon's 0.5 ms), so a tick that wakes meanwhile waits no longer than that.
-BATCH_INTERVAL_S = 0.1
+# The thread takes the queue in batches, one per commit: a wake-up per message (a queue.Queue's
+# get) cost more than the message (bench/bench_daemon.py: recording the four-device bench, 270
+# messages a second, took 4.3 % of a core, most of it the thread's wake-ups and GIL hand-overs),
+# and Python code run cold costs more the fewer messages share a wake-up (measured here, 14.7 us
+# a message in batches of 0.5 s, 25-30 us in batches of 0.1 s, 7 us hot). A batch of 0.5 s of
+# the four-device bench is about 2 ms of work, taken in the interpreter's switch intervals (the
+# daemon's 0.5 ms), so a tick that wakes meanwhile waits no longer than that; the messages
+# wait in memory no longer than they did for their commit.
+BATCH_INTERVAL_S = FLUSH_INTERVAL_S
 CHUNK_BYTES = 256 * 1024  # chunks close at a flush anyway; this bounds one chunk's compression
 STOP = object()
+DEFERRED = ""  # the queue's topic of a ``defer``: its payload is (build, messages)
 
 
 @dataclass(frozen=True)
 class RecordStats:
     written: int  # messages committed to the MCAP file
-    dropped: int  # messages dropped while the recording was well: a full queue, a NaN
+    dropped: int  # messages dropped while the recording was well: a full queue
     flushes: int
     nmea_lines: int
     lost: int = 0  # messages that never reached the file because the recording failed
+
+
+def encode(payload: object) -> bytes:
+    """A message's JSON, compact, by orjson (compiled: a third of the json module's time for a
+    state message, bench/bench_daemon.py). A NaN or an infinity is written as null, as hild's
+    other JSON outputs write them (hild/sim.py) and as the channels' schemas allow; a numpy
+    number as its value; anything else JSON has no type for as its text."""
+    return orjson.dumps(payload, option=orjson.OPT_SERIALIZE_NUMPY, default=str)
 
 
 def implied(topic: str) -> int:
@@ -169,6 +184,16 @@ class RecordWriter:
         self._queue.append((topic, log_time_ns, payload))
         return True
 
+    def defer(self, log_time_ns: int, build: Callable[[], Iterable[tuple[str, object]]],
+              messages: int) -> bool:  # fmt: skip
+        """Queue ``build``, which the thread calls for the (topic, payload) pairs it writes,
+        all at ``log_time_ns``: a payload built off the tick from what the tick copied.
+        ``messages``: how many it makes in the file (what its loss counts)."""
+        if self.error is not None:
+            self._refused += messages
+            return False
+        return self.put(DEFERRED, log_time_ns, (build, messages))
+
     def declare(self, topic: str, example: dict) -> None:
         """Register a channel before its first message (a recording has every channel, even
         one that stayed silent); ``example`` shows its keys and their types."""
@@ -245,6 +270,14 @@ class RecordWriter:
         return True
 
     def _write(self, mcap: McapFile, topic: str, log_time_ns: int | None, payload: object) -> None:
+        if topic == DEFERRED and log_time_ns is not None:
+            build, messages = cast(tuple, payload)
+            if self.error is not None:
+                self.lost += messages
+                return
+            for built_topic, built in build():
+                self._write(mcap, built_topic, log_time_ns, built)
+            return
         if self.error is not None:  # failed: what was queued before the failure is lost too
             if log_time_ns is not None:
                 self.lost += implied(topic)
@@ -260,11 +293,7 @@ class RecordWriter:
                 self._channels[topic] = channel
             if log_time_ns is None:
                 return  # declared only
-            try:
-                data = json.dumps(payload, separators=(",", ":"), allow_nan=False).encode()
-            except ValueError:  # a NaN has no JSON: the message is counted, not written
-                self.dropped += 1
-                return
+            data = encode(payload)
             mcap.message(channel, log_time_ns, data, time.time_ns())
             self._uncommitted += 1
             if self.nmea_path is not None and topic.startswith(channels.SENSORS):
