@@ -233,8 +233,13 @@ class Recorder(TickObserver):
             return
         t, utc, ns = self._now()
         topic = channels.SENSORS + device
-        for message in events.sentences(payloads.stamp(t, utc), lines):
-            self.writer.put(topic, ns, message)
+        lines = tuple(lines)  # (bytes: the writer's thread decodes them)
+
+        def build() -> list[tuple[str, object]]:
+            return [(topic, message) for message in
+                    events.sentences(payloads.stamp(t, utc), lines)]  # fmt: skip
+
+        self.writer.defer(ns, build, len(lines))
 
     def on_received(
         self, device: str, inbound: Inbound, command: ActuatorCommand | None,
