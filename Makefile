@@ -25,4 +25,5 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
 	PYTHONWARNINGS=ignore::UserWarning $(VENV)/bin/python -m pip install --quiet -e ".[test]"
+	$(VENV)/bin/hild warm  # the default bench's kernels compiled now: the first run starts at once
 	touch $(STAMP)

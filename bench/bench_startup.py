@@ -13,7 +13,12 @@ hild runs as a user's install does: without the development environment's scipy 
 Cold runs point numba at an empty cache directory (NUMBA_CACHE_DIR), so every kernel a command
 needs is compiled; warm runs use a cache that an untimed run filled first. Prints one table.
 
+With ``--clean-clone`` it measures a newcomer's first run instead: a clean clone of this
+repository, `make`'s set-up (its .venv, the install and `hild warm`, with an empty kernel
+cache), then `hild run` from that venv to the first sentence.
+
     python bench/bench_startup.py [--warm 5] [--cold 2]
+    python bench/bench_startup.py --clean-clone [--warm 3]
 """
 
 from __future__ import annotations
@@ -64,7 +69,8 @@ def batch_rate(env: dict[str, str]) -> float:
     return float(p.stderr.rsplit("(", 1)[1].split(" runs/s")[0])
 
 
-def first_sentence(folder: Path, env: dict[str, str]) -> float:
+def first_sentence(folder: Path, env: dict[str, str], hild: list[str] = HILD,
+                   cwd: Path = REPO) -> float:  # fmt: skip
     """Seconds from starting `hild run` to the first datagram of its sentences."""
     folder = Path(tempfile.mkdtemp(dir=folder))  # a run directory of its own each time
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock, \
@@ -73,9 +79,9 @@ def first_sentence(folder: Path, env: dict[str, str]) -> float:
         sock.settimeout(120.0)
         bench = default_bench_on(folder, sock.getsockname()[1])
         t0 = time.perf_counter()
-        proc = subprocess.Popen([*HILD, "run", str(bench), "--run-dir", str(folder / "run")],
+        proc = subprocess.Popen([*hild, "run", str(bench), "--run-dir", str(folder / "run")],
                                 env=env, stdout=subprocess.DEVNULL, stderr=log,
-                                cwd=REPO)  # fmt: skip
+                                cwd=cwd)  # fmt: skip
         try:
             sock.recv(4096)
             return time.perf_counter() - t0
@@ -101,11 +107,44 @@ def measure(once, runs: int, cold: bool) -> float:
     return statistics.median(times)
 
 
+def clean_clone_first_run(runs: int) -> None:
+    """A newcomer's first `make run`: a clean clone of this repository, its set-up (`make`'s
+    .venv, pip's install and `hild warm`) with an empty kernel cache, then `hild run` to the
+    first sentence, ``runs`` times (the first is the newcomer's; the rest load the same
+    cache)."""
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        clone = tmp / "hild"
+        subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("NUMBA_CACHE_DIR", "VIRTUAL_ENV", "PYTHONPATH")}  # fmt: skip
+        env["XDG_CACHE_HOME"] = str(tmp / "cache")  # no kernels from an earlier install
+        t0 = time.perf_counter()
+        setup = subprocess.run(["make", "-C", str(clone), ".venv/.installed"], env=env,
+                               capture_output=True, text=True)  # fmt: skip
+        set_up_s = time.perf_counter() - t0
+        if setup.returncode != 0:
+            raise SystemExit(f"make's set-up failed:\n{setup.stdout[-2000:]}{setup.stderr[-2000:]}")
+        warmed = [line for line in setup.stderr.splitlines() if line.startswith("hild: ")]
+        times = [first_sentence(tmp, env, [str(clone / ".venv" / "bin" / "hild")], clone)
+                 for _ in range(runs)]  # fmt: skip
+    print(f"clean clone: make's set-up {set_up_s:.0f} s ({'; '.join(warmed) or 'no hild warm'})")
+    print(f"clean clone: hild run, first sentence: {times[0]:.2f} s the first time"
+          + (f", {statistics.median(times[1:]):.2f} s after (median of {runs - 1})"
+             if runs > 1 else ""))  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--warm", type=int, default=5, help="warm runs of each (median)")
     parser.add_argument("--cold", type=int, default=2, help="cold runs of each (median)")
+    parser.add_argument("--clean-clone", action="store_true",
+                        help="only: a clean clone's set-up and its first hild run (pip installs "
+                        "from the package index or its cache)")  # fmt: skip
     args = parser.parse_args()
+    if args.clean_clone:
+        clean_clone_first_run(max(args.warm, 1))
+        return
     cases = [
         ("hild --help", lambda folder, env: timed(["--help"], env)),
         ("hild check (default bench)", lambda folder, env: timed(["check"], env)),

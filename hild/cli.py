@@ -119,6 +119,22 @@ def build_parser() -> argparse.ArgumentParser:
         "actuators are plotted, its first controller's bus lines shown",
     )
 
+    warm = sub.add_parser(
+        "warm",
+        help="compile and cache the vessel model a bench's run needs (the set-up does it)",
+        description="Compile the kernels that running each bench needs (the vessel model, its "
+        "weather, every device) and cache them, so that the first hild run starts at once "
+        "instead of compiling with the boat silent (seconds; up to a minute on a Raspberry Pi). "
+        "make run's set-up calls it. The cache follows hild's sources: after an upgrade the "
+        "next run, or hild warm, compiles afresh.",
+    )
+    warm.add_argument(
+        "benches",
+        nargs="*",
+        metavar="BENCH",
+        help="bench files or built-in bench names (default: the default bench)",
+    )
+
     check = sub.add_parser(
         "check",
         help="validate a bench file without running it",
@@ -515,6 +531,10 @@ def main(argv: list[str] | None = None) -> int:
 
             write_or_drop(sys.stdout, layout_json(load_bench(args.bench)) + "\n")
             return 0
+        if args.command == "warm":
+            from hild.warm import warm
+
+            return warm(args.benches)
         if args.command == "check":
             from hild.check import check_bench
 

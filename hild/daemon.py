@@ -40,6 +40,7 @@ from hild.control import ActuatorCommand, ControlQueue, SafeState
 from hild.coupled.simulation import Simulation
 from hild.device_runtime import DeviceRuntime
 from hild.environment.environment import Environment
+from hild.kernel_cache import started_cold
 from hild.log import route_asyncio_errors
 from hild.model.layout import S_SIZE
 from hild.observers import TickObserver
@@ -282,11 +283,12 @@ class Daemon:
         for sig in signals:
             loop.add_signal_handler(sig, self.stop, signal.Signals(sig).name)
         started = time.monotonic()
-        log.info(
-            "run.preparing",
-            note="the first run compiles the vessel model, which takes "
-            "a while (up to a minute on a Raspberry Pi); later runs load it from the cache",
-        )
+        note = (
+            "the first run compiles the vessel model, which takes a while (up to a minute on a "
+            "Raspberry Pi; hild warm does it ahead); later runs load it from the cache"
+            if started_cold() else "loading the compiled vessel model from the cache"
+        )  # fmt: skip
+        log.info("run.preparing", note=note)
         self._warm_up()
         log.info("run.prepared", seconds=round(time.monotonic() - started, 2))
         switch_interval = sys.getswitchinterval()

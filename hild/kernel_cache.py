@@ -66,6 +66,18 @@ def configure_kernel_cache() -> str | None:
     return None
 
 
+_cold: bool | None = None
+
+
+def started_cold() -> bool:
+    """Whether the cache held no kernels when this process first asked (hild/__init__.py asks
+    at import, before anything compiles): what a run says of its preparation."""
+    global _cold
+    if _cold is None:
+        _cold = not kernels_cached()
+    return _cold
+
+
 def kernels_cached() -> bool:
     """Whether compiled kernels are in the cache (False: this run compiles them, which takes
     seconds here and up to a minute on a Raspberry Pi)."""
@@ -86,6 +98,12 @@ def announce_compiling() -> None:
 
         write_or_drop(sys.stderr, "hild: compiling the vessel model (the first run only; later "
                       "runs load it from the cache) ...\n")  # fmt: skip
+
+
+def mark_announced() -> None:
+    """A command that says it compiles in its own words (hild warm): no second notice."""
+    global _announced
+    _announced = True
 
 
 # Results of the compiled core that a command needs and that depend only on the core's sources
