@@ -133,3 +133,39 @@ def test_unknown_commands_are_named_in_the_error():
         sim.set_command("port.azimuth_deg", 3)
     with pytest.raises(CommandError, match="port, starboard"):
         sim.set_command("bow.rpm", 3)
+
+
+def test_the_kept_lag_factors_step_as_the_exponential_does_at_every_dt():
+    """update_actuators keeps 1 - exp(-dt/tau) per actuator state (layout A_LAG) instead of
+    taking the exponential each step: the states it gives are first_order_state's to the bit,
+    at a first dt and again after the dt changes (the factors are computed afresh); the
+    vessel's own packed parameters are left as they were by a simulation."""
+    from hild.model.actuators import update_actuators
+
+    v = vessel("odin")
+    packed = v.actuator_params.copy()
+    A = v.actuator_params.copy()
+    n = v.n_act
+    state = np.zeros(n * L.S_SIZE)
+    cmd = np.zeros_like(state)
+    for a in v.actuators:
+        cmd[a.index * L.S_SIZE + L.S_SPEED] = 1500.0
+        cmd[a.index * L.S_SIZE + L.S_ANGLE] = math.radians(20.0)
+        cmd[a.index * L.S_SIZE + L.S_DEFLECTOR] = -0.5
+    expected = state.copy()
+    slots = (L.A_SPEED, L.A_ANGLE, L.A_DEFLECTOR)
+    for dt in (0.01, 0.02):
+        for _ in range(300):
+            update_actuators(A, n, state, cmd, dt)
+            for i in range(n):
+                for j, k in enumerate(slots):
+                    s = i * L.S_SIZE + j
+                    expected[s] = first_order_state(expected[s], cmd[s], dt, A,
+                                                    i * L.A_SIZE + k)  # fmt: skip
+            assert np.array_equal(state, expected)
+        assert A[L.A_LAG_DT] == dt
+    assert 0.0 < state[L.S_SPEED] < 1500.0  # (still lagging: the factors are in use)
+    sim = Simulation(v, dt=0.01)
+    sim.set_command("port.rpm", 1500.0)
+    sim.advance(100)
+    assert np.array_equal(v.actuator_params, packed)

@@ -70,6 +70,9 @@ class Simulation:
         self.t = 0.0
         self.steps = 0
         self.x = np.zeros(L.X_SIZE)
+        # the step keeps its actuators' lag factors in them (layout A_LAG): this simulation's
+        # own copy, the vessel's stays as packed
+        self.actuator_params = vessel.actuator_params.copy()
         n = vessel.n_act
         self.act_state = np.zeros(n * L.S_SIZE)
         self.act_cmd = np.zeros_like(self.act_state)
@@ -170,7 +173,7 @@ class Simulation:
         if self.traffic is not None:  # the own ship at t, which the traffic is judged against
             np.copyto(self._x_before, self.x)
         step(
-            self.method, self.x, v.params, v.actuator_params, v.n_act, self.act_state,
+            self.method, self.x, v.params, self.actuator_params, v.n_act, self.act_state,
             self.act_cmd, self.env, self._inp, self._tau_act, self.dt, self._work, self._w,
         )  # fmt: skip
         if env is not None:
@@ -205,7 +208,7 @@ class Simulation:
             else:
                 j0, m, noise = 0, n - done, self._no_noise
             m = ticks(
-                m, self.steps, self.method, self.x, v.params, v.actuator_params, v.n_act,
+                m, self.steps, self.method, self.x, v.params, self.actuator_params, v.n_act,
                 self.act_state, self.act_cmd, self.env, self._inp, self._tau_act, self.dt,
                 self._work, self._w, B, W, noise, j0, T, TP, WP, n_targets, self._x_before,
                 rows, row0 + done, stop_n, stop_e, stop_r2,
@@ -241,7 +244,7 @@ class Simulation:
             else:
                 j0, n, noise = 0, left, self._no_noise
             written += run(
-                n, record_every, self.steps, self.method, self.x, v.params, v.actuator_params,
+                n, record_every, self.steps, self.method, self.x, v.params, self.actuator_params,
                 v.n_act, self.act_state, self.act_cmd, self.env, self.dt, out[written:],
                 B, W, noise, j0,
             )  # fmt: skip
@@ -268,7 +271,7 @@ class Simulation:
     def row(self) -> np.ndarray:
         """The current state as one row in the layout of ``columns()``."""
         v = self.vessel
-        actuator_forces(v.actuator_params, v.n_act, self.act_state, self._tau_act)
+        actuator_forces(self.actuator_params, v.n_act, self.act_state, self._tau_act)
         parts: list[np.ndarray] = [np.array([self.t]), self.x, self.act_state, self._tau_act]
         if self.environment is not None:
             self.update_environment()

@@ -18,6 +18,8 @@ from hild.model.layout import (
     A_HAS_DEFLECTOR,
     A_K_FWD,
     A_K_REV,
+    A_LAG,
+    A_LAG_DT,
     A_LAW,
     A_MOUNT,
     A_SIZE,
@@ -45,10 +47,18 @@ def first_order_state(x, cmd, dt, A, k):
     The command is saturated first, the lag is solved exactly for a command
     held over the step, and the rate limit and saturation bound the result.
     """
+    tau = A[k]
+    return lagged_state(x, cmd, dt, 1.0 - math.exp(-dt / tau) if tau > 0.0 else 0.0, A, k)
+
+
+@njit(cache=True)
+def lagged_state(x, cmd, dt, lag, A, k):
+    """``first_order_state`` with its lag factor ``lag`` = 1 - exp(-dt / tau) given (the same
+    expression, computed once per time step: the result is the same to the bit)."""
     tau, rate, lo, hi = A[k], A[k + 1], A[k + 2], A[k + 3]
     target = min(max(cmd, lo), hi)
     if tau > 0.0:
-        nxt = x + (target - x) * (1.0 - math.exp(-dt / tau))
+        nxt = x + (target - x) * lag
     else:
         nxt = target
     if rate > 0.0:
@@ -59,21 +69,28 @@ def first_order_state(x, cmd, dt, A, k):
 
 @njit(cache=True)
 def update_actuators(A, n_act, state, cmd, dt):
-    """Advance all actuator states in place over one step of dt seconds."""
+    """Advance all actuator states in place over one step of dt seconds. Each actuator's lag
+    factors are computed at its first step of this dt and kept in A (A_LAG_DT, A_LAG)."""
     for i in range(n_act):
         a = i * A_SIZE
         s = i * S_SIZE
-        state[s + S_SPEED] = first_order_state(
-            state[s + S_SPEED], cmd[s + S_SPEED], dt, A, a + A_SPEED
+        if A[a + A_LAG_DT] != dt:
+            for j, k in ((0, A_SPEED), (1, A_ANGLE), (2, A_DEFLECTOR)):
+                tau = A[a + k]
+                A[a + A_LAG + j] = 1.0 - math.exp(-dt / tau) if tau > 0.0 else 0.0
+            A[a + A_LAG_DT] = dt
+        state[s + S_SPEED] = lagged_state(
+            state[s + S_SPEED], cmd[s + S_SPEED], dt, A[a + A_LAG], A, a + A_SPEED
         )
         if A[a + A_ANGLE_KIND] != ANGLE_NONE:
-            state[s + S_ANGLE] = first_order_state(
-                state[s + S_ANGLE], cmd[s + S_ANGLE], dt, A, a + A_ANGLE
+            state[s + S_ANGLE] = lagged_state(
+                state[s + S_ANGLE], cmd[s + S_ANGLE], dt, A[a + A_LAG + 1], A, a + A_ANGLE
             )
         if A[a + A_HAS_DEFLECTOR] != 0.0:
-            state[s + S_DEFLECTOR] = first_order_state(
-                state[s + S_DEFLECTOR], cmd[s + S_DEFLECTOR], dt, A, a + A_DEFLECTOR
-            )
+            state[s + S_DEFLECTOR] = lagged_state(
+                state[s + S_DEFLECTOR], cmd[s + S_DEFLECTOR], dt, A[a + A_LAG + 2], A,
+                a + A_DEFLECTOR,
+            )  # fmt: skip
 
 
 @njit(cache=True)

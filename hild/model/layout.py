@@ -47,7 +47,12 @@ A_ANGLE = 23  # 4: time constant, rate limit [rad/s], min, max [rad]
 A_HAS_DEFLECTOR = 27  # 1.0 when the actuator has an astern deflector
 A_DEFLECTOR = 28  # 4: time constant, rate limit [1/s], min, max
 A_MOUNT = 32  # fixed direction of the thrust when the angle is 0 [rad]
-A_SIZE = 36
+# Kept by the step, not packed: the time step the lag factors below were computed for (0: none
+# yet), and 1 - exp(-dt / tau) of the speed, angle and deflector states at that step, so that a
+# step needs no exponential (hild/model/actuators.py update_actuators)
+A_LAG_DT = 33
+A_LAG = 34  # 3
+A_SIZE = 37
 
 LAW_QUADRATIC = 0.0  # F = K n|n|, thesis eq. 2.40
 LAW_LINEAR = 1.0  # F = K x, VRX linear map

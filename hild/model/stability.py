@@ -303,16 +303,17 @@ def manoeuvre(vessel: Vessel, dt: float) -> Iterator[tuple[np.ndarray, np.ndarra
     x = np.zeros(L.X_SIZE)
     env, inp, tau = np.zeros(L.I_SIZE), np.zeros(L.I_SIZE), np.zeros(6)
     work, w = np.zeros((WORK_ROWS, L.X_SIZE)), np.zeros(W_SIZE)
+    A = vessel.actuator_params.copy()  # (the step keeps its lag factors in it: not the vessel's)
     every = max(1, round(SAMPLE_S / dt))
     for leg, duration in LEGS:
         command = legs[leg]
         for k in range(1, round(duration / dt) + 1):
-            step(L.METHOD_RK4, x, vessel.params, vessel.actuator_params, n, state, command, env,
-                 inp, tau, dt, work, w)  # fmt: skip
+            step(L.METHOD_RK4, x, vessel.params, A, n, state, command, env, inp, tau, dt, work,
+                 w)  # fmt: skip
             if k % every == 0:
                 if state_problem(x):  # the model itself runs away: nothing more to learn
                     return
-                actuator_forces(vessel.actuator_params, n, state, tau)
+                actuator_forces(A, n, state, tau)
                 speed = math.hypot(x[L.X_NU], x[L.X_NU + 1])
                 yield x.copy(), tau.copy(), f"{WHERE[leg]} at {speed:.2g} m/s"
 
