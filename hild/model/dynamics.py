@@ -62,7 +62,7 @@ def rotation(phi, theta, psi, R):
                 math.sin(psi), R)  # fmt: skip
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def rotation_of(cphi, sphi, cth, sth, cpsi, spsi, R):
     """R(Theta) from the cosines and sines of roll, pitch and yaw (rhs has them already).
 
@@ -80,7 +80,7 @@ def rotation_of(cphi, sphi, cth, sth, cpsi, spsi, R):
     R[8] = cth * cphi
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def ittc_surge_force(P, u_r):
     """Nonlinear surge friction -0.5 rho S (1+k) C_f(Rn) |u_r| u_r (thesis eqs 2.27-2.30, 3.9)."""
     if P[P_ITTC_ON] == 0.0:
@@ -93,7 +93,7 @@ def ittc_surge_force(P, u_r):
     return -P[P_ITTC_COEF] * cf * abs(u_r) * u_r
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def cross_flow_drag(P, v_r, r):
     """Sway force and yaw moment of cross-flow drag by strip integration (thesis eqs 2.31-2.32).
 
@@ -119,7 +119,7 @@ def cross_flow_drag(P, v_r, r):
     return -cy * sway, -cn * yaw
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def rigid_body_coriolis(P, nu, out):
     """out = C_RB(nu) nu with the centre of gravity offset (thesis eq. 2.18).
 
@@ -150,7 +150,7 @@ def rigid_body_coriolis(P, nu, out):
     out[5] = p * i1 - q * i0 + m * (xg * a1 - yg * a0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def added_mass_coriolis(P, nu_r, out):
     """out = C_A(nu_r) nu_r built from M_A (thesis eqs 2.19-2.25).
 
@@ -184,7 +184,7 @@ def added_mass_coriolis(P, nu_r, out):
     out[5] = munk * (u * a1 - v * a0) + p * b1 - q * b0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def hydrodynamic_force(P, eta, nu, nu_r, out, tmp):
     """out = -C_RB(nu)nu - C_A(nu_r)nu_r - D(nu_r)nu_r - G eta (thesis eq. 2.12, left side).
 
