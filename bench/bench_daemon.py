@@ -14,7 +14,12 @@ of bench/clock_floor.py: a bare Python loop that blocks on the same timerfd cloc
 and stepping the default bench's model each tick) and an empty asyncio loop woken by it.
 Prints one table, with each row's CPU per tick and its excess over the stepping floor.
 
+With ``--side-by-side`` it runs only the daemons, plain and ``--record`` of a bench at the same
+time (each reading its own clients), and prints the difference per pair: the two share the
+machine's load moment by moment, which runs one after the other on a shared machine do not.
+
     python bench/bench_daemon.py [--duration 60] [--repeat 1]
+    python bench/bench_daemon.py --side-by-side [--duration 60] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ import threading
 import tty
 from pathlib import Path
 from statistics import mean, median
+
+from common import REPO, free_port
 
 FOUR_DEVICES = """
 [bench]
@@ -179,12 +186,83 @@ def floor(kind: str, duration: float) -> dict:
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
+def default_bench_on(folder: Path, udp: int) -> Path:
+    """The built-in default bench sending to ``udp``, its command port a free one (two of them
+    run at once side by side)."""
+    text = (REPO / "profiles" / "bench" / "default.toml").read_text()
+    text = text.replace("10110", str(udp)).replace("10112", str(free_port(socket.SOCK_DGRAM)))
+    path = folder / f"default-{udp}.toml"
+    path.write_text(text)
+    return path
+
+
+def run_into(results: dict, key: int, bench_args: list[str], run_dir: Path, duration: float,
+             sock: socket.socket) -> None:  # fmt: skip
+    results[key] = run(bench_args, run_dir, duration, sock)
+
+
+def side_by_side(duration: float, repeat: int) -> None:
+    """Each bench twice at the same time, plain and with --record, so that both runs share the
+    machine's load moment by moment: the difference is recording's, less the machine's noise
+    than in runs one after the other."""
+    print(
+        f"hild run, 100 Hz, {duration:g} s, plain and --record at the same time, "
+        f"{repeat} time(s) each bench, {os.cpu_count()} cores:"
+    )
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        for name in ("4 devices", "default bench"):
+            differences, threads = [], []
+            for i in range(repeat):
+                socks, argv = [], []
+                for mode in ("plain", "record"):
+                    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                    sock.bind(("127.0.0.1", 0))
+                    udp = sock.getsockname()[1]
+                    folder = tmp / f"{name[0]}{i}{mode}"
+                    folder.mkdir()
+                    if name == "4 devices":
+                        bench = folder / "four.toml"
+                        bench.write_text(FOUR_DEVICES.format(run_dir=folder / "links", udp=udp))
+                    else:
+                        bench = default_bench_on(folder, udp)
+                    extra = ["--record", str(folder / "run.mcap")] if mode == "record" else []
+                    socks.append(sock)
+                    argv.append(([str(bench), *extra], folder / "run"))
+                results: dict[int, dict] = {}
+                workers = [threading.Thread(target=run_into, args=(results, k, *argv[k], duration,
+                                                                   socks[k]))
+                           for k in (0, 1)]  # fmt: skip
+                for worker in workers:
+                    worker.start()
+                for worker in workers:
+                    worker.join()
+                for sock in socks:
+                    sock.close()
+                plain, recorded = results[0], results[1]
+                differences.append(recorded["cpu_percent"] - plain["cpu_percent"])
+                threads.append(recorded["thread_percent"].get("hild-record", 0.0))
+                print(f"  {name:<14} plain {plain['cpu_percent']:.2f} %  --record "
+                      f"{recorded['cpu_percent']:.2f} %  difference "
+                      f"{differences[-1]:+.2f} %  (the recording thread "
+                      f"{threads[-1]:.2f} %; {recorded['record']['messages']} messages, "
+                      f"{recorded['record']['dropped']} dropped)", flush=True)  # fmt: skip
+            print(f"  {name:<14} median difference {median(differences):+.2f} % of a core "
+                  f"(range {min(differences):+.2f} to {max(differences):+.2f}), the recording "
+                  f"thread {median(threads):.2f} %")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=60.0, help="seconds per run (60)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="plain and --record runs of each bench, alternated (1)")  # fmt: skip
+    parser.add_argument("--side-by-side", action="store_true",
+                        help="only: plain and --record of each bench at the same time")  # fmt: skip
     args = parser.parse_args()
+    if args.side_by_side:
+        side_by_side(args.duration, args.repeat)
+        return
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.bind(("127.0.0.1", 0))
     udp = sock.getsockname()[1]
