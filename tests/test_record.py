@@ -580,3 +580,18 @@ def test_plot_draws_the_traffic_and_reads_each_closest_approach(tmp_path):
     assert p.returncode == 0, p.stderr
     figure = tmp_path / "fig" / "traffic.png"
     assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and figure.stat().st_size > 10_000
+
+
+def test_packed_records_are_the_mcap_packages_bytes():
+    """The records hild packs itself (a message, a chunk's message index) are byte for byte what
+    the `mcap` package's own record classes write."""
+    from mcap.records import Message, MessageIndex
+
+    from hild.record.mcapfile import McapFile, message_index_bytes, record_bytes
+
+    for entries in ([], [(5, 10)], [(1, 2), (3, 4), (2**63, 2**40)]):
+        assert message_index_bytes(7, entries) == record_bytes(MessageIndex(7, entries))
+    mcap = McapFile(-1, 1 << 20)
+    mcap.message(3, 1_780_315_200_000_000_000, b'{"t":0.5}', 42)
+    assert bytes(mcap._chunk) == record_bytes(Message(channel_id=3, sequence=0,
+        log_time=1_780_315_200_000_000_000, publish_time=42, data=b'{"t":0.5}'))  # fmt: skip

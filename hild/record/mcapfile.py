@@ -23,6 +23,7 @@ last good commit back, so the file keeps everything committed before the failure
 
 from __future__ import annotations
 
+import itertools
 import os
 import struct
 import tempfile
@@ -42,7 +43,6 @@ from mcap.records import (
     Footer,
     Header,
     McapRecord,
-    MessageIndex,
     Metadata,
     MetadataIndex,
     Schema,
@@ -61,6 +61,16 @@ COPY_BLOCK = 1 << 16
 # ``profile`` key, beside the bench's text) and a "recording" record saying how it ended.
 PROFILE = "x-hild"
 RECORDING = "recording"  # the metadata record of how a recording ended (finished, failed, cut)
+
+
+def message_index_bytes(channel_id: int, entries: list[tuple[int, int]]) -> bytes:
+    """A chunk's message index of one channel, packed in two ``struct`` calls. MCAP
+    specification, "Message Index" (op 0x07): the record's length (uint64), channel id uint16,
+    then the records' byte length (uint32) and each (log time, offset) as two uint64."""
+    count = len(entries)
+    body = struct.pack(f"<HI{2 * count}Q", channel_id, 16 * count,
+                       *itertools.chain.from_iterable(entries))  # fmt: skip
+    return struct.pack("<BQ", Opcode.MESSAGE_INDEX, len(body)) + body
 
 
 def record_bytes(*records: McapRecord) -> bytes:
@@ -257,7 +267,7 @@ class McapFile:
         index_start = len(self._pending)
         for channel_id, entries in self._chunk_index.items():
             index_offsets[channel_id] = self.ending_offset + len(self._pending)
-            self._pending += record_bytes(MessageIndex(channel_id, entries))
+            self._pending += message_index_bytes(channel_id, entries)
         self._closed.append((
             ChunkIndex(message_start_time=self._chunk_start, message_end_time=self._chunk_end,
                        chunk_start_offset=chunk_offset, chunk_length=len(chunk_record),
