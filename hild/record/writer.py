@@ -171,28 +171,28 @@ class RecordWriter:
     def put(self, topic: str, log_time_ns: int, payload: object) -> bool:
         """Queue one message; False (counted) when the queue is full (lossless: wait) or the
         recording has failed."""
-        if self.error is not None:
-            self._refused += implied(topic)
-            return False
-        while len(self._queue) >= QUEUE_MESSAGES:
-            if not self.lossless or self._thread is None:
-                self.dropped += 1
-                return False
-            self._taken.clear()
-            self._wake.set()
-            self._taken.wait(BATCH_INTERVAL_S)
-        self._queue.append((topic, log_time_ns, payload))
-        return True
+        return self._enqueue(topic, log_time_ns, payload, implied(topic))
 
     def defer(self, log_time_ns: int, build: Callable[[], Iterable[tuple[str, object]]],
               messages: int) -> bool:  # fmt: skip
         """Queue ``build``, which the thread calls for the (topic, payload) pairs it writes,
         all at ``log_time_ns``: a payload built off the tick from what the tick copied.
         ``messages``: how many it makes in the file (what its loss counts)."""
+        return self._enqueue(DEFERRED, log_time_ns, (build, messages), messages)
+
+    def _enqueue(self, topic: str, log_time_ns: int, payload: object, messages: int) -> bool:
         if self.error is not None:
             self._refused += messages
             return False
-        return self.put(DEFERRED, log_time_ns, (build, messages))
+        while len(self._queue) >= QUEUE_MESSAGES:
+            if not self.lossless or self._thread is None:
+                self.dropped += messages
+                return False
+            self._taken.clear()
+            self._wake.set()
+            self._taken.wait(BATCH_INTERVAL_S)
+        self._queue.append((topic, log_time_ns, payload))
+        return True
 
     def declare(self, topic: str, example: dict) -> None:
         """Register a channel before its first message (a recording has every channel, even
