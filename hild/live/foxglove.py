@@ -64,7 +64,6 @@ SERVICE_PREFIX = "/control/"
 CALL_TIMEOUT_S = 10.0  # a service call the loop has not answered by then is answered an error
 SAMPLED = (channels.STATE, channels.ACTUATORS, channels.ENVIRONMENT, channels.LOCATION,
            channels.POSE, channels.TF)  # fmt: skip
-STAMP = {"t": 0.0, "utc": ""}
 
 
 def service_schema(request: str) -> dict:
@@ -131,25 +130,8 @@ class FoxgloveLive(TickObserver):
     def _declare(self, daemon: RunningDaemon) -> None:
         """The channels whose keys are known before the first tick (the recorder's); the
         sampled ones open with their first payload, as the recorder's do."""
-        for rt in daemon.devices:
-            self._open(channels.SENSORS + rt.device.config.name, {**STAMP, "sentence": ""})
-            if fixes.reports_fixes(rt.device.config.sentences):
-                self._open(channels.FIX + rt.device.config.name, {})
-        for device in daemon.command_devices:
-            self._open(channels.BUS + device.config.name, {
-                **STAMP, "port": "", "peer": "", "line": "", "ok": True, "reason": "",
-                "detail": "", "demands": [],
-            })  # fmt: skip
-        if daemon.command_devices:
-            self._open(channels.REFERENCE, {**STAMP, "device": "", "heading_ref": 0.0})
-        self._open(channels.CONTROL, {**STAMP, "kind": "", "source": "", "request": {},
-                                      "result": {}})  # fmt: skip
-        if daemon.bench.traffic:
-            self._open(channels.TRAFFIC, {**STAMP, "targets": []})
-        self._open(channels.STATS, {
-            **STAMP, "ticks": 0, "overruns": 0, "jitter_p50_ms": 0.0, "jitter_p99_ms": 0.0,
-            "jitter_max_ms": 0.0, "record_dropped": 0,
-        })  # fmt: skip
+        for topic, example in events.declared(daemon):
+            self._open(topic, example)
 
     def _open(self, topic: str, payload: dict) -> Any:
         _, schema = channels.schema_for(topic, payload)

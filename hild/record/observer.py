@@ -26,7 +26,7 @@ from hild.clock import JitterStats
 from hild.mirror import payloads
 from hild.names import TemplateError, fill_template
 from hild.observers import TickObserver
-from hild.record import channels, events, fixes
+from hild.record import channels, events
 from hild.record.config import RecordConfig
 from hild.record.writer import RecordWriter
 from hild.sensors.geodesy import Origin
@@ -161,27 +161,8 @@ class Recorder(TickObserver):
     def _declare(self, daemon: RunningDaemon) -> None:
         """Every channel of the run, with its keys, before the first tick."""
         assert self.writer is not None
-        stamp = {"t": 0.0, "utc": ""}
-        for rt in daemon.devices:
-            self.writer.declare(channels.SENSORS + rt.device.config.name,
-                                {**stamp, "sentence": ""})  # fmt: skip
-            if fixes.reports_fixes(rt.device.config.sentences):  # (the writer fills it)
-                self.writer.declare(channels.FIX + rt.device.config.name, {})
-        for device in daemon.command_devices:
-            self.writer.declare(channels.BUS + device.config.name, {
-                **stamp, "port": "", "peer": "", "line": "", "ok": True, "reason": "",
-                "detail": "", "demands": [],
-            })  # fmt: skip
-        if daemon.command_devices:
-            self.writer.declare(channels.REFERENCE, {**stamp, "device": "", "heading_ref": 0.0})
-        self.writer.declare(channels.CONTROL, {**stamp, "kind": "", "source": "", "request": {},
-                                               "result": {}})  # fmt: skip
-        if daemon.bench.traffic:  # (a target added at run time opens it with its first message)
-            self.writer.declare(channels.TRAFFIC, {**stamp, "targets": []})
-        self.writer.declare(channels.STATS, {
-            **stamp, "ticks": 0, "overruns": 0, "jitter_p50_ms": 0.0, "jitter_p99_ms": 0.0,
-            "jitter_max_ms": 0.0, "record_dropped": 0,
-        })  # fmt: skip
+        for topic, example in events.declared(daemon):
+            self.writer.declare(topic, example)
 
     def file_for(self, bench: str, start: datetime | None) -> Path:
         """The file name with ``{bench}`` and ``{utc}`` (the start, 20260601T120000Z: the
