@@ -8,6 +8,7 @@ slots (environment/layout.py F_*), which must be the model's input slots (model/
 checked here, once, at import.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -51,49 +52,57 @@ def row_environment(n_act: int) -> int:
     return row_force(n_act) + 6
 
 
-@njit(cache=True)
-def run(
-    n_steps, record_every, k0, method, x, P, A, n_act, act_state, act_cmd, env, dt, out,
-    B, W, noise, j0,
-):  # fmt: skip
-    """Advance n_steps from global step k0, writing a row into ``out`` at each
-    global step that is a multiple of ``record_every``.
+@functools.cache
+def run_kernel(method: int, waves: bool):
+    """The compiled loop for one integrator (METHOD_*) and a calm sea or waves: a kernel of
+    its own each, so a run compiles only what it uses (hild/model/integrators.py step,
+    hild/environment/kernel.py env_outputs). Without an environment, waves is False."""
 
-    With an environment (its buffer B not empty) its outputs are computed before each step
-    and its processes advanced after it, with noise columns j0, j0 + 1, ...
-    A row is [t, x (12), actuator states (3 per actuator), actuator force (6)]
-    and, with an environment, its recorded outputs (ENV_COLUMNS). Returns the
-    number of rows written. All buffers are allocated once per call.
-    """
-    work = np.empty((WORK_ROWS, X_SIZE))
-    w = np.empty(W_SIZE)
-    inp = np.empty(env.shape[0])
-    tau_act = np.empty(6)
-    rows = 0
-    na = act_state.shape[0]
-    has_env = B.shape[0] > 0
-    for k in range(n_steps):
-        kk = k0 + k
-        if has_env:
-            env_outputs(B, W, kk, x, dt, env)
-        step(method, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w)
-        if has_env:
-            env_advance(B, noise, j0 + k, kk, x, dt)
-        if record_every > 0 and (kk + 1) % record_every == 0:
-            actuator_forces(A, n_act, act_state, tau_act)
-            row = out[rows]
-            row[ROW_T] = (kk + 1) * dt
-            for i in range(X_SIZE):
-                row[ROW_STATE + i] = x[i]
-            for i in range(na):
-                row[ROW_ACTUATORS + i] = act_state[i]
-            for i in range(6):
-                row[ROW_ACTUATORS + na + i] = tau_act[i]
+    @njit(cache=True)
+    def run(
+        n_steps, record_every, k0, x, P, A, n_act, act_state, act_cmd, env, dt, out,
+        B, W, noise, j0,
+    ):  # fmt: skip
+        """Advance n_steps from global step k0, writing a row into ``out`` at each
+        global step that is a multiple of ``record_every``.
+
+        With an environment (its buffer B not empty) its outputs are computed before each step
+        and its processes advanced after it, with noise columns j0, j0 + 1, ...
+        A row is [t, x (12), actuator states (3 per actuator), actuator force (6)]
+        and, with an environment, its recorded outputs (ENV_COLUMNS). Returns the
+        number of rows written. All buffers are allocated once per call.
+        """
+        work = np.empty((WORK_ROWS, X_SIZE))
+        w = np.empty(W_SIZE)
+        inp = np.empty(env.shape[0])
+        tau_act = np.empty(6)
+        rows = 0
+        na = act_state.shape[0]
+        has_env = B.shape[0] > 0
+        for k in range(n_steps):
+            kk = k0 + k
             if has_env:
-                env_outputs(B, W, kk + 1, x, dt, env)
-                record_outputs(B, row, ROW_ACTUATORS + na + 6)  # = row_environment(n_act)
-            rows += 1
-    return rows
+                env_outputs(B, W, kk, x, dt, env, waves)
+            step(method, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w)
+            if has_env:
+                env_advance(B, noise, j0 + k, kk, x, dt, waves)
+            if record_every > 0 and (kk + 1) % record_every == 0:
+                actuator_forces(A, n_act, act_state, tau_act)
+                row = out[rows]
+                row[ROW_T] = (kk + 1) * dt
+                for i in range(X_SIZE):
+                    row[ROW_STATE + i] = x[i]
+                for i in range(na):
+                    row[ROW_ACTUATORS + i] = act_state[i]
+                for i in range(6):
+                    row[ROW_ACTUATORS + na + i] = tau_act[i]
+                if has_env:
+                    env_outputs(B, W, kk + 1, x, dt, env, waves)
+                    record_outputs(B, row, ROW_ACTUATORS + na + 6)  # = row_environment(n_act)
+                rows += 1
+        return rows
+
+    return run
 
 
 @njit(cache=True)

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hild.coupled.loop import record_outputs, run
+from hild.coupled.loop import record_outputs, run_kernel
 from hild.environment import layout as EL
-from hild.environment.kernel import env_advance, env_outputs
+from hild.environment.kernel import has_waves, kernels_for
 from hild.model import layout as L
 from hild.model.actuators import actuator_forces
 from hild.model.dynamics import W_SIZE
-from hild.model.integrators import WORK_ROWS, step
+from hild.model.integrators import STEP_KERNELS, WORK_ROWS
 from hild.model.layout import METHODS
 from hild.model.stability import state_problem
 from hild.model.vessel import DEGREES, Vessel
@@ -67,6 +67,7 @@ class Simulation:
         self.dt = float(dt)
         self.method = METHODS[method]
         self.method_name = method
+        self._step = STEP_KERNELS[self.method]  # (compiled for this method only)
         self.t = 0.0
         self.steps = 0
         self.x = np.zeros(L.X_SIZE)
@@ -86,7 +87,7 @@ class Simulation:
         self._tau_act = np.zeros(6)
         if environment is not None:
             self._check_fits(environment)
-        self.environment = environment
+        self._use(environment)
         self.traffic: Traffic | None = None  # other ships, stepped with this one by tick()
         self._x_before = np.zeros(L.X_SIZE)  # the state at the start of a tick (for traffic)
         self._no_environment = (np.zeros(0), np.zeros((EL.W_ROWS, 0)))
@@ -134,17 +135,26 @@ class Simulation:
         if environment.dt != self.dt or environment.vessel is not self.vessel:
             raise ValueError("the environment was built for another step or vessel")
 
-    def adopt_environment(self, environment: Environment) -> None:
-        """Swap in a new environment (built off the tick, see Environment.continue_from)."""
-        self._check_fits(environment)
+    def _use(self, environment: Environment | None) -> None:
+        """Take ``environment`` and the kernels its sea needs (a calm sea's never compile the
+        wave code)."""
         self.environment = environment
+        self._waves = environment is not None and has_waves(environment.B)
+        if environment is not None:
+            self._env_outputs, self._env_advance = kernels_for(environment.B)
+
+    def adopt_environment(self, environment: Environment) -> None:
+        """Swap in a new environment (built off the tick, see Environment.continue_from; its
+        kernels compiled off the tick too, see compile_environment_kernels)."""
+        self._check_fits(environment)
+        self._use(environment)
         self.update_environment()
 
     def update_environment(self) -> None:
         """Evaluate the environment for the present state (the step does it too; idempotent)."""
         env = self.environment
         if env is not None:
-            env_outputs(env.B, env.W, self.steps, self.x, self.dt, self.env)
+            self._env_outputs(env.B, env.W, self.steps, self.x, self.dt, self.env)
 
     # --- traffic ----------------------------------------------------------------------------
     def add_traffic(self, targets: Sequence[Target]) -> None:
@@ -172,12 +182,12 @@ class Simulation:
         t_before = self.t
         if self.traffic is not None:  # the own ship at t, which the traffic is judged against
             np.copyto(self._x_before, self.x)
-        step(
-            self.method, self.x, v.params, self.actuator_params, v.n_act, self.act_state,
+        self._step(
+            self.x, v.params, self.actuator_params, v.n_act, self.act_state,
             self.act_cmd, self.env, self._inp, self._tau_act, self.dt, self._work, self._w,
         )  # fmt: skip
         if env is not None:
-            env_advance(env.B, env.noise, j, self.steps, self.x, self.dt)
+            self._env_advance(env.B, env.noise, j, self.steps, self.x, self.dt)
             env.cursor += 1
         self.steps += 1
         self.t = self.steps * self.dt
@@ -191,7 +201,7 @@ class Simulation:
         after each tick the row (t, north, east, down, roll) into ``rows[row0 + i]``. With
         ``stop`` (north, east, r2), it ends after the first tick ending within sqrt(r2) of
         that point. Returns the ticks done."""
-        from hild.coupled.ticks import no_targets, ticks
+        from hild.coupled.ticks import no_targets, ticks_kernel
 
         v, env, traffic = self.vessel, self.environment, self.traffic
         B, W = self._no_environment if env is None else (env.B, env.W)
@@ -200,6 +210,7 @@ class Simulation:
         else:
             (T, TP, WP), n_targets = no_targets(), 0
         stop_n, stop_e, stop_r2 = stop if stop is not None else (0.0, 0.0, -1.0)
+        ticks = ticks_kernel(self.method, self._waves)
         done = 0
         while done < n:
             if env is not None:
@@ -208,7 +219,7 @@ class Simulation:
             else:
                 j0, m, noise = 0, n - done, self._no_noise
             m = ticks(
-                m, self.steps, self.method, self.x, v.params, self.actuator_params, v.n_act,
+                m, self.steps, self.x, v.params, self.actuator_params, v.n_act,
                 self.act_state, self.act_cmd, self.env, self._inp, self._tau_act, self.dt,
                 self._work, self._w, B, W, noise, j0, T, TP, WP, n_targets, self._x_before,
                 rows, row0 + done, stop_n, stop_e, stop_r2,
@@ -237,6 +248,7 @@ class Simulation:
         left = n_steps
         env = self.environment
         B, W = self._no_environment if env is None else (env.B, env.W)
+        run = run_kernel(self.method, self._waves)
         while True:
             if env is not None:
                 j0, n = env.noise_window(left)
@@ -244,7 +256,7 @@ class Simulation:
             else:
                 j0, n, noise = 0, left, self._no_noise
             written += run(
-                n, record_every, self.steps, self.method, self.x, v.params, self.actuator_params,
+                n, record_every, self.steps, self.x, v.params, self.actuator_params,
                 v.n_act, self.act_state, self.act_cmd, self.env, self.dt, out[written:],
                 B, W, noise, j0,
             )  # fmt: skip
@@ -290,6 +302,16 @@ class Simulation:
         """0.5 nu^T M nu [J]."""
         nu = self.x[L.X_NU : L.X_NU + 6]
         return 0.5 * float(nu @ self.vessel.M @ nu)
+
+
+def compile_environment_kernels(environment: Environment) -> None:
+    """Compile (or load from the cache) the kernels an environment's sea needs, on throwaway
+    copies: for an environment built while a run goes on (a weather change), off the tick, so
+    that the tick which swaps it in does not stop to compile."""
+    outputs, advance = kernels_for(environment.B)
+    B, x, inputs = environment.B.copy(), np.zeros(L.X_SIZE), np.zeros(L.I_SIZE)
+    outputs(B, environment.W.copy(), 0, x, environment.dt, inputs)
+    advance(B, environment.noise.copy(), 0, 0, x, environment.dt)
 
 
 def _within(row: np.ndarray, north: float, east: float, r2: float) -> bool:

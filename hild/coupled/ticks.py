@@ -8,6 +8,8 @@ before and after, the environment at the new step. A run stepped this way is the
 tick by tick, bit for bit. (Imported when first used: it compiles the traffic's kernel too.)
 """
 
+import functools
+
 import numpy as np
 from numba import njit
 
@@ -18,40 +20,47 @@ from hild.traffic.kernel import traffic_tick
 TRACK_ROW = 5  # t, north, east, down, roll (hild/scenario/track.py TRACK_COLUMNS)
 
 
-@njit(cache=True)
-def ticks(
-    n, k0, method, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w,
-    B, W, noise, j0, T, TP, WP, n_targets, x_before, rows, row0, stop_n, stop_e, stop_r2,
-):  # fmt: skip
-    """Advance n ticks from global step k0, writing the track row after each into
-    ``rows[row0 + i]``. Stops early after the first tick that ends within ``stop_r2`` (a
-    squared distance; negative: never) of (stop_n, stop_e). Returns the ticks done."""
-    has_env = B.shape[0] > 0
-    for i in range(n):
-        kk = k0 + i
-        if has_env:
-            env_outputs(B, W, kk, x, dt, env)
-        if n_targets > 0:
-            for j in range(x.shape[0]):
-                x_before[j] = x[j]
-        step(method, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w)
-        if has_env:
-            env_advance(B, noise, j0 + i, kk, x, dt)
-        if n_targets > 0:
-            traffic_tick(T, TP, WP, n_targets, x_before, x, dt, kk * dt, (kk + 1) * dt)
-        if has_env:
-            env_outputs(B, W, kk + 1, x, dt, env)
-        row = rows[row0 + i]
-        row[0] = (kk + 1) * dt
-        row[1] = x[0]
-        row[2] = x[1]
-        row[3] = x[2]
-        row[4] = x[3]
-        if stop_r2 >= 0.0:
-            dn, de = x[0] - stop_n, x[1] - stop_e
-            if dn * dn + de * de <= stop_r2:
-                return i + 1
-    return n
+@functools.cache
+def ticks_kernel(method: int, waves: bool):
+    """The compiled ticks for one integrator (METHOD_*) and a calm sea or waves, a kernel of
+    its own each (see hild/coupled/loop.py run_kernel)."""
+
+    @njit(cache=True)
+    def ticks(
+        n, k0, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w,
+        B, W, noise, j0, T, TP, WP, n_targets, x_before, rows, row0, stop_n, stop_e, stop_r2,
+    ):  # fmt: skip
+        """Advance n ticks from global step k0, writing the track row after each into
+        ``rows[row0 + i]``. Stops early after the first tick that ends within ``stop_r2`` (a
+        squared distance; negative: never) of (stop_n, stop_e). Returns the ticks done."""
+        has_env = B.shape[0] > 0
+        for i in range(n):
+            kk = k0 + i
+            if has_env:
+                env_outputs(B, W, kk, x, dt, env, waves)
+            if n_targets > 0:
+                for j in range(x.shape[0]):
+                    x_before[j] = x[j]
+            step(method, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w)
+            if has_env:
+                env_advance(B, noise, j0 + i, kk, x, dt, waves)
+            if n_targets > 0:
+                traffic_tick(T, TP, WP, n_targets, x_before, x, dt, kk * dt, (kk + 1) * dt)
+            if has_env:
+                env_outputs(B, W, kk + 1, x, dt, env, waves)
+            row = rows[row0 + i]
+            row[0] = (kk + 1) * dt
+            row[1] = x[0]
+            row[2] = x[1]
+            row[3] = x[2]
+            row[4] = x[3]
+            if stop_r2 >= 0.0:
+                dn, de = x[0] - stop_n, x[1] - stop_e
+                if dn * dn + de * de <= stop_r2:
+                    return i + 1
+        return n
+
+    return ticks
 
 
 def no_targets() -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -9,6 +9,11 @@ that step (idempotent: a second call at the same step does nothing);
 ``env_advance`` moves the stochastic processes on to step k + 1, drawing one
 white-noise value per channel from the caller's noise block. Both allocate
 nothing.
+
+Each comes as two kernels, for a calm sea and for a sea with waves (``kernels_for`` picks
+them by the buffer's E_WAVE_ON), so that a calm run never compiles the wave code: the
+choice is a constant of each kernel's closure, and numba drops the other branch before
+typing it.
 """
 
 import math
@@ -240,21 +245,25 @@ def wave_sums(B, W, k, north, east, dt):
     B[O0 + O_SLOPE_E] = se
 
 
-@njit(cache=True)
-def env_outputs(B, W, k, x, dt, env):
-    """The environment at step k for vessel state x: outputs into O, forces and current into env.
+def _outputs_kernel(waves: bool):
+    """env_outputs for a calm sea or for waves: a kernel of its own each, so that a calm run
+    never compiles the wave code (waves is a constant of the closure; numba drops the branch)."""
 
-    A second call at the same step does nothing. (No early returns in these
-    kernels: numba then keeps the arrays' reference counts out of the loop.)
-    """
-    if B[S0 + S_OUT_K] != k:
-        B[S0 + S_OUT_K] = k
-        evaluate(B, W, k, x, dt, env)
+    @njit(cache=True)
+    def env_outputs(B, W, k, x, dt, env):
+        """The environment at step k for vessel state x: outputs into O, forces and current
+        into env. A second call at the same step does nothing. (No early returns in these
+        kernels: numba then keeps the arrays' reference counts out of the loop.)"""
+        if B[S0 + S_OUT_K] != k:
+            B[S0 + S_OUT_K] = k
+            evaluate(B, W, k, x, dt, env, waves)
+
+    return env_outputs
 
 
 @njit(cache=True, inline="always")
-def evaluate(B, W, k, x, dt, env):
-    """The body of env_outputs."""
+def evaluate(B, W, k, x, dt, env, waves):
+    """The body of env_outputs (with the wave forces when ``waves``)."""
     cpsi = math.cos(x[5])
     spsi = math.sin(x[5])
     u = x[6]
@@ -289,7 +298,7 @@ def evaluate(B, W, k, x, dt, env):
     env[F_CURRENT] = cur * c_n
     env[F_CURRENT + 1] = cur * c_e
 
-    if B[E_WAVE_ON] != 0.0:
+    if waves:
         wave_sums(B, W, k, x[0], x[1], dt)
         sn = B[O0 + O_SLOPE_N]
         se = B[O0 + O_SLOPE_E]
@@ -318,38 +327,80 @@ def evaluate(B, W, k, x, dt, env):
         env[F_TAU + i] = B[O0 + O_TAU_WIND + i] + B[O0 + O_TAU_WAVE + i]
 
 
-@njit(cache=True)
-def env_advance(B, noise, j, k, x, dt):
-    """Move the stochastic processes from step k to k + 1 with noise column j.
+def _advance_kernel(waves: bool):
+    """env_advance for a calm sea or for waves, a kernel of its own each (see _outputs_kernel)."""
 
-    The slow Gauss-Markov processes move every E_SLOW_EVERY steps (their time
-    constants are minutes), drawing from column j // E_SLOW_EVERY.
-    """
-    every = int(B[E_SLOW_EVERY])
-    if (k + 1) % every == 0:
-        js = j // every
-        B[S0 + S_WIND] = gauss_markov_step(B[S0 + S_WIND], B, E_WIND, noise[N_WIND, js])
-        B[S0 + S_WDIR] = gauss_markov_step(B[S0 + S_WDIR], B, E_WDIR, noise[N_WDIR, js])
-        B[S0 + S_CUR] = gauss_markov_step(B[S0 + S_CUR], B, E_CUR, noise[N_CUR, js])
-        B[S0 + S_CDIR] = gauss_markov_step(B[S0 + S_CDIR], B, E_CDIR, noise[N_CDIR, js])
-    kind = B[E_GUST_KIND]
-    if kind == GUST_VRX:
-        # VRX paper eq. 13, with K_w of eq. 15 in E_GUST_B and dt / tau_g in E_GUST_A
-        g = B[S0 + S_GUST]
-        B[S0 + S_GUST] = g + B[E_GUST_A] * (-g + B[E_GUST_B] * noise[N_GUST, j])
-    elif kind == GUST_RANDOM_WALK and (k + 1) % int(B[E_GUST_B]) == 0:
-        # student notes: a step up or down with equal probability every interval
-        step = B[E_GUST_A] if noise[N_GUST, j] >= 0.0 else -B[E_GUST_A]
-        B[S0 + S_GUST] = min(max(B[S0 + S_GUST] + step, -B[E_GUST_C]), B[E_GUST_C])
-    if B[E_WAVE_ON] != 0.0:
-        we = B[S0 + S_ENCOUNTER]
-        lam = B[E_WAVE_LAMBDA]
-        kick = B[E_WAVE_KW] * math.sqrt(dt)
-        for i in range(3):
-            x1 = B[S0 + S_TF + 2 * i]
-            x2 = B[S0 + S_TF + 2 * i + 1]
-            # eq. 3.31 by semi-implicit Euler; unit-intensity white noise
-            x2 += dt * (-we * we * x1 - 2.0 * lam * we * x2) + kick * noise[N_TF + i, j]
-            x1 += dt * x2
-            B[S0 + S_TF + 2 * i] = x1
-            B[S0 + S_TF + 2 * i + 1] = x2
+    @njit(cache=True)
+    def env_advance(B, noise, j, k, x, dt):
+        """Move the stochastic processes from step k to k + 1 with noise column j.
+
+        The slow Gauss-Markov processes move every E_SLOW_EVERY steps (their time
+        constants are minutes), drawing from column j // E_SLOW_EVERY.
+        """
+        every = int(B[E_SLOW_EVERY])
+        if (k + 1) % every == 0:
+            js = j // every
+            B[S0 + S_WIND] = gauss_markov_step(B[S0 + S_WIND], B, E_WIND, noise[N_WIND, js])
+            B[S0 + S_WDIR] = gauss_markov_step(B[S0 + S_WDIR], B, E_WDIR, noise[N_WDIR, js])
+            B[S0 + S_CUR] = gauss_markov_step(B[S0 + S_CUR], B, E_CUR, noise[N_CUR, js])
+            B[S0 + S_CDIR] = gauss_markov_step(B[S0 + S_CDIR], B, E_CDIR, noise[N_CDIR, js])
+        kind = B[E_GUST_KIND]
+        if kind == GUST_VRX:
+            # VRX paper eq. 13, with K_w of eq. 15 in E_GUST_B and dt / tau_g in E_GUST_A
+            g = B[S0 + S_GUST]
+            B[S0 + S_GUST] = g + B[E_GUST_A] * (-g + B[E_GUST_B] * noise[N_GUST, j])
+        elif kind == GUST_RANDOM_WALK and (k + 1) % int(B[E_GUST_B]) == 0:
+            # student notes: a step up or down with equal probability every interval
+            step = B[E_GUST_A] if noise[N_GUST, j] >= 0.0 else -B[E_GUST_A]
+            B[S0 + S_GUST] = min(max(B[S0 + S_GUST] + step, -B[E_GUST_C]), B[E_GUST_C])
+        if waves:
+            we = B[S0 + S_ENCOUNTER]
+            lam = B[E_WAVE_LAMBDA]
+            kick = B[E_WAVE_KW] * math.sqrt(dt)
+            for i in range(3):
+                x1 = B[S0 + S_TF + 2 * i]
+                x2 = B[S0 + S_TF + 2 * i + 1]
+                # eq. 3.31 by semi-implicit Euler; unit-intensity white noise
+                x2 += dt * (-we * we * x1 - 2.0 * lam * we * x2) + kick * noise[N_TF + i, j]
+                x1 += dt * x2
+                B[S0 + S_TF + 2 * i] = x1
+                B[S0 + S_TF + 2 * i + 1] = x2
+
+    return env_advance
+
+
+env_outputs_calm, env_outputs_waves = _outputs_kernel(False), _outputs_kernel(True)
+env_advance_calm, env_advance_waves = _advance_kernel(False), _advance_kernel(True)
+
+
+def has_waves(B) -> bool:
+    """Whether the environment in buffer B has a sea with waves (E_WAVE_ON; an empty buffer,
+    no environment, has none): which of the kernels below it needs."""
+    return bool(B.shape[0] > E_WAVE_ON and B[E_WAVE_ON] != 0.0)
+
+
+def kernels_for(B):
+    """The (env_outputs, env_advance) kernels for the environment in buffer B: the wave
+    kernels for a sea with waves, else the calm ones."""
+    if has_waves(B):
+        return env_outputs_waves, env_advance_waves
+    return env_outputs_calm, env_advance_calm
+
+
+@njit(cache=True, inline="always")
+def env_outputs(B, W, k, x, dt, env, waves):
+    """env_outputs inside a compiled loop: where ``waves`` is a constant (a loop kernel made
+    for a calm sea or for waves), only that sea's kernel is compiled."""
+    if waves:
+        env_outputs_waves(B, W, k, x, dt, env)
+    else:
+        env_outputs_calm(B, W, k, x, dt, env)
+
+
+@njit(cache=True, inline="always")
+def env_advance(B, noise, j, k, x, dt, waves):
+    """env_advance inside a compiled loop (see env_outputs)."""
+    if waves:
+        env_advance_waves(B, noise, j, k, x, dt)
+    else:
+        env_advance_calm(B, noise, j, k, x, dt)

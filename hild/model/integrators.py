@@ -4,6 +4,9 @@ The vessel state is integrated with the inputs (actuator force, environment
 force, current) held over the step; the actuators are advanced afterwards with
 their own exact first-order update, as a controller's commands arrive at
 discrete times anyway.
+
+The step is one kernel per integrator (``STEP_KERNELS``; the compiled loops choose with the
+inlined ``step``), so a run compiles only the method it uses.
 """
 
 import math
@@ -12,7 +15,7 @@ from numba import njit
 
 from hild.model.actuators import actuator_forces, update_actuators
 from hild.model.dynamics import rhs
-from hild.model.layout import I_EXTERNAL, I_TAU, METHOD_DOPRI5
+from hild.model.layout import I_EXTERNAL, I_TAU, METHOD_DOPRI5, METHOD_RK4
 
 WORK_ROWS = 8  # stages k1..k7 and one trial state
 
@@ -71,9 +74,11 @@ def dopri5_step(x, P, inp, dt, work, w):
         x[i] += dt * (B1 * k1[i] + B3 * k3[i] + B4 * k4[i] + B5 * k5[i] + B6 * k6[i])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def integrate(method, x, P, inp, dt, work, w):
-    """One step of the chosen method (METHOD_RK4 or METHOD_DOPRI5)."""
+    """One step of the chosen method (METHOD_RK4 or METHOD_DOPRI5). Inlined: in a kernel
+    where ``method`` is a constant, numba drops the other branch before typing it, so the
+    other integrator is never compiled."""
     if method == METHOD_DOPRI5:
         dopri5_step(x, P, inp, dt, work, w)
     else:
@@ -86,18 +91,40 @@ def wrap_angle(a):
     return (a + math.pi) % (2.0 * math.pi) - math.pi
 
 
-@njit(cache=True)
-def step(method, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w):
-    """One simulation step: actuator force, vessel integration, actuator update.
+def _step_kernel(method: int):
+    """The simulation step with one integrator: a kernel of its own, compiled only when a run
+    uses that method (the method is a constant of the closure). numba caches each such kernel
+    apart: its cache key includes the closure's values."""
 
-    ``env`` holds the environment inputs (force in BODY and current in NED) in
-    the I_* layout; ``inp`` and ``tau_act`` are caller-owned buffers.
-    """
-    actuator_forces(A, n_act, act_state, tau_act)
-    for i in range(inp.shape[0]):
-        inp[i] = env[i]
-    for i in range(6):
-        inp[I_TAU + i] += inp[I_EXTERNAL + i] + tau_act[i]
-    integrate(method, x, P, inp, dt, work, w)
-    x[5] = wrap_angle(x[5])
-    update_actuators(A, n_act, act_state, act_cmd, dt)
+    @njit(cache=True)
+    def step(x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w):
+        """One simulation step: actuator force, vessel integration, actuator update.
+
+        ``env`` holds the environment inputs (force in BODY and current in NED) in
+        the I_* layout; ``inp`` and ``tau_act`` are caller-owned buffers.
+        """
+        actuator_forces(A, n_act, act_state, tau_act)
+        for i in range(inp.shape[0]):
+            inp[i] = env[i]
+        for i in range(6):
+            inp[I_TAU + i] += inp[I_EXTERNAL + i] + tau_act[i]
+        integrate(method, x, P, inp, dt, work, w)
+        x[5] = wrap_angle(x[5])
+        update_actuators(A, n_act, act_state, act_cmd, dt)
+
+    return step
+
+
+step_rk4 = _step_kernel(METHOD_RK4)
+step_dopri5 = _step_kernel(METHOD_DOPRI5)
+STEP_KERNELS = {METHOD_RK4: step_rk4, METHOD_DOPRI5: step_dopri5}  # the Python side's choice
+
+
+@njit(cache=True, inline="always")
+def step(method, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w):
+    """The step of ``method`` inside a compiled loop: where ``method`` is a constant (a loop
+    kernel made for one method), only that method's step kernel is compiled."""
+    if method == METHOD_DOPRI5:
+        step_dopri5(x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w)
+    else:
+        step_rk4(x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w)

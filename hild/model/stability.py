@@ -293,7 +293,7 @@ def manoeuvre(vessel: Vessel, dt: float) -> Iterator[tuple[np.ndarray, np.ndarra
     state become absurd."""
     from hild.model.actuators import actuator_forces
     from hild.model.dynamics import W_SIZE
-    from hild.model.integrators import WORK_ROWS, step
+    from hild.model.integrators import WORK_ROWS, step_rk4
 
     n = vessel.n_act
     state = np.zeros(n * L.S_SIZE)
@@ -308,8 +308,7 @@ def manoeuvre(vessel: Vessel, dt: float) -> Iterator[tuple[np.ndarray, np.ndarra
     for leg, duration in LEGS:
         command = legs[leg]
         for k in range(1, round(duration / dt) + 1):
-            step(L.METHOD_RK4, x, vessel.params, A, n, state, command, env, inp, tau, dt, work,
-                 w)  # fmt: skip
+            step_rk4(x, vessel.params, A, n, state, command, env, inp, tau, dt, work, w)
             if k % every == 0:
                 if state_problem(x):  # the model itself runs away: nothing more to learn
                     return

@@ -1,0 +1,103 @@
+"""A run compiles only what it uses: its integrator's step and, only for a sea with waves, the
+wave code (separate kernels, chosen when the run starts, not flags tested at every step).
+
+Checked in a fresh process with an empty kernel cache, so that every kernel the run needs is
+compiled there: a kernel loaded from the cache carries no typing to look at. The wave code is
+looked for by name in each kernel's typed code (``kick`` and ``lam`` step the wave force's
+filters in env_advance; ``slope_x`` and ``surf0`` are the surface's slope and heave in
+env_outputs, inlined there from ``evaluate``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WAVE_VARIABLES = {"kick", "lam", "slope_x", "surf0"}
+
+PROBE = """
+import json
+import numpy as np
+from hild.coupled.loop import run_kernel
+from hild.coupled.simulation import Simulation, compile_environment_kernels
+from hild.coupled.ticks import ticks_kernel
+from hild.environment import kernel as K
+from hild.environment.environment import Environment
+from hild.model import integrators as I
+from hild.model.layout import METHOD_DOPRI5, METHOD_RK4
+from hild.profiles.vessel import load_profile
+from hild.profiles.weather import load_weather
+
+odin = load_profile("odin")
+calm = Environment(load_weather("calm"), odin, 0.05, 1, 60.0)
+sim = Simulation(odin, 0.05, "rk4", calm)
+sim.set_command("port.rpm", 1200.0)
+sim.tick()
+sim.advance(20, 5)
+sim.tick_track(5, np.zeros((5, 5)), 0)
+compiled_calm = {
+    name: bool(kernel.signatures)
+    for name, kernel in {
+        "step_rk4": I.step_rk4, "rk4_step": I.rk4_step,
+        "step_dopri5": I.step_dopri5, "dopri5_step": I.dopri5_step,
+        "env_outputs_calm": K.env_outputs_calm, "env_advance_calm": K.env_advance_calm,
+        "env_outputs_waves": K.env_outputs_waves, "env_advance_waves": K.env_advance_waves,
+        "run rk4 calm": run_kernel(METHOD_RK4, False),
+        "run dopri5 calm": run_kernel(METHOD_DOPRI5, False),
+        "run rk4 waves": run_kernel(METHOD_RK4, True),
+        "ticks rk4 calm": ticks_kernel(METHOD_RK4, False),
+        "ticks rk4 waves": ticks_kernel(METHOD_RK4, True),
+    }.items()
+}
+waves = Environment(load_weather("gale-hs1"), odin, 0.05, 1, 60.0)
+compile_environment_kernels(waves)
+variables = {}
+for name, kernel in {
+    "env_outputs_calm": K.env_outputs_calm, "env_advance_calm": K.env_advance_calm,
+    "env_outputs_waves": K.env_outputs_waves, "env_advance_waves": K.env_advance_waves,
+}.items():
+    (signature,) = kernel.signatures
+    variables[name] = sorted(kernel.overloads[signature].type_annotation.typemap)
+print(json.dumps({"compiled": compiled_calm, "variables": variables,
+                  "has_waves": [K.has_waves(calm.B), K.has_waves(waves.B)]}))
+"""
+
+
+def probe(tmp_path: Path) -> dict:
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "kernels-empty")}
+    done = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def wave_variables(names: list[str]) -> set[str]:
+    """The wave code's variables among a kernel's typed variables (inlined ones carry their
+    function's prefix, e.g. ``evaluate_v2_slope_x``; versions a suffix, ``kick.1``)."""
+    found = set()
+    for name in names:
+        bare = name.split(".")[0]
+        for wanted in WAVE_VARIABLES:
+            if re.search(rf"(^|_){wanted}$", bare):
+                found.add(wanted)
+    return found
+
+
+def test_a_calm_rk4_run_compiles_neither_dopri5_nor_the_wave_code(tmp_path):
+    result = probe(tmp_path)
+    assert result["has_waves"] == [False, True]
+    compiled = result["compiled"]
+    assert {name for name, done in compiled.items() if done} == {
+        "step_rk4", "rk4_step", "env_outputs_calm", "env_advance_calm", "run rk4 calm",
+        "ticks rk4 calm",
+    }  # fmt: skip
+    variables = {name: wave_variables(names) for name, names in result["variables"].items()}
+    assert variables["env_outputs_calm"] == set()
+    assert variables["env_advance_calm"] == set()
+    # the same names are found in the wave kernels: the search can find what it looks for
+    assert variables["env_outputs_waves"] == {"slope_x", "surf0"}
+    assert variables["env_advance_waves"] == {"kick", "lam"}
