@@ -64,11 +64,14 @@ GIL_SWITCH_S = 0.0005
 TIME_SCALE_HELD = 0.95  # below this share of the asked time scale over a stats window: warn
 
 
-def initial_simulation(bench: Bench, duration: float | None = None) -> Simulation:
-    """The bench's vessel at its initial heading, speed and held commands, in its weather."""
+def initial_simulation(bench: Bench, duration: float | None = None,
+                       weather_may_change: bool = False) -> Simulation:  # fmt: skip
+    """The bench's vessel at its initial heading, speed and held commands, in its weather
+    (with ``weather_may_change``, a daemon's: any weather can follow, see Simulation)."""
     dt = 1.0 / bench.rate_hz
     environment = Environment(bench.weather, bench.vessel, dt, seed=bench.seed, duration=duration)
-    sim = Simulation(bench.vessel, dt=dt, method=bench.method, environment=environment)
+    sim = Simulation(bench.vessel, dt=dt, method=bench.method, environment=environment,
+                     weather_may_change=weather_may_change)  # fmt: skip
     sim.x[5] = math.radians(bench.heading_deg)
     sim.x[6] = bench.speed
     for name, value in bench.commands.items():
@@ -93,7 +96,7 @@ class Daemon:
         self.duration = duration
         self.dt = 1.0 / bench.rate_hz
         self.tick_period_s = self.dt / bench.time_scale  # of wall time
-        self.sim = initial_simulation(bench, duration)
+        self.sim = initial_simulation(bench, duration, weather_may_change=True)
         self.ports: dict[tuple, Port] = {}
         self.devices: list[DeviceRuntime] = []
         self.jitter = JitterStats()
@@ -132,7 +135,7 @@ class Daemon:
 
         Throwaway copies do the work, so the run's state and random streams are untouched.
         """
-        sim = initial_simulation(self.bench)
+        sim = initial_simulation(self.bench, weather_may_change=True)
         sim.tick()
         truth = Truth(0.0, datetime.now(UTC), sim.x[:6].copy(), sim.x[6:12].copy(),
                       actuators=sim.act_state.copy(), commands=sim.act_cmd.copy())  # fmt: skip

@@ -29,7 +29,6 @@ from hild.control import (
     TrafficRetask,
     WeatherChange,
 )
-from hild.coupled.simulation import compile_environment_kernels
 from hild.environment.environment import Environment
 from hild.profiles.weather import PRESETS, read_weather
 from hild.sensors.catalog import load_device_type
@@ -208,12 +207,10 @@ class RuntimeControl:
         weather = read_weather(root, name, "control/weather")
         root.finish()
         d = self.daemon
-        # the spectra, tables and wave components take a while, and a first sea with waves
-        # compiles its kernels: off the loop's thread
+        # the spectra, tables and wave components take a while: off the loop's thread
         environment = await asyncio.to_thread(
             Environment, weather, d.bench.vessel, d.dt, d.bench.seed, d.duration
         )
-        await asyncio.to_thread(compile_environment_kernels, environment)
         d.queue.put(WeatherChange(environment))
         self.weather_doc = doc
         return {"weather": environment.summary()}

@@ -1,5 +1,6 @@
 """A run compiles only what it uses: its integrator's step and, only for a sea with waves, the
-wave code (separate kernels, chosen when the run starts, not flags tested at every step).
+wave code (separate kernels, chosen when the run starts, not flags tested at every step). A
+daemon's simulation, whose weather can change as it runs, takes the kernels for any sea.
 
 Checked in a fresh process with an empty kernel cache, so that every kernel the run needs is
 compiled there: a kernel loaded from the cache carries no typing to look at. The wave code is
@@ -23,9 +24,10 @@ PROBE = """
 import json
 import numpy as np
 from hild.coupled.loop import run_kernel
-from hild.coupled.simulation import Simulation, compile_environment_kernels
+from hild.coupled.simulation import Simulation
 from hild.coupled.ticks import ticks_kernel
 from hild.environment import kernel as K
+from hild.environment.kernel import SEA_ANY, SEA_CALM, SEA_WAVES
 from hild.environment.environment import Environment
 from hild.model import integrators as I
 from hild.model.layout import METHOD_DOPRI5, METHOD_RK4
@@ -46,19 +48,25 @@ compiled_calm = {
         "step_dopri5": I.step_dopri5, "dopri5_step": I.dopri5_step,
         "env_outputs_calm": K.env_outputs_calm, "env_advance_calm": K.env_advance_calm,
         "env_outputs_waves": K.env_outputs_waves, "env_advance_waves": K.env_advance_waves,
-        "run rk4 calm": run_kernel(METHOD_RK4, False),
-        "run dopri5 calm": run_kernel(METHOD_DOPRI5, False),
-        "run rk4 waves": run_kernel(METHOD_RK4, True),
-        "ticks rk4 calm": ticks_kernel(METHOD_RK4, False),
-        "ticks rk4 waves": ticks_kernel(METHOD_RK4, True),
+        "env_outputs_any": K.env_outputs_any, "env_advance_any": K.env_advance_any,
+        "run rk4 calm": run_kernel(METHOD_RK4, SEA_CALM),
+        "run dopri5 calm": run_kernel(METHOD_DOPRI5, SEA_CALM),
+        "run rk4 waves": run_kernel(METHOD_RK4, SEA_WAVES),
+        "run rk4 any": run_kernel(METHOD_RK4, SEA_ANY),
+        "ticks rk4 calm": ticks_kernel(METHOD_RK4, SEA_CALM),
+        "ticks rk4 waves": ticks_kernel(METHOD_RK4, SEA_WAVES),
     }.items()
 }
 waves = Environment(load_weather("gale-hs1"), odin, 0.05, 1, 60.0)
-compile_environment_kernels(waves)
+Simulation(odin, 0.05, "rk4", waves).tick()
+daemons = Simulation(odin, 0.05, "rk4", Environment(load_weather("calm"), odin, 0.05, 1, 60.0),
+                     weather_may_change=True)
+daemons.tick()
 variables = {}
 for name, kernel in {
     "env_outputs_calm": K.env_outputs_calm, "env_advance_calm": K.env_advance_calm,
     "env_outputs_waves": K.env_outputs_waves, "env_advance_waves": K.env_advance_waves,
+    "env_outputs_any": K.env_outputs_any, "env_advance_any": K.env_advance_any,
 }.items():
     (signature,) = kernel.signatures
     variables[name] = sorted(kernel.overloads[signature].type_annotation.typemap)
@@ -98,6 +106,7 @@ def test_a_calm_rk4_run_compiles_neither_dopri5_nor_the_wave_code(tmp_path):
     variables = {name: wave_variables(names) for name, names in result["variables"].items()}
     assert variables["env_outputs_calm"] == set()
     assert variables["env_advance_calm"] == set()
-    # the same names are found in the wave kernels: the search can find what it looks for
-    assert variables["env_outputs_waves"] == {"slope_x", "surf0"}
-    assert variables["env_advance_waves"] == {"kick", "lam"}
+    # the same names are found in the wave kernels, and in a daemon's (any sea): the search
+    # can find what it looks for
+    assert variables["env_outputs_waves"] == variables["env_outputs_any"] == {"slope_x", "surf0"}
+    assert variables["env_advance_waves"] == variables["env_advance_any"] == {"kick", "lam"}

@@ -53,10 +53,10 @@ def row_environment(n_act: int) -> int:
 
 
 @functools.cache
-def run_kernel(method: int, waves: bool):
-    """The compiled loop for one integrator (METHOD_*) and a calm sea or waves: a kernel of
-    its own each, so a run compiles only what it uses (hild/model/integrators.py step,
-    hild/environment/kernel.py env_outputs). Without an environment, waves is False."""
+def run_kernel(method: int, sea: int):
+    """The compiled loop for one integrator (METHOD_*) and one sea (SEA_* of
+    hild/environment/kernel.py): a kernel of its own each, so a run compiles only what it
+    uses (hild/model/integrators.py step, hild/environment/kernel.py env_outputs)."""
 
     @njit(cache=True)
     def run(
@@ -82,10 +82,10 @@ def run_kernel(method: int, waves: bool):
         for k in range(n_steps):
             kk = k0 + k
             if has_env:
-                env_outputs(B, W, kk, x, dt, env, waves)
+                env_outputs(B, W, kk, x, dt, env, sea)
             step(method, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w)
             if has_env:
-                env_advance(B, noise, j0 + k, kk, x, dt, waves)
+                env_advance(B, noise, j0 + k, kk, x, dt, sea)
             if record_every > 0 and (kk + 1) % record_every == 0:
                 actuator_forces(A, n_act, act_state, tau_act)
                 row = out[rows]
@@ -97,7 +97,7 @@ def run_kernel(method: int, waves: bool):
                 for i in range(6):
                     row[ROW_ACTUATORS + na + i] = tau_act[i]
                 if has_env:
-                    env_outputs(B, W, kk + 1, x, dt, env, waves)
+                    env_outputs(B, W, kk + 1, x, dt, env, sea)
                     record_outputs(B, row, ROW_ACTUATORS + na + 6)  # = row_environment(n_act)
                 rows += 1
         return rows

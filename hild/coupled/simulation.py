@@ -10,7 +10,7 @@ import numpy as np
 
 from hild.coupled.loop import record_outputs, run_kernel
 from hild.environment import layout as EL
-from hild.environment.kernel import has_waves, kernels_for
+from hild.environment.kernel import SEA_ANY, SEA_CALM, environment_kernels, sea_of
 from hild.model import layout as L
 from hild.model.actuators import actuator_forces
 from hild.model.dynamics import W_SIZE
@@ -58,6 +58,7 @@ class Simulation:
         dt: float = 0.01,
         method: str = "rk4",
         environment: Environment | None = None,
+        weather_may_change: bool = False,
     ):
         if method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
@@ -87,6 +88,9 @@ class Simulation:
         self._tau_act = np.zeros(6)
         if environment is not None:
             self._check_fits(environment)
+        # a daemon's weather can change as it runs: its environment kernels take any sea (and
+        # are compiled before its clock starts); a fixed weather's take only its own
+        self.weather_may_change = weather_may_change
         self._use(environment)
         self.traffic: Traffic | None = None  # other ships, stepped with this one by tick()
         self._x_before = np.zeros(L.X_SIZE)  # the state at the start of a tick (for traffic)
@@ -139,13 +143,14 @@ class Simulation:
         """Take ``environment`` and the kernels its sea needs (a calm sea's never compile the
         wave code)."""
         self.environment = environment
-        self._waves = environment is not None and has_waves(environment.B)
-        if environment is not None:
-            self._env_outputs, self._env_advance = kernels_for(environment.B)
+        if self.weather_may_change:
+            self._sea = SEA_ANY
+        else:
+            self._sea = SEA_CALM if environment is None else sea_of(environment.B)
+        self._env_outputs, self._env_advance = environment_kernels(self._sea)
 
     def adopt_environment(self, environment: Environment) -> None:
-        """Swap in a new environment (built off the tick, see Environment.continue_from; its
-        kernels compiled off the tick too, see compile_environment_kernels)."""
+        """Swap in a new environment (built off the tick, see Environment.continue_from)."""
         self._check_fits(environment)
         self._use(environment)
         self.update_environment()
@@ -210,7 +215,7 @@ class Simulation:
         else:
             (T, TP, WP), n_targets = no_targets(), 0
         stop_n, stop_e, stop_r2 = stop if stop is not None else (0.0, 0.0, -1.0)
-        ticks = ticks_kernel(self.method, self._waves)
+        ticks = ticks_kernel(self.method, self._sea)
         done = 0
         while done < n:
             if env is not None:
@@ -248,7 +253,7 @@ class Simulation:
         left = n_steps
         env = self.environment
         B, W = self._no_environment if env is None else (env.B, env.W)
-        run = run_kernel(self.method, self._waves)
+        run = run_kernel(self.method, self._sea)
         while True:
             if env is not None:
                 j0, n = env.noise_window(left)
@@ -302,16 +307,6 @@ class Simulation:
         """0.5 nu^T M nu [J]."""
         nu = self.x[L.X_NU : L.X_NU + 6]
         return 0.5 * float(nu @ self.vessel.M @ nu)
-
-
-def compile_environment_kernels(environment: Environment) -> None:
-    """Compile (or load from the cache) the kernels an environment's sea needs, on throwaway
-    copies: for an environment built while a run goes on (a weather change), off the tick, so
-    that the tick which swaps it in does not stop to compile."""
-    outputs, advance = kernels_for(environment.B)
-    B, x, inputs = environment.B.copy(), np.zeros(L.X_SIZE), np.zeros(L.I_SIZE)
-    outputs(B, environment.W.copy(), 0, x, environment.dt, inputs)
-    advance(B, environment.noise.copy(), 0, 0, x, environment.dt)
 
 
 def _within(row: np.ndarray, north: float, east: float, r2: float) -> bool:

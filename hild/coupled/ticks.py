@@ -21,8 +21,8 @@ TRACK_ROW = 5  # t, north, east, down, roll (hild/scenario/track.py TRACK_COLUMN
 
 
 @functools.cache
-def ticks_kernel(method: int, waves: bool):
-    """The compiled ticks for one integrator (METHOD_*) and a calm sea or waves, a kernel of
+def ticks_kernel(method: int, sea: int):
+    """The compiled ticks for one integrator (METHOD_*) and one sea (SEA_*), a kernel of
     its own each (see hild/coupled/loop.py run_kernel)."""
 
     @njit(cache=True)
@@ -37,17 +37,17 @@ def ticks_kernel(method: int, waves: bool):
         for i in range(n):
             kk = k0 + i
             if has_env:
-                env_outputs(B, W, kk, x, dt, env, waves)
+                env_outputs(B, W, kk, x, dt, env, sea)
             if n_targets > 0:
                 for j in range(x.shape[0]):
                     x_before[j] = x[j]
             step(method, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w)
             if has_env:
-                env_advance(B, noise, j0 + i, kk, x, dt, waves)
+                env_advance(B, noise, j0 + i, kk, x, dt, sea)
             if n_targets > 0:
                 traffic_tick(T, TP, WP, n_targets, x_before, x, dt, kk * dt, (kk + 1) * dt)
             if has_env:
-                env_outputs(B, W, kk + 1, x, dt, env, waves)
+                env_outputs(B, W, kk + 1, x, dt, env, sea)
             row = rows[row0 + i]
             row[0] = (kk + 1) * dt
             row[1] = x[0]

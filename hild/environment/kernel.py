@@ -10,10 +10,10 @@ that step (idempotent: a second call at the same step does nothing);
 white-noise value per channel from the caller's noise block. Both allocate
 nothing.
 
-Each comes as two kernels, for a calm sea and for a sea with waves (``kernels_for`` picks
-them by the buffer's E_WAVE_ON), so that a calm run never compiles the wave code: the
-choice is a constant of each kernel's closure, and numba drops the other branch before
-typing it.
+Each comes as a kernel per sea: calm, with waves (``kernels_for`` picks them by the buffer's
+E_WAVE_ON) and, for a daemon whose weather can change as it runs, any (the flag read each
+step). So a calm simulation never compiles the wave code: the sea is a constant of each
+kernel's closure, and numba drops the branch not taken before typing it.
 """
 
 import math
@@ -115,6 +115,10 @@ S0 = E_SIZE  # the process states follow the parameters in the buffer
 O0 = E_SIZE + S_SIZE  # then the outputs
 G0 = E_SIZE + S_SIZE + O_SIZE  # then the gust table
 TWO_PI = 2.0 * math.pi
+# The seas a kernel is made for: calm and waves for a run whose weather is fixed (a simulation,
+# a scenario), any for a daemon's, whose weather can change while it runs (it reads E_WAVE_ON
+# each step, and is compiled once, before the clock starts).
+SEA_CALM, SEA_WAVES, SEA_ANY = 0, 1, 2
 
 
 @njit(cache=True, inline="always")
@@ -245,9 +249,9 @@ def wave_sums(B, W, k, north, east, dt):
     B[O0 + O_SLOPE_E] = se
 
 
-def _outputs_kernel(waves: bool):
-    """env_outputs for a calm sea or for waves: a kernel of its own each, so that a calm run
-    never compiles the wave code (waves is a constant of the closure; numba drops the branch)."""
+def _outputs_kernel(sea: int):
+    """env_outputs for one SEA_*: a kernel of its own each, so that a calm run never compiles
+    the wave code (the sea is a constant of the closure; numba drops the branch not taken)."""
 
     @njit(cache=True)
     def env_outputs(B, W, k, x, dt, env):
@@ -256,14 +260,14 @@ def _outputs_kernel(waves: bool):
         kernels: numba then keeps the arrays' reference counts out of the loop.)"""
         if B[S0 + S_OUT_K] != k:
             B[S0 + S_OUT_K] = k
-            evaluate(B, W, k, x, dt, env, waves)
+            evaluate(B, W, k, x, dt, env, sea)
 
     return env_outputs
 
 
 @njit(cache=True, inline="always")
-def evaluate(B, W, k, x, dt, env, waves):
-    """The body of env_outputs (with the wave forces when ``waves``)."""
+def evaluate(B, W, k, x, dt, env, sea):
+    """The body of env_outputs (the wave forces for SEA_WAVES, or for SEA_ANY if E_WAVE_ON)."""
     cpsi = math.cos(x[5])
     spsi = math.sin(x[5])
     u = x[6]
@@ -298,7 +302,7 @@ def evaluate(B, W, k, x, dt, env, waves):
     env[F_CURRENT] = cur * c_n
     env[F_CURRENT + 1] = cur * c_e
 
-    if waves:
+    if sea == SEA_WAVES or (sea == SEA_ANY and B[E_WAVE_ON] != 0.0):
         wave_sums(B, W, k, x[0], x[1], dt)
         sn = B[O0 + O_SLOPE_N]
         se = B[O0 + O_SLOPE_E]
@@ -327,8 +331,8 @@ def evaluate(B, W, k, x, dt, env, waves):
         env[F_TAU + i] = B[O0 + O_TAU_WIND + i] + B[O0 + O_TAU_WAVE + i]
 
 
-def _advance_kernel(waves: bool):
-    """env_advance for a calm sea or for waves, a kernel of its own each (see _outputs_kernel)."""
+def _advance_kernel(sea: int):
+    """env_advance for one SEA_*, a kernel of its own each (see _outputs_kernel)."""
 
     @njit(cache=True)
     def env_advance(B, noise, j, k, x, dt):
@@ -353,7 +357,7 @@ def _advance_kernel(waves: bool):
             # student notes: a step up or down with equal probability every interval
             step = B[E_GUST_A] if noise[N_GUST, j] >= 0.0 else -B[E_GUST_A]
             B[S0 + S_GUST] = min(max(B[S0 + S_GUST] + step, -B[E_GUST_C]), B[E_GUST_C])
-        if waves:
+        if sea == SEA_WAVES or (sea == SEA_ANY and B[E_WAVE_ON] != 0.0):
             we = B[S0 + S_ENCOUNTER]
             lam = B[E_WAVE_LAMBDA]
             kick = B[E_WAVE_KW] * math.sqrt(dt)
@@ -369,38 +373,54 @@ def _advance_kernel(waves: bool):
     return env_advance
 
 
-env_outputs_calm, env_outputs_waves = _outputs_kernel(False), _outputs_kernel(True)
-env_advance_calm, env_advance_waves = _advance_kernel(False), _advance_kernel(True)
+SEAS = (SEA_CALM, SEA_WAVES, SEA_ANY)
+env_outputs_calm, env_outputs_waves, env_outputs_any = (_outputs_kernel(sea) for sea in SEAS)
+env_advance_calm, env_advance_waves, env_advance_any = (_advance_kernel(sea) for sea in SEAS)
 
 
 def has_waves(B) -> bool:
     """Whether the environment in buffer B has a sea with waves (E_WAVE_ON; an empty buffer,
-    no environment, has none): which of the kernels below it needs."""
+    no environment, has none)."""
     return bool(B.shape[0] > E_WAVE_ON and B[E_WAVE_ON] != 0.0)
 
 
-def kernels_for(B):
-    """The (env_outputs, env_advance) kernels for the environment in buffer B: the wave
-    kernels for a sea with waves, else the calm ones."""
-    if has_waves(B):
+def sea_of(B) -> int:
+    """The sea (SEA_CALM or SEA_WAVES) of the environment in buffer B."""
+    return SEA_WAVES if has_waves(B) else SEA_CALM
+
+
+def environment_kernels(sea: int):
+    """The (env_outputs, env_advance) kernels for a SEA_*."""
+    if sea == SEA_WAVES:
         return env_outputs_waves, env_advance_waves
+    if sea == SEA_ANY:
+        return env_outputs_any, env_advance_any
     return env_outputs_calm, env_advance_calm
 
 
+def kernels_for(B):
+    """The (env_outputs, env_advance) kernels for the environment in buffer B, its sea fixed."""
+    return environment_kernels(sea_of(B))
+
+
 @njit(cache=True, inline="always")
-def env_outputs(B, W, k, x, dt, env, waves):
-    """env_outputs inside a compiled loop: where ``waves`` is a constant (a loop kernel made
-    for a calm sea or for waves), only that sea's kernel is compiled."""
-    if waves:
+def env_outputs(B, W, k, x, dt, env, sea):
+    """env_outputs inside a compiled loop: where ``sea`` is a constant (a loop kernel made for
+    one sea), only that sea's kernel is compiled."""
+    if sea == SEA_WAVES:
         env_outputs_waves(B, W, k, x, dt, env)
+    elif sea == SEA_ANY:
+        env_outputs_any(B, W, k, x, dt, env)
     else:
         env_outputs_calm(B, W, k, x, dt, env)
 
 
 @njit(cache=True, inline="always")
-def env_advance(B, noise, j, k, x, dt, waves):
+def env_advance(B, noise, j, k, x, dt, sea):
     """env_advance inside a compiled loop (see env_outputs)."""
-    if waves:
+    if sea == SEA_WAVES:
         env_advance_waves(B, noise, j, k, x, dt)
+    elif sea == SEA_ANY:
+        env_advance_any(B, noise, j, k, x, dt)
     else:
         env_advance_calm(B, noise, j, k, x, dt)
