@@ -242,3 +242,18 @@ def test_replay_sends_to_a_port_what_went_there(tmp_path):
     # URL to its address is refused, not fed the jets' feedback
     p = hild("replay", str(record), "--to", f"udp://127.0.0.1:{commands}")
     assert p.returncode == 2 and f"--to = 'udp://127.0.0.1:{commands}'" in p.stderr, p.stderr
+
+
+def test_nesting_follows_each_payloads_values_and_keys():
+    # the nesting of a key set is kept between messages: values must still be each payload's
+    first = channels.nested({"t": 1.0, "port.rpm": 100.0, "port.angle": 0.5, "force.X": 3.0})
+    second = channels.nested({"t": 2.0, "port.rpm": 200.0, "port.angle": -0.5, "force.X": 4.0})
+    assert first["port"] == {"rpm": 100.0, "angle": 0.5} and first["force"] == {"X": 3.0}
+    assert second["port"] == {"rpm": 200.0, "angle": -0.5} and second["force"] == {"X": 4.0}
+    assert second["port.rpm"] == 200.0 and second["t"] == 2.0
+    # a name the payload has is never shadowed; a key set without dots comes back as it is
+    own = {"port": "given", "port.rpm": 1.0}
+    assert channels.nested(own) == own
+    plain = {"t": 1.0, "x": 2.0}
+    assert channels.nested(plain) is plain
+    assert channels.nested({"t": 1.0, ".x": 1.0, "y.": 2.0}) == {"t": 1.0, ".x": 1.0, "y.": 2.0}

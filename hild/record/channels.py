@@ -159,12 +159,31 @@ def nested(payload: dict) -> dict:
     letters, digits and underscores only (``/actuators.port.rpm`` goes down into ``port``),
     so the flat key (the MQTT mirror's, for Grafana) has no path there; the nested copy has.
     Additive: every flat key stays, and a name the payload already has is never shadowed."""
+    plan = _NESTING.get(keys := tuple(payload))
+    if plan is None:
+        if len(_NESTING) >= 64:  # (a run's channels have a few key sets: never, in practice)
+            _NESTING.clear()
+        plan = _NESTING[keys] = nesting(payload)
+    if not plan:
+        return payload
     groups: dict[str, dict] = {}
-    for key, value in payload.items():
+    for key, head, rest in plan:
+        groups.setdefault(head, {})[rest] = payload[key]
+    return {**payload, **groups}
+
+
+def nesting(payload: dict) -> list[tuple[str, str, str]]:
+    """Which keys ``nested`` copies, and where: (key, the name before its dot, the rest)."""
+    plan = []
+    for key in payload:
         head, dot, rest = key.partition(".")
         if dot and head and rest and head not in payload:
-            groups.setdefault(head, {})[rest] = value
-    return {**payload, **groups} if groups else payload
+            plan.append((key, head, rest))
+    return plan
+
+
+# a payload's keys -> its nesting: a channel's keys are the same message after message
+_NESTING: dict[tuple[str, ...], list[tuple[str, str, str]]] = {}
 
 
 def timestamp(utc_ns: int) -> dict[str, int]:

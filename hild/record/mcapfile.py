@@ -244,9 +244,10 @@ class McapFile:
         self._chunk_index.setdefault(channel_id, []).append((log_time, offset))
         if self._chunk_messages == 0:
             self._chunk_start = self._chunk_end = log_time
-        else:
-            self._chunk_start = min(self._chunk_start, log_time)
-            self._chunk_end = max(self._chunk_end, log_time)
+        elif log_time > self._chunk_end:
+            self._chunk_end = log_time
+        elif log_time < self._chunk_start:
+            self._chunk_start = log_time
         self._chunk_messages += 1
         if len(chunk) >= self.chunk_bytes:
             self._close_chunk()
