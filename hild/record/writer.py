@@ -65,6 +65,16 @@ class RecordStats:
     lost: int = 0  # messages that never reached the file because the recording failed
 
 
+@dataclass(frozen=True, slots=True)
+class OpenChannel:
+    """A channel of the file, and what its messages imply (worked out once, at its first)."""
+
+    id: int
+    nested: bool  # written with channels.nested
+    device: str  # a /sensors/<device> channel's device ('' for others): a Signal K line, a fix
+    pose: bool  # /pose: a /tf follows each message
+
+
 def encode(payload: object) -> bytes:
     """A message's JSON, compact, by orjson (compiled: a third of the json module's time for a
     state message, bench/bench_daemon.py). A NaN or an infinity is written as null, as hild's
@@ -130,7 +140,7 @@ class RecordWriter:
         self._wake = threading.Event()  # the thread's: a stop, or a lossless put waiting
         self._taken = threading.Event()  # the loop's: the thread has taken a batch
         self._thread: threading.Thread | None = None
-        self._channels: dict[str, int] = {}
+        self._channels: dict[str, OpenChannel] = {}
         self.dropped = 0
         self.written = 0
         self.flushes = 0
@@ -276,49 +286,54 @@ class RecordWriter:
                 self.lost += messages
                 return
             for built_topic, built in build():
-                self._write(mcap, built_topic, log_time_ns, built)
+                self._message(mcap, built_topic, log_time_ns, built)
             return
+        self._message(mcap, topic, log_time_ns, payload)
+
+    def _message(self, mcap: McapFile, topic: str, log_time_ns: int | None,
+                 payload: object) -> None:  # fmt: skip
+        """One message to the MCAP file (``log_time_ns`` None: its channel declared only), and
+        what it implies, built here off the tick: a sentence's line in the Signal K log and
+        its fix (/fix/<device>), a pose's /tf."""
         if self.error is not None:  # failed: what was queued before the failure is lost too
             if log_time_ns is not None:
                 self.lost += implied(topic)
             return
         try:
-            if topic in channels.NESTED and isinstance(payload, dict):  # here, off the tick
-                payload = channels.nested(payload)
             channel = self._channels.get(topic)
             if channel is None:
-                schema_name, schema = channels.schema_for(topic, payload)
-                schema_id = mcap.schema(schema_name, "jsonschema", json.dumps(schema).encode())
-                channel = mcap.channel(topic, "json", schema_id)
-                self._channels[topic] = channel
+                channel = self._channels[topic] = self._open_channel(mcap, topic, payload)
             if log_time_ns is None:
                 return  # declared only
-            data = encode(payload)
-            mcap.message(channel, log_time_ns, data, time.time_ns())
+            if channel.nested and isinstance(payload, dict):  # here, off the tick
+                payload = channels.nested(payload)
+            mcap.message(channel.id, log_time_ns, encode(payload), time.time_ns())
             self._uncommitted += 1
-            if self.nmea_path is not None and topic.startswith(channels.SENSORS):
-                # Signal K's multiplexed log: <ms since the epoch>;N;<sentence> (ecosystem.md)
-                sentence = payload["sentence"] if isinstance(payload, dict) else ""
-                self._lines.append(f"{log_time_ns // 1_000_000};N;{sentence}\n")
-            derived = self._derived(topic, log_time_ns, payload)
-            if derived is not None:
-                self._write(mcap, derived[0], log_time_ns, derived[1])
+            if not isinstance(payload, dict):
+                return
+            if channel.device:  # a sensor's sentence
+                sentence = payload.get("sentence", "")
+                if self.nmea_path is not None:
+                    # Signal K's multiplexed log: <ms since the epoch>;N;<sentence> (ecosystem.md)
+                    self._lines.append(f"{log_time_ns // 1_000_000};N;{sentence}\n")
+                fix = self._fixes.fix(channel.device, log_time_ns, str(sentence))
+                if fix is not None:
+                    self._message(mcap, channels.FIX + channel.device, log_time_ns, fix)
+            elif channel.pose:
+                self._message(mcap, channels.TF, log_time_ns, channels.frame_transform(payload))
         except Exception as e:  # noqa: BLE001 (a chunk that cannot be written: the recording
             self._fail(mcap, -1, e)  # fails, the run goes on)
 
-    def _derived(self, topic: str, log_time_ns: int, payload: object) -> tuple[str, dict] | None:
-        """The message a written one implies, built here off the tick: /tf from /pose, a
-        sensor's fix (/fix/<device>) from the sentence that carries it."""
-        if not isinstance(payload, dict):
-            return None
-        if topic == channels.POSE:
-            return channels.TF, channels.frame_transform(payload)
-        if topic.startswith(channels.SENSORS):
-            device = topic[len(channels.SENSORS) :]
-            fix = self._fixes.fix(device, log_time_ns, str(payload.get("sentence", "")))
-            if fix is not None:
-                return channels.FIX + device, fix
-        return None
+    def _open_channel(self, mcap: McapFile, topic: str, payload: object) -> OpenChannel:
+        """A topic's channel, its schema from its first payload (or its declared example)."""
+        nested = topic in channels.NESTED
+        if nested and isinstance(payload, dict):
+            payload = channels.nested(payload)
+        schema_name, schema = channels.schema_for(topic, payload)
+        schema_id = mcap.schema(schema_name, "jsonschema", json.dumps(schema).encode())
+        device = topic[len(channels.SENSORS) :] if topic.startswith(channels.SENSORS) else ""
+        return OpenChannel(mcap.channel(topic, "json", schema_id), nested, device,
+                           topic == channels.POSE)  # fmt: skip
 
     def _commit(self, mcap: McapFile, nmea_fd: int) -> None:
         """Everything since the last commit to the disk, fsynced: the MCAP file, then the
