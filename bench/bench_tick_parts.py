@@ -13,7 +13,11 @@ back from its 10 ms sleep with the caches cold (a function that checks one watch
 empty queue takes tens of microseconds), so the daemon's CPU is more the number of wake-ups
 and of distinct steps in a tick than the arithmetic.
 
-    python bench/bench_tick_parts.py [--duration 20]
+With ``--record`` the run records (MCAP and the Signal K log in a temporary folder), and the
+recorder's part of each tick (``Recorder.on_tick``: its sample of the truth every fourth tick,
+copied for the writer's thread) is timed too.
+
+    python bench/bench_tick_parts.py [--duration 20] [--record]
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from common import free_port  # noqa: E402
 from hild import daemon as daemon_module  # noqa: E402
 from hild.cli import main as hild_main  # noqa: E402
 from hild.coupled.simulation import Simulation  # noqa: E402
+from hild.record.observer import Recorder  # noqa: E402
 from hild.transport.pacer import TickPacer  # noqa: E402
 
 PARTS = (  # (the name printed, the class, its method)
@@ -43,6 +48,7 @@ PARTS = (  # (the name printed, the class, its method)
     ("    devices sampled (emit_due)", daemon_module.Daemon, "emit_due"),
     ("    lines handed to the loop", daemon_module.Daemon, "hand_over"),
     ("    paced pty writes", TickPacer, "after_tick"),
+    ("    the recorder (with --record)", Recorder, "on_tick"),
 )
 
 
@@ -72,6 +78,7 @@ def timer_cost_ns() -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=20.0, help="seconds of run (20)")
+    parser.add_argument("--record", action="store_true", help="the run records, too")
     args = parser.parse_args()
     cpu_ns = dict.fromkeys((name for name, _, _ in PARTS), 0)
     calls = dict.fromkeys(cpu_ns, 0)
@@ -80,16 +87,20 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         bench = default_bench_on(Path(folder), free_port(socket.SOCK_DGRAM))
         run_dir = str(Path(folder) / "run")
+        record = ["--record", str(Path(folder) / "run.mcap")] if args.record else []
         status = hild_main(["run", str(bench), "--duration", str(args.duration), "--quiet",
-                            "--run-dir", run_dir, "--log-format", "json"])  # fmt: skip
+                            "--run-dir", run_dir, "--log-format", "json", *record])  # fmt: skip
     if status != 0:
         sys.exit(f"hild run ended with status {status}")
     ticks = calls["  after the wait: controls to pacing"]
     rate_hz = ticks / args.duration
-    print(f"hild run, the default bench, {args.duration:g} s, {ticks} ticks "
-          f"({rate_hz:.0f} Hz); the tick thread's CPU per tick:")  # fmt: skip
+    what = "hild run --record" if args.record else "hild run"
+    print(f"{what}, the default bench, {args.duration:g} s, {ticks} ticks ({rate_hz:.0f} Hz); "
+          "the tick thread's CPU per tick:")  # fmt: skip
     print(f"{'part':42} {'us/tick':>8} {'% of a core':>12}")
     for name, _, _ in PARTS:
+        if not calls[name]:
+            continue
         per_tick_us = cpu_ns[name] / 1e3 / ticks
         print(f"{name:42} {per_tick_us:8.1f} {per_tick_us * rate_hz / 1e4:11.2f} %")
     print(
