@@ -25,7 +25,6 @@ from hild.profiles.weather import load_weather
 from hild.record.observer import run_metadata, sample
 from hild.record.writer import RecordWriter
 from hild.sensors.geodesy import DEFAULT_ORIGIN
-from hild.sensors.truth import Truth
 from hild.units import KNOTS_PER_MS
 
 
@@ -115,9 +114,8 @@ class SimRecording:
         self.vessel = vessel
 
     def sample(self, sim: Simulation) -> None:
-        truth = Truth.of(sim, sim.t, SIM_EPOCH + timedelta(seconds=sim.t))
-        sample(self.writer, truth, DEFAULT_ORIGIN, self.vessel.actuators, sim.actuator_force,
-               sim.environment)  # fmt: skip
+        sample(self.writer, sim, sim.t, SIM_EPOCH + timedelta(seconds=sim.t), DEFAULT_ORIGIN,
+               self.vessel.actuators)  # fmt: skip
 
     def close(self) -> None:
         self.writer.close()

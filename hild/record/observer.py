@@ -30,14 +30,14 @@ from hild.record import channels, events
 from hild.record.config import RecordConfig
 from hild.record.writer import RecordWriter
 from hild.sensors.geodesy import Origin
+from hild.sensors.truth import Truth
 from hild.traffic.report import target_reports
 
 if TYPE_CHECKING:
     from hild.control import ActuatorCommand, ControlRecord
-    from hild.environment.environment import Environment
+    from hild.coupled.simulation import Simulation
     from hild.model.vessel import ActuatorSpec
     from hild.observers import RunningDaemon
-    from hild.sensors.truth import Truth
     from hild.transport.base import Inbound
 
 log = structlog.get_logger("hild.record")
@@ -74,20 +74,28 @@ def run_metadata(
 
 @dataclasses.dataclass(frozen=True)
 class Sample:
-    """One instant of the truth for the recording, as the tick copies it (the truth's arrays,
-    the force, a few numbers of the environment); its messages are built from it in the
-    writer's thread, off the tick (``messages``)."""
+    """One instant of the simulation for the recording, as the tick copies it: the state, the
+    actuators' states and commands, their force and a few numbers of the environment. The
+    truth and its state, actuator, environment, location and pose messages are built from it
+    in the writer's thread, off the tick (``messages``): the tick only copies arrays."""
 
-    truth: Truth
-    origin: Origin
-    specs: Sequence[ActuatorSpec]
+    t: float  # simulation time [s]
+    utc: datetime
+    x: np.ndarray  # the vessel's state, eta then nu
+    actuators: np.ndarray
+    commands: np.ndarray
     force: np.ndarray
+    current_ned: tuple[float, float]
+    wind_ned: tuple[float, float]
     elevation: float
     hs: float
     weather: str
+    origin: Origin
+    specs: Sequence[ActuatorSpec]
 
     def messages(self) -> list[tuple[str, object]]:
-        truth = self.truth
+        truth = Truth(self.t, self.utc, self.x[:6], self.x[6:12], self.current_ned,
+                      self.wind_ned, self.actuators, self.commands)  # fmt: skip
         ns = utc_ns(truth.utc)
         state = payloads.state(truth, self.origin)
         fix = channels.location_fix(ns, cast(float, state["latitude"]),
@@ -106,18 +114,23 @@ class Sample:
 SAMPLE_MESSAGES = 6  # a sample's messages in the file: the five above and the pose's /tf
 
 
-def sample(writer: RecordWriter, truth: Truth, origin: Origin,
-           specs: Sequence[ActuatorSpec], force: np.ndarray,
-           environment: Environment | None) -> None:  # fmt: skip
-    """The truth's channels at one instant (shared by the daemon's recorder and `hild sim`):
-    copied here, built and written in the writer's thread."""
+def sample(writer: RecordWriter, sim: Simulation, t: float, utc: datetime, origin: Origin,
+           specs: Sequence[ActuatorSpec]) -> None:  # fmt: skip
+    """The truth's channels at the simulation's present state, time ``t`` and ``utc`` (shared
+    by the daemon's recorder and `hild sim`): copied here, built and written in the writer's
+    thread."""
+    environment = sim.environment
     if environment is None:
         elevation, hs, weather = 0.0, 0.0, ""
+        current, wind = (0.0, 0.0), (0.0, 0.0)
     else:
         elevation = environment.elevation
         hs, weather = environment.weather.waves.hs, environment.weather.preset
-    taken = Sample(truth, origin, specs, force.copy(), elevation, hs, weather)
-    writer.defer(utc_ns(truth.utc), taken.messages, SAMPLE_MESSAGES)
+        current, wind = environment.current_ned, environment.wind_ned
+    taken = Sample(t, utc, sim.x.copy(), sim.act_state.copy(), sim.act_cmd.copy(),
+                   sim.actuator_force.copy(), current, wind, elevation, hs, weather, origin,
+                   specs)  # fmt: skip
+    writer.defer(utc_ns(utc), taken.messages, SAMPLE_MESSAGES)
 
 
 class Recorder(TickObserver):
@@ -188,9 +201,9 @@ class Recorder(TickObserver):
         self._window.add(daemon.late_s, daemon.tick_period_s)
         self._tick += 1
         if self._tick % self._every == 0:
-            truth = daemon.truth(t)
-            sample(writer, truth, daemon.bench.origin, daemon.bench.vessel.actuators,
-                   daemon.sim.actuator_force, daemon.sim.environment)  # fmt: skip
+            assert daemon.start_utc is not None
+            sample(writer, daemon.sim, t, daemon.start_utc + timedelta(seconds=t),
+                   daemon.bench.origin, daemon.bench.vessel.actuators)  # fmt: skip
         if t + 1e-9 >= self._stats_due:
             self._stats_due += STATS_PERIOD_S
             self._put_stats(daemon, t)
