@@ -17,6 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hild.environment.kernel import SEA_CALM, SEA_WAVES
+
 ROOT = Path(__file__).resolve().parents[1]
 WAVE_VARIABLES = {"kick", "lam", "slope_x", "surf0"}
 
@@ -71,7 +73,7 @@ for name, kernel in {
     (signature,) = kernel.signatures
     variables[name] = sorted(kernel.overloads[signature].type_annotation.typemap)
 print(json.dumps({"compiled": compiled_calm, "variables": variables,
-                  "has_waves": [K.has_waves(calm.B), K.has_waves(waves.B)]}))
+                  "seas": [K.sea_of(calm.B), K.sea_of(waves.B)]}))
 """
 
 
@@ -97,7 +99,7 @@ def wave_variables(names: list[str]) -> set[str]:
 
 def test_a_calm_rk4_run_compiles_neither_dopri5_nor_the_wave_code(tmp_path):
     result = probe(tmp_path)
-    assert result["has_waves"] == [False, True]
+    assert result["seas"] == [SEA_CALM, SEA_WAVES]
     compiled = result["compiled"]
     assert {name for name, done in compiled.items() if done} == {
         "step_rk4", "rk4_step", "env_outputs_calm", "env_advance_calm", "run rk4 calm",

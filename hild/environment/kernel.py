@@ -10,7 +10,7 @@ that step (idempotent: a second call at the same step does nothing);
 white-noise value per channel from the caller's noise block. Both allocate
 nothing.
 
-Each comes as a kernel per sea: calm, with waves (``kernels_for`` picks them by the buffer's
+Each comes as a kernel per sea: calm, with waves (``sea_of`` tells them by the buffer's
 E_WAVE_ON) and, for a daemon whose weather can change as it runs, any (the flag read each
 step). So a calm simulation never compiles the wave code: the sea is a constant of each
 kernel's closure, and numba drops the branch not taken before typing it.
@@ -378,15 +378,9 @@ env_outputs_calm, env_outputs_waves, env_outputs_any = (_outputs_kernel(sea) for
 env_advance_calm, env_advance_waves, env_advance_any = (_advance_kernel(sea) for sea in SEAS)
 
 
-def has_waves(B) -> bool:
-    """Whether the environment in buffer B has a sea with waves (E_WAVE_ON; an empty buffer,
-    no environment, has none)."""
-    return bool(B.shape[0] > E_WAVE_ON and B[E_WAVE_ON] != 0.0)
-
-
 def sea_of(B) -> int:
-    """The sea (SEA_CALM or SEA_WAVES) of the environment in buffer B."""
-    return SEA_WAVES if has_waves(B) else SEA_CALM
+    """The sea (SEA_CALM or SEA_WAVES) of the environment in buffer B: its E_WAVE_ON."""
+    return SEA_WAVES if B[E_WAVE_ON] != 0.0 else SEA_CALM
 
 
 def environment_kernels(sea: int):
@@ -396,11 +390,6 @@ def environment_kernels(sea: int):
     if sea == SEA_ANY:
         return env_outputs_any, env_advance_any
     return env_outputs_calm, env_advance_calm
-
-
-def kernels_for(B):
-    """The (env_outputs, env_advance) kernels for the environment in buffer B, its sea fixed."""
-    return environment_kernels(sea_of(B))
 
 
 @njit(cache=True, inline="always")
