@@ -17,8 +17,6 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-import numpy as np
-
 # How much faster than real time a run may go (bench.time_scale, --time-scale). Below 1/100 a
 # 100 Hz loop ticks once a wall second and a controller's every timeout is 100 times too short
 # to mean anything; a scale of 1e-9 would put the second tick years away. Above 1000 the
@@ -146,12 +144,20 @@ class BlockingClock:
             self._timerfd = None
 
 
+JITTER_BINS = 10_001  # 10 us bins up to 100 ms, and one for all later ticks
+_NO_TICKS = (0,) * JITTER_BINS  # what ``reset`` copies into the bins
+
+
 @dataclass
 class JitterStats:
-    """Tick lateness against the deadlines, as a histogram of 10 us bins up to 100 ms."""
+    """Tick lateness against the deadlines, as a histogram of 10 us bins up to 100 ms.
+
+    The bins are a list of Python ints, not a numpy array: ``add`` runs in every tick (the
+    daemon's run-long statistics and its windows each take it), and incrementing a list's item
+    costs a fraction of a numpy scalar's round trip (bench/bench_tick_parts.py)."""
 
     bin_s: float = 1e-5
-    counts: np.ndarray = field(default_factory=lambda: np.zeros(10_001, dtype=np.int64))
+    counts: list[int] = field(default_factory=lambda: [0] * JITTER_BINS)
     ticks: int = 0
     overruns: int = 0
     max_s: float = 0.0
@@ -161,20 +167,29 @@ class JitterStats:
         self.ticks += 1
         if late_s > period_s:
             self.overruns += 1
-        self.counts[min(int(late_s / self.bin_s), 10_000)] += 1
+        self.counts[min(int(late_s / self.bin_s), JITTER_BINS - 1)] += 1
         if late_s > self.max_s:
             self.max_s = late_s
 
     def reset(self) -> None:
         """Start a new window, in place (no allocation inside a tick)."""
-        self.counts[:] = 0
+        self.counts[:] = _NO_TICKS
         self.ticks = self.overruns = 0
         self.max_s = 0.0
 
     def percentile_ms(self, p: float) -> float:
+        """The upper edge of the bin of the smallest lateness with at least ``p`` % of the ticks
+        at or below it [ms]."""
         if self.ticks == 0:
             return 0.0
-        index = int(np.searchsorted(np.cumsum(self.counts), math.ceil(p / 100.0 * self.ticks)))
+        wanted = math.ceil(p / 100.0 * self.ticks)
+        below = 0
+        index = 0
+        for count in self.counts:  # (most ticks are in the first bins)
+            below += count
+            if below >= wanted:
+                break
+            index += 1
         return (index + 1) * self.bin_s * 1e3
 
     def summary(self) -> dict[str, float | int]:

@@ -26,8 +26,23 @@ Payload = dict[str, object]
 ORIGIN_POINT = np.zeros(3)  # the body frame's origin, CO
 
 
+_last_utc_text: tuple[datetime | None, str] = (None, "")  # (an instant, its text): see utc_text
+
+
+def utc_text(utc: datetime) -> str:
+    """``utc`` in ISO 8601 with a Z. A sample's payloads share their instant (the same
+    object), so the last one's text is kept (one tuple, replaced whole: safe from any
+    thread; held, the object cannot be another's by its identity)."""
+    global _last_utc_text
+    last, text = _last_utc_text
+    if last is not utc:
+        text = utc.isoformat().replace("+00:00", "Z")
+        _last_utc_text = (utc, text)
+    return text
+
+
 def stamp(t: float, utc: datetime) -> Payload:
-    return {"t": round(t, 6), "utc": utc.isoformat().replace("+00:00", "Z")}
+    return {"t": round(t, 6), "utc": utc_text(utc)}
 
 
 def ned_velocity(truth: Truth) -> tuple[float, float, float]:
@@ -58,18 +73,14 @@ def state(truth: Truth, origin: Origin) -> Payload:
 def actuators(truth: Truth, specs: Sequence[ActuatorSpec], force: np.ndarray) -> Payload:
     """Per actuator its commanded and actual speed, angle and deflector; the total force."""
     out = stamp(truth.t, truth.utc)
+    actual, commanded = truth.actuators, truth.commands
     for a in specs:
         base = a.index * L.S_SIZE
-        speed, angle, deflector = a.state_columns
-        names = [(speed, L.S_SPEED)]
-        if a.angle_kind != "none":
-            names.append((angle, L.S_ANGLE))
-        if a.has_deflector:
-            names.append((deflector, L.S_DEFLECTOR))
-        for name, slot in names:
-            out[name] = float(truth.actuators[base + slot])
-            out[f"{name}_commanded"] = float(truth.commands[base + slot])
-    out["force.X"], out["force.Y"], out["force.N"] = (float(force[i]) for i in (0, 1, 5))
+        for name, slot in a.present_states:
+            out[name] = float(actual[base + slot])
+            out[name + "_commanded"] = float(commanded[base + slot])
+    out["force.X"], out["force.Y"] = float(force[0]), float(force[1])
+    out["force.N"] = float(force[5])
     return out
 
 

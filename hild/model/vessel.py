@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
+
+from hild.model import layout as L
 
 DEGREES = math.pi / 180.0
 
@@ -101,12 +104,25 @@ class ActuatorSpec:
             return lo, hi, " deg"
         return -1.0, 1.0, ""
 
-    @property
+    @cached_property  # (an immutable spec: worked out once, at its first use)
     def state_columns(self) -> tuple[str, str, str]:
         """Column names of this actuator's three states in output files."""
         speed = self.commands[0]
         angle = "azimuth" if self.angle_kind == "azimuth" else "nozzle"
         return (f"{self.name}.{speed}", f"{self.name}.{angle}", f"{self.name}.deflector")
+
+    @cached_property
+    def present_states(self) -> tuple[tuple[str, int], ...]:
+        """The states this actuator has (its speed, and its angle and deflector if it has
+        them): each one's column name and its slot in the actuator's block of the state
+        (hild/model/layout.py's S_SPEED, S_ANGLE, S_DEFLECTOR)."""
+        speed, angle, deflector = self.state_columns
+        present = [(speed, L.S_SPEED)]
+        if self.angle_kind != "none":
+            present.append((angle, L.S_ANGLE))
+        if self.has_deflector:
+            present.append((deflector, L.S_DEFLECTOR))
+        return tuple(present)
 
 
 @dataclass(frozen=True)

@@ -45,10 +45,14 @@ log = structlog.get_logger("hild.record")
 STATS_PERIOD_S = 1.0  # simulated seconds per /stats message
 
 
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MICROSECOND = timedelta(microseconds=1)
+
+
 def utc_ns(utc: datetime) -> int:
-    """Nanoseconds since the epoch, exact to the microsecond (no float rounding)."""
-    whole = int(utc.replace(microsecond=0).timestamp())
-    return whole * 1_000_000_000 + utc.microsecond * 1000
+    """Nanoseconds since the epoch, exact to the microsecond (integer arithmetic of
+    timedeltas: no float rounding)."""
+    return (utc - EPOCH) // MICROSECOND * 1000
 
 
 def file_text(path: str) -> str:
