@@ -617,3 +617,28 @@ def test_a_full_queue_drops_and_counts_or_waits_when_lossless(tmp_path, monkeypa
     stats = lossless.close()
     assert (stats.written, stats.dropped) == (50, 0)
     assert [m.payload["t"] for m in messages(tmp_path / "all.mcap")] == list(range(50))
+
+
+def test_log_times_are_the_utc_instant_in_nanoseconds_exactly():
+    """``utc_ns`` (timedelta arithmetic) against the calendar's own count of seconds plus the
+    microseconds, over instants from 1970 to 2100 with every microsecond digit in play; and a
+    sample's stamped payloads share one UTC text (cached by the instant's identity) without
+    ever giving one instant another's text."""
+    import calendar
+    import random
+    from datetime import UTC, datetime, timedelta, timezone
+
+    from hild.mirror import payloads
+    from hild.record.observer import utc_ns
+
+    rng = random.Random(7)
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    for _ in range(20_000):
+        utc = epoch + timedelta(microseconds=rng.randrange(0, 4_102_444_800 * 10**6))
+        expected = calendar.timegm(utc.utctimetuple()) * 10**9 + utc.microsecond * 1000
+        assert utc_ns(utc) == expected, utc
+    a = datetime(2026, 6, 1, 12, 0, 0, 250_000, tzinfo=UTC)
+    same_instant_elsewhere = a.astimezone(timezone(timedelta(hours=2)))
+    assert payloads.utc_text(a) == "2026-06-01T12:00:00.250000Z"
+    assert payloads.utc_text(same_instant_elsewhere) == "2026-06-01T14:00:00.250000+02:00"
+    assert payloads.stamp(1.5, a) == {"t": 1.5, "utc": "2026-06-01T12:00:00.250000Z"}
