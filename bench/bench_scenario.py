@@ -36,7 +36,7 @@ HELD = ["port.rpm=1800", "starboard.rpm=1800", "port.deflector=1", "starboard.de
 PARTS = (
     ("stepping (compiled: vessel, weather, traffic)", ("coupled/", "model/", "environment/",
                                                        "traffic/")),
-    ("pilot: NMEA decoding (pynmea2 and hild.pilot.decode)", ("pynmea2", "pilot/decode")),
+    ("pilot: NMEA decoding (pynmea2 and hild.nmea.decode)", ("pynmea2", "nmea/decode")),
     ("pilot: fixes, autopilot, command encoding", ("pilot/", "scenario/controller")),
     ("command device: parse, decode, watchdog, arbiter", ("bus/", "hild/control")),
     ("sensors: truth and NMEA encoding", ("sensors/", "nmea/")),

@@ -25,11 +25,11 @@ import pytest
 from hild.coupled.simulation import Simulation
 from hild.environment.environment import Environment
 from hild.nmea import sentences as s
+from hild.nmea.decode import SentenceDecoder
 from hild.pilot.actuation import Actuation, Setpoint
 from hild.pilot.angles import wrap
 from hild.pilot.autopilot import Autopilot, NavFix, PilotConfig
 from hild.pilot.control import Pid, PidGains
-from hild.pilot.decode import SentenceDecoder
 from hild.pilot.fixes import FixAssembler
 from hild.pilot.guidance import WaypointTracker, leg_geometry, los_course
 from hild.pilot.links import LineBuffer, LinkError, parse_endpoint
@@ -593,7 +593,7 @@ def test_ais_on_the_sensor_line_is_ignored_and_watched_for_stop_cpa():
     west at 5 m/s (10 kn = 5.144 m/s in AIS's 0.1 kn) meets it: relative velocity (-5, -5.144)
     from (0, 2000), so TCPA = 2000 * 5.144 / (25 + 5.144^2) = 197 s, CPA = 2000 * 5 /
     sqrt(25 + 5.144^2) = 1394 m."""
-    from hild.pilot.decode import SentenceDecoder
+    from hild.nmea.decode import SentenceDecoder
     from hild.pilot.traffic_watch import TrafficWatch
     from hild.sensors.geodesy import Origin
     from hild.traffic import ais

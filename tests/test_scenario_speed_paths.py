@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from hild.bus.sentence import Rejected, parse_sentence
-from hild.pilot.decode import SentenceDecoder
+from hild.nmea.decode import SentenceDecoder
 from hild.scenario.criteria import MissionWalk
 from hild.scenario.file import Mission, Waypoint, load_scenario
 from hild.scenario.lockstep import LockstepRun
@@ -108,7 +108,7 @@ LINES = [
 def test_decoder_shortcut_counts_as_pynmea2(monkeypatch):
     fast = SentenceDecoder()
     got = [fast.decode(line) for line in LINES]
-    monkeypatch.setattr("hild.pilot.decode._ignored_talker_sentence", lambda line: False)
+    monkeypatch.setattr("hild.nmea.decode._ignored_talker_sentence", lambda line: False)
     slow = SentenceDecoder()
     want = [slow.decode(line) for line in LINES]
     assert got == want

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hild.pilot.decode import Reading
+from hild.nmea.decode import Reading
 
 DAY_S = 86400.0
 MOTION = ("heading", "sog", "cog")

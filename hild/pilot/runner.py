@@ -21,9 +21,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from hild.nmea.decode import SentenceDecoder
 from hild.pilot.actuation import Actuation
 from hild.pilot.autopilot import Autopilot, NavFix, PilotConfig, PilotStep
-from hild.pilot.decode import SentenceDecoder
 from hild.pilot.fixes import FixAssembler, GeoFix
 from hild.pilot.guidance import Point, WaypointReached
 from hild.pilot.links import Link, parse_endpoint

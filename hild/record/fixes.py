@@ -4,7 +4,7 @@ What a controller reads, not the truth (``/location`` is the truth, at the recor
 the sensor's noise and its rate, the position its sentence prints (to its decimals), and no
 fix while it is faulted out or reports no fix. One fix an epoch: the first GGA, RMC or CPNVG
 of the lines a device sent at one instant (a receiver sends GGA and RMC of one fix back to
-back). The sentences are read by the same decoder as hild's own pilot's (hild/pilot/decode.py,
+back). The sentences are read by the same decoder as hild's own pilot's (hild/nmea/decode.py,
 pynmea2, checksums required); altitude from GGA (above the ellipsoid: MSL altitude plus geoid
 separation), 0 where the sentence has none.
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from hild.pilot.decode import SentenceDecoder
+from hild.nmea.decode import SentenceDecoder
 from hild.record import channels
 
 POSITION_SENTENCES = ("GGA", "RMC", "NVG")  # the formatter's last three letters: $GPGGA, $CPNVG

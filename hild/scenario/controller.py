@@ -27,9 +27,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from hild.model.vessel import Vessel
+from hild.nmea.decode import SentenceDecoder
 from hild.pilot.actuation import Actuation
 from hild.pilot.autopilot import Autopilot, NavFix, PilotConfig
-from hild.pilot.decode import SentenceDecoder
 from hild.pilot.fixes import FixAssembler, GeoFix
 from hild.pilot.guidance import GuidanceConfig
 from hild.pilot.wire import encoder_for, hsc
