@@ -17,9 +17,14 @@ Prints one table, with each row's CPU per tick and its excess over the stepping 
 With ``--side-by-side`` it runs only the daemons, plain and ``--record`` of a bench at the same
 time (each reading its own clients), and prints the difference per pair: the two share the
 machine's load moment by moment, which runs one after the other on a shared machine do not.
+With ``--against CHECKOUT`` it does the same with another checkout of hild and this one (both
+plain, or both with ``--record``): what a change costs or saves, the difference this one's CPU
+less that one's (the same checkout on both sides differs by about 0.1 % of a core here).
 
     python bench/bench_daemon.py [--duration 60] [--repeat 1]
     python bench/bench_daemon.py --side-by-side [--duration 60] [--repeat 3]
+    git worktree add --detach ../hild-before HEAD~1
+    python bench/bench_daemon.py --against ../hild-before [--record] [--duration 20] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import sys
 import tempfile
 import threading
 import tty
+from dataclasses import dataclass
 from pathlib import Path
 from statistics import mean, median
 
@@ -136,7 +142,10 @@ def thread_cpu(pid: int, stop: threading.Event, seconds: dict) -> None:
         seconds[name] = seconds.get(name, 0.0) + cpu_s
 
 
-def run(bench_args: list[str], run_dir: Path, duration: float, sock: socket.socket) -> dict:
+def run(bench_args: list[str], run_dir: Path, duration: float, sock: socket.socket,
+        tree: Path = REPO) -> dict:  # fmt: skip
+    """One `hild run` of the checkout ``tree`` (its folder is the daemon's working directory,
+    so ``python -m hild.cli`` imports that checkout's hild), read by clients as a user's."""
     cmd = [
         sys.executable,
         "-m",
@@ -152,7 +161,8 @@ def run(bench_args: list[str], run_dir: Path, duration: float, sock: socket.sock
         "--stats-interval",
         "1000",
     ]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=tree)  # fmt: skip
     banner = []
     while not any(line.startswith("Ctrl-C stops") for line in banner):
         line = proc.stdout.readline()
@@ -197,41 +207,52 @@ def default_bench_on(folder: Path, udp: int) -> Path:
 
 
 def run_into(results: dict, key: int, bench_args: list[str], run_dir: Path, duration: float,
-             sock: socket.socket) -> None:  # fmt: skip
-    results[key] = run(bench_args, run_dir, duration, sock)
+             sock: socket.socket, tree: Path) -> None:  # fmt: skip
+    results[key] = run(bench_args, run_dir, duration, sock, tree)
 
 
-def side_by_side(duration: float, repeat: int) -> None:
-    """Each bench twice at the same time, plain and with --record, so that both runs share the
-    machine's load moment by moment: the difference is recording's, less the machine's noise
-    than in runs one after the other."""
-    print(
-        f"hild run, 100 Hz, {duration:g} s, plain and --record at the same time, "
-        f"{repeat} time(s) each bench, {os.cpu_count()} cores:"
-    )
+@dataclass(frozen=True)
+class Side:
+    """One of two daemons run at the same time: a checkout, plain or recording."""
+
+    label: str
+    tree: Path
+    record: bool
+
+
+def side_by_side(duration: float, repeat: int, sides: tuple[Side, Side]) -> None:
+    """Each bench twice at the same time, one run per side, so that both share the machine's
+    load moment by moment: the difference (the second side's CPU less the first's) is the
+    change's, less the machine's noise than in runs one after the other. Plain against
+    --record of this checkout by default; with --against, another checkout against this one."""
+    first, second = sides
+    what = "plain and --record" if first.tree == second.tree else (
+        f"{first.label} and {second.label}{' --record' if first.record else ''}")  # fmt: skip
+    print(f"hild run, 100 Hz, {duration:g} s, {what} at the same time, {repeat} time(s) each "
+          f"bench, {os.cpu_count()} cores:")  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         for name in ("4 devices", "default bench"):
             differences, threads = [], []
             for i in range(repeat):
                 socks, argv = [], []
-                for mode in ("plain", "record"):
+                for k, side in enumerate(sides):
                     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
                     sock.bind(("127.0.0.1", 0))
                     udp = sock.getsockname()[1]
-                    folder = tmp / f"{name[0]}{i}{mode}"
+                    folder = tmp / f"{name[0]}{i}side{k}"
                     folder.mkdir()
                     if name == "4 devices":
                         bench = folder / "four.toml"
                         bench.write_text(FOUR_DEVICES.format(run_dir=folder / "links", udp=udp))
                     else:
                         bench = default_bench_on(folder, udp)
-                    extra = ["--record", str(folder / "run.mcap")] if mode == "record" else []
+                    extra = ["--record", str(folder / "run.mcap")] if side.record else []
                     socks.append(sock)
                     argv.append(([str(bench), *extra], folder / "run"))
                 results: dict[int, dict] = {}
                 workers = [threading.Thread(target=run_into, args=(results, k, *argv[k], duration,
-                                                                   socks[k]))
+                                                                   socks[k], sides[k].tree))
                            for k in (0, 1)]  # fmt: skip
                 for worker in workers:
                     worker.start()
@@ -239,17 +260,18 @@ def side_by_side(duration: float, repeat: int) -> None:
                     worker.join()
                 for sock in socks:
                     sock.close()
-                plain, recorded = results[0], results[1]
-                differences.append(recorded["cpu_percent"] - plain["cpu_percent"])
-                threads.append(recorded["thread_percent"].get("hild-record", 0.0))
-                print(f"  {name:<14} plain {plain['cpu_percent']:.2f} %  --record "
-                      f"{recorded['cpu_percent']:.2f} %  difference "
-                      f"{differences[-1]:+.2f} %  (the recording thread "
-                      f"{threads[-1]:.2f} %; {recorded['record']['messages']} messages, "
-                      f"{recorded['record']['dropped']} dropped)", flush=True)  # fmt: skip
+                a, b = results[0], results[1]
+                differences.append(b["cpu_percent"] - a["cpu_percent"])
+                threads.append(b["thread_percent"].get("hild-record", 0.0))
+                recorded = f"{b['record']['messages']} messages, {b['record']['dropped']} dropped"
+                print(f"  {name:<14} {first.label} {a['cpu_percent']:.2f} %  {second.label} "
+                      f"{b['cpu_percent']:.2f} %  difference {differences[-1]:+.2f} %"
+                      + (f"  (the recording thread {threads[-1]:.2f} %; {recorded})"
+                         if second.record else ""), flush=True)  # fmt: skip
+            thread = f", the recording thread {median(threads):.2f} %" if second.record else ""
+            spread = f"range {min(differences):+.2f} to {max(differences):+.2f}"
             print(f"  {name:<14} median difference {median(differences):+.2f} % of a core "
-                  f"(range {min(differences):+.2f} to {max(differences):+.2f}), the recording "
-                  f"thread {median(threads):.2f} %")  # fmt: skip
+                  f"({spread}){thread}")  # fmt: skip
 
 
 def main() -> None:
@@ -259,9 +281,24 @@ def main() -> None:
                         help="plain and --record runs of each bench, alternated (1)")  # fmt: skip
     parser.add_argument("--side-by-side", action="store_true",
                         help="only: plain and --record of each bench at the same time")  # fmt: skip
+    parser.add_argument("--against", type=Path, metavar="CHECKOUT",
+                        help="only: another checkout of hild (e.g. `git worktree add --detach "
+                        "DIR REV`) and this one at the same time, each bench; the difference is "
+                        "this one's CPU less that one's")  # fmt: skip
+    parser.add_argument("--record", action="store_true",
+                        help="with --against: both sides record")  # fmt: skip
     args = parser.parse_args()
+    if args.against is not None:
+        other = args.against.resolve()
+        if not (other / "hild" / "cli.py").is_file():
+            sys.exit(f"--against {args.against}: not a checkout of hild (no hild/cli.py there)")
+        sides = (Side(f"that ({other.name})", other, args.record),
+                 Side("this", REPO, args.record))  # fmt: skip
+        side_by_side(args.duration, args.repeat, sides)
+        return
     if args.side_by_side:
-        side_by_side(args.duration, args.repeat)
+        side_by_side(args.duration, args.repeat,
+                     (Side("plain", REPO, False), Side("--record", REPO, True)))  # fmt: skip
         return
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.bind(("127.0.0.1", 0))
