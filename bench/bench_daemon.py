@@ -263,11 +263,14 @@ def side_by_side(duration: float, repeat: int, sides: tuple[Side, Side]) -> None
                 a, b = results[0], results[1]
                 differences.append(b["cpu_percent"] - a["cpu_percent"])
                 threads.append(b["thread_percent"].get("hild-record", 0.0))
-                recorded = f"{b['record']['messages']} messages, {b['record']['dropped']} dropped"
+                recorded = ""
+                if second.record:
+                    recorded = (f"  (the recording thread {threads[-1]:.2f} %; "
+                                f"{b['record']['messages']} messages, "
+                                f"{b['record']['dropped']} dropped)")  # fmt: skip
                 print(f"  {name:<14} {first.label} {a['cpu_percent']:.2f} %  {second.label} "
-                      f"{b['cpu_percent']:.2f} %  difference {differences[-1]:+.2f} %"
-                      + (f"  (the recording thread {threads[-1]:.2f} %; {recorded})"
-                         if second.record else ""), flush=True)  # fmt: skip
+                      f"{b['cpu_percent']:.2f} %  difference {differences[-1]:+.2f} %{recorded}",
+                      flush=True)  # fmt: skip
             thread = f", the recording thread {median(threads):.2f} %" if second.record else ""
             spread = f"range {min(differences):+.2f} to {max(differences):+.2f}"
             print(f"  {name:<14} median difference {median(differences):+.2f} % of a core "
