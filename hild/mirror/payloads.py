@@ -31,8 +31,9 @@ _last_utc_text: tuple[datetime | None, str] = (None, "")  # (an instant, its tex
 
 def utc_text(utc: datetime) -> str:
     """``utc`` in ISO 8601 with a Z. A sample's payloads share their instant (the same
-    object), so the last one's text is kept (one tuple, replaced whole: safe from any
-    thread; held, the object cannot be another's by its identity)."""
+    object), so the last one's text is kept, keyed by the object's identity: the cache holds
+    the object, so no other can take its identity, and an equal instant in another zone gets
+    its own text. One tuple, replaced whole: safe from any thread."""
     global _last_utc_text
     last, text = _last_utc_text
     if last is not utc:
