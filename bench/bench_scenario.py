@@ -1,6 +1,6 @@
 """Scenario benchmark (issue 26): lockstep runs per second per core against `hild sim`.
 
-Run:  python bench/bench_scenario.py [--scenario FILE_OR_NAME] [--repeats 7]
+Run:  python bench/bench_scenario.py [--scenario FILE_OR_NAME] [--repeats 7] [--record]
 
 The default scenario is bench/scenarios/fjord-waves-10min.toml: ten minutes of Odin steered by
 hild's pilot in lockstep, five traffic targets, a gale with 1 m waves, the default sensors.
@@ -9,7 +9,9 @@ length, weather and seed (`run_sim`, jets held at 1800 rpm, no traffic: what `hi
 alternate in this process, so that both see the same load on a shared machine. Printed: each
 one's runs per second on one core and times real time (median and range over the repeats),
 the scenario's cost in `hild sim` runs, and where a scenario run's time goes (cProfile's own
-time by part; the profiler inflates the parts made of many small Python calls).
+time by part; the profiler inflates the parts made of many small Python calls). With
+``--record``, the scenario run recorded (as `hild scenario run --record` records it) joins the
+alternation, and its cost in plain scenario runs is printed.
 """
 
 from __future__ import annotations
@@ -20,10 +22,14 @@ import os
 import platform
 import pstats
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from hild.log import configure_logging
+from hild.record.config import RecordConfig
+from hild.record.observer import Recorder
 from hild.scenario.file import load_scenario
 from hild.scenario.lockstep import run_lockstep
 from hild.sim import run_sim
@@ -75,7 +81,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scenario", default=str(DEFAULT_SCENARIO), help="a file or a name")
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--record", action="store_true",
+                        help="also the scenario run recorded (`hild scenario run --record`: "
+                        "lossless, MCAP and the Signal K log in a temporary folder)")  # fmt: skip
     args = parser.parse_args()
+    configure_logging(level="warning")  # (a recorder says where it records, each run)
 
     scenario = load_scenario(args.scenario)
     bench = scenario.bench
@@ -93,12 +103,23 @@ def main() -> None:
             commands=HELD, weather=weather, seed=bench.seed, vessel=bench.vessel,
         )  # fmt: skip
 
+    folder = tempfile.TemporaryDirectory()
+
+    def recorded() -> object:
+        config = RecordConfig.for_file(Path(folder.name) / "run.mcap", bench.rate_hz)
+        return run_lockstep(scenario, observers=[Recorder(config, lossless=True)])
+
     sim()
+    if args.record:
+        recorded()
     lock_t: list[float] = []
     sim_t: list[float] = []
+    record_t: list[float] = []
     for _ in range(args.repeats):
         lock_t.append(timed(lockstep))
         sim_t.append(timed(sim))
+        if args.record:
+            record_t.append(timed(recorded))
 
     print(f"{platform.python_implementation()} {platform.python_version()}, "
           f"{os.cpu_count()} cores; {args.repeats} alternating repeats, one core")  # fmt: skip
@@ -113,6 +134,12 @@ def main() -> None:
           f"length (range {min(ratios):.2f}-{max(ratios):.2f})")  # fmt: skip
     print(f"  goal: 5 runs/s per core ({5 * simulated / 600:.2f} runs/s for this length), "
           f"3000x real time")  # fmt: skip
+    if args.record:
+        ratios = [a / b for a, b in zip(record_t, lock_t, strict=True)]
+        print(f"  recorded scenario  {spread(record_t, simulated)}")
+        print(f"  a recorded run costs {statistics.median(ratios):.2f} plain scenario runs "
+              f"(range {min(ratios):.2f}-{max(ratios):.2f})")  # fmt: skip
+    folder.cleanup()
     print("where a scenario run's time goes (cProfile, own time):")
     for part, share in breakdown(lockstep):
         print(f"  {share * 100:5.1f} %  {part}")

@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import sys
 from dataclasses import replace
-from pathlib import Path
 
 from hild.ardupilot.howto import sitl_commands
 from hild.bench import Bench, load_bench
@@ -153,12 +152,7 @@ def mirror(bench: Bench, options: dict) -> Mirror | None:
 
 def recorder(bench: Bench, record_file: str | None) -> Recorder | None:
     """The recorder the bench's [record] table and --record ask for, if any."""
-    config = bench.record
-    if record_file:
-        if config is None:
-            config = RecordConfig.for_file(Path(record_file), bench.rate_hz)
-        else:
-            config = replace(config, file=Path(record_file), bench_file="")
+    config = RecordConfig.chosen(bench.record, record_file, bench.rate_hz)
     return Recorder(config) if config is not None else None
 
 

@@ -277,6 +277,27 @@ def _env() -> dict:
     return {**os.environ, "PYTHONPATH": str(REPO)}
 
 
+def test_a_recorded_scenario_keeps_its_benchs_record_table_and_every_message(tmp_path):
+    """``hild scenario run --record`` records as ``hild run --record`` does: the file named on
+    the command line, at the bench's [record] rate and with its choice of Signal K log; and,
+    lossless, every sample of the run (the sampling of hild run: every 20th tick at 5 Hz of a
+    100 Hz bench, the first at 0.2 s); without a [record] table, the default 20 Hz and the log
+    beside the file."""
+    from hild.record import channels
+    from hild.record.reader import messages
+
+    table = '\n[record]\nfile = "not-this.mcap"\nrate_hz = 5\nnmea_log = false\n'
+    for name, extra, rate_hz, log in (("table", table, 5, False), ("plain", "", 20, True)):
+        path = scenario_file(tmp_path, duration=10.0, extra=extra)
+        record = tmp_path / f"{name}.mcap"
+        done = hild("scenario", "run", str(path), "--record", str(record), cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        times = [m.payload["t"] for m in messages(record, [channels.STATE])]
+        assert times == [round(k / rate_hz, 6) for k in range(1, 10 * rate_hz + 1)], name
+        assert record.with_name(f"{name}.nmea.log").exists() == log, name
+        assert not (tmp_path / "not-this.mcap").exists()
+
+
 def test_cli_pass_fail_and_bad_input_exit_codes_and_reports(tmp_path):
     good = scenario_file(tmp_path, "all_waypoints = true")
     done = hild("scenario", "run", str(good), "--junit", "ok.xml", "--report", "ok.png",

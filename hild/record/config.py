@@ -35,6 +35,18 @@ class RecordConfig:
         """``--record FILE`` with no [record] table: the defaults, at most the loop's rate."""
         return cls(file, rate_hz=min(DEFAULT_RATE_HZ, loop_rate_hz))
 
+    @classmethod
+    def chosen(cls, table: RecordConfig | None, record_file: str | None,
+               loop_rate_hz: float) -> RecordConfig | None:  # fmt: skip
+        """What a run records: the bench's [record] table (``table``), its file replaced by
+        ``--record FILE`` when one is given (the table's rate and log kept); ``--record`` alone
+        records with the defaults; None when there is neither."""
+        if not record_file:
+            return table
+        if table is None:
+            return cls.for_file(Path(record_file), loop_rate_hz)
+        return replace(table, file=Path(record_file), bench_file="")
+
 
 def read_record(section: Section, loop_rate_hz: float) -> RecordConfig:
     """The ``[record]`` table: ``file``, ``rate_hz`` (up to the loop's rate), ``nmea_log``;

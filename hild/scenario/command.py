@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import sys
 import tomllib
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -87,7 +86,9 @@ def run_scenario_command(args: argparse.Namespace) -> int:
                                              "controller runs in lockstep (pilot or python): "
                                              "record an external controller's run with the "
                                              "bench's [record] table")])  # fmt: skip
-        config = RecordConfig.for_file(Path(args.record), scenario.bench.rate_hz)
+        # as `hild run --record` records: the bench's [record] table's rate and log, if any
+        config = RecordConfig.chosen(scenario.bench.record, args.record, scenario.bench.rate_hz)
+        assert config is not None  # (a file was given)
         observers.append(Recorder(config, lossless=True))
     result = run_scenario(
         scenario,
