@@ -642,3 +642,25 @@ def test_log_times_are_the_utc_instant_in_nanoseconds_exactly():
     assert payloads.utc_text(a) == "2026-06-01T12:00:00.250000Z"
     assert payloads.utc_text(same_instant_elsewhere) == "2026-06-01T14:00:00.250000+02:00"
     assert payloads.stamp(1.5, a) == {"t": 1.5, "utc": "2026-06-01T12:00:00.250000Z"}
+
+
+def test_a_bus_lines_demands_are_written_as_asdict_writes_them():
+    """A /bus message's demands (``events.demand_fields``: a demand's set fields, no deep
+    copy) are what ``dataclasses.asdict`` less its None values gives, key order included, for
+    every mix of set and unset parts."""
+    import dataclasses
+    import itertools
+
+    from hild.bus.mapping import Demand
+    from hild.control import ActuatorCommand
+    from hild.record import events
+    from hild.transport.base import Inbound
+
+    parts = itertools.product((None, 1200.0, -0.5), (None, 0.1), (None, -1.0))
+    demands = tuple(Demand(k % 2, *part) for k, part in enumerate(parts))
+    inbound = Inbound(b"$RCTRC,...", "udp://127.0.0.1:1", ("127.0.0.1", 2), 0.0)
+    message = events.bus_line(events.STAMP, inbound, ActuatorCommand("jets", 0.0, demands), None)
+    expected = [{k: v for k, v in dataclasses.asdict(d).items() if v is not None} for d in demands]
+    assert message["demands"] == expected
+    assert [list(d) for d in message["demands"]] == [list(d) for d in expected]  # key order
+    assert message["ok"] and message["peer"] == "127.0.0.1:2"

@@ -246,8 +246,13 @@ class Recorder(TickObserver):
         if self.writer is None or self._daemon is None or self._daemon.start_utc is None:
             return
         t, utc, ns = self._now()
-        message = events.bus_line(payloads.stamp(t, utc), inbound, command, rejected)
-        self.writer.put(channels.BUS + device, ns, message)
+        topic = channels.BUS + device
+
+        def build() -> list[tuple[str, object]]:  # in the writer's thread (what it reads is
+            # immutable: the line, its command and its rejection)
+            return [(topic, events.bus_line(payloads.stamp(t, utc), inbound, command, rejected))]
+
+        self.writer.defer(ns, build, 1)
 
     def on_control(self, daemon: RunningDaemon, record: ControlRecord) -> None:
         """A heading reference goes to /reference, a watchdog's trip and a SITL restart to
