@@ -16,14 +16,10 @@ def position_ned(truth: Truth, lever_arm: np.ndarray) -> np.ndarray:
 
 
 def velocity_body(truth: Truth, lever_arm: np.ndarray) -> np.ndarray:
-    """Body-frame velocity over ground of a point at ``lever_arm``: v + omega x r.
-
-    In plain floats (numpy's ``cross`` takes 15 us for three numbers), each component
-    rounded as ``nu[:3] + np.cross(nu[3:], r)`` rounds it: the products, their difference,
-    then the sum (a test holds it to numpy's result, bit for bit)."""
-    u, v, w, p, q, r = truth.nu.tolist()
-    rx, ry, rz = (float(c) for c in lever_arm)
-    return np.array((u + (q * rz - r * ry), v + (r * rx - p * rz), w + (p * ry - q * rx)))
+    """Body-frame velocity over ground of a point at ``lever_arm``: v + omega x r
+    (``point_velocity``, as an array)."""
+    return np.array(point_velocity(truth.nu, (float(lever_arm[0]), float(lever_arm[1]),
+                                              float(lever_arm[2]))))  # fmt: skip
 
 
 def velocity_ned(truth: Truth, lever_arm: np.ndarray) -> np.ndarray:
@@ -54,11 +50,13 @@ def yaw_rate(truth: Truth) -> float:
 
 
 def point_velocity(nu: np.ndarray, lever_arm: tuple[float, float, float]) -> tuple[float, ...]:
-    """``velocity_body`` in plain floats (v + omega x r): for a caller that needs it every step,
-    where numpy's small-array calls cost more than the arithmetic."""
+    """Body-frame velocity over ground of a point at ``lever_arm``, v + omega x r, in plain
+    floats (numpy's ``cross`` takes 15 us for three numbers). Each component is rounded as
+    ``nu[:3] + np.cross(nu[3:], r)`` rounds it: the products, their difference, then the sum
+    (a test holds it to numpy's result, bit for bit)."""
     u, v, w, p, q, r = nu.tolist()
     rx, ry, rz = lever_arm
-    return (u + q * rz - r * ry, v + r * rx - p * rz, w + p * ry - q * rx)
+    return (u + (q * rz - r * ry), v + (r * rx - p * rz), w + (p * ry - q * rx))
 
 
 class Accelerometer:
