@@ -15,7 +15,7 @@ from hild.coupled.simulation import Simulation
 from hild.environment import layout as EL
 from hild.environment import spectra
 from hild.environment.environment import Environment
-from hild.environment.kernel import blendermann_cs, environment_kernels, sea_of
+from hild.environment.kernel import ENVIRONMENT_KERNELS, blendermann_cs, sea_of
 from hild.environment.weather import CurrentSpec, GaussMarkov, GustSpec, WaveSpec, Weather, WindSpec
 from hild.profiles.weather import PRESETS, load_weather
 
@@ -174,7 +174,7 @@ def held(env, x, n):
     x = np.asarray(x, dtype=float)
     inputs = np.zeros(16)
     out = np.empty((n, EL.O_SIZE))
-    env_outputs, env_advance = environment_kernels(sea_of(env.B))
+    env_outputs, env_advance = ENVIRONMENT_KERNELS[sea_of(env.B)]
     for k in range(n):
         env_outputs(env.B, env.W, k, x, env.dt, inputs)
         out[k] = env.O

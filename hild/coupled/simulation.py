@@ -10,7 +10,7 @@ import numpy as np
 
 from hild.coupled.loop import record_outputs, run_kernel
 from hild.environment import layout as EL
-from hild.environment.kernel import SEA_ANY, SEA_CALM, environment_kernels, sea_of
+from hild.environment.kernel import ENVIRONMENT_KERNELS, SEA_ANY, SEA_CALM, sea_of
 from hild.model import layout as L
 from hild.model.actuators import actuator_forces
 from hild.model.dynamics import W_SIZE
@@ -147,7 +147,7 @@ class Simulation:
             self._sea = SEA_ANY
         else:
             self._sea = SEA_CALM if environment is None else sea_of(environment.B)
-        self._env_outputs, self._env_advance = environment_kernels(self._sea)
+        self._env_outputs, self._env_advance = ENVIRONMENT_KERNELS[self._sea]
 
     def adopt_environment(self, environment: Environment) -> None:
         """Swap in a new environment (built off the tick, see Environment.continue_from)."""

@@ -383,13 +383,13 @@ def sea_of(B) -> int:
     return SEA_WAVES if B[E_WAVE_ON] != 0.0 else SEA_CALM
 
 
-def environment_kernels(sea: int):
-    """The (env_outputs, env_advance) kernels for a SEA_*."""
-    if sea == SEA_WAVES:
-        return env_outputs_waves, env_advance_waves
-    if sea == SEA_ANY:
-        return env_outputs_any, env_advance_any
-    return env_outputs_calm, env_advance_calm
+# the (env_outputs, env_advance) kernels of each SEA_*: the Python side's choice (as the
+# integrators' STEP_KERNELS); compiled code chooses with the inlined selectors below
+ENVIRONMENT_KERNELS = {
+    SEA_CALM: (env_outputs_calm, env_advance_calm),
+    SEA_WAVES: (env_outputs_waves, env_advance_waves),
+    SEA_ANY: (env_outputs_any, env_advance_any),
+}
 
 
 @njit(cache=True, inline="always")
