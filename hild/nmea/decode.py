@@ -7,6 +7,12 @@ well-formed sentences are counted as ignored; anything malformed, with a bad
 or missing checksum, or with an invalid status is counted and skipped.
 Encapsulated sentences (``!AIVDM``, an AIS receiver's on the same line) are counted as
 ignored and handed to ``on_encapsulated`` when one is set.
+
+Two shortcuts make no difference to what is read, only to how fast (the pilot and a
+recording's /fix read a GGA or an RMC every epoch): a well-formed sentence of a type no decoder
+reads is counted as ignored without parsing it, and GGA and RMC of the usual shape are read
+from their fields, to the bit what pynmea2 reads (2.4 and 2.7 times faster); anything else,
+and everything with ``shortcuts=False``, is pynmea2's.
 """
 
 from __future__ import annotations
@@ -163,25 +169,114 @@ DECODERS = {"GGA": _gga, "RMC": _rmc, "VTG": _vtg, "HDT": _hdt, "THS": _ths, "NV
 _TALKER_SENTENCE = re.compile(r"\$[A-OQ-Z][A-Z]([A-Z]{2}[A-PR-Z]),[ -)+-~]*\*([0-9A-F]{2})")
 
 
-def _ignored_talker_sentence(line: str) -> bool:
-    """A well-formed talker sentence of a type no decoder reads (the jets' feedback, ZDA):
-    what pynmea2 parses (or finds no class for) and ``decode`` then ignores, told without
-    parsing it. Anything else is for pynmea2."""
-    match = _TALKER_SENTENCE.fullmatch(line)
-    if match is None or match.group(1) in DECODERS:
-        return False
-    body = line[1 : match.start(2) - 1]
-    return int(match.group(2), 16) == checksum(body)
+def _checksum_matches(line: str, framed: re.Match) -> bool:
+    """Whether a line that fullmatched _TALKER_SENTENCE carries its own checksum."""
+    return int(framed.group(2), 16) == checksum(line[1 : framed.start(2) - 1])
+
+
+# The shortcuts: GGA and RMC as receivers print them (hild's GPS among them; the pilot and a
+# recording's /fix read one or two every epoch) are read from their fields here, to the bit
+# what pynmea2's fields give through _gga and _rmc: the same conversions (pynmea2's
+# ``timestamp`` and ``dm_to_sd`` written out, _number for the rest) and the same checks. A
+# field of any other shape (and anything the checks would refuse) makes the shortcut give up
+# and pynmea2 read the line, so what is malformed is counted by the one path.
+# tests/test_decode_shortcuts.py holds them to pynmea2 over many thousand lines.
+_TIME = re.compile(r"([0-2][0-9])([0-5][0-9])([0-5][0-9])(\.[0-9]+)?")  # hhmmss[.ss]
+_DIGITS = frozenset("0123456789")  # a GGA quality the shortcut reads: one digit
+_DEGREES_MINUTES = re.compile(r"[0-9]{3,}\.[0-9]+")  # ddmm.mm (lat), dddmm.mm (lon)
+
+
+def _shortcut_time(text: str) -> float | None:
+    """seconds_of_day(pynmea2's timestamp(text)), or None where that is not a valid time."""
+    match = _TIME.fullmatch(text)
+    if match is None:
+        return None
+    hour, minute, second = int(match.group(1)), int(match.group(2)), int(match.group(3))
+    if hour > 23:
+        return None
+    fraction = match.group(4)
+    microsecond = int(float(fraction) * 1000000) if fraction else 0
+    if microsecond > 999999:  # ".99999999999999999" is 1.0 as a float: no valid time
+        return None
+    return hour * 3600.0 + minute * 60.0 + second + microsecond * 1e-6
+
+
+def _shortcut_coordinate(text: str, hemisphere: str, positive: str, negative: str,
+                         limit: float) -> float | None:  # fmt: skip
+    """_coordinate's value, or None where it is not a plain one (pynmea2 judges those)."""
+    if hemisphere != positive and hemisphere != negative:
+        return None
+    if _DEGREES_MINUTES.fullmatch(text) is None:
+        return None
+    split = text.index(".") - 2  # dm_to_sd: all but two integer digits are degrees
+    deg = float(text[:split]) + float(text[split:]) / 60
+    if not deg <= limit:
+        return None
+    return -deg if hemisphere == negative else deg
+
+
+def _shortcut_position(d: list[str]) -> tuple[float, float] | None:
+    """(lat, lon) from fields 1-4 of GGA or 2-5 of RMC, passed as d[0:4]."""
+    lat = _shortcut_coordinate(d[0], d[1], "N", "S", 90.0)
+    lon = _shortcut_coordinate(d[2], d[3], "E", "W", 180.0)
+    return None if lat is None or lon is None else (lat, lon)
+
+
+def _shortcut_gga(d: list[str]) -> Reading | None:
+    if len(d) < 6 or d[5] not in _DIGITS:
+        return None
+    t = _shortcut_time(d[0])
+    if t is None:
+        return None
+    if d[5] == "0":
+        return Reading(time_s=t)
+    position = _shortcut_position(d[1:5])
+    if position is None:
+        return None
+    try:
+        altitude = _number(d[8]) if len(d) > 8 else None
+        separation = _number(d[10]) if len(d) > 10 else None
+    except UnusableError:
+        return None
+    height = None if altitude is None else altitude + (separation or 0.0)
+    return Reading(time_s=t, latitude_deg=position[0], longitude_deg=position[1],
+                   height_m=height)  # fmt: skip
+
+
+def _shortcut_rmc(d: list[str]) -> Reading | None:
+    if len(d) < 8:
+        return None
+    t = _shortcut_time(d[0])
+    if t is None:
+        return None
+    if d[1] != "A":
+        return Reading(time_s=t)
+    position = _shortcut_position(d[2:6])
+    if position is None:
+        return None
+    try:
+        knots = _number(d[6])
+        cog = _angle(d[7])
+    except UnusableError:
+        return None
+    sog = None if knots is None else knots / KNOTS_PER_MS
+    return Reading(t, position[0], position[1], sog, cog)
+
+
+SHORTCUTS = {"GGA": _shortcut_gga, "RMC": _shortcut_rmc}
 
 
 class SentenceDecoder:
     """Lines -> readings, with counts of what was used, ignored and malformed."""
 
-    def __init__(self, on_encapsulated: Callable[[str], None] | None = None) -> None:
+    def __init__(self, on_encapsulated: Callable[[str], None] | None = None,
+                 shortcuts: bool = True) -> None:  # fmt: skip
+        """``shortcuts``: False reads every line with pynmea2 (the reference they equal)."""
         self.used = 0
         self.ignored = 0
         self.malformed = 0
         self.on_encapsulated = on_encapsulated
+        self.shortcuts = shortcuts
 
     def decode(self, line: str) -> Reading | None:
         line = line.strip()
@@ -192,9 +287,23 @@ class SentenceDecoder:
             if self.on_encapsulated is not None:
                 self.on_encapsulated(line)
             return None
-        if _ignored_talker_sentence(line):
-            self.ignored += 1
-            return None
+        framed = _TALKER_SENTENCE.fullmatch(line) if self.shortcuts else None
+        if framed is not None:
+            kind = framed.group(1)
+            shortcut = SHORTCUTS.get(kind)
+            # (a type with a decoder but no shortcut goes to pynmea2, which checks the sum)
+            if (shortcut is not None or kind not in DECODERS) and _checksum_matches(line, framed):
+                if shortcut is None:  # well-formed, of a type no decoder reads (ZDA, TRD)
+                    self.ignored += 1
+                    return None
+                reading = shortcut(line[7 : framed.start(2) - 1].split(","))
+                if reading is not None:
+                    self.used += 1
+                    return reading
+        return self._parsed(line)
+
+    def _parsed(self, line: str) -> Reading | None:
+        """``line`` read by pynmea2 and the decoders of its fields."""
         try:
             msg = pynmea2.parse(line, check=True)
         except pynmea2.SentenceTypeError:  # framed, good checksum, a type pynmea2 lacks (TRD)
