@@ -18,7 +18,6 @@ twice.
 from __future__ import annotations
 
 import asyncio
-import gc
 import math
 import signal
 import sys
@@ -40,6 +39,7 @@ from hild.control import ActuatorCommand, ControlQueue, SafeState
 from hild.coupled.simulation import Simulation
 from hild.device_runtime import DeviceRuntime
 from hild.environment.environment import Environment
+from hild.heap import frozen_heap
 from hild.kernel_cache import started_cold
 from hild.log import route_asyncio_errors
 from hild.model.layout import S_SIZE
@@ -302,7 +302,8 @@ class Daemon:
                 await observer.start(self)
             if on_ready:
                 on_ready(self)
-            await self._loop()
+            with frozen_heap():  # the objects made at start-up need no scanning in a tick
+                await self._loop()
         finally:
             for observer in self.observers:
                 try:
@@ -331,8 +332,6 @@ class Daemon:
     async def _loop(self) -> None:
         scale = self.bench.time_scale
         wall_dt = self.tick_period_s
-        gc.collect()
-        gc.freeze()  # the objects made at start-up never need scanning again
         t0 = await self._start_clock()
         assert self.start_utc is not None and self.sim.environment is not None
         log.info("run.start", bench=self.bench.name, utc=self.start_utc.isoformat(),

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import json
 import time
 import tomllib
@@ -28,6 +27,7 @@ import structlog
 
 from hild.clock import DeadlineTimer
 from hild.config import MISSING, ConfigError
+from hild.heap import frozen_heap
 from hild.record import channels
 from hild.record.reader import head, inspect, messages
 from hild.rundir import DEFAULT_RUN_DIR, STOP_SIGNALS, RunDir, pty_paths_under
@@ -231,24 +231,23 @@ async def _send(
         if plan.wait_s > 0.0:
             await _sleep_or_stop(stop, plan.wait_s)
         span = sentences[-1].offset_s
-        gc.collect()
-        gc.freeze()  # as the daemon's loop: no collection pauses between the sentences
-        while not stop.is_set():
-            start = time.monotonic()
-            for s in sentences:
-                await timer.sleep_until(start + s.offset_s / plan.speed)
-                if stop.is_set():
+        with frozen_heap():  # as the daemon's loop: no collection pauses between the sentences
+            while not stop.is_set():
+                start = time.monotonic()
+                for s in sentences:
+                    await timer.sleep_until(start + s.offset_s / plan.speed)
+                    if stop.is_set():
+                        break
+                    routed = ports_of[s.device]
+                    for port in routed:
+                        port.send(s.line)
+                    sent += bool(routed)  # a line that goes to no port is not counted as sent
+                else:
+                    laps += 1  # a whole lap: not one a signal cut short
+                if stop.is_set() or not plan.loop:
                     break
-                routed = ports_of[s.device]
-                for port in routed:
-                    port.send(s.line)
-                sent += bool(routed)  # a line that goes to no port is not counted as sent
-            else:
-                laps += 1  # a whole lap: not one a signal cut short
-            if stop.is_set() or not plan.loop:
-                break
-            # the next lap starts one mean sentence interval after the last sentence
-            await timer.sleep_until(start + (span + span / max(len(sentences), 1)) / plan.speed)
+                # the next lap starts one mean sentence interval after the last sentence
+                await timer.sleep_until(start + (span + span / max(len(sentences), 1)) / plan.speed)
     finally:
         timer.close()
         for port, _ in routes:

@@ -1,0 +1,29 @@
+"""The collector during a run: what exists when the run's loop starts is frozen for the loop.
+
+A run's loop (the daemon's ticks, a replay's sentences, a lockstep run) allocates little that
+lives; a collection of the oldest generation would still scan every object made before it
+(numba's, numpy's, the bench's: some 140,000), a pause of tens of milliseconds in a tick.
+Frozen (``gc.freeze``), they are left out of every collection until the run ends; then they
+are unfrozen, so that what the run leaves behind in cycles (its event loop, its ports) is
+collected in a process that goes on: a sweep's worker, the tests, ``hild scenario run``.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def frozen_heap(collect: bool = True) -> Iterator[None]:
+    """Freeze the objects that exist now for the ``with`` block; ``collect`` first collects
+    the garbage (a daemon's start-up leaves some; a lockstep run, started many times a second
+    in a sweep, skips the full collection: garbage frozen with the rest is collected after)."""
+    if collect:
+        gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
