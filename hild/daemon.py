@@ -18,6 +18,7 @@ twice.
 from __future__ import annotations
 
 import asyncio
+import gc
 import math
 import signal
 import sys
@@ -297,12 +298,13 @@ class Daemon:
         switch_interval = sys.getswitchinterval()
         sys.setswitchinterval(GIL_SWITCH_S)
         try:
+            gc.collect()  # before the ports open: a client told they are ready waits for none
             await self.open()
             for observer in self.observers:
                 await observer.start(self)
             if on_ready:
                 on_ready(self)
-            with frozen_heap():  # the objects made at start-up need no scanning in a tick
+            with frozen_heap(collect=False):  # what start-up made needs no scanning in a tick
                 await self._loop()
         finally:
             for observer in self.observers:

@@ -18,8 +18,9 @@ from contextlib import contextmanager
 @contextmanager
 def frozen_heap(collect: bool = True) -> Iterator[None]:
     """Freeze the objects that exist now for the ``with`` block; ``collect`` first collects
-    the garbage (a daemon's start-up leaves some; a lockstep run, started many times a second
-    in a sweep, skips the full collection: garbage frozen with the rest is collected after)."""
+    the garbage (a replay, before its ports open; the daemon collects before its ports open
+    and freezes at its loop; a lockstep run, started many times a second in a sweep, skips
+    the full collection: garbage frozen with the rest is collected after the block)."""
     if collect:
         gc.collect()
     gc.freeze()

@@ -414,7 +414,16 @@ def test_replay_loops_until_stopped_at_the_recorded_period(tmp_path):
 
     def ready(ports):
         clients.append(PtyClient(tmp_path / "run" / "gps").start())
-        asyncio.get_running_loop().call_later(1.2, signal.raise_signal, signal.SIGTERM)
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + 20.0
+
+        def stop_in_the_fourth_lap():  # its first line: three whole laps sent, however slowly
+            if len(clients[0].lines) >= 7 or loop.time() > give_up:
+                signal.raise_signal(signal.SIGTERM)
+            else:
+                loop.call_later(0.02, stop_in_the_fourth_lap)
+
+        loop.call_later(0.02, stop_in_the_fourth_lap)
 
     plan = ReplayPlan(record, (("pty://gps?pace=0", ("gps",)),), loop=True,
                       run_dir=tmp_path / "run")  # fmt: skip
