@@ -97,11 +97,13 @@ def drive_one_after_another(daemon: Daemon, commands: list[str], env: dict | Non
     return pasted
 
 
-def sees_nmea(command: str, talker: bytes, env: dict | None = None) -> bytes:
-    """What a reading command printed once an NMEA sentence of ``talker`` came through."""
+def sees_nmea(command: str, talker: bytes, env: dict | None = None,
+              sentence: bytes = rb"[A-Z]{3}") -> bytes:  # fmt: skip
+    """What a reading command printed once an NMEA ``sentence`` of ``talker`` came through
+    (a reader that opens a port mid-epoch sees that epoch's later sentences first)."""
     pasted = Pasted(command, env)
     try:
-        wait_until(lambda: re.search(rb"\$" + talker + rb"[A-Z]{3},", pasted.read()), 15.0)
+        wait_until(lambda: re.search(rb"\$" + talker + sentence + rb",", pasted.read()), 15.0)
         return pasted.read()
     finally:
         pasted.stop()
@@ -132,7 +134,7 @@ ports = ["pty://jets", "udp://127.0.0.1:{udp_in}?listen=1", "tcp://127.0.0.1:{tc
         readers = banner_commands(daemon.banner, "Read the sensors")
         assert len(readers) == 3, readers  # the pty, the UDP destination, the TCP server
         for command in readers:
-            assert b"$GPGGA," in sees_nmea(command, b"GP"), command
+            assert b"$GPGGA," in sees_nmea(command, b"GP", sentence=b"GGA"), command
         drives = banner_commands(daemon.banner, "Drive jets")
         assert len(drives) == 3, drives  # the pty, the UDP listening port, the TCP server
         assert ("socat" in daemon.banner) == (shutil.which("socat") is not None)
