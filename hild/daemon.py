@@ -304,7 +304,7 @@ class Daemon:
                 await observer.start(self)
             if on_ready:
                 on_ready(self)
-            with frozen_heap(collect=False):  # what start-up made needs no scanning in a tick
+            with frozen_heap():  # what start-up made needs no scanning in a tick
                 await self._loop()
         finally:
             for observer in self.observers:

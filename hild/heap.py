@@ -6,6 +6,10 @@ lives; a collection of the oldest generation would still scan every object made 
 Frozen (``gc.freeze``), they are left out of every collection until the run ends; then they
 are unfrozen, so that what the run leaves behind in cycles (its event loop, its ports) is
 collected in a process that goes on: a sweep's worker, the tests, ``hild scenario run``.
+
+The daemon and a replay collect the garbage (``gc.collect``) before their ports open, so that
+no client told they are ready waits for it; a lockstep run, started many times a second in a
+sweep, does not (what garbage it freezes is collected after its loop).
 """
 
 from __future__ import annotations
@@ -16,13 +20,8 @@ from contextlib import contextmanager
 
 
 @contextmanager
-def frozen_heap(collect: bool = True) -> Iterator[None]:
-    """Freeze the objects that exist now for the ``with`` block; ``collect`` first collects
-    the garbage (a replay, before its ports open; the daemon collects before its ports open
-    and freezes at its loop; a lockstep run, started many times a second in a sweep, skips
-    the full collection: garbage frozen with the rest is collected after the block)."""
-    if collect:
-        gc.collect()
+def frozen_heap() -> Iterator[None]:
+    """The objects that exist now frozen for the ``with`` block, unfrozen after it."""
     gc.freeze()
     try:
         yield

@@ -33,7 +33,7 @@ def test_what_the_block_froze_is_collected_after_it():
     gc.unfreeze()
     node = Node()
     ref = weakref.ref(node)
-    with frozen_heap(collect=False):
+    with frozen_heap():
         assert gc.get_freeze_count() > 0
         del node
         gc.collect()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import time
 import tomllib
@@ -222,18 +223,17 @@ async def _send(
                 for device in {s.device for s in sentences}}  # fmt: skip
     sent = 0
     laps = 0
-    # as the daemon's loop: no collection pauses between the sentences (collected before the
-    # ports open, so that a client told they are ready waits for no collection either)
-    with frozen_heap():
-        timer = DeadlineTimer()
-        try:
-            for port, _ in routes:
-                await port.start()
-            if on_ready is not None:
-                on_ready([port for port, _ in routes])
-            if plan.wait_s > 0.0:
-                await _sleep_or_stop(stop, plan.wait_s)
-            span = sentences[-1].offset_s
+    timer = DeadlineTimer()
+    try:
+        gc.collect()  # as the daemon: before the ports open, not once a client is told to read
+        for port, _ in routes:
+            await port.start()
+        if on_ready is not None:
+            on_ready([port for port, _ in routes])
+        if plan.wait_s > 0.0:
+            await _sleep_or_stop(stop, plan.wait_s)
+        span = sentences[-1].offset_s
+        with frozen_heap():  # as the daemon's loop: no collection pauses between the sentences
             while not stop.is_set():
                 start = time.monotonic()
                 for s in sentences:
@@ -249,13 +249,14 @@ async def _send(
                 if stop.is_set() or not plan.loop:
                     break
                 # the next lap starts one mean sentence interval after the last sentence
-                await timer.sleep_until(start + (span + span / max(len(sentences), 1)) / plan.speed)
-        finally:
-            timer.close()
-            for port, _ in routes:
-                await port.close()
-            for sig in STOP_SIGNALS:
-                loop.remove_signal_handler(sig)
+                lap_s = (span + span / max(len(sentences), 1)) / plan.speed
+                await timer.sleep_until(start + lap_s)
+    finally:
+        timer.close()
+        for port, _ in routes:
+            await port.close()
+        for sig in STOP_SIGNALS:
+            loop.remove_signal_handler(sig)
     summary = {"sent": sent, "laps": laps, "span_s": round(sentences[-1].offset_s, 3)}
     log.info("replay.done", **summary)
     return summary

@@ -123,9 +123,7 @@ class LockstepRun:
         return Truth.of(self.sim, t, self.start_utc + timedelta(seconds=t))
 
     def run(self) -> RunResult:
-        # (no full collection first: a sweep starts many runs a second, and a plain run
-        # allocates next to nothing that lives; a recorded one no longer scans the heap)
-        with frozen_heap(collect=False):
+        with frozen_heap():  # (no gc.collect first: hild/heap.py)
             return self._run()
 
     def _run(self) -> RunResult:
