@@ -57,7 +57,11 @@ class UnusableError(ValueError):
 def seconds_of_day(value: object) -> float:
     if not isinstance(value, dt.time):
         raise UnusableError(f"bad time {value!r}")
-    return value.hour * 3600.0 + value.minute * 60.0 + value.second + value.microsecond * 1e-6
+    return _day_seconds(value.hour, value.minute, value.second, value.microsecond)
+
+
+def _day_seconds(hour: int, minute: int, second: int, microsecond: int) -> float:
+    return hour * 3600.0 + minute * 60.0 + second + microsecond * 1e-6
 
 
 def _number(value: object) -> float | None:
@@ -198,7 +202,7 @@ def _shortcut_time(text: str) -> float | None:
     microsecond = int(float(fraction) * 1000000) if fraction else 0
     if microsecond > 999999:  # ".99999999999999999" is 1.0 as a float: no valid time
         return None
-    return hour * 3600.0 + minute * 60.0 + second + microsecond * 1e-6
+    return _day_seconds(hour, minute, second, microsecond)
 
 
 def _shortcut_coordinate(text: str, hemisphere: str, positive: str, negative: str,
