@@ -269,7 +269,8 @@ def test_two_command_devices_on_one_port_are_refused_unless_their_protocols_are_
     # Both would decode every line of pty://helm: each TRC would move the jets twice over.
     path = write(tmp_path, SHARED)
     for command in ("check", "run"):
-        result = hild(command, str(path))
+        where = ("--run-dir", str(tmp_path / "run")) if command == "run" else ()
+        result = hild(command, str(path), *where)  # (not a user's /tmp/hild)
         assert result.returncode == 2, (command, result.stderr)
         assert (f"{path}: device (jets, helm) on pty://helm = ['TRC', 'PRC', 'ROR', 'PHLDC']: "
                 "expected one command device per port, or protocols that do not overlap"
