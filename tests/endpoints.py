@@ -244,6 +244,21 @@ def free_udp_port() -> int:
         return s.getsockname()[1]
 
 
+WELL_KNOWN_PORTS = (10110, 10111, 10112)  # the built-in benches': a user's hild may hold them
+
+
+def on_free_ports(text: str, ports: dict[int, int] | None = None) -> str:
+    """Bench text with its 127.0.0.1 ports 10110-10112 moved to ``ports[old]`` where given,
+    else to free ones: a test never takes a port that the user's own hild or chart plotter
+    may hold."""
+    ports = ports or {}
+    for old in WELL_KNOWN_PORTS:
+        needle = f"127.0.0.1:{old}"
+        if needle in text:
+            text = text.replace(needle, f"127.0.0.1:{ports.get(old) or free_udp_port()}")
+    return text
+
+
 def nmea_line(body: str, terminator: bytes = b"\r\n") -> bytes:
     """``$body*hh`` with its checksum (computed here, independently of hild)."""
     checksum = 0

@@ -19,6 +19,7 @@ from endpoints import (
     UdpClient,
     free_tcp_port,
     free_udp_port,
+    on_free_ports,
     rate_hz,
 )
 
@@ -510,7 +511,7 @@ def default_bench_on_free_ports(tmp_path, udp_port: int, command_port: int) -> s
     10110 or 10112, which the user's own hild or chart plotter may hold."""
     text = resolve_bench(None).read_text()
     assert "udp://127.0.0.1:10110" in text and "udp://127.0.0.1:10112?listen=1" in text
-    text = text.replace("10110", str(udp_port)).replace("10112", str(command_port))
+    text = on_free_ports(text, {10110: udp_port, 10112: command_port})
     path = tmp_path / "default.toml"
     path.write_text(text)
     return str(path)

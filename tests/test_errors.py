@@ -10,13 +10,14 @@ device-type and schedule files.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
+
+from tests.endpoints import on_free_ports
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT = (REPO / "profiles" / "bench" / "default.toml").read_text()
@@ -433,25 +434,13 @@ def test_the_table_covers_at_least_sixty_malformed_inputs():
     assert len(CASES) >= 60 and len({c.id for c in CASES}) == len(CASES)
 
 
-def away_from_users_ports(content: bytes) -> bytes:
-    """A file's 127.0.0.1 ports 10110-10112 (the built-in benches', which a user's own hild or
-    chart plotter may hold) moved to ephemeral ones: a case whose run would probe its ports
-    before it finds its mistake must not meet the user's run instead."""
-    for well_known in (b"10110", b"10111", b"10112"):
-        needle = b"127.0.0.1:" + well_known
-        if needle in content:
-            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as free:
-                free.bind(("127.0.0.1", 0))
-                port = free.getsockname()[1]
-            content = content.replace(needle, b"127.0.0.1:%d" % port)
-    return content
-
-
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_a_malformed_input_is_named_and_refused_with_status_2(tmp_path, case):
     for name, content in case.files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_bytes(away_from_users_ports(content))
+        if b"127.0.0.1:1011" in content:  # (a case's run must not meet a user's hild first)
+            content = on_free_ports(content.decode()).encode()
+        (tmp_path / name).write_bytes(content)
     for name in case.fifos:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         os.mkfifo(tmp_path / name)

@@ -14,6 +14,8 @@ from hild.heap import frozen_heap
 from hild.observers import TickObserver
 from hild.scenario.file import load_scenario
 from hild.scenario.lockstep import LockstepRun
+from tests.endpoints import free_udp_port
+from tests.test_daemon import default_bench_on_free_ports
 
 
 class Node:
@@ -43,10 +45,11 @@ def test_what_the_block_froze_is_collected_after_it():
     assert ref() is None
 
 
-def test_a_daemon_run_freezes_during_its_loop_and_not_after():
+def test_a_daemon_run_freezes_during_its_loop_and_not_after(tmp_path):
     gc.unfreeze()
     seen = FreezeSeen()
-    daemon = Daemon(load_bench("default"), 0.2, [seen])
+    bench = default_bench_on_free_ports(tmp_path, free_udp_port(), free_udp_port())
+    daemon = Daemon(load_bench(bench, run_dir=str(tmp_path / "run")), 0.2, [seen])
     daemon_ref = weakref.ref(daemon)
     asyncio.run(daemon.run())
     assert seen.counts and min(seen.counts) > 10_000  # hild, numpy, numba: all frozen

@@ -453,8 +453,9 @@ def test_the_frontseats_watchdog_reads_tripped_on_mqtt_until_the_next_pydir(
     ],
 )
 def test_run_refuses_bad_mqtt_options(tmp_path, args, says):
-    p = subprocess.run([sys.executable, "-m", "hild.cli", "run", "--run-dir", str(tmp_path),
-                        *args], capture_output=True, text=True, timeout=60)  # fmt: skip
+    bench = default_bench_on_free_ports(tmp_path, free_udp_port(), free_udp_port())
+    argv = [sys.executable, "-m", "hild.cli", "run", bench, "--run-dir", str(tmp_path), *args]
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, p.stderr
     assert "secret" not in p.stderr
 
