@@ -74,6 +74,7 @@ class Ais(Device):
 
     def __init__(self, config: DeviceConfig, seed: int, origin: Origin):
         super().__init__(config, seed, origin)
+        ais.encoder()  # pyais imported now, before a clock starts, not in the first report's tick
         self.schedule = ais.ReportSchedule(
             int(
                 np.random.SeedSequence([seed, zlib.crc32(config.name.encode())]).generate_state(1)[

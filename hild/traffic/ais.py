@@ -16,12 +16,13 @@ here interrogates a station.
 
 from __future__ import annotations
 
+import functools
 import math
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from pyais import encode_dict
 
 from hild.traffic.targets import KNOT, Identity
 
@@ -182,8 +183,18 @@ def _pyais_fields(raw: dict[str, int]) -> dict[str, str | int | float | bytes | 
     return out
 
 
+@functools.cache
+def encoder() -> Callable[..., list[str]]:
+    """pyais's encoder, imported at its first use: importing pyais takes about 0.1 s, which a
+    bench without AIS need not wait for at every start. An AIS device asks for it when it is
+    made (hild.sensors.ais), so that no tick pays for the import."""
+    from pyais import encode_dict
+
+    return encode_dict
+
+
 def _encode(raw: dict, sentence: str, channel: str, seq_id: int | None, talker: str) -> list[bytes]:
-    lines = encode_dict(
+    lines = encoder()(
         _pyais_fields(raw), talker_id=talker, sentence_type=sentence, radio_channel=channel,
         seq_id=seq_id,
     )  # fmt: skip

@@ -1,0 +1,47 @@
+"""What a run imports before its clock starts: a bench without AIS does not wait for pyais
+(about 0.1 s of every start), and a bench with an AIS device imports it while its devices are
+made, before any tick could need it (an import in a tick would stop the ticks for as long)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# What `hild run` imports, then the bench loaded, then its devices made as the daemon makes
+# them: prints whether pyais was imported after each step.
+PROBE = """
+import sys
+import hild.cli, hild.run
+from hild.bench import load_bench
+from hild.sensors.factory import build_device
+imported = ["pyais" in sys.modules]
+bench = load_bench(sys.argv[1])
+imported.append("pyais" in sys.modules)
+for config in bench.devices:
+    build_device(config, bench.seed, bench.origin, bench.vessel)
+imported.append("pyais" in sys.modules)
+print(*imported)
+"""
+
+
+def pyais_imported(bench: str) -> list[str]:
+    probe = subprocess.run([sys.executable, "-c", PROBE, bench], cwd=ROOT, capture_output=True,
+                           text=True, timeout=120)  # fmt: skip
+    assert probe.returncode == 0, probe.stderr
+    return probe.stdout.split()
+
+
+def test_a_bench_without_ais_never_imports_pyais():
+    assert pyais_imported("default") == ["False", "False", "False"]
+
+
+@pytest.mark.parametrize("bench", ["busy-fjord", "head-on"])
+def test_a_bench_with_ais_imports_pyais_when_its_devices_are_made(bench):
+    imported = pyais_imported(bench)
+    assert imported[0] == "False"  # not by hild's own imports
+    assert imported[-1] == "True"  # by the time the devices exist, before a clock starts
