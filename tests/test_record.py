@@ -606,10 +606,10 @@ def test_packed_records_are_the_mcap_packages_bytes():
         log_time=1_780_315_200_000_000_000, publish_time=42, data=b'{"t":0.5}'))  # fmt: skip
 
 
-def test_a_full_queue_drops_and_counts_or_waits_when_lossless(tmp_path, monkeypatch):
+def test_a_full_queue_drops_and_counts_but_a_lossless_writer_writes_all(tmp_path, monkeypatch):
     """The writer's queue is bounded: a full one drops what is put and counts each message it
-    would have made (a pose's /tf too, a deferred build's all); a lossless writer waits for its
-    thread instead and loses nothing."""
+    would have made (a pose's /tf too, a deferred build's all); a lossless writer (a run on no
+    clock) has no thread: it writes a batch itself when one has queued, and loses nothing."""
     from hild.record import writer as writer_module
 
     monkeypatch.setattr(writer_module, "QUEUE_MESSAGES", 3)
@@ -619,10 +619,13 @@ def test_a_full_queue_drops_and_counts_or_waits_when_lossless(tmp_path, monkeypa
     assert not idle.put(channels.POSE, 3, {})
     assert not idle.defer(4, lambda: [], 5)
     assert idle.dropped == 2 + 5
+    monkeypatch.setattr(writer_module, "INLINE_BATCH_MESSAGES", 20)
     lossless = RecordWriter(tmp_path / "all.mcap", {}, nmea_log=False, lossless=True)
     lossless.start()
     for k in range(50):
         assert lossless.put(channels.STATS, 1_000 + k, {"t": k})
+        assert len(lossless._queue) == (k + 1) % 20  # a batch written at each 20th, here
+    assert lossless._thread is None
     stats = lossless.close()
     assert (stats.written, stats.dropped) == (50, 0)
     assert [m.payload["t"] for m in messages(tmp_path / "all.mcap")] == list(range(50))

@@ -7,6 +7,11 @@ Signal K multiplexed log of the sentences, and commits both to the disk at least
 FLUSH_INTERVAL_S, so that a crash or a power cut loses at most that much; what a kill leaves
 opens with the ``mcap`` package's ``make_reader`` (hild.record.mcapfile).
 
+A run on no clock (lockstep, `hild sim`: ``lossless``) has no tick to keep free of the
+writing, so it writes in its own thread instead, a batch at a time, and loses nothing: a
+second thread would only contend for the interpreter's lock (a recorded ten-minute scenario
+took 16 % more CPU with the thread, bench/bench_scenario.py --record).
+
 A write that fails (the disk full, a file-size limit) ends the recording, not the run: the
 files go back to their last commit, the error is logged once, every message after it is
 counted as lost, and ``summary`` says what happened for the run's summary and exit status.
@@ -51,6 +56,10 @@ QUEUE_MESSAGES = 20_000  # a few seconds of every channel at 100 Hz: a slow disk
 # daemon's 0.5 ms), so a tick that wakes meanwhile waits no longer than that; the messages
 # wait in memory no longer than they did for their commit.
 BATCH_INTERVAL_S = FLUSH_INTERVAL_S
+# A lossless writer (no clock, no thread) writes once this many messages have queued: enough
+# that its code runs warm, few enough to hold in memory (a ten-minute scenario queues 4,000 in
+# about 2 s of simulated time)
+INLINE_BATCH_MESSAGES = 4_000
 CHUNK_BYTES = 256 * 1024  # chunks close at a flush anyway; this bounds one chunk's compression
 STOP = object()
 DEFERRED = ""  # the queue's topic of a ``defer``: its payload is (build, messages)
@@ -131,14 +140,15 @@ class RecordWriter:
         self, path: Path, metadata: dict[str, dict[str, str]], nmea_log: bool = True,
         lossless: bool = False,
     ):  # fmt: skip
-        """``lossless``: ``put`` waits for room instead of dropping (a batch run, no loop)."""
+        """``lossless``: a run on no clock (a batch run, no loop): nothing is dropped, and the
+        files are written in the caller's thread, a batch at a time, not by a thread of
+        their own."""
         self.path = Path(path)
         self.metadata = metadata
         self.nmea_path = nmea_log_path(self.path) if nmea_log else None
         self.lossless = lossless
         self._queue: deque = deque()  # appended by the loop, taken by the thread (atomic both)
-        self._wake = threading.Event()  # the thread's: a stop, or a lossless put waiting
-        self._taken = threading.Event()  # the loop's: the thread has taken a batch
+        self._wake = threading.Event()  # the thread's: the stop
         self._thread: threading.Thread | None = None
         self._channels: dict[str, OpenChannel] = {}
         self.dropped = 0
@@ -155,10 +165,12 @@ class RecordWriter:
         self._nmea_size = 0
         self._next_flush = 0.0  # the thread's: when the next commit is due (monotonic)
         self._fixes = FixReader()  # /fix/<device>, read here from /sensors/<device>
+        self._files: tuple[McapFile, int] | None = None  # the MCAP file and the log's fd, open
 
     # --- the loop's side ----------------------------------------------------------------------
     def start(self) -> None:
-        """Open the files (errors raise here, before the run) and start the thread."""
+        """Open the files (errors raise here, before the run) and start the thread (a lossless
+        writer has none)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = open_output(self.path)
         nmea_fd = -1
@@ -173,14 +185,16 @@ class RecordWriter:
                 if f >= 0:
                     os.close(f)
             raise
-        self._thread = threading.Thread(
-            target=self._run, args=(mcap, nmea_fd), name="hild-record", daemon=True
-        )
+        self._files = (mcap, nmea_fd)
+        self._next_flush = time.monotonic() + FLUSH_INTERVAL_S
+        if self.lossless:
+            return  # written by the caller (``_enqueue``, ``close``)
+        self._thread = threading.Thread(target=self._run, name="hild-record", daemon=True)
         self._thread.start()
 
     def put(self, topic: str, log_time_ns: int, payload: object) -> bool:
-        """Queue one message; False (counted) when the queue is full (lossless: wait) or the
-        recording has failed."""
+        """Queue one message; False (counted) when the queue is full (never for a lossless
+        writer: it writes a batch instead) or the recording has failed."""
         return self._enqueue(topic, log_time_ns, payload, implied(topic))
 
     def defer(self, log_time_ns: int, build: Callable[[], Iterable[tuple[str, object]]],
@@ -194,13 +208,14 @@ class RecordWriter:
         if self.error is not None:
             self._refused += messages
             return False
-        while len(self._queue) >= QUEUE_MESSAGES:
-            if not self.lossless or self._thread is None:
-                self.dropped += messages
-                return False
-            self._taken.clear()
-            self._wake.set()
-            self._taken.wait(BATCH_INTERVAL_S)
+        if self.lossless and self._files is not None:
+            self._queue.append((topic, log_time_ns, payload))
+            if len(self._queue) >= INLINE_BATCH_MESSAGES:
+                self._take(*self._files)
+            return True
+        if len(self._queue) >= QUEUE_MESSAGES:
+            self.dropped += messages
+            return False
         self._queue.append((topic, log_time_ns, payload))
         return True
 
@@ -211,6 +226,11 @@ class RecordWriter:
 
     def close(self, timeout_s: float = 10.0) -> RecordStats:
         """Write what is queued, finish the files (the MCAP summary) and join the thread."""
+        if self.lossless and self._files is not None:
+            files, self._files = self._files, None
+            self._queue.append(STOP)
+            self._write_out(*files)
+            return self.stats()
         if self._thread is not None:
             self._queue.append(STOP)
             self._wake.set()
@@ -245,9 +265,13 @@ class RecordWriter:
         }  # fmt: skip
 
     # --- the thread ---------------------------------------------------------------------------
-    def _run(self, mcap: McapFile, nmea_fd: int) -> None:
+    def _run(self) -> None:
         name_os_thread("hild-record")
-        self._next_flush = time.monotonic() + FLUSH_INTERVAL_S
+        assert self._files is not None
+        self._write_out(*self._files)
+
+    def _write_out(self, mcap: McapFile, nmea_fd: int) -> None:
+        """Write batches until the stop, finish the files and close them."""
         try:
             while self._take(mcap, nmea_fd):
                 self._wake.wait(BATCH_INTERVAL_S)
@@ -263,17 +287,14 @@ class RecordWriter:
         """Write what has queued (in order), committing when a commit is due (a batch run's
         batch may be many seconds of messages); False once the stop is reached."""
         pending = self._queue
-        try:
-            for _ in range(len(pending)):  # what is there now; later messages wait their batch
-                item = pending.popleft()
-                if item is STOP:
-                    return False
-                self._write(mcap, *item)
-                if time.monotonic() >= self._next_flush:
-                    self._commit(mcap, nmea_fd)
-                    self._next_flush = time.monotonic() + FLUSH_INTERVAL_S
-        finally:
-            self._taken.set()
+        for _ in range(len(pending)):  # what is there now; later messages wait their batch
+            item = pending.popleft()
+            if item is STOP:
+                return False
+            self._write(mcap, *item)
+            if time.monotonic() >= self._next_flush:
+                self._commit(mcap, nmea_fd)
+                self._next_flush = time.monotonic() + FLUSH_INTERVAL_S
         if time.monotonic() >= self._next_flush:
             self._commit(mcap, nmea_fd)
             self._next_flush = time.monotonic() + FLUSH_INTERVAL_S
