@@ -164,18 +164,26 @@ class _Device:
         return (*self.section.order, len(self.section.data))
 
 
-def load_bench(name_or_path: str | None = None, **overrides: Any) -> Bench:
+def load_bench(
+    name_or_path: str | None = None, *, check_step: bool = True, **overrides: Any
+) -> Bench:
     """Read and check a bench file; ``overrides`` replace [bench] keys (from the command line).
 
     Every key is read even after another failed (with a stand-in value), and every rule
     across keys runs on what could be read, skipped only when a key it needs is wrong: one
     run lists every problem, each once, in the order of the keys in the file.
+
+    ``check_step=False`` leaves out the one rule that may compile the core (the loop's step
+    against the vessel's step limit, when no run has worked it out yet): every other problem
+    of the file, in milliseconds.
     """
     path = resolve_bench(name_or_path)
-    return bench_from_document(load_toml(path), path, **overrides)
+    return bench_from_document(load_toml(path), path, check_step=check_step, **overrides)
 
 
-def bench_from_document(document: dict[str, Any], path: Path, **overrides: Any) -> Bench:
+def bench_from_document(
+    document: dict[str, Any], path: Path, *, check_step: bool = True, **overrides: Any
+) -> Bench:
     """Check a bench already read as a TOML document (``path`` names it in messages): what
     ``load_bench`` does after reading, and what a scenario does with the bench it builds."""
     root = Section(document, path)
@@ -195,7 +203,7 @@ def bench_from_document(document: dict[str, Any], path: Path, **overrides: Any) 
     read = _devices(root, run_dir, problems)
     problems.attempt(root.finish)
     _device_rules(read, general, part, problems)
-    if part.vessel is not None and part.usable("method") and "rate_hz" in general:
+    if check_step and part.vessel is not None and part.usable("method") and "rate_hz" in general:
         from_option = overrides.get("rate_hz") is not None
         for e in _step_errors(path, part.vessel, part.method, general["rate_hz"], from_option):
             problems.add(e, at=bench_table.position("rate_hz"))

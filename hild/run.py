@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import sys
 from dataclasses import replace
 
@@ -25,9 +24,7 @@ from hild.mirror.config import from_url
 from hild.mirror.observer import Mirror
 from hild.record.config import DEFAULT_RATE_HZ, EXIT_RECORDING_FAILED, RecordConfig
 from hild.record.observer import Recorder
-from hild.rundir import RunDir, pty_paths_under
 from hild.systemd import notifier_from_environment
-from hild.transport.url import parse_port_url
 
 
 def banner(daemon: Daemon) -> str:
@@ -170,16 +167,18 @@ def run_bench(
     """Check the bench, then run it until Ctrl-C, SIGTERM or ``duration``; ``quiet``: no
     status line on a terminal; ``foxglove``: serve it live there (``HOST:PORT``)."""
     configure_logging(log_format, log_level)
-    # The run directory and the ports first: a run that cannot start says so before the
-    # compiler's seconds (hild.firstcontact). The run directory is held for the whole run when
-    # pty links go in it: checked, locked against a second daemon, cleaned of the links a dead
-    # one left (hild.rundir).
-    with checked_before_compiling(name_or_path, overrides) as early:
+    # What the user wrote first, every problem of it at once: the bench (all but its step
+    # limit, which may compile: checked with the bench below), then the --mqtt options that
+    # add to it (--foxglove's address is argparse's). Then the run directory and the ports: a
+    # run that cannot start says so before the compiler's seconds (hild.firstcontact). The run
+    # directory is held for the whole run when pty links go in it: checked, locked against a
+    # second daemon, cleaned of the links a dead one left (hild.rundir).
+    written = load_bench(name_or_path, check_step=False, **overrides)
+    mirror(written, mqtt_options or {})
+    with checked_before_compiling(written):
         announce_compiling()
         bench = load_bench(name_or_path, **overrides)
-        late = early is None and uses_run_dir(bench)  # a file only load_bench could read
-        with RunDir(bench.run_dir) if late else contextlib.nullcontext():
-            return run_checked(bench, duration, mqtt_options or {}, record_file, quiet, foxglove)
+        return run_checked(bench, duration, mqtt_options or {}, record_file, quiet, foxglove)
 
 
 def run_checked(
@@ -213,10 +212,3 @@ def run_checked(
     if daemon.stop_reason == "diverged":
         return 1
     return EXIT_RECORDING_FAILED if recording is not None and recording.failed else 0
-
-
-def uses_run_dir(bench: Bench) -> bool:
-    """Whether a bench has a pty:// port whose link goes under its run_dir (here, not in
-    hild.rundir, which the port URLs import for their default run directory)."""
-    specs = [parse_port_url(url, bench.run_dir) for d in bench.devices for url in d.ports]
-    return bool(pty_paths_under(specs, bench.run_dir))

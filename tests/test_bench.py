@@ -460,3 +460,19 @@ def test_every_problem_of_the_mqtt_and_record_tables_in_one_run(tmp_path):
         "mqtt.keepalive_s", "mqtt.timeout_s", "mqtt.contrl", "mqtt.signalk_prefix",
         "mqtt.topics.state.qos", "mqtt.topics.nope", "record.rate_hz", "record.nmea_lg",
     ]  # fmt: skip
+
+
+def test_a_bench_checked_without_its_step_limit_names_every_other_problem(tmp_path):
+    """``check_step=False`` (what `hild run` checks before its ports) leaves out only the
+    loop's step against the vessel's step limit: a 2 Hz loop for Odin (a 0.5 s step, over
+    RK4's 0.134 s) loads, and a wrong key beside it is still refused."""
+    path = tmp_path / "slow.toml"
+    path.write_text('[bench]\nname = "slow"\nrate_hz = 2\n[vessel]\nprofile = "odin"\n')
+    with pytest.raises(BenchError, match="a rate of at least 7.44 Hz"):
+        load_bench(str(path))
+    assert load_bench(str(path), check_step=False).rate_hz == 2.0
+    path.write_text('[bench]\nname = "slow"\nrate_hz = 2\nseed = "x"\n[vessel]\nprofile = "odin"\n')
+    with pytest.raises(BenchError) as refused:
+        load_bench(str(path), check_step=False)
+    assert "bench.seed = 'x'" in str(refused.value)
+    assert "a rate of at least" not in str(refused.value)

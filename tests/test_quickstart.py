@@ -237,3 +237,29 @@ def test_a_taken_port_is_refused_before_compiling(tmp_path):
     assert f"device jets, port udp://127.0.0.1:{taken}?listen=1: cannot bind" in done.stderr
     assert "compiling" not in done.stderr and cached == [], (done.stderr, cached)
     assert not (tmp_path / "run" / "gps").exists()  # nothing was opened
+
+
+def test_the_benchs_own_mistakes_are_named_before_a_taken_port(tmp_path):
+    """A bench with a mistake and a port another program holds: the mistake is what the user
+    reads first (they fix their file, not the other program, on the first try), then the
+    --mqtt options; nothing compiles before either (the bench is checked without its step
+    limit, the one rule that may compile)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as holder:
+        holder.bind(("127.0.0.1", 0))
+        taken = holder.getsockname()[1]
+        good = Path(default_bench_on_free_ports(tmp_path, free_udp_port(), taken))
+        text = good.read_text()
+        assert "\nrate_hz = 100 " in text
+        bad = tmp_path / "bad.toml"
+        bad.write_text(text.replace("\nrate_hz = 100 ", '\nrate_hz = "fast" ', 1))
+        run = ("--run-dir", str(tmp_path / "run"))
+        done, cached = first_contact(tmp_path, str(bad), *run)
+        mqtt, _ = first_contact(tmp_path, str(good), *run, "--mqtt-prefix", "lab")
+        port, _ = first_contact(tmp_path, str(good), *run)
+    assert done.returncode == 2, done.stderr
+    assert f"{bad}: bench.rate_hz = 'fast': expected a number in Hz" in done.stderr
+    assert "cannot bind" not in done.stderr
+    assert "compiling" not in done.stderr and cached == [], (done.stderr, cached)
+    assert mqtt.returncode == 2 and "--mqtt: url = None" in mqtt.stderr, mqtt.stderr
+    assert "cannot bind" not in mqtt.stderr
+    assert port.returncode == 2 and f"cannot bind 127.0.0.1:{taken}" in port.stderr, port.stderr
