@@ -17,12 +17,13 @@ Prints one table, with each row's CPU per tick and its excess over the stepping 
 With ``--side-by-side`` it runs only the daemons, plain and ``--record`` of a bench at the same
 time (each reading its own clients), and prints the difference per pair: the two share the
 machine's load moment by moment, which runs one after the other on a shared machine do not.
-With ``--against CHECKOUT`` it does the same with another checkout of hild and this one (both
+``--record-rate HZ`` records the truth at HZ instead of the default 20 Hz (what a
+lower rate saves). With ``--against CHECKOUT`` it does the same with another checkout of hild and this one (both
 plain, or both with ``--record``): what a change costs or saves, the difference this one's CPU
 less that one's (the same checkout on both sides differs by about 0.1 % of a core here).
 
     python bench/bench_daemon.py [--duration 60] [--repeat 1]
-    python bench/bench_daemon.py --side-by-side [--duration 60] [--repeat 3]
+    python bench/bench_daemon.py --side-by-side [--duration 60] [--repeat 3] [--record-rate HZ]
     git worktree add --detach ../hild-before HEAD~1
     python bench/bench_daemon.py --against ../hild-before [--record] [--duration 20] [--repeat 3]
 """
@@ -213,11 +214,23 @@ def run_into(results: dict, key: int, bench_args: list[str], run_dir: Path, dura
 
 @dataclass(frozen=True)
 class Side:
-    """One of two daemons run at the same time: a checkout, plain or recording."""
+    """One of two daemons run at the same time: a checkout, plain or recording (at
+    ``record_rate_hz`` truth samples a second: the bench's [record] table; None: hild's
+    default)."""
 
     label: str
     tree: Path
     record: bool
+    record_rate_hz: float | None = None
+
+
+def with_record_rate(bench: Path, rate_hz: float | None) -> None:
+    """Give ``bench`` a [record] table at ``rate_hz`` (`--record FILE` keeps the table's rate);
+    nothing for None."""
+    if rate_hz is not None:
+        text = bench.read_text()
+        assert "[record]" not in text
+        bench.write_text(f'{text}\n[record]\nfile = "run.mcap"\nrate_hz = {rate_hz:g}\n')
 
 
 def side_by_side(duration: float, repeat: int, sides: tuple[Side, Side]) -> None:
@@ -228,6 +241,9 @@ def side_by_side(duration: float, repeat: int, sides: tuple[Side, Side]) -> None
     first, second = sides
     what = "plain and --record" if first.tree == second.tree else (
         f"{first.label} and {second.label}{' --record' if first.record else ''}")  # fmt: skip
+    rate = second.record_rate_hz
+    if second.record and rate is not None:
+        what += f" (recording the truth at {rate:g} Hz)"
     print(f"hild run, 100 Hz, {duration:g} s, {what} at the same time, {repeat} time(s) each "
           f"bench, {os.cpu_count()} cores:")  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp_name:
@@ -248,6 +264,8 @@ def side_by_side(duration: float, repeat: int, sides: tuple[Side, Side]) -> None
                     else:
                         bench = default_bench_on(folder, udp)
                     extra = ["--record", str(folder / "run.mcap")] if side.record else []
+                    if side.record:
+                        with_record_rate(bench, side.record_rate_hz)
                     socks.append(sock)
                     argv.append(([str(bench), *extra], folder / "run"))
                 results: dict[int, dict] = {}
@@ -290,7 +308,13 @@ def main() -> None:
                         "this one's CPU less that one's")  # fmt: skip
     parser.add_argument("--record", action="store_true",
                         help="with --against: both sides record")  # fmt: skip
+    parser.add_argument("--record-rate", type=float, metavar="HZ",
+                        help="with --side-by-side: record the truth (state, actuators, "
+                        "environment, location, pose) at HZ instead of hild's default 20 Hz "
+                        "(a [record] table's rate_hz)")  # fmt: skip
     args = parser.parse_args()
+    if args.record_rate is not None and not args.side_by_side:
+        parser.error("--record-rate goes with --side-by-side")
     if args.against is not None:
         other = args.against.resolve()
         if not (other / "hild" / "cli.py").is_file():
@@ -301,7 +325,8 @@ def main() -> None:
         return
     if args.side_by_side:
         side_by_side(args.duration, args.repeat,
-                     (Side("plain", REPO, False), Side("--record", REPO, True)))  # fmt: skip
+                     (Side("plain", REPO, False),
+                      Side("--record", REPO, True, args.record_rate)))  # fmt: skip
         return
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.bind(("127.0.0.1", 0))
