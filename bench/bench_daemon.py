@@ -17,10 +17,11 @@ Prints one table, with each row's CPU per tick and its excess over the stepping 
 With ``--side-by-side`` it runs only the daemons, plain and ``--record`` of a bench at the same
 time (each reading its own clients), and prints the difference per pair: the two share the
 machine's load moment by moment, which runs one after the other on a shared machine do not.
-``--record-rate HZ`` records the truth at HZ instead of the default 20 Hz (what a
-lower rate saves). With ``--against CHECKOUT`` it does the same with another checkout of hild and this one (both
-plain, or both with ``--record``): what a change costs or saves, the difference this one's CPU
-less that one's (the same checkout on both sides differs by about 0.1 % of a core here).
+``--record-rate HZ`` records the truth at HZ instead of the default 20 Hz (what a lower rate
+saves). With ``--against CHECKOUT`` it does the same with another checkout of hild and this one
+(both plain, or both with ``--record``): what a change costs or saves, the difference this
+one's CPU less that one's (the same checkout on both sides differs by about 0.1 % of a core
+here).
 
     python bench/bench_daemon.py [--duration 60] [--repeat 1]
     python bench/bench_daemon.py --side-by-side [--duration 60] [--repeat 3] [--record-rate HZ]

@@ -148,6 +148,68 @@ def test_every_topic_with_its_payload_and_a_clean_offline(tmp_path, broker, subs
     assert summary["reason"] == "SIGTERM"
 
 
+def test_a_diverged_run_publishes_its_nan_state_as_null_and_reads_offline(
+    tmp_path, broker, subscriber
+):
+    """Reproduces: the mirror encoded with the json module's strict mode, so the first state
+    after the model diverged (a NaN position) raised in the session, which ended without a
+    word, and the retained status read online long after the run had stopped. The NaN state
+    is published with nulls now (as the recording writes it), and the status ends offline."""
+    from tests.test_robustness import DIVERGING_BENCH  # (8 m/s of current across Odin)
+
+    bench = tmp_path / "diverging.toml"
+    text = DIVERGING_BENCH.format(rate_hz=1 / 0.12, run_dir=tmp_path / "run")
+    assert "time_scale = 20" in text
+    bench.write_text(
+        text.replace("time_scale = 20", "time_scale = 1")  # the mirror's pace
+        + f'[mqtt]\nurl = "mqtt://127.0.0.1:{broker.port}"\nprefix = "{PREFIX}"\n'
+    )
+    p = subprocess.run([sys.executable, "-m", "hild.cli", "run", str(bench), "--duration", "60",
+                        "--log-format", "json"], capture_output=True, text=True, timeout=120,
+                       cwd=ROOT)  # fmt: skip
+    assert p.returncode == 1 and '"sim.diverged"' in p.stderr, p.stderr[-2000:]
+    assert "mirror.unencodable" not in p.stderr
+    assert wait_until(lambda: subscriber.on(f"{PREFIX}/status")[-1]["state"] == "offline", 5.0)
+    assert subscriber.on(f"{PREFIX}/status")[-1] == {"state": "offline", "reason": "diverged"}
+    norths = [m["north"] for m in subscriber.on(f"{PREFIX}/state")]
+    assert norths[0] is not None and None in norths, norths  # (the last is published at stop)
+
+
+def test_a_message_json_cannot_carry_is_dropped_and_the_session_goes_on(broker, subscriber):
+    """A payload JSON has no form for (a key that is not text) is counted as dropped and
+    logged; the messages after it are published and the session ends cleanly, offline."""
+    import asyncio
+
+    from hild.mirror.config import from_url
+    from hild.mirror.session import Session
+    from hild.mirror.store import LatestStore, Message
+
+    async def publish() -> Session:
+        store = LatestStore()
+        session = Session(from_url(f"mqtt://127.0.0.1:{broker.port}"), store,
+                          f"{PREFIX}/status", {"state": "online"})  # fmt: skip
+        running = asyncio.create_task(session.run())
+        for _ in range(200):
+            if session.stats.connected:
+                break
+            await asyncio.sleep(0.025)
+        store.put(Message(f"{PREFIX}/bad", {1: "a key JSON has no form for"}))
+        store.put(Message(f"{PREFIX}/good", {"after": "the bad one"}))
+        for _ in range(200):
+            if subscriber.on(f"{PREFIX}/good"):
+                break
+            await asyncio.sleep(0.025)
+        await session.close({"state": "offline", "reason": "test"})
+        await asyncio.wait_for(running, 5.0)
+        return session
+
+    session = asyncio.run(publish())
+    assert subscriber.on(f"{PREFIX}/good") == [{"after": "the bad one"}]
+    assert f"{PREFIX}/bad" not in subscriber.topics()
+    assert session.stats.dropped == 1 and session.stats.published == 3  # online, good, offline
+    assert wait_until(lambda: subscriber.on(f"{PREFIX}/status")[-1]["state"] == "offline", 5.0)
+
+
 def test_status_reads_offline_after_sigkill(tmp_path, broker, subscriber):
     """The mirror turned on from the command line, on a bench with no [mqtt] table: the
     topics go under hild/<bench name>."""

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import json
 import ssl
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ import structlog
 
 from hild.log import RateLimited
 from hild.mirror.config import MirrorConfig, tls_context
+from hild.mirror.payloads import to_json
 from hild.mirror.store import LatestStore, Message
 
 log = structlog.get_logger("hild.mirror")
@@ -41,11 +41,14 @@ class SessionStats:
 
 
 def encode(payload: object) -> bytes:
+    """What is published: bytes as they are, text as UTF-8, anything else as its JSON (a NaN
+    as null: the json module's strict mode raised on a diverged state's NaN position, which
+    ended the session with the status left reading online)."""
     if isinstance(payload, bytes):
         return payload
     if isinstance(payload, str):
         return payload.encode()
-    return json.dumps(payload, separators=(",", ":"), allow_nan=False, default=str).encode()
+    return to_json(payload)
 
 
 class Session:
@@ -71,6 +74,7 @@ class Session:
         self._closing = asyncio.Event()
         self._offline: dict | None = None
         self._log_error = RateLimited(log, "mirror.broker_error")
+        self._log_unencodable = RateLimited(log, "mirror.unencodable", level="error")
         will = aiomqtt.Will(status_topic, encode({"state": "offline", "reason": "lost"}), 1, True)
         self.client = aiomqtt.Client(
             config.host, config.port, username=config.username, password=config.password,
@@ -151,13 +155,20 @@ class Session:
             await self.on_control(str(message.topic), bytes(payload))
 
     async def _publish(self, message: Message) -> None:
-        """One publish with the short timeout; a timeout drops the message (counted).
+        """One publish with the short timeout; a timeout drops the message (counted), as does
+        a payload JSON cannot carry (logged).
 
         Raises MqttCodeError when the client is not connected, so that ``run`` reconnects.
         """
         try:
-            await self.client.publish(message.topic, encode(message.payload), message.qos,
-                                      message.retain, timeout=self.config.timeout_s)  # fmt: skip
+            data = encode(message.payload)
+        except TypeError as e:  # (orjson's JSONEncodeError): this message is lost, not the
+            self.stats.dropped += 1  # session, which would leave the status reading online
+            self._log_unencodable(None, topic=message.topic, error=str(e))
+            return
+        try:
+            await self.client.publish(message.topic, data, message.qos, message.retain,
+                                      timeout=self.config.timeout_s)  # fmt: skip
             self.stats.published += 1
         except aiomqtt.MqttCodeError:
             self.stats.dropped += 1

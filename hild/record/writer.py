@@ -34,10 +34,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import cast
 
-import orjson
 import structlog
 
 from hild import __version__
+from hild.mirror.payloads import to_json
 from hild.record import channels
 from hild.record.fixes import FixReader
 from hild.record.mcapfile import RECORDING, McapFile, pwrite_all
@@ -83,14 +83,6 @@ class OpenChannel:
     nested: bool  # written with channels.nested
     device: str  # a /sensors/<device> channel's device ('' for others): a Signal K line, a fix
     pose: bool  # /pose: a /tf follows each message
-
-
-def encode(payload: object) -> bytes:
-    """A message's JSON, compact, by orjson (compiled: a third of the json module's time for a
-    state message, bench/bench_daemon.py). A NaN or an infinity is written as null, as hild's
-    other JSON outputs write them (hild/sim.py) and as the channels' schemas allow; a numpy
-    number as its value; anything else JSON has no type for as its text."""
-    return orjson.dumps(payload, option=orjson.OPT_SERIALIZE_NUMPY, default=str)
 
 
 def implied(topic: str) -> int:
@@ -329,7 +321,7 @@ class RecordWriter:
                 return  # declared only
             if channel.nested and isinstance(payload, dict):  # here, off the tick
                 payload = channels.nested(payload)
-            mcap.message(channel.id, log_time_ns, encode(payload), time.time_ns())
+            mcap.message(channel.id, log_time_ns, to_json(payload), time.time_ns())
             self._uncommitted += 1
             if not isinstance(payload, dict):
                 return
