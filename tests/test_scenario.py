@@ -325,6 +325,25 @@ def test_cli_pass_fail_and_bad_input_exit_codes_and_reports(tmp_path):
     assert "Traceback" not in wrong.stderr
 
 
+def test_cli_json_of_a_run_judged_on_its_track_is_strict_json(tmp_path):
+    """Reproduces: a cross-track criterion's verdict was numpy's bool (the metric is computed
+    by numpy), and `--json` stopped on it with an internal error. Every verdict is a JSON
+    boolean and every number a number (no NaN or Infinity tokens)."""
+    path = scenario_file(tmp_path, "all_waypoints = true\nxte_rms_m = 50.0\nxte_max_m = 60.0")
+    done = hild("scenario", "run", str(path), "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+
+    def not_json(constant: str) -> None:
+        raise AssertionError(f"{constant} is not JSON")
+
+    result = json.loads(done.stdout, parse_constant=not_json)
+    criteria = {c["name"]: c for c in result["criteria"]}
+    assert {"xte_rms_m", "xte_max_m", "all_waypoints"} <= set(criteria), criteria
+    assert all(c["passed"] is True for c in criteria.values()), criteria
+    assert 0.0 < criteria["xte_rms_m"]["value"] <= criteria["xte_max_m"]["value"] < 60.0
+    assert isinstance(criteria["xte_max_m"]["at_s"], float)
+
+
 def test_cli_check_and_show_know_scenarios(tmp_path):
     check = hild("check", "square-calm", cwd=tmp_path)
     assert check.returncode == 0 and "scenario 'square-calm'" in check.stdout

@@ -64,27 +64,33 @@ class TrackMetrics:
 
 def judge(criteria: Criteria, metrics: TrackMetrics, duration_s: float) -> list[CriterionResult]:
     """Each criterion of the scenario against the run's metrics, in [criteria]'s order."""
-    v, w = metrics.values, metrics.when
+    v = metrics.values
     out: list[CriterionResult] = []
 
+    def when(metric: str) -> float | None:
+        at = metrics.when.get(metric)
+        return None if at is None else float(at)
+
+    # (the values as Python floats and the verdicts as bools: a metric computed by numpy
+    # compared as numpy's bool, which `hild scenario run --json` could not write)
     def at_most(name: str, metric: str, threshold: float | None, unit: str) -> None:
         if threshold is None:
             return
-        value = v[metric]
+        value = float(v[metric])
         passed = not math.isnan(value) and value <= threshold
         by = (value - threshold) if not math.isnan(value) else math.inf
-        out.append(CriterionResult(name, threshold, value, passed, by, w.get(metric), unit))
+        out.append(CriterionResult(name, threshold, value, passed, by, when(metric), unit))
 
     def at_least(name: str, metric: str, threshold: float | None, unit: str,
                  none_passes: bool = False) -> None:  # fmt: skip
         if threshold is None:
             return
-        value = v[metric]
+        value = float(v[metric])
         if math.isnan(value):
             passed, by = none_passes, (0.0 if none_passes else math.inf)
         else:
             passed, by = value >= threshold, threshold - value
-        out.append(CriterionResult(name, threshold, value, passed, by, w.get(metric), unit))
+        out.append(CriterionResult(name, threshold, value, passed, by, when(metric), unit))
 
     # no target in the run: nothing came close
     at_least("min_cpa_m", "min_cpa_m", criteria.min_cpa_m, "m", none_passes=True)
@@ -100,7 +106,7 @@ def judge(criteria: Criteria, metrics: TrackMetrics, duration_s: float) -> list[
                 reached,
                 reached >= total,
                 total - reached,
-                w.get("waypoints_reached"),
+                when("waypoints_reached"),
                 "waypoints",
             )
         )
