@@ -133,3 +133,15 @@ def test_another_user_cannot_reach_the_socket(daemon, run_dir):
         env={"PATH": "/usr/bin:/bin"}, timeout=30,
     )  # fmt: skip
     assert done.returncode != 0 and "PermissionError" in done.stderr
+
+
+def test_status_angles_read_0_to_359_9_after_rounding():
+    """Reproduces: a course of 359.97 deg (due north, a hair west) read 360.0 in the status."""
+    import math
+
+    from hild.live.status import compass_deg
+
+    assert compass_deg(math.radians(-0.03)) == 0.0
+    assert compass_deg(math.radians(359.94)) == 359.9
+    assert compass_deg(math.radians(90.0)) == 90.0
+    assert compass_deg(math.radians(-90.0)) == 270.0
