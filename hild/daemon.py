@@ -54,6 +54,7 @@ from hild.traffic.report import closest_approaches
 from hild.transport import Inbound, Port, open_port, parse_port_url
 from hild.transport.pacer import TickPacer
 from hild.transport.pty import PACE_QUANTUM_S, PtyPort
+from hild.units import compass_deg
 
 log = structlog.get_logger("hild.daemon")
 
@@ -532,7 +533,7 @@ class Daemon:
             },  # fmt: skip
             "ports": {p.spec.url: p.stats.as_dict() for p in self.ports.values()},
             "position_ned": [round(float(v), 3) for v in x[:3]],
-            "heading_deg": round(math.degrees(x[5]) % 360.0, 3),
+            "heading_deg": compass_deg(float(x[5]), 3),
             **self._traffic_summary(),
             **{k: v for o in self.observers for k, v in o.summary().items()},
         }

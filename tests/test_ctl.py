@@ -139,9 +139,10 @@ def test_status_angles_read_0_to_359_9_after_rounding():
     """Reproduces: a course of 359.97 deg (due north, a hair west) read 360.0 in the status."""
     import math
 
-    from hild.live.status import compass_deg
+    from hild.units import compass_deg
 
-    assert compass_deg(math.radians(-0.03)) == 0.0
-    assert compass_deg(math.radians(359.94)) == 359.9
-    assert compass_deg(math.radians(90.0)) == 90.0
-    assert compass_deg(math.radians(-90.0)) == 270.0
+    assert compass_deg(math.radians(-0.03), 1) == 0.0
+    assert compass_deg(math.radians(359.94), 1) == 359.9
+    assert compass_deg(math.radians(359.9996), 3) == 0.0  # (the run's summary: 3 decimals)
+    assert compass_deg(math.radians(90.0), 1) == 90.0
+    assert compass_deg(math.radians(-90.0), 2) == 270.0

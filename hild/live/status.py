@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from hild.bus.watchdog import ACTIVE, NEUTRAL, TRIPPED
 from hild.model import layout as L
 from hild.observers import TickObserver
+from hild.units import compass_deg
 
 if TYPE_CHECKING:
     from hild.observers import RunningDaemon
@@ -29,12 +30,6 @@ def watchdog_word(state: str, release: str) -> str:
     if state == TRIPPED:
         return "latched" if release == NEUTRAL else "tripped"
     return state
-
-
-def compass_deg(angle_rad: float) -> float:
-    """An angle in degrees [0, 360) to 0.1: rounded before it is wrapped, so that 359.97
-    reads 0.0, not 360.0 (as receivers print courses, hild.nmea.encode.angle360)."""
-    return round(math.degrees(angle_rad) % 360.0, 1) % 360.0
 
 
 def snapshot(daemon: RunningDaemon, t: float, time_scale: float | None) -> dict[str, Any]:
@@ -69,8 +64,8 @@ def snapshot(daemon: RunningDaemon, t: float, time_scale: float | None) -> dict[
         "latitude": round(lat, 7),
         "longitude": round(lon, 7),
         "sog_kn": round(math.hypot(v[0], v[1]) * 3600.0 / 1852.0, 2),
-        "cog_deg": compass_deg(math.atan2(v[1], v[0])),
-        "heading_deg": compass_deg(float(eta[5])),
+        "cog_deg": compass_deg(math.atan2(v[1], v[0]), 1),
+        "heading_deg": compass_deg(float(eta[5]), 1),
         "actuators": actuators,
         "command_devices": devices,
         "clients": {p.spec.url: p.stats.clients for p in daemon.ports.values()},

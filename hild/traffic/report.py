@@ -14,6 +14,7 @@ from hild.sensors.geodesy import Origin
 from hild.traffic import layout as TL
 from hild.traffic.targets import KNOT
 from hild.traffic.view import TrafficView
+from hild.units import compass_deg
 
 TWO_PI = 2.0 * math.pi
 MODES = {TL.MODE_SAIL: "sail", TL.MODE_GIVE_WAY: "give-way", TL.MODE_STOPPED: "stopped"}
@@ -50,7 +51,7 @@ def target_reports(view: TrafficView, origin: Origin) -> list[dict[str, object]]
             "mode": MODES.get(float(row[TL.T_MODE]), "sail"),
             "situation": SITUATIONS.get(float(row[TL.T_SITUATION]), ""),
             "range_m": round(float(row[TL.T_RANGE]), 2),
-            "bearing_deg": round(math.degrees(float(row[TL.T_BEARING])) % 360.0, 2),
+            "bearing_deg": compass_deg(float(row[TL.T_BEARING]), 2),
             "cpa_m": round(float(row[TL.T_CPA]), 2),
             "tcpa_s": round(float(row[TL.T_TCPA]), 2),
             "min_range_m": round(min_range, 2) if math.isfinite(min_range) else None,
