@@ -30,7 +30,7 @@ from hild.config import (
 from hild.environment.weather import Weather
 from hild.mirror.config import MirrorConfig, read_mirror
 from hild.model.layout import METHODS
-from hild.model.stability import step_limit
+from hild.model.stability import StepLimit, remembered_step_limit, step_limit
 from hild.model.vessel import Vessel
 from hild.names import is_name
 from hild.profiles import BENCHES
@@ -173,9 +173,9 @@ def load_bench(
     across keys runs on what could be read, skipped only when a key it needs is wrong: one
     run lists every problem, each once, in the order of the keys in the file.
 
-    ``check_step=False`` leaves out the one rule that may compile the core (the loop's step
-    against the vessel's step limit, when no run has worked it out yet): every other problem
-    of the file, in milliseconds.
+    ``check_step=False`` checks the loop's step against the vessel's step limit only when an
+    earlier run has worked the limit out (working it out compiles the core): every other
+    problem of the file, in milliseconds.
     """
     path = resolve_bench(name_or_path)
     return bench_from_document(load_toml(path), path, check_step=check_step, **overrides)
@@ -203,9 +203,11 @@ def bench_from_document(
     read = _devices(root, run_dir, problems)
     problems.attempt(root.finish)
     _device_rules(read, general, part, problems)
-    if check_step and part.vessel is not None and part.usable("method") and "rate_hz" in general:
+    if part.vessel is not None and part.usable("method") and "rate_hz" in general:
         from_option = overrides.get("rate_hz") is not None
-        for e in _step_errors(path, part.vessel, part.method, general["rate_hz"], from_option):
+        limit = (step_limit(part.vessel, part.method) if check_step
+                 else remembered_step_limit(part.vessel, part.method))  # fmt: skip
+        for e in _step_errors(path, limit, general["rate_hz"], from_option):
             problems.add(e, at=bench_table.position("rate_hz"))
     budgets = _port_rules(read, origin, run_dir, part.vessel, traffic, problems)
     if problems.errors:
@@ -375,10 +377,12 @@ def _time_scale(bench: Section) -> float:
 
 
 def _step_errors(
-    path: Path, vessel: Vessel, method: str, rate_hz: float, from_option: bool
+    path: Path, limit: StepLimit | None, rate_hz: float, from_option: bool
 ) -> list[ConfigError]:
-    """The loop's step, 1 / rate_hz, against the longest step ``method`` takes stably."""
-    limit = step_limit(vessel, method)
+    """The loop's step, 1 / rate_hz, against the longest step the vessel's method takes
+    stably (``limit``; None: not known yet, nothing to say)."""
+    if limit is None:
+        return []
     problem = limit.problem(1.0 / rate_hz)
     if not problem:
         return []

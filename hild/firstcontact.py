@@ -4,7 +4,7 @@ Loading a bench computes its vessel's step limit and the daemon warms the compil
 which takes seconds (up to a minute on a Raspberry Pi) the first time. A run directory that
 cannot be used, a pty link that would replace someone's file, or a listening address another
 program holds would stop the run all the same, so they are checked first, from the bench as
-checked without its step limit (``load_bench(check_step=False)``, which compiles nothing): the
+checked without compiling (``load_bench(check_step=False)``: its step limit only if known): the
 run directory is taken (``RunDir``: checked, locked) and held for the run, each pty link's
 place is checked, each address a port listens on is bound once and let go.
 """

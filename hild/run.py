@@ -167,12 +167,13 @@ def run_bench(
     """Check the bench, then run it until Ctrl-C, SIGTERM or ``duration``; ``quiet``: no
     status line on a terminal; ``foxglove``: serve it live there (``HOST:PORT``)."""
     configure_logging(log_format, log_level)
-    # What the user wrote first, every problem of it at once: the bench (all but its step
-    # limit, which may compile: checked with the bench below), then the --mqtt options that
-    # add to it (--foxglove's address is argparse's). Then the run directory and the ports: a
-    # run that cannot start says so before the compiler's seconds (hild.firstcontact). The run
-    # directory is held for the whole run when pty links go in it: checked, locked against a
-    # second daemon, cleaned of the links a dead one left (hild.rundir).
+    # What the user wrote first, every problem of it at once: the bench (its step limit too
+    # once a run has worked it out; if not, the bench below works it out, which compiles),
+    # then the --mqtt options that add to it (--foxglove's address is argparse's). Then the
+    # run directory and the ports: a run that cannot start says so before the compiler's
+    # seconds (hild.firstcontact). The run directory is held for the whole run when pty links
+    # go in it: checked, locked against a second daemon, cleaned of the links a dead one left
+    # (hild.rundir).
     written = load_bench(name_or_path, check_step=False, **overrides)
     mirror(written, mqtt_options or {})
     with checked_before_compiling(written):

@@ -1,5 +1,6 @@
 """Bench files and `hild check`: what is accepted, and errors a newcomer understands."""
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -462,17 +463,45 @@ def test_every_problem_of_the_mqtt_and_record_tables_in_one_run(tmp_path):
     ]  # fmt: skip
 
 
-def test_a_bench_checked_without_its_step_limit_names_every_other_problem(tmp_path):
-    """``check_step=False`` (what `hild run` checks before its ports) leaves out only the
-    loop's step against the vessel's step limit: a 2 Hz loop for Odin (a 0.5 s step, over
-    RK4's 0.134 s) loads, and a wrong key beside it is still refused."""
+# In a fresh process with an empty kernel cache: a 2 Hz loop for Odin (a 0.5 s step, over
+# RK4's 0.134 s limit) with a wrong seed beside it, loaded three ways.
+STEP_PROBE = """
+import sys
+from pathlib import Path
+from hild.bench import BenchError, load_bench
+
+def problems(**options):
+    try:
+        load_bench(sys.argv[1], **options)
+    except BenchError as e:
+        return str(e)
+    return "loaded"
+
+def compiled():
+    return any(Path(sys.argv[2]).rglob("*.nbi"))
+
+print(repr(problems(check_step=False)), compiled())
+print(repr(problems()), compiled())  # works the step limit out (and remembers it)
+print(repr(problems(check_step=False)), compiled())
+"""
+
+
+def test_a_bench_checked_without_compiling_says_the_step_only_once_it_is_known(tmp_path):
+    """``check_step=False`` (what `hild run` checks before its ports) compiles nothing: it
+    names every other problem, and the loop's step against the vessel's step limit only once
+    a run has worked the limit out; ``load_bench`` works it out when it must."""
+    from hild.kernel_cache import PREFIX
+
+    cache = tmp_path / (PREFIX + "step-test")
     path = tmp_path / "slow.toml"
-    path.write_text('[bench]\nname = "slow"\nrate_hz = 2\n[vessel]\nprofile = "odin"\n')
-    with pytest.raises(BenchError, match="a rate of at least 7.44 Hz"):
-        load_bench(str(path))
-    assert load_bench(str(path), check_step=False).rate_hz == 2.0
     path.write_text('[bench]\nname = "slow"\nrate_hz = 2\nseed = "x"\n[vessel]\nprofile = "odin"\n')
-    with pytest.raises(BenchError) as refused:
-        load_bench(str(path), check_step=False)
-    assert "bench.seed = 'x'" in str(refused.value)
-    assert "a rate of at least" not in str(refused.value)
+    probe = subprocess.run([sys.executable, "-c", STEP_PROBE, str(path), str(cache)],
+                           env={**os.environ, "NUMBA_CACHE_DIR": str(cache)},
+                           capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert probe.returncode == 0, probe.stderr
+    unknown, computed, known = probe.stdout.splitlines()
+    assert "bench.seed = 'x'" in unknown and "a rate of at least" not in unknown
+    assert unknown.endswith(" False")  # nothing compiled
+    for told in (computed, known):
+        assert "bench.seed = 'x'" in told and "a rate of at least 7.44 Hz" in told, told
+        assert told.endswith(" True")  # the second load compiled the model for the limit

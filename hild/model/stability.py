@@ -174,16 +174,25 @@ def step_limit(vessel: Vessel, method: str) -> StepLimit:
     """The longest step ``method`` integrates ``vessel`` with: MARGIN times the least linear
     limit over its dynamics linearized at rest and along ``manoeuvre``. Remembered per vessel
     and method beside the compiled kernels (forgotten with them when the core changes)."""
-    key = limit_key(vessel, method)
-    known = recall(key)
-    if remembered_limit(known):
-        dt, re, im, mode, reach_, where = known
-        return StepLimit(vessel.name, method, dt, complex(re, im), mode, reach_, where)
+    known = remembered_step_limit(vessel, method)
+    if known is not None:
+        return known
     announce_compiling()  # the manoeuvre steps the compiled model
     limit = computed_step_limit(vessel, method)
     lam = limit.eigenvalue
-    remember(key, [limit.linear_dt, lam.real, lam.imag, limit.mode, limit.reach, limit.where])
+    kept = [limit.linear_dt, lam.real, lam.imag, limit.mode, limit.reach, limit.where]
+    remember(limit_key(vessel, method), kept)
     return limit
+
+
+def remembered_step_limit(vessel: Vessel, method: str) -> StepLimit | None:
+    """step_limit when an earlier run has worked it out (a lookup: nothing compiles), else
+    None."""
+    known = recall(limit_key(vessel, method))
+    if not remembered_limit(known):
+        return None
+    dt, re, im, mode, reach_, where = known
+    return StepLimit(vessel.name, method, dt, complex(re, im), mode, reach_, where)
 
 
 def remembered_limit(known: object) -> bool:
