@@ -619,7 +619,7 @@ def test_a_full_queue_drops_and_counts_but_a_lossless_writer_writes_all(tmp_path
     assert not idle.put(channels.POSE, 3, {})
     assert not idle.defer(4, lambda: [], 5)
     assert idle.dropped == 2 + 5
-    monkeypatch.setattr(writer_module, "INLINE_BATCH_MESSAGES", 20)
+    monkeypatch.setattr(writer_module, "INLINE_BATCH_ENTRIES", 20)
     lossless = RecordWriter(tmp_path / "all.mcap", {}, nmea_log=False, lossless=True)
     lossless.start()
     for k in range(50):

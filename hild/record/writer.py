@@ -10,7 +10,7 @@ opens with the ``mcap`` package's ``make_reader`` (hild.record.mcapfile).
 A run on no clock (lockstep, `hild sim`: ``lossless``) has no tick to keep free of the
 writing, so it writes in its own thread instead, a batch at a time, and loses nothing: a
 second thread would only contend for the interpreter's lock (a recorded ten-minute scenario
-took 16 % more CPU with the thread, bench/bench_scenario.py --record).
+took 19 % more CPU with the thread, 5.61 against 4.71 s: docs/benchmarks.md).
 
 A write that fails (the disk full, a file-size limit) ends the recording, not the run: the
 files go back to their last commit, the error is logged once, every message after it is
@@ -60,7 +60,7 @@ BATCH_INTERVAL_S = FLUSH_INTERVAL_S
 # six messages are one entry, a device's epoch one): enough that its code runs warm, few enough
 # to hold in memory (the recorded ten-minute scenario of bench_scenario.py queues 48,000, about
 # 4,000 in 50 s of simulated time)
-INLINE_BATCH_MESSAGES = 4_000
+INLINE_BATCH_ENTRIES = 4_000
 CHUNK_BYTES = 256 * 1024  # chunks close at a flush anyway; this bounds one chunk's compression
 STOP = object()
 DEFERRED = ""  # the queue's topic of a ``defer``: its payload is (build, messages)
@@ -203,7 +203,7 @@ class RecordWriter:
             return False
         if self.lossless and self._files is not None:
             self._queue.append((topic, log_time_ns, payload))
-            if len(self._queue) >= INLINE_BATCH_MESSAGES:
+            if len(self._queue) >= INLINE_BATCH_ENTRIES:
                 self._take(*self._files)
             return True
         if len(self._queue) >= QUEUE_MESSAGES:
