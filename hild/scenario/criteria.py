@@ -64,33 +64,27 @@ class TrackMetrics:
 
 def judge(criteria: Criteria, metrics: TrackMetrics, duration_s: float) -> list[CriterionResult]:
     """Each criterion of the scenario against the run's metrics, in [criteria]'s order."""
-    v = metrics.values
+    v, w = metrics.values, metrics.when
     out: list[CriterionResult] = []
 
-    def when(metric: str) -> float | None:
-        at = metrics.when.get(metric)
-        return None if at is None else float(at)
-
-    # (the values as Python floats and the verdicts as bools: a metric computed by numpy
-    # compared as numpy's bool, which `hild scenario run --json` could not write)
     def at_most(name: str, metric: str, threshold: float | None, unit: str) -> None:
         if threshold is None:
             return
-        value = float(v[metric])
+        value = v[metric]
         passed = not math.isnan(value) and value <= threshold
         by = (value - threshold) if not math.isnan(value) else math.inf
-        out.append(CriterionResult(name, threshold, value, passed, by, when(metric), unit))
+        out.append(CriterionResult(name, threshold, value, passed, by, w.get(metric), unit))
 
     def at_least(name: str, metric: str, threshold: float | None, unit: str,
                  none_passes: bool = False) -> None:  # fmt: skip
         if threshold is None:
             return
-        value = float(v[metric])
+        value = v[metric]
         if math.isnan(value):
             passed, by = none_passes, (0.0 if none_passes else math.inf)
         else:
             passed, by = value >= threshold, threshold - value
-        out.append(CriterionResult(name, threshold, value, passed, by, when(metric), unit))
+        out.append(CriterionResult(name, threshold, value, passed, by, w.get(metric), unit))
 
     # no target in the run: nothing came close
     at_least("min_cpa_m", "min_cpa_m", criteria.min_cpa_m, "m", none_passes=True)
@@ -106,7 +100,7 @@ def judge(criteria: Criteria, metrics: TrackMetrics, duration_s: float) -> list[
                 reached,
                 reached >= total,
                 total - reached,
-                when("waypoints_reached"),
+                w.get("waypoints_reached"),
                 "waypoints",
             )
         )
@@ -233,7 +227,10 @@ class MissionWalk:
         """RMS and maximum cross-track error [m] (NaN before any leg), and when the maximum."""
         if not self.n:
             return math.nan, math.nan, None
-        return math.sqrt(self.sq / self.n), self.worst, self.worst_t
+        # (Python floats, as every metric is: the compiled walk leaves numpy's in its state,
+        # and a verdict compared from them was numpy's bool, which --json could not write)
+        at = None if self.worst_t is None else float(self.worst_t)
+        return math.sqrt(self.sq / self.n), float(self.worst), at
 
 
 _NO_TIME = math.nan  # worst_t before any cross-track error
