@@ -45,3 +45,32 @@ def test_a_bench_with_ais_imports_pyais_when_its_devices_are_made(bench):
     imported = pyais_imported(bench)
     assert imported[0] == "False"  # not by hild's own imports
     assert imported[-1] == "True"  # by the time the devices exist, before a clock starts
+
+
+# An AIS device made from its configuration alone (unpickled: no bench loaded, so nothing
+# else has imported pyais): prints whether pyais was imported before and after.
+DEVICE_PROBE = """
+import pickle, sys
+config, seed, origin = pickle.loads(sys.stdin.buffer.read())
+from hild.sensors.factory import build_device
+before = "pyais" in sys.modules
+build_device(config, seed, origin)
+print(before, "pyais" in sys.modules)
+"""
+
+
+def test_an_ais_device_imports_pyais_when_it_is_made(tmp_path):
+    """The device itself asks for pyais (its first report would otherwise import it in a
+    tick); a loaded bench's port budget happens to import it earlier, so this makes the
+    device from its configuration alone."""
+    import pickle
+
+    from hild.bench import load_bench
+
+    bench = load_bench("busy-fjord")
+    (config,) = [d for d in bench.devices if d.model == "ais"]
+    probe = subprocess.run([sys.executable, "-c", DEVICE_PROBE], cwd=ROOT, capture_output=True,
+                           input=pickle.dumps((config, bench.seed, bench.origin)),
+                           timeout=120)  # fmt: skip
+    assert probe.returncode == 0, probe.stderr.decode()
+    assert probe.stdout.split() == [b"False", b"True"]
