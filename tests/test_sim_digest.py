@@ -64,4 +64,15 @@ def test_the_same_seed_gives_the_stored_csv(tmp_path, profile, method, weather):
         DIGESTS.write_text(json.dumps(stored, indent=2, sort_keys=True) + "\n")
     # the compiled arithmetic may differ between compiler and numpy releases: say which ran
     versions = f"numba {numba.__version__}, llvmlite {llvmlite.__version__}, numpy {np.__version__}"
-    assert stored.get(key) == digest, f"{key}: the CSV differs from the stored one ({versions})"
+    assert digest in known(stored.get(key)), f"{key}: the CSV differs from the stored ({versions})"
+
+
+def known(stored: str | list[str] | None) -> list[str]:
+    """A case's stored digests: one, or a list of the same code's CSVs on hosts whose
+    arithmetic differs in a last bit. The build machine's two hosts of 2026-11-26 (the second an
+    AMD EPYC of CPU model 49) gave two CSVs of odin/rk4/gale-hs1 from the same commit
+    (e2b1488), each the same on every run there; the other cases agree on both. A refactoring
+    that changes a result changes it on every host, so the test still catches it."""
+    if stored is None:
+        return []
+    return [stored] if isinstance(stored, str) else list(stored)
