@@ -27,6 +27,7 @@ COMPILED = (
     "coupled",
     "traffic",
 )  # the packages whose modules numba compiles or inlines
+COMPILED_MODULES = ("compiled.py",)  # and the module that says how it compiles them
 PREFIX = "kernels-"
 
 
@@ -37,6 +38,9 @@ def sources_key() -> str:
         for path in sorted((PACKAGE / folder).glob("*.py")):
             digest.update(path.name.encode())
             digest.update(path.read_bytes())
+    for name in COMPILED_MODULES:
+        digest.update(name.encode())
+        digest.update((PACKAGE / name).read_bytes())
     return digest.hexdigest()[:16]
 
 

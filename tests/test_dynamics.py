@@ -68,7 +68,7 @@ def test_rigid_body_coriolis_matches_matrix_form(name):
     for _ in range(20):
         nu = RNG.normal(size=6)
         out = np.zeros(6)
-        rigid_body_coriolis(P, nu, out)
+        rigid_body_coriolis(P, nu, 0, out, 0)
         C = coriolis_rigid_body_matrix(P[L.P_MASS], r_g, I_o, nu)
         np.testing.assert_allclose(out, C @ nu, rtol=1e-12, atol=1e-9)
         # eq. 2.18 is skew-symmetric: it does no work
@@ -84,7 +84,7 @@ def test_added_mass_coriolis_matches_matrix_form(name):
     for _ in range(20):
         nu_r = RNG.normal(size=6)
         out = np.zeros(6)
-        added_mass_coriolis(P, nu_r, out)
+        added_mass_coriolis(P, nu_r, 0, out, 0)
         np.testing.assert_allclose(out, m2c_added_mass(v.M_A, nu_r) @ nu_r, atol=1e-9)
 
 

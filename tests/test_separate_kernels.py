@@ -17,6 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from hild.environment.kernel import SEA_CALM, SEA_WAVES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,9 +74,26 @@ for name, kernel in {
 }.items():
     (signature,) = kernel.signatures
     variables[name] = sorted(kernel.overloads[signature].type_annotation.typemap)
-print(json.dumps({"compiled": compiled_calm, "variables": variables,
+# the reference counts left in a kernel's compiled code, its callees' included
+refcounts = {
+    name: sum(text.count("call void @NRT_incref") for text in kernel.inspect_llvm().values())
+    for name, kernel in {
+        "step_rk4": I.step_rk4,
+        "env_outputs_calm": K.env_outputs_calm,
+        "env_advance_calm": K.env_advance_calm,
+        "ticks rk4 calm": ticks_kernel(METHOD_RK4, SEA_CALM),
+        "run rk4 calm": run_kernel(METHOD_RK4, SEA_CALM),
+    }.items()
+}
+print(json.dumps({"compiled": compiled_calm, "variables": variables, "refcounts": refcounts,
                   "seas": [K.sea_of(calm.B), K.sea_of(waves.B)]}))
 """
+
+
+@pytest.fixture(scope="module")
+def probed(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """What the probe found, once for the module (it compiles every kernel it looks at)."""
+    return probe(tmp_path_factory.mktemp("probe"))
 
 
 def probe(tmp_path: Path) -> dict:
@@ -97,8 +116,8 @@ def wave_variables(names: list[str]) -> set[str]:
     return found
 
 
-def test_a_calm_rk4_run_compiles_neither_dopri5_nor_the_wave_code(tmp_path):
-    result = probe(tmp_path)
+def test_a_calm_rk4_run_compiles_neither_dopri5_nor_the_wave_code(probed):
+    result = probed
     assert result["seas"] == [SEA_CALM, SEA_WAVES]
     compiled = result["compiled"]
     assert {name for name, done in compiled.items() if done} == {
@@ -112,3 +131,14 @@ def test_a_calm_rk4_run_compiles_neither_dopri5_nor_the_wave_code(tmp_path):
     # can find what it looks for
     assert variables["env_outputs_waves"] == variables["env_outputs_any"] == {"slope_x", "surf0"}
     assert variables["env_advance_waves"] == variables["env_advance_any"] == {"kick", "lam"}
+
+
+def test_the_step_counts_no_references(probed):
+    """The kernels on a step's path are compiled without numba's reference counting
+    (hild/compiled.py): their compiled code, callees included, has no atomic increment of an
+    array's count. The run loop, which allocates its buffers, keeps the counting, and the
+    search finds it there: it can find what it looks for."""
+    refcounts = dict(probed["refcounts"])
+    assert refcounts.pop("run rk4 calm") > 0
+    assert refcounts == {"step_rk4": 0, "env_outputs_calm": 0, "env_advance_calm": 0,
+                         "ticks rk4 calm": 0}  # fmt: skip

@@ -529,15 +529,16 @@ print(count(traffic_step, 200), count(touch, 200), int((tr.T[:, 16] != 0).sum())
 
 
 def test_the_compiled_step_allocates_nothing_beyond_its_arguments():
-    # numba counts its heap allocations only with NRT stats on at import: a call of the
-    # step must allocate exactly as often as a call of a function that only takes the same
-    # arguments (whose boxing is the fixed cost of any call)
+    # numba counts its heap allocations only with NRT stats on at import. A call of a plain
+    # compiled function that only takes the same arguments allocates their boxes (the counter
+    # counts); the step, compiled without numba's runtime (hild/compiled.py), allocates not
+    # even those, and could not compile an allocation of its own
     env = dict(os.environ, NUMBA_NRT_STATS="1")
     out = subprocess.run(
         [sys.executable, "-c", NRT_PROBE],
         env=env, capture_output=True, text=True, check=True,
     ).stdout.split()  # fmt: skip
-    assert int(out[0]) == int(out[1])
+    assert int(out[0]) == 0 and int(out[1]) > 0
     assert int(out[2]) == 4 and float(out[3]) == MODE_STOPPED  # all judged, the route run
 
 

@@ -14,6 +14,7 @@ import math
 import numpy as np
 from numba import njit
 
+from hild.compiled import kernel
 from hild.environment import layout as EL
 from hild.environment.kernel import env_advance, env_outputs
 from hild.environment.layout import (
@@ -29,7 +30,7 @@ from hild.environment.layout import (
 from hild.model import layout as L
 from hild.model.actuators import actuator_forces
 from hild.model.dynamics import W_SIZE
-from hild.model.integrators import WORK_ROWS, step
+from hild.model.integrators import WORK_SIZE, step
 from hild.model.layout import X_SIZE
 
 if (EL.F_TAU, EL.F_CURRENT) != (L.I_TAU, L.I_CURRENT):
@@ -72,7 +73,7 @@ def run_kernel(method: int, sea: int):
         and, with an environment, its recorded outputs (ENV_COLUMNS). Returns the
         number of rows written. All buffers are allocated once per call.
         """
-        work = np.empty((WORK_ROWS, X_SIZE))
+        work = np.empty(WORK_SIZE)
         w = np.empty(W_SIZE)
         inp = np.empty(env.shape[0])
         tau_act = np.empty(6)
@@ -105,7 +106,7 @@ def run_kernel(method: int, sea: int):
     return run
 
 
-@njit(cache=True)
+@kernel
 def record_outputs(B, row, start):
     """The environment's outputs (in buffer B) in the recorded units (directions in degrees)."""
     o = E_SIZE + S_SIZE

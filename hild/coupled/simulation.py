@@ -14,7 +14,7 @@ from hild.environment.kernel import ENVIRONMENT_KERNELS, SEA_ANY, SEA_CALM, sea_
 from hild.model import layout as L
 from hild.model.actuators import actuator_forces
 from hild.model.dynamics import W_SIZE
-from hild.model.integrators import STEP_KERNELS, WORK_ROWS
+from hild.model.integrators import STEP_KERNELS, WORK_SIZE
 from hild.model.layout import METHODS
 from hild.model.stability import state_problem
 from hild.model.vessel import DEGREES, Vessel
@@ -82,7 +82,7 @@ class Simulation:
             self.act_state[a.index * L.S_SIZE : (a.index + 1) * L.S_SIZE] = a.initial
         self.act_cmd[:] = self.act_state
         self.env = np.zeros(L.I_SIZE)
-        self._work = np.zeros((WORK_ROWS, L.X_SIZE))
+        self._work = np.zeros(WORK_SIZE)
         self._w = np.zeros(W_SIZE)
         self._inp = np.zeros(L.I_SIZE)
         self._tau_act = np.zeros(6)

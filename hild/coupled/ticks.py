@@ -11,8 +11,8 @@ tick by tick, bit for bit. (Imported when first used: it compiles the traffic's 
 import functools
 
 import numpy as np
-from numba import njit
 
+from hild.compiled import kernel
 from hild.environment.kernel import env_advance, env_outputs
 from hild.model.integrators import step
 from hild.traffic.kernel import traffic_tick
@@ -25,7 +25,7 @@ def ticks_kernel(method: int, sea: int):
     """The compiled ticks for one integrator (METHOD_*) and one sea (SEA_*), a kernel of
     its own each (see hild/coupled/loop.py run_kernel)."""
 
-    @njit(cache=True)
+    @kernel
     def ticks(
         n, k0, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w,
         B, W, noise, j0, T, TP, WP, n_targets, x_before, rows, row0, stop_n, stop_e, stop_r2,

@@ -7,8 +7,7 @@ map), angle (azimuth or nozzle, rad) and astern deflector position in [-1, 1].
 
 import math
 
-from numba import njit
-
+from hild.compiled import kernel
 from hild.model.layout import (
     A_ANGLE,
     A_ANGLE_KIND,
@@ -39,7 +38,7 @@ from hild.model.layout import (
 )
 
 
-@njit(cache=True)
+@kernel
 def first_order_state(x, cmd, dt, A, k):
     """Advance one first-order actuator state over dt (thesis eq. 2.37).
 
@@ -51,7 +50,7 @@ def first_order_state(x, cmd, dt, A, k):
     return lagged_state(x, cmd, dt, 1.0 - math.exp(-dt / tau) if tau > 0.0 else 0.0, A, k)
 
 
-@njit(cache=True)
+@kernel
 def lagged_state(x, cmd, dt, lag, A, k):
     """``first_order_state`` with its lag factor ``lag`` = 1 - exp(-dt / tau) given (the same
     expression, computed once per time step: the result is the same to the bit)."""
@@ -67,7 +66,7 @@ def lagged_state(x, cmd, dt, lag, A, k):
     return min(max(nxt, lo), hi)
 
 
-@njit(cache=True)
+@kernel
 def update_actuators(A, n_act, state, cmd, dt):
     """Advance all actuator states in place over one step of dt seconds. Each actuator's lag
     factors are computed at its first step of this dt and kept in A (A_LAG_DT, A_LAG)."""
@@ -93,14 +92,14 @@ def update_actuators(A, n_act, state, cmd, dt):
             )  # fmt: skip
 
 
-@njit(cache=True)
+@kernel
 def glf(x, A, k):
     """Generalized logistic thrust curve T = A + (K-A) / (C + exp(-B(x-M)))^(1/nu), VRX eq. 26."""
     a, kk, b, nu, c, m = A[k], A[k + 1], A[k + 2], A[k + 3], A[k + 4], A[k + 5]
     return a + (kk - a) / (c + math.exp(-b * (x - m))) ** (1.0 / nu)
 
 
-@njit(cache=True)
+@kernel
 def thrust_magnitude(A, a, speed):
     """Axial thrust [N] of one actuator at its speed state.
 
@@ -120,7 +119,7 @@ def thrust_magnitude(A, a, speed):
     return k * speed * abs(speed)  # thesis eq. 2.40, F = K n|n|
 
 
-@njit(cache=True)
+@kernel
 def actuator_forces(A, n_act, state, tau):
     """Generalized force tau (6, BODY) of all actuators, overwriting tau.
 

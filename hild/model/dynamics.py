@@ -8,6 +8,7 @@ import math
 
 from numba import njit
 
+from hild.compiled import kernel
 from hild.model.layout import (
     I_CURRENT,
     I_TAU,
@@ -51,33 +52,37 @@ REYNOLDS_MIN = 1.0e5
 W_NUR = 0  # 6: relative velocity nu_r
 W_F = 6  # 6: generalized force sum
 W_TMP = 12  # 6: scratch for hydrodynamic_force
-W_ROT = 18  # 9: rotation matrix
-W_SIZE = 27
+W_SIZE = 18
 
 
-@njit(cache=True)
+@kernel
 def rotation(phi, theta, psi, R):
     """BODY-to-NED rotation R(Theta), row-major into the 9-array R (thesis eq. 2.7)."""
-    rotation_of(math.cos(phi), math.sin(phi), math.cos(theta), math.sin(theta), math.cos(psi),
-                math.sin(psi), R)  # fmt: skip
+    entries = rotation_entries(math.cos(phi), math.sin(phi), math.cos(theta), math.sin(theta),
+                               math.cos(psi), math.sin(psi))  # fmt: skip
+    for i in range(9):
+        R[i] = entries[i]
 
 
 @njit(cache=True, inline="always")
-def rotation_of(cphi, sphi, cth, sth, cpsi, spsi, R):
-    """R(Theta) from the cosines and sines of roll, pitch and yaw (rhs has them already).
+def rotation_entries(cphi, sphi, cth, sth, cpsi, spsi):
+    """The nine entries of R(Theta), row-major, from the cosines and sines of roll, pitch and
+    yaw (rhs has them already).
 
     The thesis prints the (1,3) entry as s(psi)s(phi) + c(psi)c(theta); the
     correct zyx entry (Fossen 2011) is s(psi)s(phi) + c(psi)c(phi)s(theta).
     """
-    R[0] = cpsi * cth
-    R[1] = -spsi * cphi + cpsi * sth * sphi
-    R[2] = spsi * sphi + cpsi * cphi * sth
-    R[3] = spsi * cth
-    R[4] = cpsi * cphi + sphi * sth * spsi
-    R[5] = -cpsi * sphi + sth * spsi * cphi
-    R[6] = -sth
-    R[7] = cth * sphi
-    R[8] = cth * cphi
+    return (
+        cpsi * cth,
+        -spsi * cphi + cpsi * sth * sphi,
+        spsi * sphi + cpsi * cphi * sth,
+        spsi * cth,
+        cpsi * cphi + sphi * sth * spsi,
+        -cpsi * sphi + sth * spsi * cphi,
+        -sth,
+        cth * sphi,
+        cth * cphi,
+    )
 
 
 @njit(cache=True, inline="always")
@@ -120,8 +125,9 @@ def cross_flow_drag(P, v_r, r):
 
 
 @njit(cache=True, inline="always")
-def rigid_body_coriolis(P, nu, out):
-    """out = C_RB(nu) nu with the centre of gravity offset (thesis eq. 2.18).
+def rigid_body_coriolis(P, nu, k, out, o):
+    """out[o:o+6] = C_RB(nu) nu for nu = nu[k:k+6], with the centre of gravity offset
+    (thesis eq. 2.18).
 
     Written as the Newton-Euler cross products about CO, which equal the
     matrix product of eq. 2.18 (a test checks this) at a fraction of the cost:
@@ -129,7 +135,7 @@ def rigid_body_coriolis(P, nu, out):
     """
     m = P[P_MASS]
     xg, yg, zg = P[P_RG], P[P_RG + 1], P[P_RG + 2]
-    u, v, w, p, q, r = nu[0], nu[1], nu[2], nu[3], nu[4], nu[5]
+    u, v, w, p, q, r = nu[k], nu[k + 1], nu[k + 2], nu[k + 3], nu[k + 4], nu[k + 5]
     # w x v
     a0 = q * w - r * v
     a1 = r * u - p * w
@@ -138,21 +144,22 @@ def rigid_body_coriolis(P, nu, out):
     b0 = q * zg - r * yg
     b1 = r * xg - p * zg
     b2 = p * yg - q * xg
-    out[0] = m * (a0 + q * b2 - r * b1)
-    out[1] = m * (a1 + r * b0 - p * b2)
-    out[2] = m * (a2 + p * b1 - q * b0)
+    out[o] = m * (a0 + q * b2 - r * b1)
+    out[o + 1] = m * (a1 + r * b0 - p * b2)
+    out[o + 2] = m * (a2 + p * b1 - q * b0)
     # I_o w
     i0 = P[P_IO + 0] * p + P[P_IO + 1] * q + P[P_IO + 2] * r
     i1 = P[P_IO + 3] * p + P[P_IO + 4] * q + P[P_IO + 5] * r
     i2 = P[P_IO + 6] * p + P[P_IO + 7] * q + P[P_IO + 8] * r
-    out[3] = q * i2 - r * i1 + m * (yg * a2 - zg * a1)
-    out[4] = r * i0 - p * i2 + m * (zg * a0 - xg * a2)
-    out[5] = p * i1 - q * i0 + m * (xg * a1 - yg * a0)
+    out[o + 3] = q * i2 - r * i1 + m * (yg * a2 - zg * a1)
+    out[o + 4] = r * i0 - p * i2 + m * (zg * a0 - xg * a2)
+    out[o + 5] = p * i1 - q * i0 + m * (xg * a1 - yg * a0)
 
 
 @njit(cache=True, inline="always")
-def added_mass_coriolis(P, nu_r, out):
-    """out = C_A(nu_r) nu_r built from M_A (thesis eqs 2.19-2.25).
+def added_mass_coriolis(P, nu_r, k, out, o):
+    """out[o:o+6] = C_A(nu_r) nu_r for nu_r = nu_r[k:k+6], built from M_A
+    (thesis eqs 2.19-2.25).
 
     With a = (M_A nu_r)[0:3] and b = (M_A nu_r)[3:6]:
     linear  w x a,  angular  v_r x a + w x b.  The angular part v_r x a is
@@ -168,110 +175,115 @@ def added_mass_coriolis(P, nu_r, out):
     b1 = 0.0
     b2 = 0.0
     for j in range(6):
-        a0 += P[P_MA + j] * nu_r[j]
-        a1 += P[P_MA + 6 + j] * nu_r[j]
-        a2 += P[P_MA + 12 + j] * nu_r[j]
-        b0 += P[P_MA + 18 + j] * nu_r[j]
-        b1 += P[P_MA + 24 + j] * nu_r[j]
-        b2 += P[P_MA + 30 + j] * nu_r[j]
-    u, v, w, p, q, r = nu_r[0], nu_r[1], nu_r[2], nu_r[3], nu_r[4], nu_r[5]
-    out[0] = q * a2 - r * a1
-    out[1] = r * a0 - p * a2
-    out[2] = p * a1 - q * a0
+        n = nu_r[k + j]
+        a0 += P[P_MA + j] * n
+        a1 += P[P_MA + 6 + j] * n
+        a2 += P[P_MA + 12 + j] * n
+        b0 += P[P_MA + 18 + j] * n
+        b1 += P[P_MA + 24 + j] * n
+        b2 += P[P_MA + 30 + j] * n
+    u, v, w = nu_r[k], nu_r[k + 1], nu_r[k + 2]
+    p, q, r = nu_r[k + 3], nu_r[k + 4], nu_r[k + 5]
+    out[o] = q * a2 - r * a1
+    out[o + 1] = r * a0 - p * a2
+    out[o + 2] = p * a1 - q * a0
     munk = P[P_MUNK]
-    out[3] = munk * (v * a2 - w * a1) + q * b2 - r * b1
-    out[4] = munk * (w * a0 - u * a2) + r * b0 - p * b2
-    out[5] = munk * (u * a1 - v * a0) + p * b1 - q * b0
+    out[o + 3] = munk * (v * a2 - w * a1) + q * b2 - r * b1
+    out[o + 4] = munk * (w * a0 - u * a2) + r * b0 - p * b2
+    out[o + 5] = munk * (u * a1 - v * a0) + p * b1 - q * b0
 
 
 @njit(cache=True, inline="always")
-def hydrodynamic_force(P, eta, nu, nu_r, out, tmp):
-    """out = -C_RB(nu)nu - C_A(nu_r)nu_r - D(nu_r)nu_r - G eta (thesis eq. 2.12, left side).
-
-    ``tmp`` is caller-owned scratch of length 6.
+def hydrodynamic_force(P, xs, xo, w):
+    """w[W_F:W_F+6] = -C_RB(nu)nu - C_A(nu_r)nu_r - D(nu_r)nu_r - G eta (thesis eq. 2.12, left
+    side), for the state xs[xo:xo+12] and the relative velocity in w[W_NUR:W_NUR+6]; w[W_TMP:]
+    is its scratch. (Offsets, not views: a view of an array costs two atomic reference counts
+    in a compiled function, about a third of the step's time when the step made eleven.)
     """
-    rigid_body_coriolis(P, nu, out)
-    added_mass_coriolis(P, nu_r, tmp)
+    rigid_body_coriolis(P, xs, xo + X_NU, w, W_F)
+    added_mass_coriolis(P, w, W_NUR, w, W_TMP)
     for i in range(6):
-        out[i] = -out[i] - tmp[i]
-    u, v, r = nu_r[0], nu_r[1], nu_r[5]
+        w[W_F + i] = -w[W_F + i] - w[W_TMP + i]
+    u, v, r = w[W_NUR], w[W_NUR + 1], w[W_NUR + 5]
     # linear damping D_L nu_r (thesis eq. 2.26) and restoring G eta (eq. 2.33)
     for i in range(6):
         s = 0.0
         for j in range(6):
-            s += P[P_DL + 6 * i + j] * nu_r[j] + P[P_G + 6 * i + j] * eta[j]
-        out[i] -= s
+            s += P[P_DL + 6 * i + j] * w[W_NUR + j] + P[P_G + 6 * i + j] * xs[xo + X_ETA + j]
+        w[W_F + i] -= s
     # nonlinear surge friction (thesis eqs 2.27-2.30)
-    out[0] += ittc_surge_force(P, u)
+    w[W_F] += ittc_surge_force(P, u)
     # cross-flow drag in sway and yaw (thesis eqs 2.31-2.32)
     ycf, ncf = cross_flow_drag(P, v, r)
-    out[1] += ycf
-    out[5] += ncf
+    w[W_F + 1] += ycf
+    w[W_F + 5] += ncf
     # quadratic damping, VRX paper eq. 22 (derivatives are <= 0)
     au, av, ar = abs(u), abs(v), abs(r)
-    out[0] += P[P_QUAD + Q_XUU] * au * u
-    out[1] += (P[P_QUAD + Q_YVV] * av + P[P_QUAD + Q_YRV] * ar) * v
-    out[1] += (P[P_QUAD + Q_YVR] * av + P[P_QUAD + Q_YRR] * ar) * r
-    out[5] += (P[P_QUAD + Q_NVV] * av + P[P_QUAD + Q_NRV] * ar) * v
-    out[5] += (P[P_QUAD + Q_NVR] * av + P[P_QUAD + Q_NRR] * ar) * r
+    w[W_F] += P[P_QUAD + Q_XUU] * au * u
+    w[W_F + 1] += (P[P_QUAD + Q_YVV] * av + P[P_QUAD + Q_YRV] * ar) * v
+    w[W_F + 1] += (P[P_QUAD + Q_YVR] * av + P[P_QUAD + Q_YRR] * ar) * r
+    w[W_F + 5] += (P[P_QUAD + Q_NVV] * av + P[P_QUAD + Q_NRV] * ar) * v
+    w[W_F + 5] += (P[P_QUAD + Q_NVR] * av + P[P_QUAD + Q_NRR] * ar) * r
 
 
-@njit(cache=True)
+@kernel
 def rhs(x, P, inp, xdot, w):
     """Time derivative of the vessel state x = [eta, nu] (thesis eqs 2.12-2.13).
 
     ``inp`` holds the body-frame force tau (actuators plus environment) and the
     current velocity in NED; ``w`` is caller-owned scratch of at least W_SIZE.
     """
-    eta = x[X_ETA : X_ETA + 6]
-    nu = x[X_NU : X_NU + 6]
-    phi, theta = eta[3], eta[4]
+    rhs_at(x, 0, P, inp, xdot, 0, w)
+
+
+@njit(cache=True, inline="always")
+def rhs_at(xs, xo, P, inp, ds, do, w):
+    """``rhs`` of the state xs[xo:xo+12] into ds[do:do+12]: an integrator's stages live at
+    offsets of one work array (hild/model/integrators.py)."""
+    phi, theta, psi = xs[xo + X_ETA + 3], xs[xo + X_ETA + 4], xs[xo + X_ETA + 5]
     cphi, sphi = math.cos(phi), math.sin(phi)  # once for R and for T(Theta) below
     cth = math.cos(theta)
-    R = w[W_ROT : W_ROT + 9]
-    rotation_of(cphi, sphi, cth, math.sin(theta), math.cos(eta[5]), math.sin(eta[5]), R)
-    r00, r01, r02 = R[0], R[1], R[2]
-    r10, r11, r12 = R[3], R[4], R[5]
-    r20, r21, r22 = R[6], R[7], R[8]
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = rotation_entries(
+        cphi, sphi, cth, math.sin(theta), math.cos(psi), math.sin(psi)
+    )
     # current: NED velocity to BODY, nu_r = nu - nu_c (thesis eq. 2.11); irrotational
     cn = inp[I_CURRENT]
     ce = inp[I_CURRENT + 1]
     cd = inp[I_CURRENT + 2]
-    nu_r = w[W_NUR : W_NUR + 6]
-    nu_r[0] = nu[0] - (r00 * cn + r10 * ce + r20 * cd)
-    nu_r[1] = nu[1] - (r01 * cn + r11 * ce + r21 * cd)
-    nu_r[2] = nu[2] - (r02 * cn + r12 * ce + r22 * cd)
-    nu_r[3] = nu[3]
-    nu_r[4] = nu[4]
-    nu_r[5] = nu[5]
+    nu = xo + X_NU
+    w[W_NUR] = xs[nu] - (r00 * cn + r10 * ce + r20 * cd)
+    w[W_NUR + 1] = xs[nu + 1] - (r01 * cn + r11 * ce + r21 * cd)
+    w[W_NUR + 2] = xs[nu + 2] - (r02 * cn + r12 * ce + r22 * cd)
+    w[W_NUR + 3] = xs[nu + 3]
+    w[W_NUR + 4] = xs[nu + 4]
+    w[W_NUR + 5] = xs[nu + 5]
     # kinematics: eta_dot = J(eta) nu_r + nu_c^n (thesis eqs 2.5-2.8, 2.13)
-    u, v, wv = nu_r[0], nu_r[1], nu_r[2]
-    xdot[0] = r00 * u + r01 * v + r02 * wv + cn
-    xdot[1] = r10 * u + r11 * v + r12 * wv + ce
-    xdot[2] = r20 * u + r21 * v + r22 * wv + cd
-    p, q, r = nu[3], nu[4], nu[5]
+    u, v, wv = w[W_NUR], w[W_NUR + 1], w[W_NUR + 2]
+    ds[do] = r00 * u + r01 * v + r02 * wv + cn
+    ds[do + 1] = r10 * u + r11 * v + r12 * wv + ce
+    ds[do + 2] = r20 * u + r21 * v + r22 * wv + cd
+    p, q, r = xs[nu + 3], xs[nu + 4], xs[nu + 5]
     tth = math.tan(theta)
-    xdot[3] = p + sphi * tth * q + cphi * tth * r
-    xdot[4] = cphi * q - sphi * r
-    xdot[5] = (sphi * q + cphi * r) / cth
+    ds[do + 3] = p + sphi * tth * q + cphi * tth * r
+    ds[do + 4] = cphi * q - sphi * r
+    ds[do + 5] = (sphi * q + cphi * r) / cth
     # kinetics: M_RB nu_dot + M_A nu_r_dot = tau - C_RB nu - C_A nu_r - D nu_r - G eta
     # (Fossen 2011, ch. 10, the equations of relative motion; thesis eq. 2.12 writes M nu_dot,
     # the same only without a current). A current constant in NED turns in BODY as the vessel
     # turns, nu_c_dot = -w x nu_c, so nu_r_dot = nu_dot + w x nu_c and, with M = M_RB + M_A,
     # M nu_dot = (the forces) - M_A (w x nu_c).
-    f = w[W_F : W_F + 6]
-    hydrodynamic_force(P, eta, nu, nu_r, f, w[W_TMP : W_TMP + 6])
+    hydrodynamic_force(P, xs, xo, w)
     for i in range(6):
-        f[i] += inp[I_TAU + i]
+        w[W_F + i] += inp[I_TAU + i]
     if cn != 0.0 or ce != 0.0 or cd != 0.0:
-        c0, c1, c2 = nu[0] - u, nu[1] - v, nu[2] - wv  # nu_c in BODY
+        c0, c1, c2 = xs[nu] - u, xs[nu + 1] - v, xs[nu + 2] - wv  # nu_c in BODY
         a0 = q * c2 - r * c1  # w x nu_c
         a1 = r * c0 - p * c2
         a2 = p * c1 - q * c0
         for i in range(6):
-            f[i] -= P[P_MA + 6 * i] * a0 + P[P_MA + 6 * i + 1] * a1 + P[P_MA + 6 * i + 2] * a2
+            w[W_F + i] -= P[P_MA + 6 * i] * a0 + P[P_MA + 6 * i + 1] * a1 + P[P_MA + 6 * i + 2] * a2
     for i in range(6):
         s = 0.0
         for j in range(6):
-            s += P[P_M_INV + 6 * i + j] * f[j]
-        xdot[X_NU + i] = s
+            s += P[P_M_INV + 6 * i + j] * w[W_F + j]
+        ds[do + X_NU + i] = s

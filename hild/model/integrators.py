@@ -13,11 +13,16 @@ import math
 
 from numba import njit
 
+from hild.compiled import kernel
 from hild.model.actuators import actuator_forces, update_actuators
-from hild.model.dynamics import rhs
-from hild.model.layout import I_EXTERNAL, I_TAU, METHOD_DOPRI5, METHOD_RK4
+from hild.model.dynamics import rhs_at
+from hild.model.layout import I_EXTERNAL, I_TAU, METHOD_DOPRI5, METHOD_RK4, X_SIZE
 
-WORK_ROWS = 8  # stages k1..k7 and one trial state
+# The stages k1..k7 and one trial state, each X_SIZE long, at these offsets of one flat work
+# array of WORK_SIZE (offsets, not row views: hild/model/dynamics.py hydrodynamic_force)
+K1, K2, K3, K4, K5, K6 = (i * X_SIZE for i in range(6))
+XT = 7 * X_SIZE
+WORK_SIZE = 8 * X_SIZE
 
 # Dormand-Prince 5(4) tableau (Dormand & Prince 1980); the fifth-order weights
 # advance the state, the step is fixed as in the thesis' simulator.
@@ -30,48 +35,54 @@ A64, A65 = 49.0 / 176.0, -5103.0 / 18656.0
 B1, B3, B4, B5, B6 = 35.0 / 384.0, 500.0 / 1113.0, 125.0 / 192.0, -2187.0 / 6784.0, 11.0 / 84.0
 
 
-@njit(cache=True)
+@kernel
 def rk4_step(x, P, inp, dt, work, w):
     """Advance x in place by one classical Runge-Kutta step of dt."""
-    k1, k2, k3, k4, xt = work[0], work[1], work[2], work[3], work[7]
     n = x.shape[0]
-    rhs(x, P, inp, k1, w)
+    rhs_at(x, 0, P, inp, work, K1, w)
     for i in range(n):
-        xt[i] = x[i] + 0.5 * dt * k1[i]
-    rhs(xt, P, inp, k2, w)
+        work[XT + i] = x[i] + 0.5 * dt * work[K1 + i]
+    rhs_at(work, XT, P, inp, work, K2, w)
     for i in range(n):
-        xt[i] = x[i] + 0.5 * dt * k2[i]
-    rhs(xt, P, inp, k3, w)
+        work[XT + i] = x[i] + 0.5 * dt * work[K2 + i]
+    rhs_at(work, XT, P, inp, work, K3, w)
     for i in range(n):
-        xt[i] = x[i] + dt * k3[i]
-    rhs(xt, P, inp, k4, w)
+        work[XT + i] = x[i] + dt * work[K3 + i]
+    rhs_at(work, XT, P, inp, work, K4, w)
     for i in range(n):
-        x[i] += dt / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
+        x[i] += dt / 6.0 * (work[K1 + i] + 2.0 * work[K2 + i] + 2.0 * work[K3 + i] + work[K4 + i])
 
 
-@njit(cache=True)
+@kernel
 def dopri5_step(x, P, inp, dt, work, w):
     """Advance x in place by one fixed Dormand-Prince step (fifth-order solution)."""
-    k1, k2, k3, k4, k5, k6, xt = work[0], work[1], work[2], work[3], work[4], work[5], work[7]
     n = x.shape[0]
-    rhs(x, P, inp, k1, w)
+    rhs_at(x, 0, P, inp, work, K1, w)
     for i in range(n):
-        xt[i] = x[i] + dt * A21 * k1[i]
-    rhs(xt, P, inp, k2, w)
+        work[XT + i] = x[i] + dt * A21 * work[K1 + i]
+    rhs_at(work, XT, P, inp, work, K2, w)
     for i in range(n):
-        xt[i] = x[i] + dt * (A31 * k1[i] + A32 * k2[i])
-    rhs(xt, P, inp, k3, w)
+        work[XT + i] = x[i] + dt * (A31 * work[K1 + i] + A32 * work[K2 + i])
+    rhs_at(work, XT, P, inp, work, K3, w)
     for i in range(n):
-        xt[i] = x[i] + dt * (A41 * k1[i] + A42 * k2[i] + A43 * k3[i])
-    rhs(xt, P, inp, k4, w)
+        work[XT + i] = x[i] + dt * (A41 * work[K1 + i] + A42 * work[K2 + i] + A43 * work[K3 + i])
+    rhs_at(work, XT, P, inp, work, K4, w)
     for i in range(n):
-        xt[i] = x[i] + dt * (A51 * k1[i] + A52 * k2[i] + A53 * k3[i] + A54 * k4[i])
-    rhs(xt, P, inp, k5, w)
+        work[XT + i] = x[i] + dt * (
+            A51 * work[K1 + i] + A52 * work[K2 + i] + A53 * work[K3 + i] + A54 * work[K4 + i]
+        )
+    rhs_at(work, XT, P, inp, work, K5, w)
     for i in range(n):
-        xt[i] = x[i] + dt * (A61 * k1[i] + A62 * k2[i] + A63 * k3[i] + A64 * k4[i] + A65 * k5[i])
-    rhs(xt, P, inp, k6, w)
+        work[XT + i] = x[i] + dt * (
+            A61 * work[K1 + i] + A62 * work[K2 + i] + A63 * work[K3 + i] + A64 * work[K4 + i]
+            + A65 * work[K5 + i]
+        )  # fmt: skip
+    rhs_at(work, XT, P, inp, work, K6, w)
     for i in range(n):
-        x[i] += dt * (B1 * k1[i] + B3 * k3[i] + B4 * k4[i] + B5 * k5[i] + B6 * k6[i])
+        x[i] += dt * (
+            B1 * work[K1 + i] + B3 * work[K3 + i] + B4 * work[K4 + i] + B5 * work[K5 + i]
+            + B6 * work[K6 + i]
+        )  # fmt: skip
 
 
 @njit(cache=True, inline="always")
@@ -85,7 +96,7 @@ def integrate(method, x, P, inp, dt, work, w):
         rk4_step(x, P, inp, dt, work, w)
 
 
-@njit(cache=True)
+@kernel
 def wrap_angle(a):
     """Angle wrapped to [-pi, pi)."""
     return (a + math.pi) % (2.0 * math.pi) - math.pi
@@ -96,7 +107,7 @@ def _step_kernel(method: int):
     uses that method (the method is a constant of the closure). numba caches each such kernel
     apart: its cache key includes the closure's values."""
 
-    @njit(cache=True)
+    @kernel
     def step(x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w):
         """One simulation step: actuator force, vessel integration, actuator update.
 

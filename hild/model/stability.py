@@ -302,7 +302,7 @@ def manoeuvre(vessel: Vessel, dt: float) -> Iterator[tuple[np.ndarray, np.ndarra
     state become absurd."""
     from hild.model.actuators import actuator_forces
     from hild.model.dynamics import W_SIZE
-    from hild.model.integrators import WORK_ROWS, step_rk4
+    from hild.model.integrators import WORK_SIZE, step_rk4
 
     n = vessel.n_act
     state = np.zeros(n * L.S_SIZE)
@@ -311,7 +311,7 @@ def manoeuvre(vessel: Vessel, dt: float) -> Iterator[tuple[np.ndarray, np.ndarra
     legs = manoeuvre_commands(vessel)
     x = np.zeros(L.X_SIZE)
     env, inp, tau = np.zeros(L.I_SIZE), np.zeros(L.I_SIZE), np.zeros(6)
-    work, w = np.zeros((WORK_ROWS, L.X_SIZE)), np.zeros(W_SIZE)
+    work, w = np.zeros(WORK_SIZE), np.zeros(W_SIZE)
     A = vessel.actuator_params.copy()  # (the step keeps its lag factors in it: not the vessel's)
     every = max(1, round(SAMPLE_S / dt))
     for leg, duration in LEGS:

@@ -25,6 +25,7 @@ import math
 import numpy as np
 from numba import njit
 
+from hild.compiled import kernel
 from hild.traffic import layout as L
 from hild.traffic.layout import (
     BEHAVIOUR_COLREG,
@@ -108,7 +109,7 @@ def wrap_2pi(a):
     return a
 
 
-@njit(cache=True)
+@kernel
 def cpa_tcpa(rel_north, rel_east, rel_vn, rel_ve):
     """Closest point of approach [m] and the time to it [s, negative: passed] of a target at
     (rel_north, rel_east) from the own ship with the velocity (rel_vn, rel_ve) relative to
@@ -125,7 +126,7 @@ def cpa_tcpa(rel_north, rel_east, rel_vn, rel_ve):
     return cpa, tcpa
 
 
-@njit(cache=True)
+@kernel
 def own_velocity(x):
     """The own ship's velocity over ground, north and east [m/s], from hild's state vector
     (x[3:6] roll, pitch, heading; x[6:9] body velocities u, v, w): the north and east rows of
@@ -193,7 +194,7 @@ def geometry(T, i, own_n, own_e, own_vn, own_ve, t):
     return dn, de, rng, cpa, tcpa
 
 
-@njit(cache=True)
+@kernel
 def traffic_geometry(T, n, own_x, t):
     """Every target's geometry against the own ship at t (after both have stepped to t), so
     that what is reported of a target (its position and its range, CPA and TCPA) is of one
@@ -203,7 +204,7 @@ def traffic_geometry(T, n, own_x, t):
         geometry(T, i, own_x[0], own_x[1], own_vn, own_ve, t)
 
 
-@njit(cache=True)
+@kernel
 def traffic_step(T, P, WP, n, own_x, dt, t):
     """Advance the first n targets from t to t + dt against the own ship's state own_x
     (hild's state vector: x[0], x[1] north, east [m]; x[3:6] roll, pitch, heading psi;
@@ -345,7 +346,7 @@ def traffic_step(T, P, WP, n, own_x, dt, t):
         T[i, T_YAW_RATE] = r_new
 
 
-@njit(cache=True)
+@kernel
 def traffic_tick(T, P, WP, n, own_before, own_after, dt, t, t_after):
     """One tick of the loop in one compiled call: the targets from t to t + dt against the own
     ship at t (``own_before``), then their geometry against it at t + dt (``own_after``), so
