@@ -11,9 +11,6 @@ checked here, once, at import.
 import functools
 import math
 
-import numpy as np
-from numba import njit
-
 from hild.compiled import kernel
 from hild.environment import layout as EL
 from hild.environment.kernel import env_advance, env_outputs
@@ -29,8 +26,7 @@ from hild.environment.layout import (
 )  # fmt: skip
 from hild.model import layout as L
 from hild.model.actuators import actuator_forces
-from hild.model.dynamics import W_SIZE
-from hild.model.integrators import WORK_SIZE, step
+from hild.model.integrators import step
 from hild.model.layout import X_SIZE
 
 if (EL.F_TAU, EL.F_CURRENT) != (L.I_TAU, L.I_CURRENT):
@@ -59,10 +55,10 @@ def run_kernel(method: int, sea: int):
     hild/environment/kernel.py): a kernel of its own each, so a run compiles only what it
     uses (hild/model/integrators.py step, hild/environment/kernel.py env_outputs)."""
 
-    @njit(cache=True)
+    @kernel
     def run(
-        n_steps, record_every, k0, x, P, A, n_act, act_state, act_cmd, env, dt, out,
-        B, W, noise, j0,
+        n_steps, record_every, k0, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt,
+        work, w, out, B, W, noise, j0,
     ):  # fmt: skip
         """Advance n_steps from global step k0, writing a row into ``out`` at each
         global step that is a multiple of ``record_every``.
@@ -71,12 +67,11 @@ def run_kernel(method: int, sea: int):
         and its processes advanced after it, with noise columns j0, j0 + 1, ...
         A row is [t, x (12), actuator states (3 per actuator), actuator force (6)]
         and, with an environment, its recorded outputs (ENV_COLUMNS). Returns the
-        number of rows written. All buffers are allocated once per call.
+        number of rows written. ``inp``, ``tau_act``, ``work`` and ``w`` are the step's
+        buffers, as ``step`` takes them (the caller's: a kernel compiled without numba's
+        reference counting allocates nothing, hild/compiled.py); ``tau_act`` is left holding
+        the last step's actuator force, as a step leaves it.
         """
-        work = np.empty(WORK_SIZE)
-        w = np.empty(W_SIZE)
-        inp = np.empty(env.shape[0])
-        tau_act = np.empty(6)
         rows = 0
         na = act_state.shape[0]
         has_env = B.shape[0] > 0
@@ -88,15 +83,14 @@ def run_kernel(method: int, sea: int):
             if has_env:
                 env_advance(B, noise, j0 + k, kk, x, dt, sea)
             if record_every > 0 and (kk + 1) % record_every == 0:
-                actuator_forces(A, n_act, act_state, tau_act)
                 row = out[rows]
                 row[ROW_T] = (kk + 1) * dt
                 for i in range(X_SIZE):
                     row[ROW_STATE + i] = x[i]
                 for i in range(na):
                     row[ROW_ACTUATORS + i] = act_state[i]
-                for i in range(6):
-                    row[ROW_ACTUATORS + na + i] = tau_act[i]
+                f0 = ROW_ACTUATORS + na  # the force at the row's actuator states, into the row
+                actuator_forces(A, n_act, act_state, row[f0 : f0 + 6])
                 if has_env:
                     env_outputs(B, W, kk + 1, x, dt, env, sea)
                     record_outputs(B, row, ROW_ACTUATORS + na + 6)  # = row_environment(n_act)

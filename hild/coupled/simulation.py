@@ -262,8 +262,8 @@ class Simulation:
                 j0, n, noise = 0, left, self._no_noise
             written += run(
                 n, record_every, self.steps, self.x, v.params, self.actuator_params,
-                v.n_act, self.act_state, self.act_cmd, self.env, self.dt, out[written:],
-                B, W, noise, j0,
+                v.n_act, self.act_state, self.act_cmd, self.env, self._inp, self._tau_act,
+                self.dt, self._work, self._w, out[written:], B, W, noise, j0,
             )  # fmt: skip
             if env is not None:
                 env.cursor += n
