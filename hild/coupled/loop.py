@@ -100,6 +100,28 @@ def run_kernel(method: int, sea: int):
     return run
 
 
+@functools.cache
+def tick_kernel(method: int, sea: int):
+    """The real-time loop's tick in one compiled call (``Simulation.tick``), a kernel for one
+    integrator and one sea as ``run_kernel``'s: one call from Python where four were (the
+    environment, the step, the environment's processes, the environment again), each of which
+    cost a dispatch and, after the loop's wait, the caches it missed."""
+
+    @kernel
+    def tick(k, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w, B, W, noise,
+             j):  # fmt: skip
+        """Step k to k + 1 as ``run``'s loop does, noise column j; then the environment at the
+        new step (what the shell reads between ticks). Returns nothing."""
+        if B.shape[0] > 0:
+            env_outputs(B, W, k, x, dt, env, sea)  # (done already, unless the weather changed)
+        step(method, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w)
+        if B.shape[0] > 0:
+            env_advance(B, noise, j, k, x, dt, sea)
+            env_outputs(B, W, k + 1, x, dt, env, sea)
+
+    return tick
+
+
 @kernel
 def record_outputs(B, row, start):
     """The environment's outputs (in buffer B) in the recorded units (directions in degrees)."""

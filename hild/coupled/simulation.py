@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hild.coupled.loop import record_outputs, run_kernel
+from hild.coupled.loop import record_outputs, run_kernel, tick_kernel
 from hild.environment import layout as EL
 from hild.environment.kernel import ENVIRONMENT_KERNELS, SEA_ANY, SEA_CALM, sea_of
 from hild.model import layout as L
 from hild.model.actuators import actuator_forces
 from hild.model.dynamics import W_SIZE
-from hild.model.integrators import STEP_KERNELS, WORK_SIZE
+from hild.model.integrators import WORK_SIZE
 from hild.model.layout import METHODS
 from hild.model.stability import state_problem
 from hild.model.vessel import DEGREES, Vessel
@@ -68,7 +68,6 @@ class Simulation:
         self.dt = float(dt)
         self.method = METHODS[method]
         self.method_name = method
-        self._step = STEP_KERNELS[self.method]  # (compiled for this method only)
         self.t = 0.0
         self.steps = 0
         self.x = np.zeros(L.X_SIZE)
@@ -147,7 +146,8 @@ class Simulation:
             self._sea = SEA_ANY
         else:
             self._sea = SEA_CALM if environment is None else sea_of(environment.B)
-        self._env_outputs, self._env_advance = ENVIRONMENT_KERNELS[self._sea]
+        self._env_outputs = ENVIRONMENT_KERNELS[self._sea][0]
+        self._tick = tick_kernel(self.method, self._sea)
 
     def adopt_environment(self, environment: Environment) -> None:
         """Swap in a new environment (built off the tick, see Environment.continue_from)."""
@@ -178,27 +178,31 @@ class Simulation:
 
     # --- stepping -----------------------------------------------------------------------
     def tick(self) -> None:
-        """Advance one step (the real-time loop's call); the environment follows to the new time."""
+        """Advance one step (the real-time loop's call); the environment follows to the new time.
+        One compiled call (hild/coupled/loop.py tick_kernel), the same arithmetic as
+        ``advance(1)``."""
         v = self.vessel
         env = self.environment
         if env is not None:
-            self.update_environment()
             j, _ = env.noise_window(1)
+            B, W, noise = env.B, env.W, env.noise
+        else:
+            (B, W), j, noise = self._no_environment, 0, self._no_noise
         t_before = self.t
         if self.traffic is not None:  # the own ship at t, which the traffic is judged against
             np.copyto(self._x_before, self.x)
-        self._step(
-            self.x, v.params, self.actuator_params, v.n_act, self.act_state,
+        self._tick(
+            self.steps, self.x, v.params, self.actuator_params, v.n_act, self.act_state,
             self.act_cmd, self.env, self._inp, self._tau_act, self.dt, self._work, self._w,
+            B, W, noise, j,
         )  # fmt: skip
         if env is not None:
-            self._env_advance(env.B, env.noise, j, self.steps, self.x, self.dt)
             env.cursor += 1
         self.steps += 1
         self.t = self.steps * self.dt
-        if self.traffic is not None:  # the targets from t to t + dt, then their geometry
+        if self.traffic is not None:  # the targets from t to t + dt, then their geometry (the
+            # environment at t + dt, evaluated in the tick above, reads neither them nor it)
             self.traffic.tick(self._x_before, self.x, self.dt, t_before, self.t)
-        self.update_environment()
 
     def tick_track(self, n: int, rows: np.ndarray, row0: int,
                    stop: tuple[float, float, float] | None = None) -> int:  # fmt: skip

@@ -5,8 +5,8 @@ force, current) held over the step; the actuators are advanced afterwards with
 their own exact first-order update, as a controller's commands arrive at
 discrete times anyway.
 
-The step is one kernel per integrator (``STEP_KERNELS``; the compiled loops choose with the
-inlined ``step``), so a run compiles only the method it uses.
+The step is one kernel per integrator (``step_rk4``, ``step_dopri5``; the compiled loops choose
+with the inlined ``step``), so a run compiles only the method it uses.
 """
 
 import math
@@ -128,7 +128,6 @@ def _step_kernel(method: int):
 
 step_rk4 = _step_kernel(METHOD_RK4)
 step_dopri5 = _step_kernel(METHOD_DOPRI5)
-STEP_KERNELS = {METHOD_RK4: step_rk4, METHOD_DOPRI5: step_dopri5}  # the Python side's choice
 
 
 @njit(cache=True, inline="always")
