@@ -37,47 +37,63 @@ B1, B3, B4, B5, B6 = 35.0 / 384.0, 500.0 / 1113.0, 125.0 / 192.0, -2187.0 / 6784
 
 @kernel
 def rk4_step(x, P, inp, dt, work, w):
-    """Advance x in place by one classical Runge-Kutta step of dt."""
+    """Advance x in place by one classical Runge-Kutta step of dt.
+
+    The stages are a loop around one call of the right-hand side, each stage's trial state
+    written first (the first stage's a copy of x): the compiled step then holds one copy of
+    the right-hand side, not four (each copy costs seconds of a cold compile)."""
     n = x.shape[0]
-    rhs_at(x, 0, P, inp, work, K1, w)
-    for i in range(n):
-        work[XT + i] = x[i] + 0.5 * dt * work[K1 + i]
-    rhs_at(work, XT, P, inp, work, K2, w)
-    for i in range(n):
-        work[XT + i] = x[i] + 0.5 * dt * work[K2 + i]
-    rhs_at(work, XT, P, inp, work, K3, w)
-    for i in range(n):
-        work[XT + i] = x[i] + dt * work[K3 + i]
-    rhs_at(work, XT, P, inp, work, K4, w)
+    for stage in range(4):
+        if stage == 0:
+            for i in range(n):
+                work[XT + i] = x[i]
+        elif stage == 1:
+            for i in range(n):
+                work[XT + i] = x[i] + 0.5 * dt * work[K1 + i]
+        elif stage == 2:
+            for i in range(n):
+                work[XT + i] = x[i] + 0.5 * dt * work[K2 + i]
+        else:
+            for i in range(n):
+                work[XT + i] = x[i] + dt * work[K3 + i]
+        rhs_at(work, XT, P, inp, work, stage * X_SIZE, w)  # into K1, K2, K3, K4
     for i in range(n):
         x[i] += dt / 6.0 * (work[K1 + i] + 2.0 * work[K2 + i] + 2.0 * work[K3 + i] + work[K4 + i])
 
 
 @kernel
 def dopri5_step(x, P, inp, dt, work, w):
-    """Advance x in place by one fixed Dormand-Prince step (fifth-order solution)."""
+    """Advance x in place by one fixed Dormand-Prince step (fifth-order solution); its stages a
+    loop around one call of the right-hand side, as rk4_step's."""
     n = x.shape[0]
-    rhs_at(x, 0, P, inp, work, K1, w)
-    for i in range(n):
-        work[XT + i] = x[i] + dt * A21 * work[K1 + i]
-    rhs_at(work, XT, P, inp, work, K2, w)
-    for i in range(n):
-        work[XT + i] = x[i] + dt * (A31 * work[K1 + i] + A32 * work[K2 + i])
-    rhs_at(work, XT, P, inp, work, K3, w)
-    for i in range(n):
-        work[XT + i] = x[i] + dt * (A41 * work[K1 + i] + A42 * work[K2 + i] + A43 * work[K3 + i])
-    rhs_at(work, XT, P, inp, work, K4, w)
-    for i in range(n):
-        work[XT + i] = x[i] + dt * (
-            A51 * work[K1 + i] + A52 * work[K2 + i] + A53 * work[K3 + i] + A54 * work[K4 + i]
-        )
-    rhs_at(work, XT, P, inp, work, K5, w)
-    for i in range(n):
-        work[XT + i] = x[i] + dt * (
-            A61 * work[K1 + i] + A62 * work[K2 + i] + A63 * work[K3 + i] + A64 * work[K4 + i]
-            + A65 * work[K5 + i]
-        )  # fmt: skip
-    rhs_at(work, XT, P, inp, work, K6, w)
+    for stage in range(6):
+        if stage == 0:
+            for i in range(n):
+                work[XT + i] = x[i]
+        elif stage == 1:
+            for i in range(n):
+                work[XT + i] = x[i] + dt * A21 * work[K1 + i]
+        elif stage == 2:
+            for i in range(n):
+                work[XT + i] = x[i] + dt * (A31 * work[K1 + i] + A32 * work[K2 + i])
+        elif stage == 3:
+            for i in range(n):
+                work[XT + i] = x[i] + dt * (
+                    A41 * work[K1 + i] + A42 * work[K2 + i] + A43 * work[K3 + i]
+                )
+        elif stage == 4:
+            for i in range(n):
+                work[XT + i] = x[i] + dt * (
+                    A51 * work[K1 + i] + A52 * work[K2 + i] + A53 * work[K3 + i]
+                    + A54 * work[K4 + i]
+                )  # fmt: skip
+        else:
+            for i in range(n):
+                work[XT + i] = x[i] + dt * (
+                    A61 * work[K1 + i] + A62 * work[K2 + i] + A63 * work[K3 + i]
+                    + A64 * work[K4 + i] + A65 * work[K5 + i]
+                )  # fmt: skip
+        rhs_at(work, XT, P, inp, work, stage * X_SIZE, w)  # into K1 ... K6
     for i in range(n):
         x[i] += dt * (
             B1 * work[K1 + i] + B3 * work[K3 + i] + B4 * work[K4 + i] + B5 * work[K5 + i]
