@@ -384,8 +384,9 @@ def sea_of(B) -> int:
     return SEA_WAVES if B[E_WAVE_ON] != 0.0 else SEA_CALM
 
 
-# the (env_outputs, env_advance) kernels of each SEA_*: the Python side's choice (as the
-# integrators' STEP_KERNELS); compiled code chooses with the inlined selectors below
+# the (env_outputs, env_advance) kernels of each SEA_*: the Python side's choice (a Simulation
+# evaluates the environment between ticks with its env_outputs); compiled code chooses with the
+# inlined selectors below
 ENVIRONMENT_KERNELS = {
     SEA_CALM: (env_outputs_calm, env_advance_calm),
     SEA_WAVES: (env_outputs_waves, env_advance_waves),
