@@ -11,6 +11,8 @@ checked here, once, at import.
 import functools
 import math
 
+from numba import njit
+
 from hild.compiled import kernel
 from hild.environment import layout as EL
 from hild.environment.kernel import env_advance, env_outputs
@@ -49,6 +51,23 @@ def row_environment(n_act: int) -> int:
     return row_force(n_act) + 6
 
 
+@njit(cache=True, inline="always")
+def coupled_step(method, sea, k, j, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt,
+                 work, w, B, W, noise):  # fmt: skip
+    """Step k to k + 1, the same in every compiled loop (``run``, ``tick``, hild/coupled/ticks.py
+    ``ticks``): with an environment (its buffer B not empty), its outputs at step k (done
+    already if evaluated at k: env_outputs is idempotent), the vessel's step
+    (hild/model/integrators.py step), and the environment's processes with noise column j.
+    Inlined: ``method`` and ``sea`` are constants of each loop's kernel, and only their code is
+    compiled."""
+    has_env = B.shape[0] > 0
+    if has_env:
+        env_outputs(B, W, k, x, dt, env, sea)
+    step(method, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w)
+    if has_env:
+        env_advance(B, noise, j, k, x, dt, sea)
+
+
 @functools.cache
 def run_kernel(method: int, sea: int):
     """The compiled loop for one integrator (METHOD_*) and one sea (SEA_* of
@@ -77,11 +96,8 @@ def run_kernel(method: int, sea: int):
         has_env = B.shape[0] > 0
         for k in range(n_steps):
             kk = k0 + k
-            if has_env:
-                env_outputs(B, W, kk, x, dt, env, sea)
-            step(method, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w)
-            if has_env:
-                env_advance(B, noise, j0 + k, kk, x, dt, sea)
+            coupled_step(method, sea, kk, j0 + k, x, P, A, n_act, act_state, act_cmd, env, inp,
+                         tau_act, dt, work, w, B, W, noise)  # fmt: skip
             if record_every > 0 and (kk + 1) % record_every == 0:
                 row = out[rows]
                 row[ROW_T] = (kk + 1) * dt
@@ -110,13 +126,11 @@ def tick_kernel(method: int, sea: int):
     @kernel
     def tick(k, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w, B, W, noise,
              j):  # fmt: skip
-        """Step k to k + 1 as ``run``'s loop does, noise column j; then the environment at the
-        new step (what the shell reads between ticks). Returns nothing."""
+        """Step k to k + 1 with noise column j, then the environment at the new step (what the
+        shell reads between ticks). Returns nothing."""
+        coupled_step(method, sea, k, j, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act,
+                     dt, work, w, B, W, noise)  # fmt: skip
         if B.shape[0] > 0:
-            env_outputs(B, W, k, x, dt, env, sea)  # (done already, unless the weather changed)
-        step(method, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w)
-        if B.shape[0] > 0:
-            env_advance(B, noise, j, k, x, dt, sea)
             env_outputs(B, W, k + 1, x, dt, env, sea)
 
     return tick

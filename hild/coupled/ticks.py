@@ -13,8 +13,8 @@ import functools
 import numpy as np
 
 from hild.compiled import kernel
-from hild.environment.kernel import env_advance, env_outputs
-from hild.model.integrators import step
+from hild.coupled.loop import coupled_step
+from hild.environment.kernel import env_outputs
 from hild.traffic.kernel import traffic_tick
 
 TRACK_ROW = 5  # t, north, east, down, roll (hild/scenario/track.py TRACK_COLUMNS)
@@ -36,14 +36,11 @@ def ticks_kernel(method: int, sea: int):
         has_env = B.shape[0] > 0
         for i in range(n):
             kk = k0 + i
-            if has_env:
-                env_outputs(B, W, kk, x, dt, env, sea)
-            if n_targets > 0:
+            if n_targets > 0:  # the own ship at the tick's start, the targets' reference
                 for j in range(x.shape[0]):
                     x_before[j] = x[j]
-            step(method, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w)
-            if has_env:
-                env_advance(B, noise, j0 + i, kk, x, dt, sea)
+            coupled_step(method, sea, kk, j0 + i, x, P, A, n_act, act_state, act_cmd, env, inp,
+                         tau_act, dt, work, w, B, W, noise)  # fmt: skip
             if n_targets > 0:
                 traffic_tick(T, TP, WP, n_targets, x_before, x, dt, kk * dt, (kk + 1) * dt)
             if has_env:

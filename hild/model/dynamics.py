@@ -197,8 +197,8 @@ def added_mass_coriolis(P, nu_r, k, out, o):
 def hydrodynamic_force(P, xs, xo, w):
     """w[W_F:W_F+6] = -C_RB(nu)nu - C_A(nu_r)nu_r - D(nu_r)nu_r - G eta (thesis eq. 2.12, left
     side), for the state xs[xo:xo+12] and the relative velocity in w[W_NUR:W_NUR+6]; w[W_TMP:]
-    is its scratch. (Offsets, not views: a view of an array costs two atomic reference counts
-    in a compiled function, about a third of the step's time when the step made eleven.)
+    is its scratch. (Offsets, not views: each view of an array is reference-counted where
+    numba's runtime is on, docs/benchmarks.md "The reference counts out of the step".)
     """
     rigid_body_coriolis(P, xs, xo + X_NU, w, W_F)
     added_mass_coriolis(P, w, W_NUR, w, W_TMP)
