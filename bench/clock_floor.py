@@ -26,8 +26,8 @@ from hild.clock import BlockingClock, DeadlineTimer
 
 def blocking_ticks(rate_hz: float, duration_s: float, work, late: list[float]) -> int:
     """Block on hild's BlockingClock until each absolute deadline; call ``work`` after each."""
-    clock = BlockingClock()
     period = 1.0 / rate_hz
+    clock = BlockingClock(period)
     t0 = time.monotonic()
     n = round(duration_s * rate_hz)
     for k in range(1, n + 1):

@@ -30,6 +30,11 @@ CLOCK_MONOTONIC = 1  # time.monotonic() reads this clock on Linux
 TFD_TIMER_ABSTIME = 1
 TFD_NONBLOCK = os.O_NONBLOCK
 TFD_CLOEXEC = 0o2000000
+NS = 1_000_000_000
+# how far a deadline may sit from the periodic schedule and still be on it: float deadlines
+# t0 + k period round to within nanoseconds of it; a period of no whole nanoseconds drifts by
+# less than one a tick, so re-arming once in a thousand ticks or more
+ON_SCHEDULE_NS = 1_000
 
 
 class _Timespec(ctypes.Structure):
@@ -61,14 +66,21 @@ class _Timerfd:
             return None
         return cls(fd, libc) if fd >= 0 else None
 
-    def arm(self, deadline: float) -> bool:
-        """Expire at ``deadline`` (``time.monotonic()`` seconds); False if that failed."""
+    def arm(self, deadline: float, period_ns: int = 0) -> bool:
+        """Expire at ``deadline`` (``time.monotonic()`` seconds) and, with ``period_ns``, every
+        period_ns nanoseconds after it; False if that failed."""
         seconds = int(deadline)
         self._spec.it_value.tv_sec = seconds
         self._spec.it_value.tv_nsec = int((deadline - seconds) * 1e9)
+        self._spec.it_interval.tv_sec, self._spec.it_interval.tv_nsec = divmod(period_ns, NS)
         return not self._libc.timerfd_settime(
             self.fd, TFD_TIMER_ABSTIME, ctypes.byref(self._spec), None
         )
+
+    def expirations(self) -> int:
+        """Block until the timer has expired, then how many times it has since the last read
+        (the kernel's count: a periodic timer keeps counting while nobody reads)."""
+        return int.from_bytes(os.read(self.fd, 8), sys.byteorder)
 
     def close(self) -> None:
         os.close(self.fd)
@@ -117,12 +129,24 @@ class DeadlineTimer:
 
 class BlockingClock:
     """``clock.sleep_until(deadline)`` blocks the calling thread until ``deadline`` (in
-    ``time.monotonic()`` seconds): in read() on a timerfd armed at the absolute deadline on
-    Linux, in time.sleep elsewhere. For the daemon's tick thread, which then costs the
-    process one wake-up per tick and nothing between ticks."""
+    ``time.monotonic()`` seconds): in read() on a timerfd on Linux, in time.sleep elsewhere.
+    For the daemon's tick thread, which then costs the process one wake-up per tick and
+    nothing between ticks.
 
-    def __init__(self) -> None:
+    Given the tick's ``period_s``, the timerfd is armed once, periodic, at the first deadline:
+    a deadline on that schedule then costs one read() (arming it again each tick was a second
+    system call, through ctypes, that cost a 100 Hz daemon about 0.2 % of a core on a VM:
+    docs/benchmarks.md). A deadline off the schedule (the first, a loop that resynchronized
+    after falling far behind, a period that is not a whole number of nanoseconds drifting a
+    microsecond from the float deadlines) arms it again there. The kernel counts the
+    expirations nobody read, so a tick that is late returns at once, as it would without the
+    schedule, and the next waits for its own deadline."""
+
+    def __init__(self, period_s: float = 0.0) -> None:
         self._timerfd = _Timerfd.open(blocking=True)
+        self._period_ns = max(0, round(period_s * NS))
+        self._first_ns: int | None = None  # the schedule's expiration 0, in monotonic ns
+        self._expired = -1  # the last expiration counted
 
     @property
     def precise(self) -> bool:
@@ -130,13 +154,26 @@ class BlockingClock:
         return self._timerfd is not None
 
     def sleep_until(self, deadline: float) -> None:
+        timerfd = self._timerfd
+        if timerfd is not None and self._first_ns is not None:
+            # the deadline's place in the schedule (a float's deadline a rounding away)
+            offset_ns = round(deadline * NS) - self._first_ns
+            n = (offset_ns + self._period_ns // 2) // self._period_ns
+            if n >= 0 and abs(offset_ns - n * self._period_ns) <= ON_SCHEDULE_NS:
+                while self._expired < n:
+                    self._expired += timerfd.expirations()
+                return
         delay = deadline - time.monotonic()
         if delay <= 0:
             return
-        if self._timerfd is None or not self._timerfd.arm(deadline):
+        if timerfd is None or not timerfd.arm(deadline, self._period_ns):
             time.sleep(delay)  # (arming should not fail; never stall the tick over it)
             return
-        os.read(self._timerfd.fd, 8)  # blocks until the deadline; the GIL is released meanwhile
+        if self._period_ns > 0:
+            self._first_ns, self._expired = round(deadline * NS), -1
+        # blocks until the deadline (the GIL released meanwhile); more than one expiration
+        # if this thread only read after a later one
+        self._expired = timerfd.expirations() - 1
 
     def close(self) -> None:
         if self._timerfd is not None:

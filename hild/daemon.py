@@ -385,7 +385,7 @@ class Daemon:
         if self.link is not None:
             self._frame_ticks(self.link, last_k, stats_every, check_every)
             return
-        clock = BlockingClock()
+        clock = BlockingClock(wall_dt)  # armed once, periodic, at the first deadline
         try:
             while not self._stop.is_set() and (last_k is None or k < last_k):
                 k, t0 = self._tick(clock, k, t0, wall_dt, stats_every, check_every)
