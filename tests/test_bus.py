@@ -658,6 +658,25 @@ def test_watchdog_neutral_first_holds_whatever_the_release():
     assert w.admit(2.0, neutral=False)  # after a trip the release decides: the next command
 
 
+@pytest.mark.parametrize("release", ["next-command", "neutral"])
+def test_the_ticks_quick_look_agrees_with_the_locked_judgement(release):
+    # Device.poll asks may_have_expired (no lock) before expired: wherever the quick look says
+    # no, expired must say no too, and where expired trips, the quick look must have said yes.
+    rng = np.random.default_rng(7)
+    w = Watchdog(timeout_s=0.5, release=release, neutral_first=release == "neutral")
+    t = 0.0
+    trips = 0
+    for _ in range(2000):
+        t += float(rng.uniform(0.0, 0.4))
+        if rng.random() < 0.3:
+            w.admit(t - float(rng.uniform(0.0, 0.2)), neutral=bool(rng.random() < 0.5))
+        look = w.may_have_expired(t)
+        tripped = w.expired(t)
+        assert tripped == look, (t, w)  # (nothing happens between the two here)
+        trips += tripped
+    assert trips > 10 and trips == w.trips  # the walk went through many trips and releases
+
+
 def test_watchdog_release_must_be_a_known_policy():
     with pytest.raises(ValueError, match="release = 'sometimes': expected one of neutral, next"):
         Watchdog(release="sometimes")

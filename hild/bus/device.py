@@ -269,6 +269,8 @@ class CommandDevice:
         """At a tick: the safe state once, when the watchdog's lease has run out. ``put`` (the
         control queue's) is handed it within the trip's step, so a command the watchdog takes
         after the trip (``release = "next-command"``) is always queued after its safe state."""
+        if not self.watchdog.may_have_expired(now):
+            return None  # (most ticks: no lock taken, no safe state built)
         safe = SafeState(self.config.name, now, self.centre_angles)
         if not self.watchdog.expired(now, None if put is None else lambda: put(safe)):
             return None

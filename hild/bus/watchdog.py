@@ -76,6 +76,13 @@ class Watchdog:
             self.state = ACTIVE
             return True
 
+    def may_have_expired(self, now: float) -> bool:
+        """A look without the lock, for the tick that most often finds the lease running: False
+        when it has not run out (``expired`` would say False too), True when ``expired`` must
+        decide. Each attribute read is whole, and a lease only grows while active, so a look
+        that overlaps an ``admit`` sees the lease as it was or as it became, never shorter."""
+        return self.state == ACTIVE and now > self.lease_until
+
     def expired(self, now: float, on_trip: Callable[[], object] | None = None) -> bool:
         """True exactly once when the lease has run out: the caller puts out the safe state.
 
