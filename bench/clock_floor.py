@@ -1,6 +1,6 @@
 """The floors a daemon's CPU is measured against: loops woken by the same clock as `hild run`
-(a timerfd armed at absolute deadlines on CLOCK_MONOTONIC) that do nothing else, or only step
-the default bench's simulation.
+(a timerfd on CLOCK_MONOTONIC, armed once at the first deadline and periodic after it) that do
+nothing else, or only step the default bench's simulation.
 
     python bench/clock_floor.py bare|bare-step|asyncio [--rate 100] [--duration 20]
 
