@@ -135,7 +135,7 @@ class BlockingClock:
 
     Given the tick's ``period_s``, the timerfd is armed once, periodic, at the first deadline:
     a deadline on that schedule then costs one read() (arming it again each tick was a second
-    system call, through ctypes, that cost a 100 Hz daemon about 0.2 % of a core on a VM:
+    system call, through ctypes, that cost a 100 Hz daemon about 0.1 % of a core on a VM:
     docs/benchmarks.md). A deadline off the schedule (the first, a loop that resynchronized
     after falling far behind, a period that is not a whole number of nanoseconds drifting a
     microsecond from the float deadlines) arms it again there. The kernel counts the
@@ -170,7 +170,7 @@ class BlockingClock:
             time.sleep(delay)  # (arming should not fail; never stall the tick over it)
             return
         if self._period_ns > 0:
-            self._first_ns, self._expired = round(deadline * NS), -1
+            self._first_ns = round(deadline * NS)
         # blocks until the deadline (the GIL released meanwhile); more than one expiration
         # if this thread only read after a later one
         self._expired = timerfd.expirations() - 1
