@@ -713,3 +713,34 @@ def test_ports_are_keyed_by_their_whole_url_options_included(tmp_path):
     assert {n: port.spec.url for n, port in ports.items()} == urls
     assert ports["speed"].local_address[1] == bind_a
     assert ports["heading"].local_address[1] == bind_b
+
+
+def test_the_first_epoch_goes_out_at_its_whole_second_of_utc_not_before(tmp_path):
+    """On the wall clock, step 0 is the next whole second of UTC: its epoch (the GPS's GGA
+    stamped hhmmss.00, as a receiver's first fix) goes out at that second and never before it
+    (the tick thread waits for it on its own clock, then sends the epoch and ticks on)."""
+    client = UdpClient().start()
+    try:
+        bench = tmp_path / "b.toml"
+        bench.write_text(
+            f'[bench]\nname = "b"\nrun_dir = "{tmp_path / "run"}"\n[vessel]\nprofile = "otter"\n'
+            f'[[device]]\ntype = "gps"\nrate_hz = 1\nport = "udp://127.0.0.1:{client.port}"\n'
+        )
+        wall_minus_monotonic = time.time() - time.monotonic()
+        daemon = Daemon(str(bench), "--duration", "1.5", tmp=tmp_path)
+        summary = daemon.wait(60)
+        deadline = time.monotonic() + 5.0
+        while len(client.sentences("GGA")) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        client.close()
+    assert summary["reason"] == "duration" and summary["devices"]["gps"]["epochs"] == 2
+    (start,) = daemon.events("run.start")
+    start_utc = datetime.fromisoformat(start["utc"])
+    assert start_utc.microsecond == 0  # a whole second
+    (arrived, first), _ = client.sentences("GGA")[:2]
+    assert first.timestamp == start_utc.time().replace(tzinfo=UTC)
+    # arrival against the start second on the same machine's clocks (their offset is read a
+    # few microseconds apart here and in the daemon: 1 ms covers it); a first epoch sent when
+    # the run began, not at its second, would arrive up to a second early
+    assert arrived + wall_minus_monotonic >= start_utc.timestamp() - 1e-3
