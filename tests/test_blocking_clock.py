@@ -27,6 +27,23 @@ def armed(clock: BlockingClock) -> tuple[float, float]:
     )
 
 
+def assert_repeating_on(clock: BlockingClock, origin: float, period: float) -> None:
+    """The kernel's timer repeats every ``period`` on ``origin``'s schedule: its next expiration
+    is one of origin + n period. Read between two readings of ours, so it holds however long
+    this thread was kept from running before it looked."""
+    for _ in range(5):  # a reading whose bracket is under half a period tells the schedule apart
+        before = time.monotonic()
+        to_next, interval = armed(clock)
+        after = time.monotonic()
+        if after - before < period / 2:
+            break
+    assert interval == pytest.approx(period, abs=1e-9)
+    assert to_next > 0.0  # armed, not spent
+    # the next expiration lies in [before, after] + to_next; the schedule's instant nearest it
+    n = round((before + to_next - origin) / period)
+    assert before + to_next - 1e-6 <= origin + n * period <= after + to_next + 1e-6, (n, to_next)
+
+
 def test_deadlines_on_the_schedule_are_kept_by_one_periodic_arming():
     period = 0.01
     clock = BlockingClock(period)
@@ -36,27 +53,23 @@ def test_deadlines_on_the_schedule_are_kept_by_one_periodic_arming():
             deadline = t0 + k * period
             clock.sleep_until(deadline)
             assert time.monotonic() >= deadline, k  # never early
-        # armed once, periodic: the kernel's next expiration is the schedule's next deadline
-        before = time.monotonic()
-        to_next, interval = armed(clock)
-        assert interval == pytest.approx(period, abs=1e-9)
-        # (the kernel read its clock between the two readings of ours)
-        assert before - 1e-6 <= t0 + 30 * period - to_next <= time.monotonic() + 1e-6
+        assert_repeating_on(clock, t0, period)  # armed once, periodic, on the deadlines
     finally:
         clock.close()
 
 
 def test_a_late_tick_returns_at_once_and_the_next_still_waits_for_its_deadline():
-    period = 0.2
+    # half a second a period: the late calls must return before deadline 4, and this thread
+    # has 0.4 s to spare for them (a wrong clock waits for deadlines 4 and 5)
+    period = 0.5
     clock = BlockingClock(period)
     try:
         t0 = time.monotonic() + 0.05
         clock.sleep_until(t0)
-        time.sleep(3.5 * period)  # held: the deadlines 1, 2 and 3 pass unread
+        time.sleep(3.2 * period)  # held: the deadlines 1, 2 and 3 pass unread
         for k in (1, 2, 3):
             clock.sleep_until(t0 + k * period)
-            # it returned for its own past deadline, not at the next expiration (deadline 4);
-            # a wrong clock would have blocked until then
+            # it returned for its own past deadline, not at the next expiration (deadline 4)
             assert time.monotonic() < t0 + 4 * period, k
         clock.sleep_until(t0 + 4 * period)
         assert time.monotonic() >= t0 + 4 * period  # the counted expirations did not let it out
@@ -77,10 +90,7 @@ def test_a_deadline_off_the_schedule_arms_it_again_there():
         for k in range(1, 4):
             clock.sleep_until(t1 + k * period)
             assert time.monotonic() >= t1 + k * period, k
-        before = time.monotonic()
-        to_next, interval = armed(clock)
-        assert interval == pytest.approx(period, abs=1e-9)
-        assert before - 1e-6 <= t1 + 4 * period - to_next <= time.monotonic() + 1e-6
+        assert_repeating_on(clock, t1, period)  # on the new origin's schedule, not t0's
     finally:
         clock.close()
 

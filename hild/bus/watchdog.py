@@ -90,7 +90,7 @@ class Watchdog:
         the trip is admitted after it has run.
         """
         with self._lock:
-            if self.state == ACTIVE and now > self.lease_until:
+            if self.may_have_expired(now):  # (the same test, now under the lock)
                 self.state = TRIPPED
                 self.trips += 1
                 if on_trip is not None:
