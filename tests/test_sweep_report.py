@@ -10,11 +10,13 @@ import pytest
 from sweep_scenarios import tiny_scenario
 
 from hild.config import ConfigError
+from hild.scenario.criteria import CriterionResult
 from hild.scenario.file import load_scenario
 from hild.sweep import progress
 from hild.sweep.cluster import ClusterSpec, cluster_spec
 from hild.sweep.plan import plan_sweep
 from hild.sweep.summary import summary_text
+from hild.sweep.worker import margin_of
 
 
 def test_without_a_terminal_progress_is_a_plain_line_now_and_then(monkeypatch):
@@ -51,6 +53,32 @@ def test_the_summary_gives_pass_rates_by_value_and_the_worst_runs(tmp_path):
     assert worst[0] == "  run 9: FAILED xte_max_m (90% past a threshold)"
     assert [w.split(":")[0] for w in worst] == ["  run 9", "  run 8", "  run 7", "  run 6",
                                                 "  run 0"]  # fmt: skip
+
+
+def test_a_failed_pass_or_fail_criterion_is_not_called_a_share_of_a_threshold(tmp_path):
+    plan = plan_sweep(load_scenario(str(tiny_scenario(tmp_path))))
+    one_trip = CriterionResult("no_watchdog_trip", 0.0, 1.0, False, 1.0, 12.0, "trips")
+    xte = CriterionResult("xte_max_m", 10.0, 13.0, False, 3.0, 40.0, "m")
+    near = CriterionResult("xte_max_m", 10.0, 9.0, True, -1.0, 40.0, "m")
+    outcomes = {0: (one_trip,), 1: (xte, one_trip), 2: (xte,), 3: (near, one_trip), 4: (near,)}
+    rows = []
+    for run in plan.runs[:5]:
+        criteria = outcomes[run.index]
+        failed = ",".join(c.name for c in criteria if not c.passed)
+        rows.append({"index": run.index, "seed": run.seed, **dict(run.values),
+                     "passed": not failed, "failed": failed,
+                     "margin": margin_of(criteria)})  # fmt: skip
+    assert [r["margin"] for r in rows] == [2.0, 2.0, pytest.approx(0.3), 2.0,
+                                           pytest.approx(-0.1)]  # fmt: skip
+    worst = [line for line in summary_text(plan, rows, "tiny.toml").splitlines()
+             if line.startswith("  run ")]  # fmt: skip
+    assert worst == [
+        "  run 0: FAILED no_watchdog_trip",  # one trip: not "200% past a threshold"
+        "  run 1: FAILED xte_max_m,no_watchdog_trip",
+        "  run 3: FAILED no_watchdog_trip",
+        "  run 2: FAILED xte_max_m (30% past a threshold)",
+        "  run 4: passed (10% short of a threshold)",
+    ]
 
 
 def test_workers_size_a_local_cluster_only(monkeypatch):

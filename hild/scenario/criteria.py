@@ -33,6 +33,11 @@ METRICS = (
     "diverged",
 )
 
+# The criteria that hold or fail with no threshold to measure a distance against (their
+# thresholds are 0, or the mission's own waypoint count): a sweep's margin counts them only
+# when they fail, and says no share of a threshold for them.
+PASS_OR_FAIL = ("all_waypoints", "geofence", "no_watchdog_trip", "no_divergence")
+
 
 @dataclass(frozen=True)
 class CriterionResult:

@@ -10,6 +10,7 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
+from hild.scenario.criteria import PASS_OR_FAIL
 from hild.sweep.plan import Parameter, SweepPlan
 
 WORST_SHOWN = 5
@@ -44,6 +45,19 @@ def worst_rows(rows: Sequence[dict[str, Any]], count: int = WORST_SHOWN) -> list
     return sorted(rows, key=key)[:count]
 
 
+def threshold_share(row: dict[str, Any]) -> float | None:
+    """The run's margin when it is a share of a threshold (hild.sweep.worker.margin_of), None
+    when it is not one: unknown, or a failed pass-or-fail criterion's (a watchdog's trip is not
+    "200 % past" a threshold of none; its sentence in ``failures`` says what happened)."""
+    margin = row["margin"]
+    if margin is None or not math.isfinite(margin):
+        return None
+    failed = str(row.get("failed") or "").split(",")
+    if any(name.strip() in PASS_OR_FAIL for name in failed):
+        return None
+    return float(margin)
+
+
 def pass_rate(rows: Sequence[dict[str, Any]]) -> str:
     passed = sum(1 for r in rows if r["passed"])
     share = passed / len(rows) if rows else 0.0
@@ -61,10 +75,10 @@ def summary_text(plan: SweepPlan, rows: Sequence[dict[str, Any]], scenario_arg: 
         lines.append("worst runs:")
     for row in worst:
         verdict = f"FAILED {row['failed']}" if not row["passed"] else "passed"
-        margin = row["margin"]
-        if margin is not None and math.isfinite(margin):
-            side = "past" if margin > 0 else "short of"
-            verdict += f" ({abs(margin):.0%} {side} a threshold)"
+        share = threshold_share(row)
+        if share is not None:
+            side = "past" if share > 0 else "short of"
+            verdict += f" ({abs(share):.0%} {side} a threshold)"
         lines.append(f"  run {row['index']}: {verdict}")
         lines.append(f"    {rerun_command(scenario_arg, plan, row)}")
     return "\n".join(lines) + "\n"

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import hild
-from hild.scenario.criteria import METRICS, CriterionResult
+from hild.scenario.criteria import METRICS, PASS_OR_FAIL, CriterionResult
 from hild.scenario.file import Scenario, scenario_from_document
 from hild.sweep.plan import Run
 
@@ -102,7 +102,7 @@ def margin_of(criteria: tuple[CriterionResult, ...]) -> float:
     divergence, no metre outside) are pass or fail only and count when they fail (as 1 + by)."""
     worst = -math.inf
     for c in criteria:
-        if c.threshold != 0.0 and c.name != "all_waypoints":
+        if c.threshold != 0.0 and c.name not in PASS_OR_FAIL:
             share = c.by / abs(c.threshold)
         elif not c.passed:
             share = 1.0 + c.by
