@@ -15,16 +15,23 @@ import socket
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import vessel
 from mcap.reader import NonSeekingReader, make_reader
 
+from hild.coupled.simulation import Simulation
+from hild.environment.environment import Environment
+from hild.profiles.weather import load_weather
 from hild.record import channels
+from hild.record.observer import sample
 from hild.record.reader import inspect, messages
 from hild.record.replay import ReplayPlan, replay
 from hild.record.writer import RecordWriter
+from hild.sensors.geodesy import Origin
 from tests.endpoints import Daemon, PtyClient, UdpClient, free_udp_port
 from tests.test_daemon import default_bench_on_free_ports
 
@@ -676,3 +683,35 @@ def test_a_bus_lines_demands_are_written_as_asdict_writes_them():
     assert message["demands"] == expected
     assert [list(d) for d in message["demands"]] == [list(d) for d in expected]  # key order
     assert message["ok"] and message["peer"] == "127.0.0.1:2"
+
+
+def test_a_sample_holds_the_instant_its_tick_copied_not_the_one_it_was_written_at(tmp_path):
+    """The tick copies; the writer's thread builds the messages later (here, at the close,
+    after the simulation has moved on 2 s in a gale): the /state, /actuators and /environment
+    written are those the simulation showed at the sampled tick, read then from the live
+    objects (the state's arrays, the environment's properties), bit for bit."""
+    v, dt = vessel("odin"), 0.01
+    env = Environment(load_weather("gale-hs1"), v, dt, seed=3, duration=10.0)
+    sim = Simulation(v, dt=dt, environment=env)
+    sim.advance(150)
+    start = datetime(2026, 6, 1, 12, tzinfo=UTC)
+    t = 150 * dt
+    seen = {"x": sim.x.copy(), "wind": env.wind_ned, "current": env.current_ned,
+            "elevation": env.elevation, "force_x": float(sim.actuator_force[0])}  # fmt: skip
+    assert seen["elevation"] != 0.0 and seen["wind"][0] < -10.0  # a gale from the north
+    writer = RecordWriter(tmp_path / "sample.mcap", {}, nmea_log=False, lossless=True)
+    writer.start()
+    sample(writer, sim, t, start + timedelta(seconds=t), Origin(59.41, 10.48), v.actuators)
+    sim.advance(200)  # the sea and the boat move on before the writer builds the messages
+    assert env.elevation != seen["elevation"] and not np.array_equal(sim.x, seen["x"])
+    writer.close()
+    written = {m.topic: m.payload for m in messages(tmp_path / "sample.mcap")}
+    environment, state = written[channels.ENVIRONMENT], written[channels.STATE]
+    assert (environment["wind_north"], environment["wind_east"]) == seen["wind"]
+    assert (environment["current_north"], environment["current_east"]) == seen["current"]
+    assert environment["wave_elevation"] == seen["elevation"]
+    assert environment["hs"] == 1.0 and environment["weather"] == "gale-hs1"
+    assert [state[k] for k in ("north", "east", "u", "v", "r")] == [
+        seen["x"][0], seen["x"][1], seen["x"][6], seen["x"][7], seen["x"][11]]  # fmt: skip
+    assert written[channels.ACTUATORS]["force.X"] == seen["force_x"]
+    assert state["t"] == pytest.approx(t, abs=1e-12)

@@ -31,6 +31,21 @@ def stream(seed: int, name: str) -> np.random.Generator:
     )
 
 
+def wind_ned_of(out: np.ndarray) -> tuple[float, float]:
+    """Air velocity at 10 m, north and east [m/s], from an environment's outputs (``O``, or a
+    copy of them taken in a tick: the recorder's sample)."""
+    to = out[EL.O_WIND_FROM] + math.pi
+    s = out[EL.O_WIND_SPEED]
+    return float(s * math.cos(to)), float(s * math.sin(to))
+
+
+def current_ned_of(out: np.ndarray) -> tuple[float, float]:
+    """Water velocity, north and east [m/s], from an environment's outputs (``O``)."""
+    s = out[EL.O_CUR_SPEED]
+    to = out[EL.O_CUR_TO]
+    return float(s * math.cos(to)), float(s * math.sin(to))
+
+
 def in_radians(direction: GaussMarkov) -> GaussMarkov:
     """A direction process given in degrees, in radians."""
     return GaussMarkov(
@@ -339,15 +354,11 @@ class Environment:
     @property
     def wind_ned(self) -> tuple[float, float]:
         """Air velocity at 10 m, north and east [m/s]."""
-        to = self.O[EL.O_WIND_FROM] + math.pi
-        s = self.O[EL.O_WIND_SPEED]
-        return float(s * math.cos(to)), float(s * math.sin(to))
+        return wind_ned_of(self.O)
 
     @property
     def current_ned(self) -> tuple[float, float]:
-        s = self.O[EL.O_CUR_SPEED]
-        to = self.O[EL.O_CUR_TO]
-        return float(s * math.cos(to)), float(s * math.sin(to))
+        return current_ned_of(self.O)
 
     @property
     def elevation(self) -> float:

@@ -23,6 +23,8 @@ import structlog
 
 from hild import __version__
 from hild.clock import JitterStats
+from hild.environment import layout as EL
+from hild.environment.environment import current_ned_of, wind_ned_of
 from hild.mirror import payloads
 from hild.names import TemplateError, fill_template
 from hild.observers import TickObserver
@@ -78,10 +80,10 @@ def run_metadata(
 
 @dataclasses.dataclass(frozen=True)
 class Sample:
-    """One instant of the simulation for the recording, as the tick copies it: the state, the
-    actuators' states and commands, their force and a few numbers of the environment. The
-    truth and its state, actuator, environment, location and pose messages are built from it
-    in the writer's thread, off the tick (``messages``): the tick only copies arrays."""
+    """One instant of the simulation for the recording: the state, the actuators' states and
+    commands, their force and a few numbers of the environment. The tick only copies arrays
+    (``sample``); this, the truth and its state, actuator, environment, location and pose
+    messages are built from the copies in the writer's thread, off the tick (``messages``)."""
 
     t: float  # simulation time [s]
     utc: datetime
@@ -96,6 +98,20 @@ class Sample:
     weather: str
     origin: Origin
     specs: Sequence[ActuatorSpec]
+
+    @classmethod
+    def of(cls, t: float, utc: datetime, x: np.ndarray, actuators: np.ndarray,
+           commands: np.ndarray, force: np.ndarray, sea: np.ndarray | None, hs: float,
+           weather: str, origin: Origin, specs: Sequence[ActuatorSpec]) -> Sample:  # fmt: skip
+        """From what a tick copied; ``sea``: the environment's outputs (``Environment.O``),
+        None for a run without an environment."""
+        if sea is None:
+            current, wind, elevation = (0.0, 0.0), (0.0, 0.0), 0.0
+        else:
+            current, wind = current_ned_of(sea), wind_ned_of(sea)
+            elevation = float(sea[EL.O_ELEVATION])
+        return cls(t, utc, x, actuators, commands, force, current, wind, elevation, hs, weather,
+                   origin, specs)  # fmt: skip
 
     def messages(self) -> list[tuple[str, object]]:
         truth = Truth(self.t, self.utc, self.x[:6], self.x[6:12], self.current_ned,
@@ -122,19 +138,17 @@ def sample(writer: RecordWriter, sim: Simulation, t: float, utc: datetime, origi
            specs: Sequence[ActuatorSpec]) -> None:  # fmt: skip
     """The truth's channels at the simulation's present state, time ``t`` and ``utc`` (shared
     by the daemon's recorder and `hild sim`): copied here, built and written in the writer's
-    thread."""
+    thread. The tick pays for the copies only (the environment's outputs are copied whole, the
+    weather's two fields read; the ``Sample`` and everything from it are the thread's)."""
     environment = sim.environment
     if environment is None:
-        elevation, hs, weather = 0.0, 0.0, ""
-        current, wind = (0.0, 0.0), (0.0, 0.0)
+        sea, hs, weather = None, 0.0, ""
     else:
-        elevation = environment.elevation
-        hs, weather = environment.weather.waves.hs, environment.weather.preset
-        current, wind = environment.current_ned, environment.wind_ned
-    taken = Sample(t, utc, sim.x.copy(), sim.act_state.copy(), sim.act_cmd.copy(),
-                   sim.actuator_force.copy(), current, wind, elevation, hs, weather, origin,
-                   specs)  # fmt: skip
-    writer.defer(utc_ns(utc), taken.messages, SAMPLE_MESSAGES)
+        conditions = environment.weather
+        sea, hs, weather = environment.O.copy(), conditions.waves.hs, conditions.preset
+    taken = (t, utc, sim.x.copy(), sim.act_state.copy(), sim.act_cmd.copy(),
+             sim.actuator_force.copy(), sea, hs, weather, origin, specs)  # fmt: skip
+    writer.defer(utc_ns(utc), lambda: Sample.of(*taken).messages(), SAMPLE_MESSAGES)
 
 
 class Recorder(TickObserver):
