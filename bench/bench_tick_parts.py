@@ -6,7 +6,9 @@ thread's own CPU time (``time.thread_time_ns``): the whole tick (its wait on the
 included), and within it the watchdogs and the control queue, the compiled step, the devices'
 sampling, the hand-over of their lines to the loop and the paced writes to the ptys. Prints
 each part's CPU per tick and what that is in per cent of one core at the loop's rate, and
-what one timer costs (each wrapped part pays two), measured in the same run.
+what one timer costs (each wrapped part pays two), measured in the same run, hot, and what a
+timed part that does nothing costs in the tick, cold (the hand-over on the ticks with nothing
+to hand over): the timing's own share of each part's figure.
 
 What it shows on a VM: a tick's parts cost several times their hot cost, as the thread comes
 back from its 10 ms sleep with the caches cold (a function that checks one watchdog and an
@@ -52,6 +54,9 @@ PARTS = (  # (the name printed, the class, its method)
 )
 
 
+IDLE = "idle"  # the calls of the hand-over that found nothing to hand over
+
+
 def timed(cpu_ns: dict[str, int], calls: dict[str, int], name: str,
           method: Callable) -> Callable:  # fmt: skip
     def wrapper(*args, **kwargs):
@@ -61,6 +66,27 @@ def timed(cpu_ns: dict[str, int], calls: dict[str, int], name: str,
         finally:
             cpu_ns[name] += time.thread_time_ns() - started
             calls[name] += 1
+
+    return wrapper
+
+
+def timed_hand_over(cpu_ns: dict[str, int], calls: dict[str, int], name: str,
+                    method: Callable) -> Callable:  # fmt: skip
+    """``timed``, and the calls that find the outbox empty (most ticks: a function that only
+    tests a list) also counted apart: what a timed part costs when it does nothing, cold."""
+
+    def wrapper(daemon, *args, **kwargs):
+        idle = not daemon._outbox
+        started = time.thread_time_ns()
+        try:
+            return method(daemon, *args, **kwargs)
+        finally:
+            spent = time.thread_time_ns() - started
+            cpu_ns[name] += spent
+            calls[name] += 1
+            if idle:
+                cpu_ns[IDLE] += spent
+                calls[IDLE] += 1
 
     return wrapper
 
@@ -80,10 +106,11 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=20.0, help="seconds of run (20)")
     parser.add_argument("--record", action="store_true", help="the run records, too")
     args = parser.parse_args()
-    cpu_ns = dict.fromkeys((name for name, _, _ in PARTS), 0)
+    cpu_ns = dict.fromkeys((*(name for name, _, _ in PARTS), IDLE), 0)
     calls = dict.fromkeys(cpu_ns, 0)
     for name, owner, attribute in PARTS:
-        setattr(owner, attribute, timed(cpu_ns, calls, name, getattr(owner, attribute)))
+        wrap = timed_hand_over if attribute == "hand_over" else timed
+        setattr(owner, attribute, wrap(cpu_ns, calls, name, getattr(owner, attribute)))
     with tempfile.TemporaryDirectory() as folder:
         bench = default_bench_on(Path(folder), free_port(socket.SOCK_DGRAM))
         run_dir = str(Path(folder) / "run")
@@ -107,6 +134,12 @@ def main() -> None:
         f"(a pair of timer calls costs {timer_cost_ns() / 1e3:.2f} us here, hot; each part "
         "above includes one pair of its own and those of the parts within it)"
     )
+    if calls[IDLE]:
+        idle_us = cpu_ns[IDLE] / 1e3 / calls[IDLE]
+        print(f"(cold, in the tick, a timed part that does nothing costs {idle_us:.1f} us: the "
+              f"hand-over of an empty outbox, {calls[IDLE]} of {ticks} ticks; each part above "
+              "carries that much of its own timing, so read a few-microsecond part as at most "
+              "its figure, and compare a part between two checkouts timed alike)")  # fmt: skip
 
 
 if __name__ == "__main__":
