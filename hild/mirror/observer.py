@@ -21,13 +21,13 @@ from hild import __version__
 from hild.bus.device import CommandDevice
 from hild.mirror import payloads
 from hild.mirror.config import MirrorConfig
-from hild.mirror.session import Session
 from hild.mirror.store import LatestStore, Message
 from hild.observers import TickObserver
 from hild.runtime import RuntimeControl
 from hild.traffic.report import signalk_paths, target_reports
 
 if TYPE_CHECKING:
+    from hild.mirror.session import Session
     from hild.observers import RunningDaemon
 
 log = structlog.get_logger("hild.mirror")
@@ -71,6 +71,9 @@ class Mirror(TickObserver):
             "hild": __version__, "signalk": self.config.signalk,
             "control": self.runtime is not None,
         }  # fmt: skip
+        from hild.mirror.session import Session  # (aiomqtt and paho load only when a run
+        # mirrors: 18 ms of every other run's start)
+
         self.session = Session(
             self.config, self.store, self.topic("status"), online,
             self.topic("control/+") if self.runtime is not None else None, self._on_control,
