@@ -23,7 +23,6 @@ from hild.model.vessel import Vessel
 from hild.profiles.vessel import load_profile
 from hild.profiles.weather import load_weather
 from hild.record.observer import run_metadata, sample
-from hild.record.writer import RecordWriter
 from hild.sensors.geodesy import DEFAULT_ORIGIN
 from hild.units import KNOTS_PER_MS
 
@@ -104,6 +103,8 @@ class SimRecording:
                                 profile=profile, weather=weather, seed=seed, dt=dt,
                                 method=method, start_utc=SIM_EPOCH.isoformat(),
                                 output_interval=every * dt)  # fmt: skip
+        from hild.record.writer import RecordWriter  # (mcap loads only when a sim records)
+
         # a batch run has no deadline to keep: the writer waits for room rather than drop
         self.writer = RecordWriter(path, metadata, nmea_log=False, lossless=True)
         try:

@@ -76,11 +76,12 @@ def test_an_ais_device_imports_pyais_when_it_is_made(tmp_path):
     assert probe.stdout.split() == [b"False", b"True"]
 
 
-# What `hild run` imports with no --record and no --mqtt; then a Recorder's and a Mirror's
-# imports, as their start makes them (before the clock: the daemon starts its observers first).
+# What `hild run` and `hild sim` import with no --record and no --mqtt; then a Recorder's and
+# a Mirror's imports, as their start makes them (before the clock: the daemon starts its
+# observers first).
 OPTIONAL_PROBE = """
 import sys
-import hild.cli, hild.run
+import hild.cli, hild.run, hild.sim
 optional = ("mcap", "zstandard", "aiomqtt", "paho")
 print(*[name in sys.modules for name in optional])
 from hild.record.writer import RecordWriter
@@ -91,7 +92,7 @@ print(*[name in sys.modules for name in optional])
 
 def test_a_run_that_neither_records_nor_mirrors_imports_neither():
     """mcap and zstandard (about 12 ms) load only for a recording, aiomqtt and paho (about 18
-    ms) only for a mirror: not in every run's start."""
+    ms) only for a mirror: not in every run's or sim's start."""
     probe = subprocess.run([sys.executable, "-c", OPTIONAL_PROBE], cwd=ROOT, capture_output=True,
                            text=True, timeout=120)  # fmt: skip
     assert probe.returncode == 0, probe.stderr
