@@ -57,38 +57,30 @@ PARTS = (  # (the name printed, the class, its method)
 IDLE = "idle"  # the calls of the hand-over that found nothing to hand over
 
 
-def timed(cpu_ns: dict[str, int], calls: dict[str, int], name: str,
-          method: Callable) -> Callable:  # fmt: skip
+def timed(cpu_ns: dict[str, int], calls: dict[str, int], name: str, method: Callable,
+          idle: Callable[..., bool] | None = None) -> Callable:  # fmt: skip
+    """``method`` timed into ``name``; with ``idle`` (given the call's arguments), the calls it
+    finds idle are also counted under IDLE: what a timed part costs when it does nothing."""
+
     def wrapper(*args, **kwargs):
+        nothing_to_do = idle is not None and idle(*args)
         started = time.thread_time_ns()
         try:
             return method(*args, **kwargs)
         finally:
-            cpu_ns[name] += time.thread_time_ns() - started
-            calls[name] += 1
-
-    return wrapper
-
-
-def timed_hand_over(cpu_ns: dict[str, int], calls: dict[str, int], name: str,
-                    method: Callable) -> Callable:  # fmt: skip
-    """``timed``, and the calls that find the outbox empty (most ticks: a function that only
-    tests a list) also counted apart: what a timed part costs when it does nothing, cold."""
-
-    def wrapper(daemon, *args, **kwargs):
-        idle = not daemon._outbox
-        started = time.thread_time_ns()
-        try:
-            return method(daemon, *args, **kwargs)
-        finally:
             spent = time.thread_time_ns() - started
             cpu_ns[name] += spent
             calls[name] += 1
-            if idle:
+            if nothing_to_do:
                 cpu_ns[IDLE] += spent
                 calls[IDLE] += 1
 
     return wrapper
+
+
+def outbox_empty(daemon: daemon_module.Daemon) -> bool:
+    """The hand-over's idle calls (most ticks): a function that only tests a list."""
+    return not daemon._outbox
 
 
 def timer_cost_ns() -> float:
@@ -109,8 +101,8 @@ def main() -> None:
     cpu_ns = dict.fromkeys((*(name for name, _, _ in PARTS), IDLE), 0)
     calls = dict.fromkeys(cpu_ns, 0)
     for name, owner, attribute in PARTS:
-        wrap = timed_hand_over if attribute == "hand_over" else timed
-        setattr(owner, attribute, wrap(cpu_ns, calls, name, getattr(owner, attribute)))
+        idle = outbox_empty if attribute == "hand_over" else None
+        setattr(owner, attribute, timed(cpu_ns, calls, name, getattr(owner, attribute), idle))
     with tempfile.TemporaryDirectory() as folder:
         bench = default_bench_on(Path(folder), free_port(socket.SOCK_DGRAM))
         run_dir = str(Path(folder) / "run")

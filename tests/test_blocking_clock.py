@@ -4,15 +4,27 @@ loop that resynchronized) armed afresh."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import sys
 import time
+from collections.abc import Iterator
 
 import pytest
 
 from hild.clock import NS, BlockingClock, _Itimerspec
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="timerfd: Linux")
+
+
+@contextlib.contextmanager
+def open_clock(period_s: float = 0.0) -> Iterator[BlockingClock]:
+    """A clock for one test, its timerfd closed after it."""
+    clock = BlockingClock(period_s)
+    try:
+        yield clock
+    finally:
+        clock.close()
 
 
 def armed(clock: BlockingClock) -> tuple[float, float]:
@@ -46,24 +58,20 @@ def assert_repeating_on(clock: BlockingClock, origin: float, period: float) -> N
 
 def test_deadlines_on_the_schedule_are_kept_by_one_periodic_arming():
     period = 0.01
-    clock = BlockingClock(period)
-    try:
+    with open_clock(period) as clock:
         t0 = time.monotonic() + 0.02
         for k in range(30):
             deadline = t0 + k * period
             clock.sleep_until(deadline)
             assert time.monotonic() >= deadline, k  # never early
         assert_repeating_on(clock, t0, period)  # armed once, periodic, on the deadlines
-    finally:
-        clock.close()
 
 
 def test_a_late_tick_returns_at_once_and_the_next_still_waits_for_its_deadline():
     # half a second a period: the late calls must return before deadline 4, and this thread
     # has 0.4 s to spare for them (a wrong clock waits for deadlines 4 and 5)
     period = 0.5
-    clock = BlockingClock(period)
-    try:
+    with open_clock(period) as clock:
         t0 = time.monotonic() + 0.05
         clock.sleep_until(t0)
         time.sleep(3.2 * period)  # held: the deadlines 1, 2 and 3 pass unread
@@ -75,14 +83,11 @@ def test_a_late_tick_returns_at_once_and_the_next_still_waits_for_its_deadline()
         assert time.monotonic() >= t0 + 4 * period  # the counted expirations did not let it out
         clock.sleep_until(t0 + 5 * period)
         assert time.monotonic() >= t0 + 5 * period
-    finally:
-        clock.close()
 
 
 def test_a_deadline_off_the_schedule_arms_it_again_there():
     period = 0.01
-    clock = BlockingClock(period)
-    try:
+    with open_clock(period) as clock:
         t0 = time.monotonic() + 0.02
         for k in range(3):
             clock.sleep_until(t0 + k * period)
@@ -91,16 +96,11 @@ def test_a_deadline_off_the_schedule_arms_it_again_there():
             clock.sleep_until(t1 + k * period)
             assert time.monotonic() >= t1 + k * period, k
         assert_repeating_on(clock, t1, period)  # on the new origin's schedule, not t0's
-    finally:
-        clock.close()
 
 
 def test_without_a_period_each_deadline_is_armed_alone():
-    clock = BlockingClock()
-    try:
+    with open_clock() as clock:
         deadline = time.monotonic() + 0.02
         clock.sleep_until(deadline)
         assert time.monotonic() >= deadline
         assert armed(clock) == (0.0, 0.0)  # one-shot: expired, nothing further armed
-    finally:
-        clock.close()
