@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import sysconfig
@@ -17,6 +16,8 @@ from pathlib import Path
 
 import pytest
 import setuptools
+
+from tests.endpoints import free_udp_port
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
@@ -81,12 +82,6 @@ def pip_install(venv: Path, *what: str) -> None:
     )  # fmt: skip
 
 
-def free_port(kind: int) -> int:
-    with socket.socket(socket.AF_INET, kind) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def hild(venv: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """The installed `hild`, run from `/` as a user elsewhere on the machine would."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH" and not k.startswith("HILD_")}
@@ -113,12 +108,8 @@ def exercise(venv: Path, tmp: Path) -> None:
     # the built-in default bench as installed, on ports of this test's own (never 10110-10112)
     installed = Path(check.stdout.split(": OK:")[0])
     bench = installed.read_text()
-    bench = bench.replace(
-        "udp://127.0.0.1:10110", f"udp://127.0.0.1:{free_port(socket.SOCK_DGRAM)}"
-    )
-    bench = bench.replace(
-        "udp://127.0.0.1:10112", f"udp://127.0.0.1:{free_port(socket.SOCK_DGRAM)}"
-    )
+    bench = bench.replace("udp://127.0.0.1:10110", f"udp://127.0.0.1:{free_udp_port()}")
+    bench = bench.replace("udp://127.0.0.1:10112", f"udp://127.0.0.1:{free_udp_port()}")
     urls = re.findall(r'"(\w+://[^"]*)"', bench)
     assert urls and not [u for u in urls if ":1011" in u], urls
     (tmp / "bench.toml").write_text(bench)

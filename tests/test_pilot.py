@@ -39,6 +39,7 @@ from hild.profiles.vessel import load_profile
 from hild.profiles.weather import load_weather
 from hild.sensors.geodesy import Origin
 from hild.units import KNOTS_PER_MS
+from tests.endpoints import free_udp_port
 
 ODIN = load_profile("odin")
 START = datetime(2026, 6, 1, 23, 59, 30, tzinfo=UTC)  # the mission crosses midnight UTC
@@ -475,11 +476,6 @@ def udp_socket() -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.bind(("127.0.0.1", 0))
     return sock
-
-
-def free_udp_port() -> int:
-    with contextlib.closing(udp_socket()) as sock:
-        return sock.getsockname()[1]
 
 
 def decode_commands(lines: list[str]) -> dict[str, float]:

@@ -14,15 +14,10 @@ from pathlib import Path
 import pytest
 
 from hild.transport import PORT_TYPES, Inbound, open_port, parse_port_url
+from tests.endpoints import free_tcp_port, free_udp_port
 
 COMMAND = b"$RCTXT,01,01,02,from the controller*00"
 SENTENCE = b"$GPTXT,01,01,02,from hild*00\r\n"
-
-
-def free_port(kind: int) -> int:
-    with socket.socket(socket.AF_INET, kind) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class SerialClient:
@@ -71,7 +66,7 @@ class PtyClient:
 
 class UdpClient:
     def __init__(self):
-        self.url = f"udp://127.0.0.1:{free_port(socket.SOCK_DGRAM)}?listen=1"
+        self.url = f"udp://127.0.0.1:{free_udp_port()}?listen=1"
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind(("127.0.0.1", 0))
         self.sock.setblocking(False)
@@ -92,7 +87,7 @@ class UdpClient:
 
 class TcpClient:
     def __init__(self):
-        self.url = f"tcp://127.0.0.1:{free_port(socket.SOCK_STREAM)}"
+        self.url = f"tcp://127.0.0.1:{free_tcp_port()}"
         self.reader = self.writer = None
 
     async def connect(self, port) -> None:

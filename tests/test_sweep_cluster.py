@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,15 +19,10 @@ from sweep_scenarios import tiny_scenario
 
 from hild.cli import main
 from hild.sweep.worker import runs_done
+from tests.endpoints import free_tcp_port
 
 REPO = Path(__file__).resolve().parents[1]
 DASK = Path(sys.executable).with_name("dask")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def environment() -> dict[str, str]:
@@ -40,7 +34,7 @@ def environment() -> dict[str, str]:
 @pytest.fixture(scope="module")
 def cluster():
     """A scheduler and two one-thread workers, named plain and rig (rig-a=1), on 127.0.0.1."""
-    address = f"tcp://127.0.0.1:{free_port()}"
+    address = f"tcp://127.0.0.1:{free_tcp_port()}"
     quiet = dict(env=environment(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     port = address.rsplit(":", 1)[1]
     scheduler = [DASK, "scheduler", "--host", "127.0.0.1", "--port", port, "--no-dashboard",

@@ -33,6 +33,7 @@ from hild.transport import (
     open_port,
     parse_port_url,
 )
+from tests.endpoints import free_udp_port
 
 TIMEOUT_S = 10.0
 
@@ -145,12 +146,6 @@ def make_device(link: Path) -> tuple[int, int]:
 def lines_of(items: list[Inbound]) -> list[bytes]:
     """The bytes of received lines, in order."""
     return [item.line for item in items]
-
-
-def free_udp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # --- URLs -------------------------------------------------------------------------------------
