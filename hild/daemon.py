@@ -18,6 +18,7 @@ twice.
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import math
 import signal
@@ -46,6 +47,7 @@ from hild.log import route_asyncio_errors
 from hild.model.layout import S_SIZE
 from hild.observers import TickObserver
 from hild.rundir import STOP_SIGNALS
+from hild.runtime import RuntimeControl
 from hild.sensors.device import Device
 from hild.sensors.factory import build_device
 from hild.sensors.truth import Truth
@@ -235,6 +237,12 @@ class Daemon:
             await port.close()
         if self.link is not None:
             self.link.close()
+
+    @functools.cached_property
+    def runtime_control(self) -> RuntimeControl:
+        """The run's one runtime control (hild/runtime.py), made when a front end that takes
+        requests (MQTT control, hild ctl, Foxglove) first asks for it: each hands it theirs."""
+        return RuntimeControl(self)
 
     def truth(self, t: float) -> Truth:
         assert self.start_utc is not None

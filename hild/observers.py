@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from hild.bench import Bench
@@ -55,6 +55,21 @@ class RunningDaemon(Protocol):
 
     def truth(self, t: float) -> Truth:
         """The vessel's state at simulated time ``t``, for the sensors and the observers."""
+        ...
+
+    @property
+    def runtime_control(self) -> RuntimeRequests:
+        """The run's runtime control (hild.runtime.RuntimeControl), shared by every front end
+        that takes requests."""
+        ...
+
+
+class RuntimeRequests(Protocol):
+    """What a front end that takes runtime requests (MQTT control, hild ctl, Foxglove) hands
+    them to: the run's one hild.runtime.RuntimeControl."""
+
+    async def handle(self, request: str, payload: bytes, source: str) -> dict[str, Any]:
+        """One request from ``source``: its answer (logged and told to the observers)."""
         ...
 
 

@@ -3,7 +3,11 @@
 Each request is a JSON object (commands may also be bare NMEA lines) checked with the same
 rules as a bench file; a valid one becomes a control record on the loop's control queue,
 applied at the next tick boundary, and every request is answered with its ``id`` and either
-``ok: true`` or the error. Transport-agnostic: the MQTT mirror feeds it; so could a socket.
+``ok: true`` or the error. Transport-agnostic: the MQTT control topic, ``hild ctl``'s socket
+and Foxglove's services all hand their requests to the run's one ``RuntimeControl``
+(``daemon.runtime_control``), one at a time, so what one of them changed is what the next
+request of any of them builds on: a partial weather is laid over the weather last asked for,
+whoever asked, and a target added through one is a target of the run for the others.
 """
 
 from __future__ import annotations
@@ -13,8 +17,9 @@ import copy
 import json
 import math
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+import structlog
 
 from hild.bench import read_faults
 from hild.bus.device import CommandDevice
@@ -41,10 +46,11 @@ from hild.transport.base import Inbound
 if TYPE_CHECKING:
     from hild.observers import RunningDaemon
 
+log = structlog.get_logger("hild.control")
+
 MAX_REQUEST_BYTES = 65536
 MAX_SHOWN_CHARS = 1000  # of a request that is no JSON object, as the recording keeps it
 REQUESTS = ("commands", "weather", "fault", "reposition", "traffic")
-Answer = Callable[[dict], None]
 
 
 class RequestError(ValueError):
@@ -75,19 +81,21 @@ def no_line_applied(results: list[str]) -> str:
 
 
 class RuntimeControl:
-    """Turns requests into control records for one daemon, and answers each one."""
+    """Turns requests into control records for one daemon, and answers each one: the run's
+    one (``daemon.runtime_control``), whichever front end a request came through."""
 
-    def __init__(self, daemon: RunningDaemon, answer: Answer, source: str = "mqtt:control"):
-        """``source``: where requests come from, ``<source>/<request>`` in the recording."""
+    def __init__(self, daemon: RunningDaemon):
         self.daemon = daemon
-        self.answer = answer
-        self.source = source
+        # the weather last asked for, as a weather file would say it, and its preset's name:
+        # what a partial change is laid over (its record may not have reached the tick yet)
         self.weather_doc = self._initial_weather_doc()
+        self.weather_name = daemon.bench.weather.preset
         self.requests = 0
         self.refused = 0
         # name -> MMSI of the run's targets once the traffic records queued are applied: the
         # queue drains at the next tick, so a second request before it is judged against this
         self._roster: dict[str, int] | None = None
+        self._one_at_a_time = asyncio.Lock()  # a request waits for the one before it
 
     def _initial_weather_doc(self) -> dict:
         """The running weather as a weather file would say it: its preset, with the bench's
@@ -104,8 +112,20 @@ class RuntimeControl:
             doc["waves"]["hs"] = weather.waves.hs
         return doc
 
-    async def handle(self, request: str, payload: bytes) -> None:
-        """One request (``request`` is one of REQUESTS); answers it, never raises."""
+    async def handle(self, request: str, payload: bytes, source: str) -> dict[str, Any]:
+        """One request (``request`` is one of REQUESTS) from ``source`` (``<source>/<request>``
+        in the recording, ``mqtt:control`` say): its answer, logged and told to the observers;
+        never raises. Requests are taken one at a time, in the order they came."""
+        async with self._one_at_a_time:
+            answer = await self._answer(request, payload)
+        log.info("control.request", source=source,
+                 **{k: v for k, v in answer.items() if k != "results"})  # fmt: skip
+        sent = as_sent(payload)
+        for observer in self.daemon.observers:
+            observer.on_request(self.daemon, request, f"{source}/{request}", sent, answer)
+        return answer
+
+    async def _answer(self, request: str, payload: bytes) -> dict[str, Any]:
         self.requests += 1
         answer: dict[str, Any] = {"id": None, "request": request}
         try:
@@ -133,10 +153,7 @@ class RuntimeControl:
             answer["ok"] = False
             answer["error"] = str(e)
         answer["t"] = round(self.daemon.sim.t, 6)
-        self.answer(answer)
-        sent = as_sent(payload)
-        for observer in self.daemon.observers:
-            observer.on_request(self.daemon, request, f"{self.source}/{request}", sent, answer)
+        return answer
 
     @staticmethod
     def _body(request: str, payload: bytes) -> dict:
@@ -199,9 +216,7 @@ class RuntimeControl:
                 raise ConfigError("control/weather", "preset", preset, e.expected) from None
             name = preset
         else:
-            doc = self.weather_doc
-            assert self.daemon.sim.environment is not None  # a daemon's simulation has one
-            name = self.daemon.sim.environment.weather.preset
+            doc, name = self.weather_doc, self.weather_name
         doc = deep_merge(doc, body)
         root = Section(copy.deepcopy(doc), "control/weather")
         weather = read_weather(root, name, "control/weather")
@@ -212,7 +227,7 @@ class RuntimeControl:
             Environment, weather, d.bench.vessel, d.dt, d.bench.seed, d.duration
         )
         d.queue.put(WeatherChange(environment))
-        self.weather_doc = doc
+        self.weather_doc, self.weather_name = doc, name
         return {"weather": environment.summary()}
 
     # --- faults: a sensor's dropout, freeze, invalid data or bias jump; an actuator's ----------

@@ -41,7 +41,7 @@ def run(tmp_path_factory):
     write_bench(bench, "fox", tmp / "run", TABLES.format(tmp=tmp))
     port = free_tcp_port()
     d = Daemon(str(bench), "--foxglove", f"127.0.0.1:{port}", tmp=tmp)
-    yield d, port
+    yield d, port, tmp / "run"
     d.stop()
 
 
@@ -60,7 +60,7 @@ def decoded(messages: list, subscription: int) -> list[tuple[int, dict]]:
 
 
 def test_a_foxglove_client_sees_the_run_and_changes_its_weather(run):
-    daemon, port = run
+    daemon, port, run_dir = run
     assert f"Foxglove: ws://127.0.0.1:{port}" in daemon.banner
     client = FoxgloveClient("127.0.0.1", port)  # offers foxglove.sdk.v1, foxglove.websocket.v1
     try:
@@ -115,10 +115,26 @@ def test_a_foxglove_client_sees_the_run_and_changes_its_weather(run):
         answer = json.loads(responses[0][3])
         assert answer["ok"] is True and answer["id"] == "w1" and answer["request"] == "weather"
         assert decoded(messages, 2)[-1][1]["wind_speed"] == pytest.approx(9.0)
+        # a part of a weather sent through hild ctl is laid over the weather Foxglove asked
+        # for (the run's one runtime control), not over the bench's calm
+        ctl = hild("ctl", "--run-dir", str(run_dir), "weather", "--json",
+                   '{"current": {"speed": 0.3, "to_deg": 45}}')  # fmt: skip
+        assert ctl.returncode == 0, ctl.stderr
+        weather = json.loads(ctl.stdout)["weather"]
+        assert (weather["wind_speed"], weather["wind_from_deg"]) == (9.0, 90.0), weather
+        assert (weather["current_speed"], weather["current_to_deg"]) == (0.3, 45.0), weather
+        messages = client.collect(5.0, until=lambda m: isinstance(m, tuple)
+                                  and m[0] == "message" and m[1] == 2
+                                  and json.loads(m[3])["current_speed"] > 0.2)  # fmt: skip
+        environment = decoded(messages, 2)[-1][1]
+        assert environment["wind_speed"] == pytest.approx(9.0)
+        assert environment["current_speed"] == pytest.approx(0.3)
     finally:
         client.close()
     summary = daemon.stop()
     assert summary.get("foxglove", {}).get("calls") == 1, summary
+    # where it served, also once stopped (the SDK's server reads port 0 after its stop)
+    assert summary["foxglove"]["url"] == f"ws://127.0.0.1:{port}", summary
 
 
 def hild(*args: str) -> subprocess.CompletedProcess:

@@ -346,6 +346,61 @@ def test_weather_changes_at_run_time_and_bad_requests_change_nothing(controlled,
                          for e in after), after  # fmt: skip
 
 
+def ctl(tmp_path, request: str, body: dict) -> dict:
+    """`hild ctl REQUEST --json BODY` to the run in ``tmp_path / "run"``: its answer."""
+    done = subprocess.run([sys.executable, "-m", "hild.cli", "ctl", "--run-dir",
+                           str(tmp_path / "run"), request, "--json", json.dumps(body)],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.stdout.strip(), done.stderr
+    return json.loads(done.stdout)
+
+
+def test_requests_build_on_the_last_one_whichever_way_it_came(controlled, subscriber, tmp_path):
+    """The run has one runtime control: a part of a weather is laid over the weather last asked
+    for (even one whose record has not reached the tick yet), whether that came over MQTT or
+    hild ctl, and a target added through one is the run's for the other."""
+    since = time.monotonic()
+    subscriber.publish(
+        f"{PREFIX}/control/weather", json.dumps({"id": "w1", "preset": "gale-calm-sea"})
+    )
+    subscriber.publish(
+        f"{PREFIX}/control/weather", json.dumps({"id": "w2", "wind": {"from_deg": 270}})
+    )
+    answers = wait_until(
+        lambda: (
+            (
+                a := [
+                    x
+                    for x in subscriber.on(f"{PREFIX}/control/result", since=since)
+                    if x["request"] == "weather"
+                ]
+            )
+            and len(a) == 2
+            and a
+        ),
+        15.0,
+    )
+    assert answers and [a["id"] for a in answers] == ["w1", "w2"], answers
+    gale, west = (a["weather"] for a in answers)
+    assert gale["preset"] == "gale-calm-sea" and gale["current_speed"] == 0.5, gale
+    # the second is the gale with its wind turned west: its gusts and current kept
+    assert west == {**gale, "wind_from_deg": 270.0}, (gale, west)
+    answer = ctl(tmp_path, "weather", {"wind": {"speed": 10}})
+    assert answer["ok"] is True, answer
+    assert answer["weather"] == {**west, "wind_speed": 10.0}, (west, answer)
+    # traffic: MQTT's view of the targets is taken (none), hild ctl adds one, MQTT removes it
+    nobody = request(subscriber, "traffic", {"remove": "nobody"})
+    assert nobody["ok"] is False and "none" in nobody["error"], nobody
+    twin = {"name": "twin", "mmsi": 257300004,
+            "course": {"north": -2000, "east": 500, "course_deg": 0, "speed_kn": 5}}  # fmt: skip
+    added = ctl(tmp_path, "traffic", {"add": twin})
+    assert added["ok"] is True and added["added"] == "twin", added
+    again = request(subscriber, "traffic", {"add": {**twin, "mmsi": 257300005}})
+    assert again["ok"] is False and "add.name = 'twin'" in again["error"], again
+    removed = request(subscriber, "traffic", {"remove": "twin"})
+    assert removed["ok"] is True and removed["removed"] == "twin", removed
+
+
 def test_reposition_moves_the_gps_output(controlled, subscriber):
     answer = request(subscriber, "reposition", {"id": "r", "latitude": 59.42, "longitude": 10.5,
                                                 "heading_deg": 90})  # fmt: skip

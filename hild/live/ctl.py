@@ -26,7 +26,7 @@ from hild.live.address import STATUS, socket_path
 from hild.live.status import StatusBoard, snapshot
 from hild.observers import TickObserver
 from hild.rundir import RunDirError, make_private_dir
-from hild.runtime import MAX_REQUEST_BYTES, REQUESTS, RuntimeControl
+from hild.runtime import MAX_REQUEST_BYTES, REQUESTS
 
 if TYPE_CHECKING:
     from hild.observers import RunningDaemon
@@ -43,9 +43,6 @@ class ControlSocket(TickObserver):
         self.board = board  # (an observer of the run itself, which keeps it current)
         self.path: Path | None = None
         self._server: asyncio.AbstractServer | None = None
-        self._runtime: RuntimeControl | None = None
-        self._lock = asyncio.Lock()  # one request at a time: each answer is its own
-        self._answer: dict | None = None
         self.requests = 0
 
     async def start(self, daemon: RunningDaemon) -> None:
@@ -71,7 +68,6 @@ class ControlSocket(TickObserver):
             log.warning("ctl.unavailable", socket=str(path), reason=reason)
             return
         self.path = path
-        self._runtime = RuntimeControl(daemon, self._take_answer, source=SOURCE)
         self._daemon = daemon
         log.info("ctl.listening", socket=str(path))
 
@@ -87,11 +83,6 @@ class ControlSocket(TickObserver):
 
     def summary(self) -> dict:
         return {"ctl": {"socket": str(self.path), "requests": self.requests}} if self.path else {}
-
-    def _take_answer(self, answer: dict) -> None:
-        self._answer = answer
-        log.info("control.request", source=SOURCE,
-                 **{k: v for k, v in answer.items() if k != "results"})  # fmt: skip
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -127,12 +118,7 @@ class ControlSocket(TickObserver):
                     "error": f"a request among: {', '.join((*REQUESTS, STATUS))}"}  # fmt: skip
         payload = message.get("payload", {})
         data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
-        assert self._runtime is not None
-        async with self._lock:
-            self._answer = None
-            await self._runtime.handle(request, data)
-            answer = self._answer
-        return answer if answer is not None else {"ok": False, "error": "no answer"}
+        return await self._daemon.runtime_control.handle(request, data, SOURCE)
 
 
 async def _send(writer: asyncio.StreamWriter, answer: dict) -> None:

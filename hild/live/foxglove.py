@@ -49,12 +49,12 @@ from hild.observers import TickObserver
 from hild.record import channels, events, fixes
 from hild.record.config import DEFAULT_RATE_HZ
 from hild.record.observer import STATS_PERIOD_S, utc_ns
-from hild.runtime import REQUESTS, RuntimeControl
+from hild.runtime import REQUESTS
 from hild.traffic.report import target_reports
 
 if TYPE_CHECKING:
     from hild.control import ActuatorCommand, ControlRecord
-    from hild.observers import RunningDaemon
+    from hild.observers import RunningDaemon, RuntimeRequests
     from hild.transport.base import Inbound
 
 log = structlog.get_logger("hild.foxglove")
@@ -79,14 +79,12 @@ class FoxgloveLive(TickObserver):
         self.port = port
         self.rate_hz = rate_hz
         self.server: Any = None
-        self.runtime: RuntimeControl | None = None
+        self.runtime: RuntimeRequests | None = None
         self._fox: Any = None  # the foxglove module, imported only for a run that serves
         self._context: Any = None
         self._channels: dict[str, Any] = {}
         self._daemon: RunningDaemon | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._lock: asyncio.Lock | None = None
-        self._answer: dict | None = None
         self._every = 1
         self._tick = 0
         self._stats_due = STATS_PERIOD_S
@@ -98,7 +96,7 @@ class FoxgloveLive(TickObserver):
     @property
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"ws://{host}:{self.server.port if self.server else self.port}"
+        return f"ws://{host}:{self.port}"
 
     # --- start and stop ------------------------------------------------------------------------
     async def start(self, daemon: RunningDaemon) -> None:
@@ -108,10 +106,9 @@ class FoxgloveLive(TickObserver):
         self._fox = foxglove
         self._daemon = daemon
         self._loop = asyncio.get_running_loop()
-        self._lock = asyncio.Lock()
         self._every = max(1, round(daemon.bench.rate_hz / self.rate_hz))
         self._context = foxglove.Context()  # its own: nothing else logs to this server
-        self.runtime = RuntimeControl(daemon, self._take_answer, source=SOURCE)
+        self.runtime = daemon.runtime_control
         services = [self._service(request) for request in REQUESTS]
         try:
             self.server = foxglove.start_server(
@@ -122,6 +119,7 @@ class FoxgloveLive(TickObserver):
         except Exception as e:  # the SDK raises its own error type (an address in use, ...)
             code = errno.EADDRINUSE if "in use" in str(e).lower() else errno.EADDRNOTAVAIL
             raise OSError(code, f"--foxglove {self.host}:{self.port}: {e}") from None
+        self.port = self.server.port  # the one it took for port 0 (the server reads 0 once stopped)
         # a viewer that vanishes without a goodbye is the SDK's error; here, just a viewer gone
         logging.getLogger("foxglove.websocket.connected_client").setLevel(logging.CRITICAL)
         self._declare(daemon)
@@ -278,23 +276,12 @@ class FoxgloveLive(TickObserver):
         if loop is None or loop.is_closed():
             return json.dumps({"ok": False, "request": request, "error": "the run has ended"}
                               ).encode()  # fmt: skip
-        future = asyncio.run_coroutine_threadsafe(self._handle(request, bytes(payload)), loop)
+        assert self.runtime is not None
+        handling = self.runtime.handle(request, bytes(payload), SOURCE)
+        future = asyncio.run_coroutine_threadsafe(handling, loop)
         try:
             answer = future.result(CALL_TIMEOUT_S)
         except (concurrent.futures.TimeoutError, concurrent.futures.CancelledError, RuntimeError):
             future.cancel()
             answer = {"ok": False, "request": request, "error": "no answer from the run"}
         return json.dumps(answer).encode()
-
-    async def _handle(self, request: str, payload: bytes) -> dict:
-        assert self.runtime is not None and self._lock is not None
-        async with self._lock:  # one RuntimeControl: one request at a time, as hild ctl's
-            self._answer = None
-            await self.runtime.handle(request, payload)
-            answer = self._answer
-        return answer if answer is not None else {"ok": False, "error": "no answer"}
-
-    def _take_answer(self, answer: dict) -> None:
-        self._answer = answer
-        log.info("control.request", source=SOURCE,
-                 **{k: v for k, v in answer.items() if k != "results"})  # fmt: skip

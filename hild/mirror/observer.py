@@ -23,15 +23,15 @@ from hild.mirror import payloads
 from hild.mirror.config import MirrorConfig
 from hild.mirror.store import LatestStore, Message
 from hild.observers import TickObserver
-from hild.runtime import RuntimeControl
 from hild.traffic.report import signalk_paths, target_reports
 
 if TYPE_CHECKING:
     from hild.mirror.session import Session
-    from hild.observers import RunningDaemon
+    from hild.observers import RunningDaemon, RuntimeRequests
 
 log = structlog.get_logger("hild.mirror")
 
+SOURCE = "mqtt:control"  # the requests' source in the recording: mqtt:control/weather
 SENTENCES_KEPT = 256  # per device between two sensors/<device> messages; older ones are dropped
 STOP_TIMEOUT_S = 2.0
 
@@ -44,7 +44,7 @@ class Mirror(TickObserver):
         self.prefix = ""
         self.store: LatestStore | None = None
         self.session: Session | None = None
-        self.runtime: RuntimeControl | None = None  # runtime control, when enabled
+        self.runtime: RuntimeRequests | None = None  # runtime control, when enabled
         self._task: asyncio.Task | None = None
         self._due: dict[str, float] = {}
         self._next_due = 0.0
@@ -61,7 +61,7 @@ class Mirror(TickObserver):
         self.prefix = self.config.topic_prefix(bench.name)
         self.store = LatestStore()
         if self.config.control:
-            self.runtime = RuntimeControl(daemon, self._answer)
+            self.runtime = daemon.runtime_control
         online = {
             "state": "online", "bench": bench.name, "file": bench.file,
             "vessel": bench.vessel.name, "profile": bench.profile,
@@ -95,12 +95,9 @@ class Mirror(TickObserver):
         request = topic.rsplit("/", 1)[-1]
         if request == "result" or self.runtime is None:
             return  # our own answers come back on the same subscription
-        await self.runtime.handle(request, payload)
-
-    def _answer(self, answer: dict) -> None:
+        answer = await self.runtime.handle(request, payload, SOURCE)
         assert self.session is not None
         self.session.answer(Message(self.topic("control/result"), answer, qos=1))
-        log.info("control.request", **{k: v for k, v in answer.items() if k != "results"})
 
     def on_sentences(self, device: str, lines: Sequence[bytes]) -> None:
         kept = self._sentences.get(device)

@@ -13,6 +13,7 @@ bench where it arrives between two ticks. Same scenario, same seed: the same run
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import sys
 import time
@@ -30,6 +31,7 @@ from hild.daemon import STATE_CHECK_S, initial_simulation
 from hild.device_runtime import DeviceRuntime
 from hild.heap import frozen_heap
 from hild.observers import TickObserver
+from hild.runtime import RuntimeControl
 from hild.scenario.controller import (
     Controller,
     ControllerContext,
@@ -121,6 +123,11 @@ class LockstepRun:
     def truth(self, t: float) -> Truth:
         assert self.start_utc is not None
         return Truth.of(self.sim, t, self.start_utc + timedelta(seconds=t))
+
+    @functools.cached_property
+    def runtime_control(self) -> RuntimeControl:
+        """(A RunningDaemon's; no front end takes requests in a lockstep run today.)"""
+        return RuntimeControl(self)
 
     def run(self) -> RunResult:
         with frozen_heap():  # (no gc.collect first: hild/heap.py)
