@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import json
 import math
 import os
 import re
@@ -233,6 +234,9 @@ MAX_NESTING = 32
 NESTING_EXPECTED = (
     f"TOML nested less deeply (at most {MAX_NESTING} tables and arrays inside each other)"
 )
+JSON_NESTING_EXPECTED = (
+    f"JSON nested less deeply (at most {MAX_NESTING} objects and arrays inside each other)"
+)
 
 
 def nesting(value: Any) -> int:
@@ -253,6 +257,18 @@ def nesting(value: Any) -> int:
             break
         pending.extend((child, depth + 1) for child in children)
     return deepest
+
+
+def json_value(text: str | bytes) -> Any:
+    """JSON text (a runtime request, ``--json``) as Python values; ValueError (never a
+    RecursionError) for text that is no JSON or is nested more deeply than a hild file may."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ValueError(JSON_NESTING_EXPECTED) from None
+    if nesting(value) > MAX_NESTING:
+        raise ValueError(JSON_NESTING_EXPECTED)
+    return value
 
 
 def load_toml(path: Path) -> dict[str, Any]:

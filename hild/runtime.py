@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import json
 import math
 import time
 from typing import TYPE_CHECKING, Any
@@ -23,7 +22,7 @@ import structlog
 
 from hild.bench import read_faults
 from hild.bus.device import CommandDevice
-from hild.config import ConfigError, Problems, Section, deep_merge, load_toml
+from hild.config import ConfigError, Problems, Section, deep_merge, json_value, load_toml
 from hild.control import (
     ACTUATOR_FAULTS,
     ActuatorFault,
@@ -63,7 +62,7 @@ def as_sent(payload: bytes) -> dict:
     text = payload.decode("utf-8", "replace")
     if len(payload) <= MAX_REQUEST_BYTES:
         try:
-            body = json.loads(text)
+            body = json_value(text)
         except ValueError:
             body = None
         if isinstance(body, dict):
@@ -161,7 +160,7 @@ class RuntimeControl:
         if request == "commands" and text.startswith(("$", "!")):
             return {"lines": text.splitlines()}
         try:
-            body = json.loads(text)
+            body = json_value(text)
         except ValueError as e:
             raise RequestError(f"a JSON object ({e})") from None
         if not isinstance(body, dict):

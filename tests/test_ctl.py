@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -109,6 +110,44 @@ def test_a_refused_request_exits_1_with_the_reason(daemon, run_dir):
     assert "preset = 'no-such-weather'" in err and "gale-hs1" in err
     code, _, err = ctl(run_dir, "fault", "radar", "dropout")
     assert code == 1 and "a sensor device: gps" in err
+
+
+def test_a_request_nested_too_deeply_is_answered_and_the_run_goes_on(daemon, run_dir):
+    """JSON nested 30,000 deep (Python's parser would raise RecursionError) on the socket: an
+    answer naming the limit, on the same connection, which then takes the next request."""
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(30)
+        s.connect(str(run_dir / "hild.ctl"))
+        reader = s.makefile("rb")
+        s.sendall(b"[" * 30_000 + b"]" * 30_000 + b"\n")
+        answer = json.loads(reader.readline())
+        assert answer["ok"] is False and "at most 32" in answer["error"], answer
+        deep = json.loads("[" * 40 + "]" * 40)  # parsed fine, too deep for a request
+        body = {"request": "weather", "payload": {"wind": {"speed": deep}}}
+        s.sendall(json.dumps(body).encode() + b"\n")
+        answer = json.loads(reader.readline())
+        assert answer["ok"] is False and "at most 32" in answer["error"], answer
+        s.sendall(json.dumps({"request": "status"}).encode() + b"\n")
+        assert json.loads(reader.readline())["ok"] is True
+    assert daemon.proc.poll() is None
+    assert not daemon.events("asyncio.error"), daemon.events("asyncio.error")
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["weather", "--json", "{bad"], "--json '{bad': expected a JSON object"),
+        (["weather", "--json", "[" * 3000 + "]" * 3000], "at most 32"),
+        (["--timeout", "nan", "status"], "--timeout: expected seconds greater than 0 to 3600"),
+        (["--timeout", "-1", "status"], "--timeout: expected seconds greater than 0 to 3600"),
+        (["fault", "--actuator", "port", "stuck", "--duration", "5"],
+         "--duration time a sensor's fault"),
+    ],
+)  # fmt: skip
+def test_a_wrong_command_line_names_its_option_and_exits_2(run_dir, args, says):
+    code, answer, err = ctl(run_dir, *args)
+    assert code == 2 and answer is None and says in err, err
+    assert "Traceback" not in err and "no hild run answers" not in err
 
 
 def test_no_daemon_exits_2(tmp_path):

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hild.arguments import number
+from hild.config import json_value
 from hild.live.address import STATUS, connect, socket_path
 from hild.log import write_or_drop
 
@@ -28,7 +30,8 @@ def add_parser(sub: Any, run_dir_default: str) -> argparse.ArgumentParser:
         "hild ctl weather gale-hs1; hild ctl fault gps dropout --duration 30; hild ctl fault "
         "--actuator port stuck; hild ctl reposition --latitude 59.42 --longitude 10.5; hild ctl "
         "commands '$RCPRC,...'; hild ctl status. Exit 0 when applied, 1 when refused (the "
-        "reason printed), 2 when no daemon answers.",
+        "reason printed), 2 when no daemon answers (or the command line asks nothing it can "
+        "send).",
     )  # fmt: skip
     ctl.add_argument(
         "--run-dir",
@@ -36,8 +39,8 @@ def add_parser(sub: Any, run_dir_default: str) -> argparse.ArgumentParser:
         metavar="DIR",
         help=f"the run's directory, which holds its socket ({run_dir_default})",
     )
-    ctl.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
-                     help="how long to wait for the answer (10)")  # fmt: skip
+    ctl.add_argument("--timeout", type=number("seconds", hi=3600.0), default=10.0,
+                     metavar="SECONDS", help="how long to wait for the answer (10)")  # fmt: skip
     requests = ctl.add_subparsers(dest="request", required=True, metavar="REQUEST")
     weather = requests.add_parser("weather", help="a new weather: a preset, or part of a "
                                   "weather file as JSON (--json)")  # fmt: skip
@@ -48,8 +51,15 @@ def add_parser(sub: Any, run_dir_default: str) -> argparse.ArgumentParser:
                        "bias_jump, clear), or with --actuator the actuator's (stuck, lost, "
                        "clear)")  # fmt: skip
     fault.add_argument("--actuator", metavar="NAME", help="an actuator of the vessel")
-    fault.add_argument("--duration", type=float, metavar="SECONDS")
-    fault.add_argument("--start", type=float, metavar="SECONDS", help="simulated time (now)")
+    fault.add_argument("--duration", type=float, metavar="SECONDS",
+                       help="a sensor's fault: how long (for good; an actuator's lasts until "
+                       "clear)")  # fmt: skip
+    fault.add_argument(
+        "--start",
+        type=float,
+        metavar="SECONDS",
+        help="a sensor's fault: when, in simulated time (now)",
+    )
     fault.add_argument("--quantity", help="bias_jump: the quantity (e.g. heading)")
     fault.add_argument("--value", type=float, help="bias_jump: the jump, in its unit")
     move = requests.add_parser("reposition", help="move the boat")
@@ -68,6 +78,11 @@ def add_parser(sub: Any, run_dir_default: str) -> argparse.ArgumentParser:
     return ctl
 
 
+def shown(text: str, limit: int = 80) -> str:
+    """An option's value as an error quotes it: cut to ``limit`` characters."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
 def request_of(args: argparse.Namespace) -> tuple[str, Any]:
     """The request's name and payload from the command line (ValueError: no request)."""
     name = args.request
@@ -80,6 +95,10 @@ def request_of(args: argparse.Namespace) -> tuple[str, Any]:
         if args.actuator:
             if len(args.what) != 1:
                 raise ValueError("fault --actuator NAME takes one KIND (stuck, lost, clear)")
+            timed = [f"--{key}" for key in ("duration", "start") if getattr(args, key) is not None]
+            if timed:
+                raise ValueError(f"fault --actuator: {' and '.join(timed)} time a sensor's "
+                                 "fault; an actuator's starts now, lasts until clear")  # fmt: skip
             payload = {"actuator": args.actuator, "kind": args.what[0]}
         else:
             if len(args.what) != 2:
@@ -98,9 +117,12 @@ def request_of(args: argparse.Namespace) -> tuple[str, Any]:
         if args.device:
             payload["device"] = args.device
     if getattr(args, "json", None):
-        extra = json.loads(args.json)
+        try:
+            extra = json_value(args.json)
+        except ValueError as e:
+            raise ValueError(f"--json {shown(args.json)}: expected a JSON object ({e})") from None
         if not isinstance(extra, dict):
-            raise ValueError(f"--json: a JSON object, not {args.json!r}")
+            raise ValueError(f"--json {shown(args.json)}: expected a JSON object")
         payload.update(extra)
     if not payload:
         raise ValueError(f"{name}: nothing to ask (see hild ctl {name} --help)")

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from hild.config import json_value
 from hild.live.address import STATUS, socket_path
 from hild.live.status import StatusBoard, snapshot
 from hild.observers import TickObserver
@@ -106,7 +107,7 @@ class ControlSocket(TickObserver):
     async def _handle(self, line: bytes) -> dict[str, Any]:
         self.requests += 1
         try:
-            message = json.loads(line)
+            message = json_value(line)
         except ValueError as e:
             return {"ok": False, "error": f"a JSON object per line ({e})"}
         request = message.get("request") if isinstance(message, dict) else None
