@@ -447,12 +447,17 @@ class Section:
             raise self.error(name, value, f"{what} of at most {hi:g}")
         return value
 
-    def integer(self, name: str, default: Any = _MISSING, *, lo: int | None = None) -> int:
+    def integer(self, name: str, default: Any = _MISSING, *, lo: int | None = None,
+                hi: int | None = None) -> int:  # fmt: skip
         value = self.raw(name, default)
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.error(name, value, "an integer")
+        if lo is not None and hi is not None and not lo <= value <= hi:
+            raise self.error(name, value, f"an integer from {lo} to {hi}")
         if lo is not None and value < lo:
             raise self.error(name, value, f"an integer of at least {lo}")
+        if hi is not None and value > hi:
+            raise self.error(name, value, f"an integer of at most {hi}")
         return value
 
     def boolean(self, name: str, default: Any = _MISSING) -> bool:

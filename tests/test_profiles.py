@@ -143,6 +143,17 @@ def test_wind_load_errors_name_the_key(tmp_path, old, new, needles):
         assert needle in str(e.value)
 
 
+@pytest.mark.parametrize(
+    ("strips", "says"), [(0, "from 1 to 1000"), (100_000_000, "from 1 to 1000")]
+)
+def test_cross_flow_strips_are_bounded(tmp_path, strips, says):
+    """A hundred million strips hung the compiled step (each is summed in every RK4 stage)."""
+    path = write_variant(tmp_path, "odin", "strips = 20", f"strips = {strips}")
+    with pytest.raises(ConfigError) as e:
+        load_profile(str(path))
+    assert e.value.key == "damping.cross_flow.strips" and says in e.value.expected, e.value
+
+
 def test_wind_load_data_per_profile():
     # Odin: Blendermann with the thesis' areas (3.22-3.25); WAM-V: VRX coefficients;
     # Otter: the symmetric model; Jolner: none (thesis 3.11.1.2 neglects its windage).

@@ -247,6 +247,19 @@ def test_bad_scenarios_name_the_file_key_and_what_was_expected(tmp_path, change,
     assert errors and says in errors[0].expected and errors[0].file == str(path)
 
 
+def test_laps_no_run_could_sail_are_refused_before_they_fill_memory(tmp_path):
+    """A billion laps filled 9 GB in 30 s listing their waypoints; refused at the file."""
+    path = scenario_file(tmp_path)
+    path.write_text(path.read_text().replace("acceptance_m = 15", "acceptance_m = 15\nlaps = "
+                                             "1000000000"))  # fmt: skip
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(str(path))
+    (error,) = [err for err in e.value.errors if err.key == "mission.laps"]
+    assert error.expected == "an integer from 1 to 10000" and error.value == 1_000_000_000
+    path.write_text(path.read_text().replace("laps = 1000000000", "laps = 10000"))
+    assert load_scenario(str(path)).mission.laps == 10_000
+
+
 def test_a_bench_problem_in_a_scenario_is_reported_with_its_own(tmp_path):
     path = scenario_file(tmp_path, "max_roll_deg = -1", extra='\n[weather]\npreset = "storm"\n')
     with pytest.raises(ScenarioError) as e:

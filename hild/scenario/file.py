@@ -36,6 +36,10 @@ SCENARIO_TABLES = ("scenario", "mission", "controller", "criteria", "sweep")
 # A scenario repeats exactly only on a fixed clock: a bench on the wall clock starts here.
 DEFAULT_START_TIME = "2026-06-01T12:00:00Z"
 MAX_DURATION_S = 7 * 86400.0
+# A mission's laps: every lap's waypoints are listed to be judged (criteria.MissionWalk), so a
+# count no run can sail only fills memory (a billion: 9 GB in 30 s). 10,000 is more than the
+# longest run sails round a real course (a 100 m square at 5 m/s: 80 s a lap, 7,560 a week).
+MAX_LAPS = 10_000
 DEFAULT_SPEED = 5.0  # [m/s]: the thesis' speed reference (hild/pilot/autopilot.py)
 CONTROLLER_KINDS = ("pilot", "python", "command")
 
@@ -256,7 +260,7 @@ def _mission(root: Section, origin: Origin) -> Mission:
     speed = attempt(problems, speed_of, section, False, DEFAULT_SPEED, default=DEFAULT_SPEED)
     acceptance = attempt(problems, section.number, "acceptance_m", 10.0, positive=True, hi=5000.0,
                                   unit="m")  # fmt: skip
-    laps = attempt(problems, section.integer, "laps", 1, lo=1, default=1)
+    laps = attempt(problems, section.integer, "laps", 1, lo=1, hi=MAX_LAPS, default=1)
     waypoints: list[Waypoint] = []
     raw = section.raw("waypoints")
     if not isinstance(raw, list) or not raw:
