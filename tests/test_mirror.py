@@ -577,6 +577,15 @@ def test_run_refuses_bad_mqtt_options(tmp_path, args, says):
     assert "secret" not in p.stderr
 
 
+def test_a_password_in_the_bench_file_is_never_printed(tmp_path):
+    """Refused, as '***': it was also printed in clear as an unknown key of [mqtt]."""
+    bench = bench_with_mqtt(tmp_path, free_tcp_port(), password="hunter2-in-clear")
+    done = subprocess.run([sys.executable, "-m", "hild.cli", "check", bench],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 2 and "mqtt.password = '***'" in done.stderr, done.stderr
+    assert "hunter2" not in done.stdout + done.stderr
+
+
 def test_tls_and_a_password_from_the_environment(tmp_path, monkeypatch):
     """mqtts:// to a broker that wants TLS and a user: the CA from the bench, the password
     from $HILD_MQTT_PASSWORD (never the command line)."""

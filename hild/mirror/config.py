@@ -259,6 +259,7 @@ def _password(section: Section) -> str | None:
     env = section.string("password_env", "")
     file = section.string("password_file", "")
     if section.has("password"):
+        section.skip("password")  # (read: the table's check of its keys must not print it)
         raise section.error("password", "***", "no password in the bench file: password_env "
                             "(an environment variable) or password_file")  # fmt: skip
     if env and file:
