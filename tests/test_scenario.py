@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from hild.config import ConfigError
+from hild.scenario.command import parse_settings
 from hild.scenario.criteria import MissionWalk, outside_distance
 from hild.scenario.file import Mission, ScenarioError, Waypoint, load_scenario
 from hild.scenario.lockstep import run_lockstep
@@ -258,6 +259,16 @@ def test_laps_no_run_could_sail_are_refused_before_they_fill_memory(tmp_path):
     assert error.expected == "an integer from 1 to 10000" and error.value == 1_000_000_000
     path.write_text(path.read_text().replace("laps = 1000000000", "laps = 10000"))
     assert load_scenario(str(path)).mission.laps == 10_000
+
+
+@pytest.mark.parametrize("depth", [40, 3000])  # 3000: tomllib itself runs out of recursion
+def test_a_set_value_nested_too_deeply_is_refused_as_a_file_would_be(depth):
+    with pytest.raises(ConfigError) as e:
+        parse_settings([f"mission.speed={'[' * depth}{']' * depth}"])
+    assert (e.value.file, e.value.key) == ("--set", "mission.speed")
+    assert "at most 32" in e.value.expected
+    assert parse_settings(["mission.speed=7", "weather.preset=calm"]) == {
+        "mission.speed": 7, "weather.preset": "calm"}  # fmt: skip
 
 
 def test_a_bench_problem_in_a_scenario_is_reported_with_its_own(tmp_path):

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from hild.config import ConfigError
+from hild.config import MAX_NESTING, NESTING_EXPECTED, ConfigError, nesting
 from hild.log import configure_logging, write_or_drop
 from hild.observers import TickObserver
 from hild.record.config import RecordConfig
@@ -36,6 +36,10 @@ def parse_settings(texts: list[str]) -> dict[str, Any]:
             parsed = tomllib.loads(f"v = {value.strip()}")["v"]
         except tomllib.TOMLDecodeError:
             parsed = value.strip()
+        except RecursionError:
+            parsed = None
+        if parsed is None or nesting(parsed) > MAX_NESTING:
+            raise ConfigError("--set", key.strip(), value.strip(), NESTING_EXPECTED)
         out[key.strip()] = parsed
     return out
 
