@@ -715,3 +715,18 @@ def test_a_sample_holds_the_instant_its_tick_copied_not_the_one_it_was_written_a
         seen["x"][0], seen["x"][1], seen["x"][6], seen["x"][7], seen["x"][11]]  # fmt: skip
     assert written[channels.ACTUATORS]["force.X"] == seen["force_x"]
     assert state["t"] == pytest.approx(t, abs=1e-12)
+
+
+def test_a_file_name_that_is_not_utf8_records(tmp_path):
+    """A name's byte 0xff (Python keeps it as a lone surrogate) made the metadata record's
+    UTF-8 fail: an internal error, and `hild run` stopped after opening its ports. The file
+    is written where asked; its metadata shows the byte as an escape."""
+    path = bytes(tmp_path) + b"/run-\xff.mcap"
+    command = [sys.executable, "-m", "hild.cli", "sim", "odin", "--duration", "1", "--record", path]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    with open(path, "rb") as f:
+        reader = make_reader(f)
+        made = {m.name: m.metadata for m in reader.iter_metadata()}["hild"]
+        assert reader.get_summary().statistics.message_count > 0
+    assert "--record " + str(tmp_path) + "/run-\\xff.mcap" in made["command"], made

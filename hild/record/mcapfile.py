@@ -73,6 +73,12 @@ def message_index_bytes(channel_id: int, entries: list[tuple[int, int]]) -> byte
     return struct.pack("<BQ", Opcode.MESSAGE_INDEX, len(body)) + body
 
 
+def utf8(text: str) -> str:
+    """``text`` as MCAP's strings must be, valid UTF-8: a command line's or a path's bytes that
+    are not (which Python keeps as lone surrogates) written as escapes, b'\\xff' as '\\\\xff'."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def record_bytes(*records: McapRecord) -> bytes:
     builder = RecordBuilder()
     for record in records:
@@ -211,6 +217,7 @@ class McapFile:
     def metadata(self, name: str, data: dict[str, str]) -> None:
         """A metadata record in the data (written at the next commit), indexed by the summary."""
         offset = self.ending_offset + len(self._pending)
+        data = {utf8(key): utf8(value) for key, value in data.items()}
         record = record_bytes(Metadata(name=name, metadata=data))
         self.index.metadata.append(MetadataIndex(offset, len(record), name))
         self._pending += record
