@@ -237,6 +237,8 @@ BENCH_VALUES = [
      "a file name for the recording"),
     ("record-rate", ('[weather]', '[record]\nfile = "r.mcap"\nrate_hz = 500\n[weather]'),
      "record.rate_hz", "at most 100"),
+    ("record-a-folder", ('[weather]', '[record]\nfile = "/tmp"\n[weather]'),
+     "record.file = '/tmp'", "not a folder"),  # (`hild run` could not open it)
 ]  # fmt: skip
 BENCH_CASES = [
     Case(f"bench-{name}", ("check", "{tmp}/bench.toml"), ("{tmp}/bench.toml", key, says),

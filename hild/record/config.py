@@ -71,4 +71,7 @@ def _file(section: Section) -> str:
         fill_template(file, {"bench": "bench", "utc": "20260101T000000Z"})
     except TemplateError as e:
         raise section.error("file", file, f"a file that stays in its folder ({e})") from None
+    if "{" not in file and Path(file).is_dir():  # (which `hild run` would refuse to open)
+        raise section.error("file", file, "a file name for the recording, not a folder "
+                            "(e.g. 'run.mcap' in it)")  # fmt: skip
     return file
