@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import datetime
 import difflib
 import json
 import math
@@ -38,6 +39,8 @@ SHOWN_VALUE_CHARS = 120  # a whole table as the value of an unknown key is short
 
 
 def _short_repr(value: Any) -> str:
+    if isinstance(value, datetime.date | datetime.time):  # (TOML's: as the file wrote it)
+        return value.isoformat()
     try:
         text = repr(value)
     except RecursionError:  # (load_toml refuses such nesting; this is for any other caller)

@@ -9,7 +9,7 @@ from dataclasses import replace
 from hild.ardupilot.howto import sitl_commands
 from hild.bench import Bench, load_bench
 from hild.bus.device import CommandDevice
-from hild.config import ConfigError
+from hild.config import MISSING, ConfigError
 from hild.daemon import Daemon
 from hild.examples import command_example, read_example
 from hild.firstcontact import checked_before_compiling
@@ -134,7 +134,7 @@ def mirror(bench: Bench, options: dict) -> Mirror | None:
         config = from_url(options["url"], config)
     if config is None:
         if any(options.get(k) for k in ("prefix", "control", "signalk")):
-            raise ConfigError("--mqtt", "url", None, "a broker (--mqtt mqtt://HOST:PORT or an "
+            raise ConfigError("--mqtt", "", MISSING, "a broker (--mqtt mqtt://HOST:PORT or an "
                               "[mqtt] table in the bench) for --mqtt-prefix, --mqtt-control "
                               "and --signalk")  # fmt: skip
         return None

@@ -198,6 +198,8 @@ BENCH_VALUES = [
      "at least 0.01"),
     ("start-time", ('start_time = "wall"', 'start_time = "9999-12-31T23:59:59Z"'),
      "bench.start_time", "2199-12-31"),
+    ("start-time-toml", ('start_time = "wall"', 'start_time = 1970-01-01T00:00:00Z'),
+     "bench.start_time = 1970-01-01T00:00:00+00:00: expected", "1980-01-06"),  # not its repr
     ("held-rpm", ("heading_deg = 0.0", 'heading_deg = 0.0\ncommands = { "port.rpm" = 99999 }'),
      "vessel.commands.port.rpm", "from 400 to 2000 rpm"),
     ("held-nozzle", ("heading_deg = 0.0",

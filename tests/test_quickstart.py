@@ -260,6 +260,6 @@ def test_the_benchs_own_mistakes_are_named_before_a_taken_port(tmp_path):
     assert f"{bad}: bench.rate_hz = 'fast': expected a number in Hz" in done.stderr
     assert "cannot bind" not in done.stderr
     assert "compiling" not in done.stderr and cached == [], (done.stderr, cached)
-    assert mqtt.returncode == 2 and "--mqtt: url = None" in mqtt.stderr, mqtt.stderr
+    assert mqtt.returncode == 2 and "--mqtt: expected a broker" in mqtt.stderr, mqtt.stderr
     assert "cannot bind" not in mqtt.stderr
     assert port.returncode == 2 and f"cannot bind 127.0.0.1:{taken}" in port.stderr, port.stderr
