@@ -182,11 +182,15 @@ def load_bench(
 
 
 def bench_from_document(
-    document: dict[str, Any], path: Path, *, check_step: bool = True, **overrides: Any
-) -> Bench:
+    document: dict[str, Any], path: Path, *, check_step: bool = True,
+    other_tables: tuple[str, ...] = (), **overrides: Any,
+) -> Bench:  # fmt: skip
     """Check a bench already read as a TOML document (``path`` names it in messages): what
-    ``load_bench`` does after reading, and what a scenario does with the bench it builds."""
+    ``load_bench`` does after reading, and what a scenario does with the bench it builds
+    (``other_tables``: the file's tables that are not the bench's, read elsewhere, which an
+    unknown table's error lists with the bench's)."""
     root = Section(document, path)
+    root.skip(*other_tables)
     problems = Problems()
     general, bench_table = _general(root, overrides, problems)
     part = _vessel(root, problems)

@@ -385,6 +385,7 @@ class Section:
         self.prefix = prefix
         self.order = order  # where the table is in its file: see position
         self._used: set[str] = set()
+        self._asked: set[str] = set()  # keys looked for with ``has``: known, present or not
 
     def key(self, name: str) -> str:
         return f"{self.prefix}.{name}" if self.prefix else name
@@ -403,6 +404,7 @@ class Section:
         return Section({}, self.file, self.key(name), self.position(name))
 
     def has(self, name: str) -> bool:
+        self._asked.add(name)
         return name in self.data
 
     def raw(self, name: str, default: Any = _MISSING) -> Any:
@@ -538,11 +540,12 @@ class Section:
     def finish(self) -> None:
         """Refuse keys that nothing read: a typo must not be silently ignored (all at once)."""
         problems = Problems()
+        known_keys = sorted(self._used | self._asked)  # (an optional key the file left out too)
         for name in self.data:
             if name not in self._used:
-                close = difflib.get_close_matches(name, list(self._used), n=1)
+                close = difflib.get_close_matches(name, known_keys, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
-                known = ", ".join(sorted(self._used)) or "none"
+                known = ", ".join(known_keys) or "none"
                 problems.add(self.error(name, self.data[name], f"a known key ({known}){hint}"))
         problems.raise_any()
 

@@ -238,6 +238,11 @@ def test_a_target_run_into_fails_min_cpa_and_one_that_gives_way_passes():
         ({"controller": 'python = "not a factory"'}, "controller.python", "package.module:factory"),
         ({"criteria": "geofence = [{ north = 0, east = 0 }]"}, "criteria.geofence", "at least 3"),
         ({"duration": -5}, "scenario.duration_s", "greater than 0"),
+        # every criterion is a known key, the ones the file left out too
+        ({"criteria": "min_cpa = 100"}, "criteria.min_cpa", "did you mean 'min_cpa_m'"),
+        ({"criteria": "xte_rms = 5"}, "criteria.xte_rms", "max_roll_deg, min_command_rate_hz"),
+        # and the scenario's own tables are known beside the bench's
+        ({"extra": "\n[criterias]\nxte_max_m = 5\n"}, "criterias", "did you mean 'criteria'"),
     ],
 )
 def test_bad_scenarios_name_the_file_key_and_what_was_expected(tmp_path, change, key, says):

@@ -223,7 +223,7 @@ def scenario_from_document(document: dict[str, Any], path: Path) -> Scenario:
             bench_table["start_time"] = DEFAULT_START_TIME
     bench = None
     try:
-        bench = bench_from_document(bench_doc, path)
+        bench = bench_from_document(bench_doc, path, other_tables=SCENARIO_TABLES)
     except BenchError as e:
         for error in e.errors:
             problems.add(error)
