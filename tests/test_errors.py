@@ -174,6 +174,8 @@ OPTIONS = [
          ("--record /proc/no/r.mcap: expected a file that can be written",),
          {"b.toml": MINIMAL_BENCH}),
     Case("replay-speed-zero", ("replay", "x.mcap", "--speed", "0"), ("--speed",)),
+    Case("replay-end-before-start", ("replay", "x.mcap", "--start", "2", "--end", "1"),
+         ("--end = 1.0: expected a time after --start (2 s)",)),
     Case("plot-waypoints", ("plot", "x.mcap", "--waypoints", "north"), ("--waypoints",)),
     Case("inspect-no-such-file", ("inspect", "/no/such/run.mcap"),
          ("/no/such/run.mcap", "no such file")),

@@ -8,6 +8,7 @@ import asyncio
 import sys
 from pathlib import Path
 
+from hild.config import ConfigError
 from hild.log import configure_logging, write_or_drop
 from hild.record import channels
 from hild.record.reader import describe, inspect, messages
@@ -46,6 +47,8 @@ def run_record_command(args: argparse.Namespace) -> int:
         return 0
     from hild.record.replay import DEFAULT_TARGET, ReplayPlan, parse_target, replay
 
+    if args.end is not None and args.end <= args.start:
+        raise ConfigError("--end", "", args.end, f"a time after --start ({args.start:g} s)")
     configure_logging("auto", "info")
     plan = ReplayPlan(
         file=args.file, targets=tuple(parse_target(t) for t in args.to or [DEFAULT_TARGET]),
