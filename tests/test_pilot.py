@@ -458,6 +458,8 @@ def hild(*args: str, timeout: float = 60.0) -> subprocess.CompletedProcess:
         (["--speed-gains", "1,-2"], "gain"),
         (["--rate", "0"], "rate"),
         (["--speed", "nan"], "speed"),
+        (["--speed", "1e9"], "to 30.8667 (a scenario's limit, 60 kn)"),
+        (["--waypoints", "1e300,0;0,0"], "farther than 200 km from the start"),
         (["--protocol", "nmea2000"], "protocol"),
         (["--protocol", "pydir"], "pydir drives twin fixed thrusters"),
         (["--profile", "no-such-boat"], "no-such-boat"),

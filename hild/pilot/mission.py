@@ -18,6 +18,7 @@ import math
 import re
 
 from hild.pilot.guidance import Point
+from hild.traffic.read import MAX_DISTANCE_M
 
 DEFAULT_SIDE_M = 200.0
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
@@ -48,5 +49,9 @@ def parse_waypoints(text: str) -> list[Point]:
         north, east = float(match.group(1)), float(match.group(2))
         if not (math.isfinite(north) and math.isfinite(east)):
             raise ValueError(f"waypoint {part.strip()!r} is not finite")
+        if math.hypot(north, east) > MAX_DISTANCE_M:
+            limit_km = MAX_DISTANCE_M / 1000
+            raise ValueError(f"waypoint {part.strip()!r} is farther than {limit_km:g} km "
+                             "from the start (a scenario's limit)")  # fmt: skip
         points.append((north, east))
     return points

@@ -20,6 +20,8 @@ from hild.pilot.links import LinkError
 from hild.pilot.mission import parse_waypoints
 from hild.pilot.runner import PilotOptions, PilotSession
 from hild.pilot.wire import PROTOCOLS, ProtocolError
+from hild.traffic.read import MAX_SPEED_KN
+from hild.traffic.targets import KNOT
 
 DEFAULTS = PilotOptions()
 MAX_RATE_HZ = 1000.0
@@ -91,7 +93,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--laps", type=laps, default=DEFAULTS.laps, metavar="N", help="times round (1)")
     p.add_argument(
         "--speed",
-        type=number("a speed in m/s"),
+        type=number("a speed in m/s", hi=MAX_SPEED_KN * KNOT, note="a scenario's limit, 60 kn"),
         default=DEFAULTS.config.speed_ref,
         metavar="M/S",
         help=f"speed over ground to hold ({DEFAULTS.config.speed_ref:g})",
