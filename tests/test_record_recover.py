@@ -257,3 +257,22 @@ def test_nesting_follows_each_payloads_values_and_keys():
     plain = {"t": 1.0, "x": 2.0}
     assert channels.nested(plain) is plain
     assert channels.nested({"t": 1.0, ".x": 1.0, "y.": 2.0}) == {"t": 1.0, ".x": 1.0, "y.": 2.0}
+
+
+def test_a_finished_recording_damaged_since_reads_as_damaged_not_cut_short(tmp_path):
+    """Bytes overwritten after the run (offset 100 on: the header's metadata) made `hild
+    inspect` call a finished, indexed file "cut short" and advise --repair, which then found
+    nothing to repair."""
+    record = tmp_path / "r.mcap"
+    assert hild("sim", "odin", "--duration", "5", "--record", str(record)).returncode == 0
+    assert inspect(record).complete and inspect(record).unreadable_at is None
+    data = bytearray(record.read_bytes())
+    data[100:300] = bytes((i * 37 + 11) % 251 for i in range(200))  # not MCAP's records
+    record.write_bytes(bytes(data))
+    contents = inspect(record)
+    assert contents.indexed and 100 <= contents.unreadable_at <= 300, contents
+    said = hild("inspect", str(record)).stdout
+    assert "DAMAGED" in said and "cut short" not in said and "--repair" not in said, said
+    # a file cut short still reads as one: its end torn off, no footer
+    record.write_bytes(bytes(data[: len(data) // 2]))
+    assert "cut short" in hild("inspect", str(record)).stdout

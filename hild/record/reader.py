@@ -8,6 +8,7 @@ left without its footer (ecosystem.md "Recording": the seeking reader finds noth
 from __future__ import annotations
 
 import json
+import os
 import struct
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -41,6 +42,10 @@ class Contents:
     last_ns: int | None = None
     metadata: dict[str, dict[str, str]] = field(default_factory=dict)
     complete: bool = True  # False: the writer stopped before finishing (a crash): no index
+    # where the data stopped reading as MCAP (about: the stream's position), when it did
+    # before its end; in a file that ends finished and indexed, bytes damaged since
+    unreadable_at: int | None = None
+    indexed: bool = False  # it ends with a footer that names a summary
 
     @property
     def ending(self) -> dict[str, str]:
@@ -98,6 +103,7 @@ def _stream(path: Path, stream, contents: Contents, topics: set[str] | None):
     except READ_ERRORS as e:
         if not seen_any:
             raise ConfigError(path, "", MISSING, f"an MCAP recording ({e})") from None
+        contents.unreadable_at = stream.tell()
     contents.complete = False
 
 
@@ -127,12 +133,21 @@ def inspect(path: Path) -> Contents:
     with _open(path) as stream:
         for _ in _stream(path, stream, contents, set()):
             pass
+        if contents.unreadable_at is not None:
+            from hild.record.repair import is_complete
+
+            contents.indexed = is_complete(stream.fileno(), os.fstat(stream.fileno()).st_size)
     return contents
 
 
 def status(contents: Contents) -> str:
     """Whether the recording is whole: finished by its writer, failed part-way, or cut short
     (indexed since by hild recover or --repair, or not)."""
+    if contents.unreadable_at is not None and contents.indexed:
+        return (f"DAMAGED: its data stops reading as MCAP near byte {contents.unreadable_at}, "
+                "though the file was finished and indexed (not a crash: bytes changed since); "
+                "hild reads it up to there (the mcap package's indexed reader, make_reader, "
+                "may reach the chunks after)")  # fmt: skip
     if not contents.complete:
         return (f"cut short (its writer never finished it: read up to its last flush, with no "
                 f"index); `hild recover {contents.file}` writes a finished copy beside it, "
