@@ -144,6 +144,22 @@ def test_wind_load_errors_name_the_key(tmp_path, old, new, needles):
 
 
 @pytest.mark.parametrize(
+    ("old", "new", "key", "says"),
+    [
+        # blamed on the added mass's eigenvalue before: the mass matrix went indefinite
+        ("cg = [", "cg = [-1500.0, 0.0, 0.0] # was [", "rigid_body.cg", "within the hull's length"),
+        ("draft = ", "draft = 1e9 # was ", "vessel.draft", "at most the hull's length"),
+    ],
+)
+def test_a_hull_s_geometry_is_blamed_on_the_key_that_is_wrong(tmp_path, old, new, key, says):
+    path = write_variant(tmp_path, "odin", old, new)
+    with pytest.raises(ConfigError) as e:
+        load_profile(str(path))
+    errors = getattr(e.value, "errors", [e.value])
+    assert [err.key for err in errors] == [key] and says in errors[0].expected, errors
+
+
+@pytest.mark.parametrize(
     ("strips", "says"), [(0, "from 1 to 1000"), (100_000_000, "from 1 to 1000")]
 )
 def test_cross_flow_strips_are_bounded(tmp_path, strips, says):

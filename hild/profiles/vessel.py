@@ -61,6 +61,9 @@ def _read_hull(root: Section, path: Path) -> tuple[str, float, float, float, str
         r.get(key, hull.number, key, positive=True, unit="m", default=1.0)
         for key in ("length", "beam", "draft")
     )
+    if not problems.errors and draft > length:  # (a hull floats on its length, not on end)
+        problems.add(hull.error("draft", draft, f"a draft of at most the hull's length "
+                                f"({length:g} m)"))  # fmt: skip
     # the point the added mass and linear damping derivatives are given about
     reference = r.get("hydrodynamic_reference", hull.string, "hydrodynamic_reference", "co",
                       choices=("co", "cg"), default="co")  # fmt: skip
@@ -88,7 +91,10 @@ def _read_vessel(root: Section, path: Path) -> Vessel:
     problems = Problems()
     hull = problems.attempt(_read_hull, root, path)
     rho, nu_water = problems.attempt(_read_water, root, path, default=(1025.0, 1.0e-6))
-    M_RB = problems.attempt(lambda: _read_rigid_body(root.table("rigid_body", required=True)))
+    length = hull[1] if hull is not None else None
+    M_RB = problems.attempt(
+        lambda: _read_rigid_body(root.table("rigid_body", required=True), length)
+    )
     M_A, munk = problems.attempt(
         lambda: _read_added_mass(root.table("added_mass")), default=(None, True)
     )
@@ -239,12 +245,17 @@ MAX_BLOCK_COEFFICIENT = 1.5
 GYRATION_RANGE = (0.01, 1.0)  # k / L
 
 
-def _read_rigid_body(s: Section) -> np.ndarray:
+def _read_rigid_body(s: Section, length: float | None) -> np.ndarray:
+    """``length``: the hull's (None when it did not read), which the centre of gravity lies
+    within from CO, as every part of the hull does (see GYRATION_RANGE)."""
     m = s.number("mass", positive=True, unit="kg")
     low, high = MASS_RANGE_KG
     if not low <= m <= high:
         raise s.error("mass", m, f"a mass from {low:g} kg to {high:g} kg")
     r_g = s.array("cg", (3,))
+    if length is not None and float(np.linalg.norm(r_g)) > length:
+        raise s.error("cg", r_g.tolist(), f"a centre of gravity within the hull's length "
+                      f"({length:g} m) of CO, in metres [forward, starboard, down]")  # fmt: skip
     I_o = s.array("inertia", (3, 3))
     if not np.allclose(I_o, I_o.T):
         raise s.error("inertia", I_o.tolist(), "a symmetric 3x3 inertia tensor about CO")
