@@ -8,6 +8,7 @@ import contextlib
 import errno
 import os
 import sys
+import traceback
 from pathlib import Path
 
 from hild import __version__
@@ -586,8 +587,8 @@ def main(argv: list[str] | None = None) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error
         return 1
     except Exception as e:
-        if args.debug:
-            raise
+        if args.debug:  # the traceback too; the exit status as without it
+            traceback.print_exc()
         return _report(e)
     return 0
 

@@ -482,7 +482,7 @@ def test_debug_shows_the_traceback_that_is_otherwise_hidden():
     quiet = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     loud = subprocess.run([*argv, "--debug"], capture_output=True, text=True, timeout=60)
     assert quiet.returncode == 2 and "Traceback" not in quiet.stderr
-    assert loud.returncode != 0 and "Traceback" in loud.stderr and "BenchError" in loud.stderr
+    assert loud.returncode == 2 and "Traceback" in loud.stderr and "BenchError" in loud.stderr
 
 
 def test_check_warns_of_a_port_in_use_and_run_refuses_it_as_a_configuration_error(tmp_path):
