@@ -343,19 +343,29 @@ class CsvRows:
     """The --out file: a header, then rows as the run produces them (full precision)."""
 
     def __init__(self, path: Path, columns: list[str]):
+        self.path = path
         try:
             self._file = open(path, "w", newline="")  # noqa: SIM115  (closed by close())
         except OSError as e:
-            raise CommandError(f"--out {path}: cannot write it ({e.strerror})") from None
+            raise self._unwritable(e) from None
         self._csv = csv.writer(self._file)
         self._csv.writerow(columns)
 
+    def _unwritable(self, e: OSError) -> CommandError:
+        return CommandError(f"--out {self.path}: cannot write it ({e.strerror or e})")
+
     def write(self, table: np.ndarray) -> None:
-        for row in table:
-            self._csv.writerow([f"{v:.9g}" for v in row])
+        try:
+            for row in table:
+                self._csv.writerow([f"{v:.9g}" for v in row])
+        except OSError as e:  # a full disk, a file-size limit
+            raise self._unwritable(e) from None
 
     def close(self) -> None:
-        self._file.close()
+        try:
+            self._file.close()
+        except OSError as e:
+            raise self._unwritable(e) from None
 
 
 def summary_text(s: dict) -> str:

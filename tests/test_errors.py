@@ -146,6 +146,8 @@ OPTIONS = [
     Case("sim-seed-negative", (*SIM, "--seed", "-1"), ("--seed",)),
     Case("output-interval-zero", (*SIM, "--output-interval", "0"), ("--output-interval",)),
     Case("out-unwritable", (*SIM, "--out", "/proc/no/x.csv"), ("--out /proc/no/x.csv",)),
+    Case("out-disk-full", (*SIM, "--out", "/dev/full"),  # opens, then every write fails
+         ("--out /dev/full: cannot write it (No space left on device)",)),
     Case("cmd-out-of-range", (*SIM, "--cmd", "port.rpm=99999"),
          ("--cmd 'port.rpm=99999'", "from 400 to 2000 rpm")),
     Case("cmd-no-value", (*SIM, "--cmd", "port.rpm"), ("--cmd 'port.rpm'", "NAME=VALUE")),
