@@ -9,7 +9,8 @@ what a frame is (ArduPilot's JSON description and SIM_JSON.cpp; measured: protoc
 - the same as the last: ArduPilot heard no answer and sends the frame again (every 10 s by its
   description, about every 1.1 s as measured): the last answer goes again, nothing steps;
 - more than one ahead: frames were lost on the way; counted, and one step taken (ArduPilot's
-  clock is the answers' timestamps, so no time is lost on either side);
+  clock is the answers' timestamps, so no time is lost on either side); more than
+  MAX_LOST_FRAMES ahead, no frame of this SITL's: counted as malformed and skipped;
 - lower than the last: SITL restarted. The vessel goes back to how the run began (its place,
   heading, speed and actuators) and the timestamps start again from 0, as a newly started
   ArduPilot expects; hild's own clock, its weather and its traffic run on, so the NMEA out, the
@@ -59,6 +60,11 @@ log = structlog.get_logger("hild.ardupilot")
 DEFAULT_PORT = 9002  # where ArduPilot's SITL sends its frames (its JSON description)
 POLL_S = 0.1  # how long the loop waits for a frame before it looks at its stop flag again
 PAUSED_AFTER_S = 5.0  # wall seconds without a frame before the log says ArduPilot paused
+# A count this far ahead is no frame of the SITL that sent the last: in lockstep it sends the
+# next only after an answer, so what is lost on the way is a few frames (a minute at 1,200 Hz
+# is 72,000). A stray datagram's count (4,294,967,295, say) would have been "lost frames", and
+# the SITL's real next frame, below it, a restart.
+MAX_LOST_FRAMES = 100_000
 URL_EXPECTED = "udp://HOST:PORT?listen=1, e.g. udp://127.0.0.1:9002?listen=1"
 
 
@@ -184,6 +190,13 @@ class ArduPilotSitl(Device):
         if last is not None and frame.frame_count == last:
             self.link.repeated += 1
             self.socket.send(self._last_answer, address)
+            return None
+        if last is not None and frame.frame_count - last - 1 > MAX_LOST_FRAMES:
+            self.link.malformed += 1  # no SITL's next frame: counted and skipped, unanswered
+            self._log_malformed(device=self.config.name, sender=str(address[0]),
+                                problem=f"frame count {frame.frame_count} after {last}: more "
+                                f"than {MAX_LOST_FRAMES} frames ahead",
+                                malformed=self.link.malformed)  # fmt: skip
             return None
         if address != self._peer:
             log.info("ardupilot.connected", device=self.config.name, sender=_where(address),
