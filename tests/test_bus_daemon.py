@@ -244,8 +244,12 @@ def test_out_of_range_values_are_clamped_or_refused_as_configured(jets):
     time.sleep(0.3)
     keep = Repeater(lenient.write).start(too_fast)
     time.sleep(1.0)
-    summary = daemon.stop()
+    # the controller stops before the daemon (a line written as the daemon stopped was counted
+    # sent, not clamped), and the daemon stops well within the watchdog's 0.5 s lease after
+    # the last line, which the loop reads within a tick or two
     keep.stop()
+    time.sleep(0.15)
+    summary = daemon.stop()
     strict.close()
     lenient.close()
     assert summary["devices"]["strict"]["rejected"] == {"out_of_range": 5}
