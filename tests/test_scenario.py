@@ -247,6 +247,28 @@ def test_bad_scenarios_name_the_file_key_and_what_was_expected(tmp_path, change,
     assert errors and says in errors[0].expected and errors[0].file == str(path)
 
 
+@pytest.mark.parametrize(
+    ("target", "problem"),
+    [
+        ("nosuchmod:factory", "cannot import 'nosuchmod': ModuleNotFoundError"),
+        ("json:nosuch", "'json' has no 'nosuch'"),
+        ("json:__version__", "json:__version__ is a str, not a callable"),
+        ("builtins:str", "it returned a str, which has no step(t, lines) method"),
+    ],
+)
+def test_a_python_controller_that_cannot_be_made_is_bad_input(tmp_path, target, problem):
+    """Reproduces: `hild scenario run` ended in "internal error: ControllerLoadError", exit 1
+    (a failed verdict's status). The check before a run and the run itself (the Python API)
+    say the file, the key, the value and what was expected."""
+    path = scenario_file(tmp_path, controller=f'python = "{target}"')
+    scenario = load_scenario(str(path))
+    with pytest.raises(ConfigError) as caught:
+        run_lockstep(scenario)
+    message = str(caught.value)
+    assert f"{path}: controller.python = '{target}': expected \"package.module:factory\"" in message
+    assert problem in message
+
+
 def test_a_bench_problem_in_a_scenario_is_reported_with_its_own(tmp_path):
     path = scenario_file(tmp_path, "max_roll_deg = -1", extra='\n[weather]\npreset = "storm"\n')
     with pytest.raises(ScenarioError) as e:

@@ -86,3 +86,24 @@ def test_a_failed_run_exits_1_with_a_junit_report_plots_and_commands(tmp_path, c
     # an existing table is not replaced: it is resumed or removed
     assert sweep(scenario, "--out", out) == 2
     assert "--resume continues" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("controller", "options", "says"),
+    [
+        ('python = "nosuchmod:factory"', (), "controller.python = 'nosuchmod:factory'"),
+        ('python = "json:__version__"', (), "json:__version__ is a str, not a callable"),
+        ('command = ["true"]', (), "a controller that runs in lockstep"),
+    ],
+)  # fmt: skip
+def test_bad_input_is_refused_before_any_run_and_writes_nothing(tmp_path, capsys, controller,
+                                                                options, says):  # fmt: skip
+    """Reproduces: a controller that cannot be loaded made every run a FAILED error (exit 1),
+    and an external one too."""
+    scenario = tiny_scenario(tmp_path)
+    scenario.write_text(scenario.read_text().replace("pilot = true", controller))
+    out = tmp_path / "t.parquet"
+    assert sweep(scenario, "--out", out, *options) == 2
+    err = capsys.readouterr().err
+    assert says in err and "internal error" not in err
+    assert list(tmp_path.iterdir()) == [scenario]  # no table, no parts
