@@ -452,6 +452,7 @@ def scenario_with(controller: str) -> dict[str, bytes]:
 
 
 SC = "{tmp}/sc.toml"
+PILOT = scenario_with("pilot = true")
 RUN_SC = ("scenario", "run", SC)
 SWEEP_SC = ("sweep", SC, "--out", "{tmp}/t.parquet", "--no-progress")
 FACTORY = ('"package.module:factory": a module on Python\'s path (PYTHONPATH) and a callable in '
@@ -462,6 +463,8 @@ LOAD_FAILURES = [
     ("not-callable", "json:__version__", "json:__version__ is a str, not a callable"),
 ]
 STARTS = "a program that can be started as its first item"
+MAX_WORKERS = 4 * (os.cpu_count() or 1)
+ONE_WORKER_TOO_MANY = str(MAX_WORKERS + 1)  # (were it taken, the sweep would run: no hang)
 SCENARIO_CASES = [
     Case(f"scenario-python-{name}-{command}", argv,
          (f"{SC}: controller.python = '{target}'", FACTORY, problem),
@@ -483,6 +486,25 @@ SCENARIO_CASES = [
     Case("sweep-command-controller", SWEEP_SC,
          (f"{SC}: controller.command = ['true']", "a controller that runs in lockstep"),
          scenario_with('command = ["true"]')),
+    Case("scenario-report-suffix", (*RUN_SC, "--report", "{tmp}/rep.txt"),
+         ("--report", "'{tmp}/rep.txt'", "(.png, .pdf, .svg, .svgz"), PILOT),
+    Case("scenario-report-no-suffix", (*RUN_SC, "--report", "{tmp}/noext"),
+         ("--report", "'{tmp}/noext'", "(.png, .pdf, .svg, .svgz"), PILOT),
+    Case("scenario-report-folder", (*RUN_SC, "--report", "{tmp}"),
+         ("--report", "not the folder '{tmp}'"), PILOT),
+    Case("scenario-report-under-a-file", (*RUN_SC, "--report", "{tmp}/sc.toml/r.png"),
+         ("--report", "'{tmp}/sc.toml' is a file"), PILOT),
+    Case("scenario-junit-folder", (*RUN_SC, "--junit", "{tmp}"),
+         ("--junit", "not the folder '{tmp}'"), PILOT),
+    Case("sweep-junit-folder", (*SWEEP_SC, "--junit", "{tmp}"),
+         ("--junit", "not the folder '{tmp}'"), PILOT),
+    Case("sweep-scheduler-no-port", (*SWEEP_SC, "--scheduler", "notaurl"),
+         ("--scheduler = 'notaurl'", "tcp://HOST:PORT"), PILOT),
+    Case("sweep-scheduler-scheme", (*SWEEP_SC, "--scheduler", "http://lab-1:8786"),
+         ("--scheduler = 'http://lab-1:8786'", "tcp://HOST:PORT"), PILOT),
+    Case("sweep-workers-too-many", (*SWEEP_SC, "--workers", ONE_WORKER_TOO_MANY, "--runs", "1"),
+         ("--workers", f"from 1 to {MAX_WORKERS} (at most 4 per core", f"'{ONE_WORKER_TOO_MANY}'"),
+         PILOT),
 ]  # fmt: skip
 SCENARIO_CASES = [replace(c, absent=("internal error",)) for c in SCENARIO_CASES]
 

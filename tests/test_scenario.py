@@ -331,8 +331,10 @@ def test_cli_pass_fail_and_bad_input_exit_codes_and_reports(tmp_path):
     assert suite.get("tests") == "1" and suite.get("failures") == "0"
 
     slow = hild("scenario", "run", str(good), "--set", "criteria.complete_within_s=30",
-                "--json", "--junit", "bad.xml", cwd=tmp_path)  # fmt: skip
+                "--json", "--junit", "bad.xml", "--report", "pages/slow.PDF",
+                cwd=tmp_path)  # fmt: skip
     assert slow.returncode == 1, slow.stderr
+    assert (tmp_path / "pages" / "slow.PDF").read_bytes().startswith(b"%PDF")  # by its suffix
     result = json.loads(slow.stdout)
     assert result["passed"] is False
     (late,) = [c for c in result["criteria"] if not c["passed"]]

@@ -55,6 +55,7 @@ def check_lockstep_controller(scenario: Scenario) -> None:
 def run_sweep_command(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario)
     check_lockstep_controller(scenario)
+    spec = cluster_spec(args.scheduler, args.workers, scenario.resources)
     plan = plan_sweep(scenario)
     check_runs(scenario, plan)
     runs = plan.runs[: args.runs] if args.runs else plan.runs
@@ -65,7 +66,6 @@ def run_sweep_command(args: argparse.Namespace) -> int:
         done = [results.rows[r.index] for r in runs if r.index in results.rows]
         progress = SweepProgress(len(runs), len(done), sum(r["passed"] for r in done),
                                  bar=not args.no_progress, quiet=args.no_progress)  # fmt: skip
-        spec = cluster_spec(args.scheduler, args.workers, scenario.resources)
 
         def finished(outcomes: list[RunOutcome]) -> None:
             results.write_part([row_of(plan, o) for o in outcomes])
