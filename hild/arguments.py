@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 
 def number(
@@ -35,18 +37,57 @@ def number(
     return parse
 
 
-def whole_number(what: str, lo: int) -> Callable[[str], int]:
-    """A whole number of at least ``lo``."""
+def whole_number(what: str, lo: int, hi: int | None = None, note: str = "") -> Callable[[str], int]:
+    """A whole number of at least ``lo`` (and at most ``hi``); ``note`` says why, in the
+    message."""
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             value = lo - 1
-        if value < lo:
+        if value < lo or (hi is not None and value > hi):
+            bound = f">= {lo}" if hi is None else f"from {lo} to {hi}"
+            why = f" ({note})" if note else ""
             raise argparse.ArgumentTypeError(
-                f"expected {what}, a whole number >= {lo}, not {text!r}"
+                f"expected {what}, a whole number {bound}{why}, not {text!r}"
             )
         return value
 
     return parse
+
+
+def output_file(what: str, suffixes: Sequence[str] = ()) -> Callable[[str], Path]:
+    """A file to write ``what`` to: not a folder nor under a file, and named with one of
+    ``suffixes`` (any case) when given. Folders missing on its way are the writer's to make."""
+
+    def parse(text: str) -> Path:
+        problem = _output_problem(text, suffixes)
+        if problem is not None:
+            raise argparse.ArgumentTypeError(f"expected a file for {what}{problem}")
+        return Path(text)
+
+    return parse
+
+
+def _output_problem(text: str, suffixes: Sequence[str]) -> str | None:
+    """What is wrong with ``text`` as a file to write, as the end of an "expected" message."""
+    path = Path(text)
+    if not text.strip():
+        return f", not {text!r}"
+    if text.endswith(os.sep) or path.is_dir():
+        return f", not the folder {text!r}"
+    blocked = _file_on_the_way(path)
+    if blocked is not None:
+        return f", not {text!r}: {str(blocked)!r} is a file, not a folder"
+    if suffixes and path.suffix.lower() not in suffixes:
+        return f" whose suffix names its format ({', '.join(suffixes)}), not {text!r}"
+    return None
+
+
+def _file_on_the_way(path: Path) -> Path | None:
+    """The nearest existing path above ``path`` if it is a file rather than a folder."""
+    for parent in path.parents:
+        if parent.exists():
+            return None if parent.is_dir() else parent
+    return None

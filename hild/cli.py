@@ -12,7 +12,7 @@ import traceback
 from pathlib import Path
 
 from hild import __version__
-from hild.arguments import number, whole_number
+from hild.arguments import number, output_file, whole_number
 from hild.clock import MAX_TIME_SCALE, MIN_TIME_SCALE
 from hild.config import ConfigError, MultipleConfigError
 from hild.live import client as live_client
@@ -33,6 +33,17 @@ STEP = number("a step in seconds", 0.0, 1.0, note="the integrators need steps we
 SEED = whole_number("a seed", 0)
 RUNS = whole_number("a number of runs", 1)
 RECORDING_TIME = number("seconds", 0.0, 1e9, low_open=False)
+# A local cluster's workers: a run is single-threaded, so more than a few per core only wait
+# their turn, each a process with its own copy of hild and the compiled kernels.
+WORKERS_PER_CORE = 4
+CORES = os.cpu_count() or 1
+MAX_WORKERS = WORKERS_PER_CORE * CORES
+WORKERS = whole_number("a number of worker processes", 1, MAX_WORKERS,
+                       note=f"at most {WORKERS_PER_CORE} per core; {CORES} here")  # fmt: skip
+# What matplotlib (>= 3.8) writes a report page as without LaTeX: the suffix picks the format.
+REPORT_SUFFIXES = (".png", ".pdf", ".svg", ".svgz", ".eps", ".ps", ".jpg", ".jpeg", ".tif",
+                   ".tiff", ".webp")  # fmt: skip
+JUNIT_FILE = output_file("the JUnit report")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -215,12 +226,14 @@ def build_parser() -> argparse.ArgumentParser:
     scenario_run.add_argument(
         "--junit",
         metavar="FILE.xml",
-        type=Path,
+        type=JUNIT_FILE,
         help="write the verdict as a JUnit XML report (for CI)",
     )
-    scenario_run.add_argument("--report", metavar="FILE.png", type=Path,
+    scenario_run.add_argument("--report", metavar="FILE.png",
+                              type=output_file("the report", REPORT_SUFFIXES),
                               help="write a one-page report: the track with the mission, "
-                              "targets and closest approaches, and the criteria")  # fmt: skip
+                              "targets and closest approaches, and the criteria; its suffix "
+                              f"picks the format: {', '.join(REPORT_SUFFIXES)}")  # fmt: skip
     scenario_run.add_argument(
         "--record",
         metavar="FILE.mcap",
@@ -244,13 +257,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sweep.add_argument("scenario", help="scenario file with a [sweep] table, or a built-in name")
     sweep.add_argument("--scheduler", metavar="ADDRESS",
-                       help="an existing Dask scheduler, e.g. tcp://HOST:8786 (default: "
+                       help="an existing Dask scheduler, tcp://HOST:PORT (or tls://, ws://, "
+                       "wss://, ucx://), e.g. tcp://lab-1:8786 (default: "
                        "$DASK_SCHEDULER_ADDRESS, else a local cluster)")  # fmt: skip
     sweep.add_argument(
         "--workers",
-        type=RUNS,
+        type=WORKERS,
         metavar="N",
-        help="local cluster: N worker processes (default: one per core)",
+        help=f"local cluster: N worker processes, at most {WORKERS_PER_CORE} per core "
+        f"({MAX_WORKERS} here) (default: one per core)",
     )
     sweep.add_argument(
         "--out",
@@ -270,7 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument(
         "--junit",
         metavar="FILE.xml",
-        type=Path,
+        type=JUNIT_FILE,
         help="write every run's verdict as a JUnit XML report (for CI)",
     )
     sweep.add_argument(

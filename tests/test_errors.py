@@ -1,10 +1,11 @@
 """Bad files and options end with a message naming the file (or option), the key, the value and
 what was expected, exit status 2, and never a traceback or a hang.
 
-One table of malformed inputs, each run through the real command line (`hild check`, `hild run`
-or `hild sim`) in a subprocess: files that are not text or not TOML, files that are not there,
-options out of range, and values with no physical meaning in bench, profile, weather,
-device-type and schedule files.
+One table of malformed inputs, each run through the real command line (`hild check`, `hild run`,
+`hild sim`, `hild scenario run` or `hild sweep`) in a subprocess: files that are not text or not
+TOML, files that are not there, options out of range, values with no physical meaning in bench,
+profile, weather, device-type and schedule files, and scenarios whose controller cannot be
+loaded or started.
 """
 
 from __future__ import annotations
@@ -432,9 +433,93 @@ NAME_CASES += [
          {"b.toml": MINIMAL_BENCH + b'[record]\nfile = "{bench}/../../x.mcap"\n'}),
 ]  # fmt: skip
 
+# A scenario (and sweep) on the default bench: a controller that cannot be loaded or started,
+# and options of `hild scenario run` and `hild sweep`, refused before any run (a run would
+# outlast the case's timeout only if it were started: these stop at once).
+SCENARIO = """\
+[scenario]
+name = "sc"
+bench = "default"
+duration_s = 60
+[mission]
+speed = 5.0
+acceptance_m = 15
+waypoints = [{ north = 100, east = 0 }, { north = 100, east = 100 }]
+[controller]
+pilot = true
+[criteria]
+all_waypoints = true
+xte_max_m = 25
+[sweep]
+seeds = 2
+"""
+
+
+def scenario_with(controller: str) -> dict[str, bytes]:
+    return {"sc.toml": SCENARIO.replace("pilot = true", controller).encode()}
+
+
+SC = "{tmp}/sc.toml"
+PILOT = scenario_with("pilot = true")
+RUN_SC = ("scenario", "run", SC)
+SWEEP_SC = ("sweep", SC, "--out", "{tmp}/t.parquet", "--no-progress")
+FACTORY = ('"package.module:factory": a module on Python\'s path (PYTHONPATH) and a callable in '
+           "it that makes the controller")  # fmt: skip
+LOAD_FAILURES = [
+    ("no-module", "nosuchmod:factory", "No module named 'nosuchmod'"),
+    ("no-name", "json:nosuch", "'json' has no 'nosuch'"),
+    ("not-callable", "json:__version__", "json:__version__ is a str, not a callable"),
+]
+STARTS = "a program that can be started as its first item"
+MAX_WORKERS = 4 * (os.cpu_count() or 1)
+ONE_WORKER_TOO_MANY = str(MAX_WORKERS + 1)  # (were it taken, the sweep would run: no hang)
+SCENARIO_CASES = [
+    Case(f"scenario-python-{name}-{command}", argv,
+         (f"{SC}: controller.python = '{target}'", FACTORY, problem),
+         scenario_with(f'python = "{target}"'))
+    for name, target, problem in LOAD_FAILURES
+    for command, argv in (("run", RUN_SC), ("check", ("check", SC)), ("sweep", SWEEP_SC))
+] + [
+    Case(f"scenario-command-{name}-{command}", argv,
+         (f"{SC}: controller.command = ['{program}']", STARTS, problem),
+         scenario_with(f'command = ["{program}"]'))
+    for name, program, problem in (
+        ("no-file", "/nonexistent/prog", "no file '/nonexistent/prog'"),
+        ("not-on-path", "hild-no-such-program", "no program 'hild-no-such-program' on $PATH"),
+        ("a-folder", "/tmp", "'/tmp' is a folder"),
+        ("not-executable", "/etc/passwd", "'/etc/passwd' is not executable"),
+    )
+    for command, argv in (("run", RUN_SC), ("check", ("check", SC)))
+] + [
+    Case("sweep-command-controller", SWEEP_SC,
+         (f"{SC}: controller.command = ['true']", "a controller that runs in lockstep"),
+         scenario_with('command = ["true"]')),
+    Case("scenario-report-suffix", (*RUN_SC, "--report", "{tmp}/rep.txt"),
+         ("--report", "'{tmp}/rep.txt'", "(.png, .pdf, .svg, .svgz"), PILOT),
+    Case("scenario-report-no-suffix", (*RUN_SC, "--report", "{tmp}/noext"),
+         ("--report", "'{tmp}/noext'", "(.png, .pdf, .svg, .svgz"), PILOT),
+    Case("scenario-report-folder", (*RUN_SC, "--report", "{tmp}"),
+         ("--report", "not the folder '{tmp}'"), PILOT),
+    Case("scenario-report-under-a-file", (*RUN_SC, "--report", "{tmp}/sc.toml/r.png"),
+         ("--report", "'{tmp}/sc.toml' is a file"), PILOT),
+    Case("scenario-junit-folder", (*RUN_SC, "--junit", "{tmp}"),
+         ("--junit", "not the folder '{tmp}'"), PILOT),
+    Case("sweep-junit-folder", (*SWEEP_SC, "--junit", "{tmp}"),
+         ("--junit", "not the folder '{tmp}'"), PILOT),
+    Case("sweep-scheduler-no-port", (*SWEEP_SC, "--scheduler", "notaurl"),
+         ("--scheduler = 'notaurl'", "tcp://HOST:PORT"), PILOT),
+    Case("sweep-scheduler-scheme", (*SWEEP_SC, "--scheduler", "http://lab-1:8786"),
+         ("--scheduler = 'http://lab-1:8786'", "tcp://HOST:PORT"), PILOT),
+    Case("sweep-workers-too-many", (*SWEEP_SC, "--workers", ONE_WORKER_TOO_MANY, "--runs", "1"),
+         ("--workers", f"from 1 to {MAX_WORKERS} (at most 4 per core", f"'{ONE_WORKER_TOO_MANY}'"),
+         PILOT),
+]  # fmt: skip
+SCENARIO_CASES = [replace(c, absent=("internal error",)) for c in SCENARIO_CASES]
+
 CASES = [
     *unreadable_cases(), *MISSING, *OPTIONS, *RUN_CASES, *BENCH_CASES, *PROFILE_CASES,
     *WEATHER_CASES, *DEVICE_TYPE_CASES, *SCHEDULE_CASES, *NOT_REGULAR_CASES, *NAME_CASES,
+    *SCENARIO_CASES,
 ]  # fmt: skip
 
 

@@ -276,6 +276,28 @@ def test_a_set_value_nested_too_deeply_is_refused_as_a_file_would_be(depth):
         "mission.speed": 7, "weather.preset": "calm"}  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    ("target", "problem"),
+    [
+        ("nosuchmod:factory", "cannot import 'nosuchmod': ModuleNotFoundError"),
+        ("json:nosuch", "'json' has no 'nosuch'"),
+        ("json:__version__", "json:__version__ is a str, not a callable"),
+        ("builtins:str", "it returned a str, which has no step(t, lines) method"),
+    ],
+)
+def test_a_python_controller_that_cannot_be_made_is_bad_input(tmp_path, target, problem):
+    """Reproduces: `hild scenario run` ended in "internal error: ControllerLoadError", exit 1
+    (a failed verdict's status). The check before a run and the run itself (the Python API)
+    say the file, the key, the value and what was expected."""
+    path = scenario_file(tmp_path, controller=f'python = "{target}"')
+    scenario = load_scenario(str(path))
+    with pytest.raises(ConfigError) as caught:
+        run_lockstep(scenario)
+    message = str(caught.value)
+    assert f"{path}: controller.python = '{target}': expected \"package.module:factory\"" in message
+    assert problem in message
+
+
 def test_a_bench_problem_in_a_scenario_is_reported_with_its_own(tmp_path):
     path = scenario_file(tmp_path, "max_roll_deg = -1", extra='\n[weather]\npreset = "storm"\n')
     with pytest.raises(ScenarioError) as e:
@@ -338,8 +360,10 @@ def test_cli_pass_fail_and_bad_input_exit_codes_and_reports(tmp_path):
     assert suite.get("tests") == "1" and suite.get("failures") == "0"
 
     slow = hild("scenario", "run", str(good), "--set", "criteria.complete_within_s=30",
-                "--json", "--junit", "bad.xml", cwd=tmp_path)  # fmt: skip
+                "--json", "--junit", "bad.xml", "--report", "pages/slow.PDF",
+                cwd=tmp_path)  # fmt: skip
     assert slow.returncode == 1, slow.stderr
+    assert (tmp_path / "pages" / "slow.PDF").read_bytes().startswith(b"%PDF")  # by its suffix
     result = json.loads(slow.stdout)
     assert result["passed"] is False
     (late,) = [c for c in result["criteria"] if not c["passed"]]

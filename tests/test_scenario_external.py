@@ -206,6 +206,32 @@ def test_a_bad_placeholder_is_a_config_error_before_anything_starts(tmp_path, ar
     assert not out.exists()  # nothing ran
 
 
+@pytest.mark.parametrize(
+    ("program", "problem"),
+    [
+        ("/nonexistent/prog", "no file '/nonexistent/prog'"),
+        ("hild-no-such-program", "no program 'hild-no-such-program' on $PATH"),
+        ("{scenario_dir}/absent.sh", "no file '{tmp}/absent.sh'"),
+        ("{scenario_dir}/two-legs.toml", "'{tmp}/two-legs.toml' is not executable"),
+        ("{scenario_dir}", "'{tmp}' is a folder"),
+    ],
+)
+def test_a_program_that_cannot_be_started_is_a_config_error_before_anything_starts(
+    tmp_path, program, problem
+):
+    """Reproduces: the run went on to its verdict ("controller-exited"), the cause only in
+    controller.stderr of a temporary folder."""
+    path = scenario_file(tmp_path, f'["{program}", "--nmea", "{{url:gps}}"]')
+    out = tmp_path / "out"
+    with pytest.raises(ConfigError) as caught:
+        run_scenario(load_scenario(str(path)), output_dir=out)
+    message = str(caught.value)
+    assert f"{path}: controller.command = ['{program}', '--nmea', '{{url:gps}}']" in message
+    assert "a program that can be started" in message
+    assert problem.replace("{tmp}", str(tmp_path)) in message
+    assert not out.exists()  # nothing ran
+
+
 def test_placeholders_fill_in_the_run_s_ports_and_the_mission(tmp_path):
     command = ('["prog", "{udp:gps}", "{port:gps}", "{url:jets}", "{port:jets:udp}", '
                '"{{literal}}", "wp={waypoints}", "{seed}/{duration}/{time_scale}", '

@@ -4,6 +4,7 @@ same whatever the workers and after a resume; exit status, JUnit report, plots."
 from __future__ import annotations
 
 import math
+import os
 import xml.etree.ElementTree as ET
 
 import pyarrow.parquet as pq
@@ -86,3 +87,42 @@ def test_a_failed_run_exits_1_with_a_junit_report_plots_and_commands(tmp_path, c
     # an existing table is not replaced: it is resumed or removed
     assert sweep(scenario, "--out", out) == 2
     assert "--resume continues" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("controller", "options", "says"),
+    [
+        ('python = "nosuchmod:factory"', (), "controller.python = 'nosuchmod:factory'"),
+        ('python = "json:__version__"', (), "json:__version__ is a str, not a callable"),
+        ('command = ["true"]', (), "a controller that runs in lockstep"),
+        ("pilot = true", ("--scheduler", "notaurl"), "--scheduler = 'notaurl': expected a Dask "
+         "scheduler's address, tcp://HOST:PORT"),
+    ],
+)  # fmt: skip
+def test_bad_input_is_refused_before_any_run_and_writes_nothing(tmp_path, capsys, controller,
+                                                                options, says):  # fmt: skip
+    """Reproduces: a controller that cannot be loaded made every run a FAILED error (exit 1),
+    an external one too, and a scheduler's address without a port an internal error."""
+    scenario = tiny_scenario(tmp_path)
+    scenario.write_text(scenario.read_text().replace("pilot = true", controller))
+    out = tmp_path / "t.parquet"
+    assert sweep(scenario, "--out", out, *options) == 2
+    err = capsys.readouterr().err
+    assert says in err and "internal error" not in err
+    assert list(tmp_path.iterdir()) == [scenario]  # no table, no parts
+
+
+def test_a_scheduler_address_from_the_environment_is_named_as_such(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", "lab-1")
+    assert sweep(tiny_scenario(tmp_path), "--out", tmp_path / "t.parquet") == 2
+    assert "$DASK_SCHEDULER_ADDRESS = 'lab-1': expected" in capsys.readouterr().err
+
+
+def test_more_workers_than_four_per_core_are_refused_at_once(tmp_path, capsys):
+    most = 4 * (os.cpu_count() or 1)
+    scenario, out = tiny_scenario(tmp_path), tmp_path / "t.parquet"
+    with pytest.raises(SystemExit) as stopped:  # (were it taken, the sweep would just run)
+        sweep(scenario, "--workers", most + 1, "--runs", 1, "--out", out)
+    assert stopped.value.code == 2
+    expected = f"--workers: expected a number of worker processes, a whole number from 1 to {most}"
+    assert expected in capsys.readouterr().err

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from hild.config import ConfigError, load_toml
 from hild.profiles import BENCHES, SCENARIOS
-from hild.scenario.file import load_scenario
+from hild.scenario.controller import check_factory
+from hild.scenario.file import Scenario, load_scenario
 
 
 def is_scenario(name_or_path: str | None) -> bool:
@@ -27,9 +28,21 @@ def is_scenario(name_or_path: str | None) -> bool:
     )
 
 
+def check_controller(scenario: Scenario) -> None:
+    """A python controller's factory imports; a command's program, when its name holds no
+    placeholder (one that does is checked once filled in, before the run), can be started."""
+    spec = scenario.controller
+    check_factory(spec, scenario.file)
+    if spec.kind == "command" and isinstance(spec.target, tuple) and "{" not in spec.target[0]:
+        from hild.scenario.placeholders import check_program
+
+        check_program(scenario, spec.target)
+
+
 def check_scenario(name_or_path: str) -> int:
     """Validate a scenario (and its sweep) and say what it would run; errors raise."""
     scenario = load_scenario(name_or_path)
+    check_controller(scenario)
     bench, mission, spec = scenario.bench, scenario.mission, scenario.controller
     criteria = [name for name, value in vars(scenario.criteria).items()
                 if value not in (None, False)]  # fmt: skip

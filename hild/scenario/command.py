@@ -18,6 +18,7 @@ from hild.log import configure_logging, write_or_drop
 from hild.observers import TickObserver
 from hild.record.config import RecordConfig
 from hild.record.observer import Recorder
+from hild.scenario.controller import check_factory
 from hild.scenario.file import Scenario, ScenarioError, load_scenario
 from hild.scenario.report import junit_xml, report_page, result_json, verdict_text
 from hild.scenario.runs import run_scenario
@@ -79,6 +80,7 @@ class TargetTracks(TickObserver):
 def run_scenario_command(args: argparse.Namespace) -> int:
     configure_logging(level="warning")  # the verdict on stdout; only trouble on stderr
     scenario = scenario_for(args.scenario, args.seed, parse_settings(args.set))
+    check_factory(scenario.controller, scenario.file)
     observers: list[TickObserver] = []
     tracks = None
     if args.report is not None:

@@ -22,10 +22,11 @@ sweep, thousands of times faster than real time.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
+from hild.config import ConfigError
 from hild.model.vessel import Vessel
 from hild.nmea.decode import SentenceDecoder
 from hild.pilot.actuation import Actuation
@@ -33,6 +34,7 @@ from hild.pilot.autopilot import Autopilot, NavFix, PilotConfig
 from hild.pilot.fixes import FixAssembler, GeoFix
 from hild.pilot.guidance import GuidanceConfig
 from hild.pilot.wire import encoder_for, hsc
+from hild.scenario.file import ControllerSpec
 from hild.sensors.geodesy import Origin
 
 SETTLE_S = 0.25  # hild/pilot/fixes.py: a burst's sentences come within this of each other
@@ -68,29 +70,47 @@ class Controller(Protocol):
     def step(self, t: float, lines: Sequence[bytes]) -> Iterable[bytes]: ...
 
 
-class ControllerLoadError(ValueError):
-    """A python controller's factory cannot be imported or called."""
+PYTHON_KEY = "controller.python"
+FACTORY_EXPECTED = ('"package.module:factory": a module on Python\'s path (PYTHONPATH) and a '
+                    "callable in it that makes the controller")  # fmt: skip
 
 
-def load_factory(target: str):
-    """The callable named by "package.module:factory"."""
+class ControllerLoadError(ConfigError):
+    """A python controller's factory that cannot be imported or called, or that makes no
+    controller: bad input, named by the scenario file and ``controller.python``."""
+
+    def __init__(self, file: str, target: str, problem: str):
+        super().__init__(file, PYTHON_KEY, target, f"{FACTORY_EXPECTED} ({problem})")
+
+
+def load_factory(target: str, file: str = "") -> Callable[[ControllerContext], Any]:
+    """The callable named by "package.module:factory" (``file``: the scenario, for errors)."""
     module_name, _, name = target.partition(":")
     try:
         module = importlib.import_module(module_name)
     except Exception as e:  # ImportError, or the module's own error at import
-        raise ControllerLoadError(f"cannot import {module_name!r} for controller {target!r}: "
+        raise ControllerLoadError(file, target, f"cannot import {module_name!r}: "
                                   f"{type(e).__name__}: {e}") from None  # fmt: skip
     factory = getattr(module, name, None)
+    if factory is None:
+        raise ControllerLoadError(file, target, f"{module_name!r} has no {name!r}")
     if not callable(factory):
-        raise ControllerLoadError(f"{module_name!r} has no callable {name!r} (controller "
-                                  f"{target!r})")  # fmt: skip
+        raise ControllerLoadError(file, target, f"{target} is a {type(factory).__name__}, "
+                                  "not a callable")  # fmt: skip
     return factory
 
 
-def make_controller(target: str, context: ControllerContext) -> Controller:
-    controller = load_factory(target)(context)
+def check_factory(spec: ControllerSpec, file: str) -> None:
+    """A python controller's factory is importable and callable: checked before a run."""
+    if spec.kind == "python":
+        assert isinstance(spec.target, str)
+        load_factory(spec.target, file)
+
+
+def make_controller(target: str, context: ControllerContext, file: str = "") -> Controller:
+    controller = load_factory(target, file)(context)
     if not callable(getattr(controller, "step", None)):
-        raise ControllerLoadError(f"controller {target!r} returned {type(controller).__name__}, "
+        raise ControllerLoadError(file, target, f"it returned a {type(controller).__name__}, "
                                   "which has no step(t, lines) method")  # fmt: skip
     return controller
 

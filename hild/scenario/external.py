@@ -6,7 +6,8 @@ the run exactly as a lockstep one (``RunTrack``). Per run:
 
 1. the bench's ports move where nothing else is (hild/scenario/wiring.py: free UDP/TCP ports
    on 127.0.0.1, pty links in a private directory) and the command's placeholders are filled
-   in (hild/scenario/placeholders.py); an unknown one stops here, before anything starts;
+   in (hild/scenario/placeholders.py); an unknown one, or a program that cannot be started,
+   stops here, before anything starts;
 2. the daemon opens the ports; the program starts (hild/scenario/process.py), its stdout and
    stderr to files in the output directory, and the daemon's log to ``hild.log`` there;
 3. every tick feeds the track, and the ticks at which commands were applied; the run ends at
@@ -30,7 +31,7 @@ from hild.daemon import Daemon
 from hild.log import routed_to
 from hild.observers import RunningDaemon, TickObserver
 from hild.scenario.file import Scenario
-from hild.scenario.placeholders import RunFacts, expand_command
+from hild.scenario.placeholders import RunFacts, check_program, expand_command
 from hild.scenario.process import ControllerProcess
 from hild.scenario.track import RunResult, RunTrack, approaches
 from hild.scenario.wiring import RunWiring, wire_run
@@ -113,6 +114,7 @@ def run_external(
         wiring = wire_run(scenario.bench, run_dir, time_scale)
         try:
             argv = expand_command(scenario, wiring, RunFacts(out, time_scale))
+            check_program(scenario, argv)
         except Exception:
             if made_output:
                 shutil.rmtree(out, ignore_errors=True)

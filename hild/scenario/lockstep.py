@@ -71,7 +71,7 @@ def build_controller(scenario: Scenario) -> Controller:
         return PilotController(context)
     if spec.kind == "python":
         assert isinstance(spec.target, str)
-        return make_controller(spec.target, context)
+        return make_controller(spec.target, context, scenario.file)
     raise ValueError(f"a {spec.kind} controller does not run in lockstep (hild.scenario.external)")
 
 

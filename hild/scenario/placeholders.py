@@ -30,6 +30,7 @@ from pathlib import Path
 
 from hild.config import ConfigError
 from hild.scenario.file import Scenario
+from hild.scenario.process import unstartable
 from hild.scenario.wiring import RunPort, RunWiring
 
 KEY = "controller.command"
@@ -112,6 +113,17 @@ def expand_command(scenario: Scenario, wiring: RunWiring, facts: RunFacts) -> tu
         return lambda problem: fail(arg, problem)
 
     return tuple(substitute(arg, lookup(arg), failing(arg)) for arg in argv)
+
+
+def check_program(scenario: Scenario, argv: Sequence[str]) -> None:
+    """The program of a filled-in ``argv`` can be started; a ConfigError naming
+    ``controller.command`` if not (before the run, not a controller that "exited" at once)."""
+    problem = unstartable(argv[0])
+    if problem is not None:
+        raise ConfigError(scenario.file, KEY, list(scenario.controller.target or ()),
+                          "a program that can be started as its first item (a name on $PATH, "
+                          f"or a path; {{scenario_dir}}/NAME for one beside the scenario): "
+                          f"{problem}")  # fmt: skip
 
 
 def substitute(text: str, value: Callable[[str], str], fail: Callable[[str], Exception]) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -20,6 +21,22 @@ from pathlib import Path
 POLL_S = 0.05  # how often the loop looks whether the program is still running [wall s]
 STDOUT_FILE = "controller.stdout"
 STDERR_FILE = "controller.stderr"
+
+
+def unstartable(program: str) -> str | None:
+    """Why ``program`` cannot be started as ``subprocess.Popen`` starts it (a bare name from
+    $PATH, a path with a slash from the working directory), or None if it can."""
+    if shutil.which(program) is not None:
+        return None
+    if os.sep not in program:
+        return f"no program {program!r} on $PATH"
+    path = Path(program)
+    where = "" if path.is_absolute() else f" (in the working directory {os.getcwd()})"
+    if not path.exists():
+        return f"no file {program!r}{where}"
+    if path.is_dir():
+        return f"{program!r} is a folder{where}"
+    return f"{program!r} is not executable{where}: chmod +x it, or start it with its interpreter"
 
 
 class ControllerProcess:

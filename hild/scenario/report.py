@@ -164,7 +164,8 @@ def report_page(scenario: Scenario, result: RunResult, targets: dict, path: Path
     about = textwrap.fill(scenario.description or scenario.file, 70)
     table_ax.text(0.5, 0.02, about, ha="center", va="bottom", fontsize=9,
                   transform=table_ax.transAxes)  # fmt: skip
-    fig.savefig(path)
+    path.parent.mkdir(parents=True, exist_ok=True)  # as the JUnit report's writer does
+    fig.savefig(path)  # in the format its suffix names
 
 
 def _circle(centre: tuple[float, float], radius: float, colour: str):

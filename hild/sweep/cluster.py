@@ -16,12 +16,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from distributed import Client, LocalCluster
+from distributed.comm.addressing import parse_address, parse_host_port
 
 import hild
 from hild.config import MISSING, ConfigError
 from hild.sweep.worker import hild_version
 
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
+SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")  # Dask's schemes between machines
+ADDRESS_EXPECTED = ("a Dask scheduler's address, tcp://HOST:PORT (or tls://, ws://, wss://, "
+                    "ucx://; HOST:PORT alone is tcp), e.g. tcp://lab-1:8786")  # fmt: skip
 CONNECT_TIMEOUT_S = 10
 
 
@@ -40,7 +44,22 @@ def cluster_spec(scheduler: str | None, workers: int | None,
         raise ConfigError("--workers", "", workers, f"no --workers with {given} ({address}): "
                           "--workers sizes a local cluster; an existing cluster has its "
                           "own workers")  # fmt: skip
+    if address is not None:
+        check_address(address, "--scheduler" if scheduler else f"${SCHEDULER_ENV}")
     return ClusterSpec(address, workers or os.cpu_count() or 1, dict(resources))
+
+
+def check_address(address: str, given: str) -> None:
+    """A scheduler's address as Dask reads it, with a host and a port (1 to 65535), else a
+    ConfigError naming where it was ``given``."""
+    try:
+        scheme, location = parse_address(address)
+        host, port = parse_host_port(location)  # ValueError: no port, or not a number
+        usable = scheme in SCHEMES and bool(host) and 0 < port < 65536
+    except ValueError:
+        usable = False
+    if not usable:
+        raise ConfigError(given, "", address, ADDRESS_EXPECTED)
 
 
 @contextlib.contextmanager

@@ -11,8 +11,10 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from hild.config import ConfigError
 from hild.log import write_or_drop
-from hild.scenario.file import load_scenario
+from hild.scenario.controller import check_factory
+from hild.scenario.file import Scenario, load_scenario
 from hild.sweep.cluster import cluster_spec, connected
 from hild.sweep.plan import check_runs, plan_sweep
 from hild.sweep.progress import SweepProgress
@@ -38,8 +40,22 @@ def _terminate_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def check_lockstep_controller(scenario: Scenario) -> None:
+    """The runs' controller steps in lockstep on the workers (an external program does not)
+    and, a python one, can be imported here: checked before any run."""
+    spec = scenario.controller
+    if spec.kind == "command":
+        raise ConfigError(scenario.file, "controller.command", list(spec.target or ()),
+                          "a controller that runs in lockstep (pilot = true or python = "
+                          "\"package.module:factory\"): a sweep runs in lockstep; run an "
+                          "external controller with hild scenario run")  # fmt: skip
+    check_factory(spec, scenario.file)
+
+
 def run_sweep_command(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario)
+    check_lockstep_controller(scenario)
+    spec = cluster_spec(args.scheduler, args.workers, scenario.resources)
     plan = plan_sweep(scenario)
     check_runs(scenario, plan)
     runs = plan.runs[: args.runs] if args.runs else plan.runs
@@ -50,7 +66,6 @@ def run_sweep_command(args: argparse.Namespace) -> int:
         done = [results.rows[r.index] for r in runs if r.index in results.rows]
         progress = SweepProgress(len(runs), len(done), sum(r["passed"] for r in done),
                                  bar=not args.no_progress, quiet=args.no_progress)  # fmt: skip
-        spec = cluster_spec(args.scheduler, args.workers, scenario.resources)
 
         def finished(outcomes: list[RunOutcome]) -> None:
             results.write_part([row_of(plan, o) for o in outcomes])
