@@ -236,6 +236,7 @@ def test_a_target_run_into_fails_min_cpa_and_one_that_gives_way_passes():
         ({"criteria": "max_rol_deg = 10"}, "criteria.max_rol_deg", "a known key"),
         ({"controller": 'pilot = true\npython = "a.b:c"'}, "controller.python", "exactly one"),
         ({"controller": 'python = "not a factory"'}, "controller.python", "package.module:factory"),
+        ({"controller": ""}, "controller.pilot", "exactly one"),  # said "pilot = None" before
         ({"criteria": "geofence = [{ north = 0, east = 0 }]"}, "criteria.geofence", "at least 3"),
         ({"duration": -5}, "scenario.duration_s", "greater than 0"),
         # every criterion is a known key, the ones the file left out too
@@ -251,6 +252,7 @@ def test_bad_scenarios_name_the_file_key_and_what_was_expected(tmp_path, change,
         load_scenario(str(path))
     errors = [err for err in e.value.errors if err.key == key]
     assert errors and says in errors[0].expected and errors[0].file == str(path)
+    assert " = None" not in str(errors[0])  # a value the file does not have is not shown
 
 
 def test_laps_no_run_could_sail_are_refused_before_they_fill_memory(tmp_path):

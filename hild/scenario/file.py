@@ -20,6 +20,7 @@ from typing import Any
 from hild.bench import Bench, BenchError, bench_from_document, resolve_bench
 from hild.bus.models import COMMAND_MODELS
 from hild.config import (
+    MISSING,
     ConfigError,
     MultipleConfigError,
     Problems,
@@ -340,7 +341,8 @@ def _controller(root: Section, bench: Bench | None) -> ControllerSpec:
 
 
 def _pick_value(section: Section, given: list[str]) -> Any:
-    return section.data.get(given[1]) if len(given) > 1 else None
+    """The second controller's value, or none to show when there is no controller at all."""
+    return section.data.get(given[1]) if len(given) > 1 else MISSING
 
 
 def _is_factory(text: str) -> bool:
