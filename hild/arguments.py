@@ -70,6 +70,26 @@ def output_file(what: str, suffixes: Sequence[str] = ()) -> Callable[[str], Path
     return parse
 
 
+def output_folder(what: str) -> Callable[[str], Path]:
+    """A folder to write ``what`` into: one that exists, or that can be made (nothing on its
+    way is a file)."""
+
+    def parse(text: str) -> Path:
+        path = Path(text)
+        problem = None
+        if not text.strip():
+            problem = f", not {text!r}"
+        elif path.exists() and not path.is_dir():
+            problem = f", not {text!r}: a file is there"
+        elif (blocked := _file_on_the_way(path)) is not None:
+            problem = f", not {text!r}: {str(blocked)!r} is a file, not a folder"
+        if problem is not None:
+            raise argparse.ArgumentTypeError(f"expected a folder for {what}{problem}")
+        return path
+
+    return parse
+
+
 def _output_problem(text: str, suffixes: Sequence[str]) -> str | None:
     """What is wrong with ``text`` as a file to write, as the end of an "expected" message."""
     path = Path(text)

@@ -12,7 +12,7 @@ import traceback
 from pathlib import Path
 
 from hild import __version__
-from hild.arguments import number, output_file, whole_number
+from hild.arguments import number, output_file, output_folder, whole_number
 from hild.clock import MAX_TIME_SCALE, MIN_TIME_SCALE
 from hild.config import ConfigError, MultipleConfigError
 from hild.live import client as live_client
@@ -291,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument(
         "--plots",
         metavar="DIR",
-        type=Path,
+        type=output_folder("the plots"),
         help="write plots of the metrics against the parameters here",
     )
     sweep.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -337,7 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
         "trajectory, heading, speeds, actuators, wind and current, tick jitter.",
     )  # fmt: skip
     plot.add_argument("file", type=Path, metavar="FILE.mcap")
-    plot.add_argument("--out", type=Path, metavar="DIR",
+    plot.add_argument("--out", type=output_folder("the plots"), metavar="DIR",
                       help="where the PNG files go (FILE-plots/ beside the recording)")  # fmt: skip
     plot.add_argument(
         "--waypoints", type=_plot_waypoints, default=(), metavar="N,E;N,E;...|pilot",

@@ -177,6 +177,8 @@ OPTIONS = [
          ("--record /proc/no/r.mcap: expected a file that can be written",),
          {"b.toml": MINIMAL_BENCH}),
     Case("replay-speed-zero", ("replay", "x.mcap", "--speed", "0"), ("--speed",)),
+    Case("plot-out-a-file", ("plot", "x.mcap", "--out", "{tmp}/f.txt"),
+         ("--out: expected a folder for the plots", "a file is there"), {"f.txt": b""}),
     Case("replay-end-before-start", ("replay", "x.mcap", "--start", "2", "--end", "1"),
          ("--end = 1.0: expected a time after --start (2 s)",)),
     Case("plot-waypoints", ("plot", "x.mcap", "--waypoints", "north"), ("--waypoints",)),

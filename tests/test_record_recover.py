@@ -276,3 +276,12 @@ def test_a_finished_recording_damaged_since_reads_as_damaged_not_cut_short(tmp_p
     # a file cut short still reads as one: its end torn off, no footer
     record.write_bytes(bytes(data[: len(data) // 2]))
     assert "cut short" in hild("inspect", str(record)).stdout
+
+
+def test_a_copy_into_a_folder_that_cannot_be_written_names_the_copy(tmp_path):
+    """It named the hidden temporary file the copy is written to first."""
+    record = tmp_path / "r.mcap"
+    assert hild("sim", "odin", "--duration", "1", "--record", str(record)).returncode == 0
+    done = hild("recover", str(record), "/proc/r.mcap")  # (/proc takes no new file, even root's)
+    assert done.returncode == 2 and "/proc/r.mcap: expected a file that can be written in /proc" \
+        in done.stderr and ".part" not in done.stderr, done.stderr  # fmt: skip

@@ -90,8 +90,12 @@ def recover(path: Path, out: Path | None = None, force: bool = False) -> Recover
         _check_output(path, out, force)
         info = os.fstat(src)
         size = info.st_size
-        tmp_fd, tmp_name = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.",
-                                            suffix=".part")  # fmt: skip
+        try:  # (the copy is written beside OUT, then takes its name)
+            tmp_fd, tmp_name = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.",
+                                                suffix=".part")  # fmt: skip
+        except OSError as e:  # a folder this user may not write to
+            raise ConfigError(out, "", MISSING, f"a file that can be written in {out.parent} "
+                              f"({e.strerror or e})") from None  # fmt: skip
         try:
             try:
                 os.fchmod(tmp_fd, stat.S_IMODE(info.st_mode))
