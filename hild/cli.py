@@ -467,10 +467,11 @@ def _start_time(text: str) -> str:
 
 
 def _record_file(text: str) -> str:
-    if not text.strip() or "\0" in text:
-        raise argparse.ArgumentTypeError(
-            f"expected a file name for the recording, e.g. run.mcap, not {text!r}"
-        )
+    from hild.record.config import file_problem
+
+    problem = file_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"expected {problem}, not {text!r}")
     return text
 
 

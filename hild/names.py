@@ -62,6 +62,9 @@ def topic_prefix(text: object) -> str | None:
     return prefix
 
 
+PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w*)\}")  # {name}: what a template fills in
+
+
 class TemplateError(ValueError):
     """A filled template that would leave its folder: says which value and where it led."""
 
@@ -73,6 +76,10 @@ def fill_template(template: str, values: dict[str, str]) -> str:
     in the folder the template names before its first placeholder: a name cannot move a file
     elsewhere however it combines with the template's own text.
     """
+    unknown = sorted(set(PLACEHOLDER.findall(template)) - set(values))
+    if unknown:
+        known = ", ".join("{" + k + "}" for k in values)
+        raise TemplateError(f"{{{unknown[0]}}} is no placeholder here ({known} are)")
     filled = template
     for key, value in values.items():
         placeholder = "{" + key + "}"

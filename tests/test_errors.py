@@ -173,6 +173,10 @@ OPTIONS = [
     Case("run-dir-under-proc", ("run", "{tmp}/b.toml", "--run-dir", "/proc/hild"),
          ("run directory /proc/hild cannot be created", "--run-dir DIR"),
          {"b.toml": PTY_BENCH}),
+    Case("record-unknown-placeholder", ("run", "--record", "runs/{date}.mcap"),
+         ("--record", "{date} is no placeholder here ({bench}, {utc} are)")),
+    Case("record-a-folder-option", ("run", "--record", "{tmp}"),
+         ("--record", "not a folder")),  # said before the ports open, not after
     Case("record-unwritable", ("run", "{tmp}/b.toml", "--record", "/proc/no/r.mcap"),
          ("--record /proc/no/r.mcap: expected a file that can be written",),
          {"b.toml": MINIMAL_BENCH}),

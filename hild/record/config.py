@@ -65,13 +65,21 @@ def read_record(section: Section, loop_rate_hz: float) -> RecordConfig:
 
 def _file(section: Section) -> str:
     file = section.string("file")
+    problem = file_problem(file)
+    if problem is not None:
+        raise section.error("file", file, problem)
+    return file
+
+
+def file_problem(file: str) -> str | None:
+    """What is wrong with ``file`` as a recording's name ([record] file, --record), said as
+    what was expected; None if nothing. Said before the run, not when its ports are open."""
     if not file.strip() or "\0" in file:
-        raise section.error("file", file, "a file name for the recording, e.g. 'run.mcap'")
+        return "a file name for the recording, e.g. 'run.mcap'"
     try:  # the template's own text may lead out of its folder whatever the name: said now
         fill_template(file, {"bench": "bench", "utc": "20260101T000000Z"})
     except TemplateError as e:
-        raise section.error("file", file, f"a file that stays in its folder ({e})") from None
-    if "{" not in file and Path(file).is_dir():  # (which `hild run` would refuse to open)
-        raise section.error("file", file, "a file name for the recording, not a folder "
-                            "(e.g. 'run.mcap' in it)")  # fmt: skip
-    return file
+        return f"a file name that stays in its folder, with {{bench}} and {{utc}} filled ({e})"
+    if "{" not in file and Path(file).is_dir():  # (which the run would refuse to open)
+        return "a file name for the recording, not a folder (e.g. 'run.mcap' in it)"
+    return None
