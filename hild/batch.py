@@ -20,10 +20,10 @@ from typing import Any
 
 from hild.config import ConfigError, MultipleConfigError
 from hild.coupled.simulation import DivergedError
-from hild.log import write_or_drop
+from hild.log import finite_or_null, write_or_drop
 from hild.profiles.vessel import load_profile
 from hild.record.config import EXIT_RECORDING_FAILED
-from hild.sim import checked_commands, finite_or_null, run_sim
+from hild.sim import checked_commands, run_sim
 
 
 @dataclass(frozen=True)

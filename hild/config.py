@@ -339,6 +339,17 @@ class FileKind:
         return (f"none found: hild looked in {looked} (an install without its built-in files; "
                 "reinstall hild from a wheel or a source tree)")  # fmt: skip
 
+    def resolve_name(self, name: str) -> Path:
+        """A name looked up in ``folders()`` only, never a path nor a file in the current
+        folder: what a client over the network may ask for (it must not have any file read)."""
+        if is_name(name) and not name.endswith(".toml"):
+            for d in self.folders():
+                path = d / f"{name}.toml"
+                if path.exists():
+                    return path
+        raise NotFoundError(self.kind, self.key, name, f"the name of a {self.kind} (not a "
+                            f"path): {self.listing()}")  # fmt: skip
+
     def resolve(self, name_or_path: str) -> Path:
         """The one resolver of configuration files: a path, or a name looked up in
         ``folders()``.

@@ -10,7 +10,9 @@ closed) is let go of quietly: output is dropped from then on and the run goes on
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
+import math
 import os
 import sys
 import threading
@@ -33,7 +35,7 @@ def configure_logging(fmt: str = "auto", level: str = "info") -> None:
         under_systemd = "JOURNAL_STREAM" in os.environ or "INVOCATION_ID" in os.environ
         fmt = "json" if under_systemd or not sys.stderr.isatty() else "console"
     renderer = (
-        structlog.processors.JSONRenderer()
+        structlog.processors.JSONRenderer(serializer=json_line)
         if fmt == "json"
         else structlog.processors.KeyValueRenderer(key_order=["timestamp", "level", "event"])
     )
@@ -48,6 +50,29 @@ def configure_logging(fmt: str = "auto", level: str = "info") -> None:
         logger_factory=structlog.PrintLoggerFactory(cast(TextIO, LOG_STREAM.use(sys.stderr))),
         cache_logger_on_first_use=True,
     )
+
+
+def json_line(event: Any, **options: Any) -> str:
+    """An event as JSON, whose numbers are finite: a NaN or an infinity (a fault without end,
+    a diverged state) is written as null, as hild's other JSON outputs write them; Python's
+    ``NaN`` and ``Infinity`` are no JSON, and strict parsers refuse the whole line."""
+    try:
+        return json.dumps(event, allow_nan=False, **options)
+    except ValueError:  # (rare: the walk below only then)
+        return json.dumps(finite_or_null(event), **options)
+
+
+def finite_or_null(value: Any) -> Any:
+    """``value`` with every float that is not finite (an unmeasurably short run's real-time
+    factor, a fault without end) as None, so that its JSON is strict (null), which any parser
+    reads: for the log's lines and `hild sim`'s and `hild batch`'s JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: finite_or_null(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite_or_null(v) for v in value]
+    return value
 
 
 class RoutableStream:

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 log = structlog.get_logger("hild.control")
 
 MAX_REQUEST_BYTES = 65536
+MAX_REPOSITION_M = 100_000.0  # how far from the bench's origin a reposition may go, however given
 MAX_SHOWN_CHARS = 1000  # of a request that is no JSON object, as the recording keeps it
 REQUESTS = ("commands", "weather", "fault", "reposition", "traffic")
 
@@ -209,8 +210,9 @@ class RuntimeControl:
         if preset is not None:
             if not isinstance(preset, str):
                 raise ConfigError("control/weather", "preset", preset, "a preset name")
-            try:
-                doc = load_toml(PRESETS.resolve(preset))
+            try:  # a name only: a client of the broker or a viewer must not have the daemon
+                # read (and quote back in a refusal) whatever file it can read
+                doc = load_toml(PRESETS.resolve_name(preset))
             except ConfigError as e:
                 raise ConfigError("control/weather", "preset", preset, e.expected) from None
             name = preset
@@ -257,6 +259,8 @@ class RuntimeControl:
         fault.pop("device")
         fault.setdefault("start", t_now)
         duration = fault.pop("duration", None)
+        if duration is not None and "end" in fault:
+            raise s.error("duration", duration, "either duration or end, not both")
         if duration is not None:
             if (
                 isinstance(duration, bool)
@@ -280,12 +284,23 @@ class RuntimeControl:
             lat = s.number("latitude", lo=-89.0, hi=89.0, unit="degrees north")
             lon = s.number("longitude", lo=-180.0, hi=180.0, unit="degrees east")
             north, east, _ = origin.to_ned(lat, lon)
-            if math.hypot(north, east) > 100_000.0:
+            if math.hypot(north, east) > MAX_REPOSITION_M:
                 where = f"({origin.latitude_deg:.5f}, {origin.longitude_deg:.5f})"
-                raise s.error("latitude", lat, f"a position within 100 km of the origin {where}")
+                raise s.error("latitude", lat, f"a position within {MAX_REPOSITION_M / 1000:g} km "
+                              f"of the origin {where}")  # fmt: skip
         else:
-            north = s.number("north", float(x[0]), lo=-100_000.0, hi=100_000.0, unit="m")
-            east = s.number("east", float(x[1]), lo=-100_000.0, hi=100_000.0, unit="m")
+            north = s.number(
+                "north", float(x[0]), lo=-MAX_REPOSITION_M, hi=MAX_REPOSITION_M, unit="m"
+            )
+            east = s.number(
+                "east", float(x[1]), lo=-MAX_REPOSITION_M, hi=MAX_REPOSITION_M, unit="m"
+            )
+            if math.hypot(north, east) > MAX_REPOSITION_M:  # (each alone may be in range)
+                key = "north" if s.has("north") else "east"
+                raise s.error(key, north if key == "north" else east,
+                              f"a position within {MAX_REPOSITION_M / 1000:g} km of the origin "
+                              f"(north {north:g} m, east {east:g} m is "
+                              f"{math.hypot(north, east) / 1000:.1f} km)")  # fmt: skip
         heading = s.raw("heading_deg", None)
         if heading is not None:
             heading = math.radians(s.number("heading_deg", lo=-360.0, hi=360.0, unit="deg"))

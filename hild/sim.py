@@ -17,6 +17,7 @@ from hild.coupled.loop import ROW_ACTUATORS, ROW_STATE, ROW_T, row_environment
 from hild.coupled.simulation import CommandError, DivergedError, Simulation
 from hild.environment.environment import Environment
 from hild.kernel_cache import announce_compiling
+from hild.log import finite_or_null
 from hild.model import layout as L
 from hild.model.stability import StepLimit, absurd, round_down, state_problem, step_limit
 from hild.model.vessel import Vessel
@@ -402,15 +403,3 @@ def summary_text(s: dict) -> str:
     }
     lines.append(json.dumps(finite_or_null(final), allow_nan=False))
     return "\n".join(lines)
-
-
-def finite_or_null(value: object) -> object:
-    """``value`` with every float that is not finite (an unmeasurably short run's real-time
-    factor) as None, so that the JSON line is strict JSON (null), which any parser reads."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: finite_or_null(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [finite_or_null(v) for v in value]
-    return value

@@ -150,6 +150,49 @@ def test_a_wrong_command_line_names_its_option_and_exits_2(run_dir, args, says):
     assert "Traceback" not in err and "no hild run answers" not in err
 
 
+def test_a_weather_is_asked_for_by_name_never_by_a_path(daemon, run_dir, tmp_path):
+    """A path made the daemon read any TOML file it could and quote it back in the refusal
+    (over MQTT or Foxglove, to whoever could reach them)."""
+    secret = tmp_path / "secret.toml"
+    secret.write_text('secret_token = "hunter2"\n')
+    for preset in (str(secret), "../secret", "secret.toml", "/etc/passwd"):
+        code, answer, err = ctl(run_dir, "weather", preset)
+        assert code == 1 and answer["ok"] is False, (preset, answer)
+        assert "not a path" in answer["error"] and "gale-hs1" in answer["error"], answer
+        assert "hunter2" not in err + json.dumps(answer)
+
+
+def test_refused_positions_and_faults_say_why(daemon, run_dir):
+    """Each of north and east within 100 km passed, together 141 km from the origin; a fault
+    with both duration and end kept one silently."""
+    code, answer, _ = ctl(run_dir, "reposition", "--north", "80000", "--east", "80000")
+    assert code == 1 and "within 100 km of the origin" in answer["error"], answer
+    assert "113.1 km" in answer["error"], answer
+    code, answer, _ = ctl(run_dir, "fault", "gps", "dropout", "--json",
+                          '{"duration": 5, "end": 5000}')  # fmt: skip
+    assert code == 1 and "either duration or end, not both" in answer["error"], answer
+
+
+def test_a_fault_without_end_logs_strict_json(daemon, run_dir):
+    code, answer, _ = ctl(run_dir, "fault", "gps", "freeze")
+    assert code == 0 and answer["end"] is None, answer
+    ctl(run_dir, "fault", "gps", "clear")
+
+    def refuse(name: str):
+        raise ValueError(f"{name} is no JSON")
+
+    def freezes() -> list[dict]:  # (Python's json takes Infinity unless told not to)
+        lines = daemon.stderr_path.read_text().splitlines()
+        events = [json.loads(line, parse_constant=refuse) for line in lines
+                  if '"control.fault"' in line]  # fmt: skip
+        return [e for e in events if (e.get("fault") or {}).get("kind") == "freeze"]
+
+    deadline = time.monotonic() + 10
+    while not freezes() and time.monotonic() < deadline:  # applied at the next tick
+        time.sleep(0.2)
+    assert [e["fault"]["end"] for e in freezes()] == [None]
+
+
 def test_no_daemon_exits_2(tmp_path):
     code, answer, err = ctl(tmp_path, "status")
     assert code == 2 and answer is None and "no hild run answers on" in err

@@ -1,5 +1,7 @@
 """RateLimited: one event at most once per interval, with the held-back count."""
 
+import json
+
 import structlog
 from structlog.testing import capture_logs
 
@@ -49,3 +51,22 @@ def test_rate_limited_takes_an_explicit_timestamp_and_level():
         ("a", 0, "info"),
         ("c", 1, "info"),
     ]
+
+
+def test_a_json_log_line_has_no_nan_or_infinity_strict_parsers_refuse():
+    """A sensor fault without end logged "end": Infinity (Python's, no JSON): such numbers are
+    written as null, wherever they sit in the event."""
+    from hild.log import json_line
+
+    def strict(text: str):
+        def refuse(name: str):
+            raise ValueError(f"{name} is no JSON")
+
+        return json.loads(text, parse_constant=refuse)
+
+    event = {"event": "control.fault", "fault": {"start": 0.5, "end": float("inf")},
+             "values": [1.0, float("nan"), (-float("inf"), 2)], "t": 3.25}  # fmt: skip
+    assert strict(json_line(event)) == {"event": "control.fault",
+                                        "fault": {"start": 0.5, "end": None},
+                                        "values": [1.0, None, [None, 2]], "t": 3.25}  # fmt: skip
+    assert json_line({"t": 1.5, "n": 2}) == json.dumps({"t": 1.5, "n": 2})  # the rest as before
