@@ -286,7 +286,9 @@ class RuntimeControl:
             north, east, _ = origin.to_ned(lat, lon)
             if math.hypot(north, east) > MAX_REPOSITION_M:
                 where = f"({origin.latitude_deg:.5f}, {origin.longitude_deg:.5f})"
-                raise s.error("latitude", lat, f"a position within {MAX_REPOSITION_M / 1000:g} km "
+                # blamed on the coordinate that takes it farther (a longitude of 180, say)
+                key, value = ("latitude", lat) if abs(north) >= abs(east) else ("longitude", lon)
+                raise s.error(key, value, f"a position within {MAX_REPOSITION_M / 1000:g} km "
                               f"of the origin {where}")  # fmt: skip
         else:
             north = s.number(

@@ -171,6 +171,19 @@ def test_refused_positions_and_faults_say_why(daemon, run_dir):
     code, answer, _ = ctl(run_dir, "fault", "gps", "dropout", "--json",
                           '{"duration": 5, "end": 5000}')  # fmt: skip
     assert code == 1 and "either duration or end, not both" in answer["error"], answer
+    # the bad coordinate is named, the longitude here (the latitude is the origin's)
+    code, answer, _ = ctl(run_dir, "reposition", "--latitude", "59.41", "--longitude", "180")
+    assert code == 1 and "longitude = 180.0: expected a position within 100 km" in \
+        answer["error"], answer  # fmt: skip
+
+
+def test_a_fault_may_be_given_whole_in_json(daemon, run_dir):
+    """As the README says of --json: DEVICE and KIND had to be typed as words."""
+    code, answer, _ = ctl(run_dir, "fault", "--json",
+                          '{"device": "gps", "kind": "dropout", "duration": 0.5}')  # fmt: skip
+    assert code == 0 and (answer["device"], answer["kind"]) == ("gps", "dropout"), answer
+    code, answer, err = ctl(run_dir, "fault")
+    assert code == 2 and answer is None and "fault takes DEVICE KIND" in err, err
 
 
 def test_a_fault_without_end_logs_strict_json(daemon, run_dir):

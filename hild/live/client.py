@@ -46,10 +46,10 @@ def add_parser(sub: Any, run_dir_default: str) -> argparse.ArgumentParser:
                                   "weather file as JSON (--json)")  # fmt: skip
     weather.add_argument("preset", nargs="?", help="a weather preset (hild show weather)")
     fault = requests.add_parser("fault", help="a sensor's or an actuator's fault")
-    fault.add_argument("what", nargs="+", metavar="DEVICE KIND | KIND",
+    fault.add_argument("what", nargs="*", metavar="DEVICE KIND | KIND",
                        help="a sensor device and a fault kind (dropout, freeze, invalid, "
                        "bias_jump, clear), or with --actuator the actuator's (stuck, lost, "
-                       "clear)")  # fmt: skip
+                       "clear); or both in --json")  # fmt: skip
     fault.add_argument("--actuator", metavar="NAME", help="an actuator of the vessel")
     fault.add_argument("--duration", type=float, metavar="SECONDS",
                        help="a sensor's fault: how long (for good; an actuator's lasts until "
@@ -100,9 +100,10 @@ def request_of(args: argparse.Namespace) -> tuple[str, Any]:
                 raise ValueError(f"fault --actuator: {' and '.join(timed)} time a sensor's "
                                  "fault; an actuator's starts now, lasts until clear")  # fmt: skip
             payload = {"actuator": args.actuator, "kind": args.what[0]}
-        else:
+        elif args.what or not args.json:
             if len(args.what) != 2:
-                raise ValueError("fault takes DEVICE KIND (or --actuator NAME KIND)")
+                raise ValueError("fault takes DEVICE KIND (or --actuator NAME KIND, or the "
+                                 "request's fields in --json)")  # fmt: skip
             payload = {"device": args.what[0], "kind": args.what[1]}
         for key in ("duration", "start", "quantity", "value"):
             if getattr(args, key) is not None:
