@@ -60,42 +60,35 @@ def whole_number(what: str, lo: int, hi: int | None = None, note: str = "") -> C
 def output_file(what: str, suffixes: Sequence[str] = ()) -> Callable[[str], Path]:
     """A file to write ``what`` to: not a folder nor under a file, and named with one of
     ``suffixes`` (any case) when given. Folders missing on its way are the writer's to make."""
-
-    def parse(text: str) -> Path:
-        problem = _output_problem(text, suffixes)
-        if problem is not None:
-            raise argparse.ArgumentTypeError(f"expected a file for {what}{problem}")
-        return Path(text)
-
-    return parse
+    return _output_path(what, False, suffixes)
 
 
 def output_folder(what: str) -> Callable[[str], Path]:
     """A folder to write ``what`` into: one that exists, or that can be made (nothing on its
     way is a file)."""
+    return _output_path(what, True, ())
 
+
+def _output_path(what: str, folder: bool, suffixes: Sequence[str]) -> Callable[[str], Path]:
     def parse(text: str) -> Path:
-        path = Path(text)
-        problem = None
-        if not text.strip():
-            problem = f", not {text!r}"
-        elif path.exists() and not path.is_dir():
-            problem = f", not {text!r}: a file is there"
-        elif (blocked := _file_on_the_way(path)) is not None:
-            problem = f", not {text!r}: {str(blocked)!r} is a file, not a folder"
+        problem = _output_problem(text, folder, suffixes)
         if problem is not None:
-            raise argparse.ArgumentTypeError(f"expected a folder for {what}{problem}")
-        return path
+            noun = "folder" if folder else "file"
+            raise argparse.ArgumentTypeError(f"expected a {noun} for {what}{problem}")
+        return Path(text)
 
     return parse
 
 
-def _output_problem(text: str, suffixes: Sequence[str]) -> str | None:
-    """What is wrong with ``text`` as a file to write, as the end of an "expected" message."""
+def _output_problem(text: str, folder: bool, suffixes: Sequence[str]) -> str | None:
+    """What is wrong with ``text`` as a file (or ``folder``) to write, as the end of an
+    "expected" message."""
     path = Path(text)
     if not text.strip():
         return f", not {text!r}"
-    if text.endswith(os.sep) or path.is_dir():
+    if folder and path.exists() and not path.is_dir():
+        return f", not {text!r}: a file is there"
+    if not folder and (text.endswith(os.sep) or path.is_dir()):
         return f", not the folder {text!r}"
     blocked = _file_on_the_way(path)
     if blocked is not None:
