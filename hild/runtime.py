@@ -280,29 +280,23 @@ class RuntimeControl:
         s = Section(body, "control/reposition")
         x = self.daemon.sim.x
         origin = self.daemon.bench.origin
-        if s.has("latitude") or s.has("longitude"):
+        far = MAX_REPOSITION_M
+        by_position = s.has("latitude") or s.has("longitude")
+        if by_position:
             lat = s.number("latitude", lo=-89.0, hi=89.0, unit="degrees north")
             lon = s.number("longitude", lo=-180.0, hi=180.0, unit="degrees east")
             north, east, _ = origin.to_ned(lat, lon)
-            if math.hypot(north, east) > MAX_REPOSITION_M:
-                where = f"({origin.latitude_deg:.5f}, {origin.longitude_deg:.5f})"
-                # blamed on the coordinate that takes it farther (a longitude of 180, say)
-                key, value = ("latitude", lat) if abs(north) >= abs(east) else ("longitude", lon)
-                raise s.error(key, value, f"a position within {MAX_REPOSITION_M / 1000:g} km "
-                              f"of the origin {where}")  # fmt: skip
-        else:
-            north = s.number(
-                "north", float(x[0]), lo=-MAX_REPOSITION_M, hi=MAX_REPOSITION_M, unit="m"
-            )
-            east = s.number(
-                "east", float(x[1]), lo=-MAX_REPOSITION_M, hi=MAX_REPOSITION_M, unit="m"
-            )
-            if math.hypot(north, east) > MAX_REPOSITION_M:  # (each alone may be in range)
-                key = "north" if s.has("north") else "east"
-                raise s.error(key, north if key == "north" else east,
-                              f"a position within {MAX_REPOSITION_M / 1000:g} km of the origin "
-                              f"(north {north:g} m, east {east:g} m is "
-                              f"{math.hypot(north, east) / 1000:.1f} km)")  # fmt: skip
+        else:  # (each within range alone may still be too far together)
+            north = s.number("north", float(x[0]), lo=-far, hi=far, unit="m")
+            east = s.number("east", float(x[1]), lo=-far, hi=far, unit="m")
+        distance = math.hypot(north, east)
+        if distance > far:  # blamed on the coordinate that takes it farther
+            keys = ("latitude", lat, "longitude", lon) if by_position else \
+                ("north", north, "east", east)  # fmt: skip
+            key, value = keys[:2] if abs(north) >= abs(east) else keys[2:]
+            where = f"({origin.latitude_deg:.5f}, {origin.longitude_deg:.5f})"
+            raise s.error(key, value, f"a position within {far / 1000:g} km of the origin "
+                          f"{where} (this one is {distance / 1000:.1f} km from it)")  # fmt: skip
         heading = s.raw("heading_deg", None)
         if heading is not None:
             heading = math.radians(s.number("heading_deg", lo=-360.0, hi=360.0, unit="deg"))
