@@ -15,6 +15,7 @@ from hild.record.reader import describe, inspect, messages
 
 
 def run_record_command(args: argparse.Namespace) -> int:
+    configure_logging("auto", "info")  # (a damaged file's warning: on stderr, not the output)
     if args.command == "recover" or (args.command == "inspect" and args.recover):
         from hild.record.recover import recover
 
@@ -49,7 +50,6 @@ def run_record_command(args: argparse.Namespace) -> int:
 
     if args.end is not None and args.end <= args.start:
         raise ConfigError("--end", "", args.end, f"a time after --start ({args.start:g} s)")
-    configure_logging("auto", "info")
     plan = ReplayPlan(
         file=args.file, targets=tuple(parse_target(t) for t in args.to or [DEFAULT_TARGET]),
         devices=tuple(args.device), speed=args.speed, loop=args.loop, start_s=args.start,

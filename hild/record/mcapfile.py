@@ -88,6 +88,9 @@ def record_bytes(*records: McapRecord) -> bytes:
 
 # What ends the file between two commits: no summary (summary_start 0), no CRC (0).
 OPEN_ENDING = record_bytes(DataEnd(0), Footer(0, 0, 0)) + MAGIC
+# a footer record's bytes (MCAP specification, "Footer": opcode, length, summary start, summary
+# offset start, CRC): a file's last bytes before its closing magic
+FOOTER_BYTES = len(record_bytes(Footer(0, 0, 0)))
 
 
 def pwrite_all(fd: int, data: bytes | memoryview, offset: int) -> None:

@@ -1,8 +1,16 @@
-"""Reading a recording back, whole or cut short by a crash.
+"""Reading a recording back, whole, cut short by a crash, or damaged since.
 
 The file is read as a stream of records, in order, needing no summary at its end, so a file
 whose writer was killed reads back up to its last flush, and so does a file some other writer
 left without its footer (ecosystem.md "Recording": the seeking reader finds nothing in it).
+
+A finished file whose data stops reading part-way (bytes changed since it was written: a bad
+disk or card, a careless edit) is read around the damage: its summary indexes every chunk
+and metadata record by offset (MCAP specification, "Chunk Index", "Metadata Index"), so the
+reading goes on at the first of them after the last record that read, and the bytes skipped
+are kept (``Contents.skipped``) and said once in the log. A chunk's CRC of its uncompressed
+records (the "Chunk" record's ``uncompressed_crc``) is checked before any of its messages is
+taken, so a chunk is read whole or skipped whole.
 """
 
 from __future__ import annotations
@@ -15,12 +23,27 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import structlog
+import zstandard
 from mcap.exceptions import McapError
-from mcap.records import Channel, Footer, Message, Metadata, Schema
-from mcap.stream_reader import StreamReader
+from mcap.records import (
+    Channel,
+    Chunk,
+    ChunkIndex,
+    Footer,
+    Message,
+    Metadata,
+    MetadataIndex,
+    Schema,
+    Statistics,
+)
+from mcap.stream_reader import StreamReader, breakup_chunk
 
 from hild.config import MISSING, ConfigError, open_regular
-from hild.record.mcapfile import RECORDING
+from hild.record.mcapfile import FOOTER_BYTES, MAGIC, RECORDING
+
+log = structlog.get_logger("hild.record")
+_DAMAGE_SAID: set[str] = set()  # the files whose damage ``messages`` has logged
 
 
 @dataclass(frozen=True)
@@ -46,6 +69,20 @@ class Contents:
     # before its end; in a file that ends finished and indexed, bytes damaged since
     unreadable_at: int | None = None
     indexed: bool = False  # it ends with a footer that names a summary
+    # byte ranges [start, end) of the data not read: from the end of the last record that read
+    # to where reading went on (the next record the summary indexes, or the data's end)
+    skipped: list[tuple[int, int]] = field(default_factory=list)
+    # each channel's message count by the summary's statistics, when damage was met in a file
+    # that has them (None otherwise): what ``counts`` falls short of is what the damage took
+    expected: Counter | None = None
+    # messages on a channel the file never declares where it was read (its record was in
+    # bytes skipped): counted, not read
+    orphaned: int = 0
+
+    @property
+    def unread(self) -> int:
+        """Messages the summary counts that were not read (0 without a summary to say)."""
+        return 0 if self.expected is None else sum((self.expected - self.counts).values())
 
     @property
     def ending(self) -> dict[str, str]:
@@ -64,46 +101,147 @@ def _open(path: Path):
     return open_regular(path, "recording")  # (closed by the callers' with)
 
 
-READ_ERRORS = (McapError, EOFError, ValueError, KeyError, struct.error)
+# what records read from damaged bytes raise (OverflowError: a length beyond any buffer)
+READ_ERRORS = (McapError, EOFError, ValueError, KeyError, struct.error, MemoryError,
+               OverflowError, zstandard.ZstdError)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Summary:
+    """What a finished file's summary says that reading around damage needs."""
+
+    resume_at: list[int]  # offsets of the records it indexes (chunks, metadata), in order
+    data_end: int  # where the summary starts
+    schemas: dict[int, str]
+    channels: dict[int, Channel]
+    counts: dict[int, int]  # messages per channel id (its statistics)
+
+
+def _summary(stream, size: int) -> _Summary | None:
+    """The summary named by the footer at the file's end (MCAP specification, "Footer":
+    ``summary_start``), or None where there is none or it does not read."""
+    tail = FOOTER_BYTES + len(MAGIC)
+    if size < len(MAGIC) + tail:
+        return None
+    try:
+        stream.seek(size - tail)
+        footer = next(StreamReader(stream, skip_magic=True, record_size_limit=size).records)
+        if not isinstance(footer, Footer) or not 0 < footer.summary_start < size - tail:
+            return None
+        stream.seek(footer.summary_start)
+        resume_at: list[int] = []
+        schemas: dict[int, str] = {}
+        channel_records: dict[int, Channel] = {}
+        counts: dict[int, int] = {}
+        for record in StreamReader(stream, skip_magic=True, record_size_limit=size).records:
+            if isinstance(record, ChunkIndex):
+                resume_at.append(record.chunk_start_offset)
+            elif isinstance(record, MetadataIndex):
+                resume_at.append(record.offset)
+            elif isinstance(record, Schema):
+                schemas[record.id] = record.name
+            elif isinstance(record, Channel):
+                channel_records[record.id] = record
+            elif isinstance(record, Statistics):
+                counts = dict(record.channel_message_counts)
+    except READ_ERRORS:
+        return None
+    return _Summary(sorted(resume_at), footer.summary_start, schemas, channel_records, counts)
+
+
+def _from_summary(summary: _Summary, contents: Contents, channel_topics: dict[int, str],
+                  schema_names: dict[int, str]) -> None:  # fmt: skip
+    """What reading around damage takes from the summary: the channels (their own records may
+    be in what is skipped) and each one's count of messages."""
+    schema_names.update(summary.schemas)
+    for channel_id, channel in summary.channels.items():
+        channel_topics.setdefault(channel_id, channel.topic)
+        if channel.topic not in contents.channels:
+            contents.channels.append(channel.topic)
+            contents.schemas[channel.topic] = schema_names.get(channel.schema_id, "")
+    contents.expected = Counter()
+    for channel_id, n in summary.counts.items():
+        if channel_id in summary.channels:
+            contents.expected[summary.channels[channel_id].topic] += n
 
 
 def _stream(path: Path, stream, contents: Contents, topics: set[str] | None):
     """Every message of ``topics`` (None: all), in file order, filling ``contents``; a file
-    that ends early (no footer) stops where its flushed data ends."""
+    that ends early (no footer) stops where its flushed data ends; a finished file whose data
+    does not read somewhere goes on at the next record its summary indexes."""
     channel_topics: dict[int, str] = {}
     schema_names: dict[int, str] = {}
     seen_any = False
-    try:
-        for record in StreamReader(stream, skip_magic=False).records:
-            seen_any = True
-            if isinstance(record, Schema):
-                schema_names[record.id] = record.name
-            elif isinstance(record, Channel):
-                channel_topics[record.id] = record.topic
-                if record.topic not in contents.channels:
-                    contents.channels.append(record.topic)
-                    contents.schemas[record.topic] = schema_names.get(record.schema_id, "")
-            elif isinstance(record, Metadata):
-                contents.metadata[record.name] = dict(record.metadata)
-            elif isinstance(record, Message):
-                topic = channel_topics[record.channel_id]
-                contents.counts[topic] += 1
-                t = record.log_time
-                contents.first_ns = t if contents.first_ns is None else min(contents.first_ns, t)
-                contents.last_ns = t if contents.last_ns is None else max(contents.last_ns, t)
-                if (
-                    topics is None
-                    or topic in topics
-                    or any(topic.startswith(p) for p in topics if p.endswith("/"))
-                ):
-                    yield RecordedMessage(topic, t, json.loads(record.data))
-            elif isinstance(record, Footer):  # summary_start 0: a commit's ending, unfinished
-                contents.complete = record.summary_start != 0
-                return
-    except READ_ERRORS as e:
-        if not seen_any:
-            raise ConfigError(path, "", MISSING, f"an MCAP recording ({e})") from None
-        contents.unreadable_at = stream.tell()
+    size = os.fstat(stream.fileno()).st_size
+    summary: _Summary | None = None
+    read_to = 0  # the end of the last record that read
+    records = StreamReader(stream, skip_magic=False, emit_chunks=True, record_size_limit=size)
+    while True:
+        try:
+            for record in records.records:
+                seen_any = True
+                # a chunk's records are checked against its CRC before any is taken
+                taken = breakup_chunk(record, validate_crc=True) if isinstance(record, Chunk) \
+                    else (record,)  # fmt: skip
+                for r in taken:
+                    if isinstance(r, Schema):
+                        schema_names[r.id] = r.name
+                    elif isinstance(r, Channel):
+                        channel_topics[r.id] = r.topic
+                        if r.topic not in contents.channels:
+                            contents.channels.append(r.topic)
+                            contents.schemas[r.topic] = schema_names.get(r.schema_id, "")
+                    elif isinstance(r, Metadata):
+                        contents.metadata[r.name] = dict(r.metadata)
+                    elif isinstance(r, Message):
+                        topic = channel_topics.get(r.channel_id)
+                        if topic is None:
+                            contents.orphaned += 1
+                            continue
+                        t = r.log_time
+                        wanted = (
+                            topics is None
+                            or topic in topics
+                            or any(topic.startswith(p) for p in topics if p.endswith("/"))
+                        )
+                        payload = json.loads(r.data) if wanted else None
+                        contents.counts[topic] += 1
+                        first, last = contents.first_ns, contents.last_ns
+                        contents.first_ns = t if first is None else min(first, t)
+                        contents.last_ns = t if last is None else max(last, t)
+                        if wanted:
+                            yield RecordedMessage(topic, t, payload)
+                    elif isinstance(r, Footer):  # summary_start 0: a commit's end, unfinished
+                        contents.complete = r.summary_start != 0 and not contents.skipped
+                        return
+                read_to = stream.tell()
+        except READ_ERRORS as e:
+            if not seen_any:
+                raise ConfigError(path, "", MISSING, f"an MCAP recording ({e})") from None
+            if contents.unreadable_at is None:
+                contents.unreadable_at = stream.tell()
+                summary = _summary(stream, size)
+                if summary is not None:
+                    _from_summary(summary, contents, channel_topics, schema_names)
+                    contents.indexed = True
+            if summary is not None:  # the next record it indexes
+                data_end = summary.data_end
+                resume = next((o for o in summary.resume_at if o > read_to), data_end)
+            else:  # cut short: the next chunk that reads, if any (not a crash's torn end)
+                from hild.record.repair import next_chunk
+
+                data_end = size
+                found = next_chunk(stream.fileno(), read_to + 1, size)
+                resume = size if found is None else found
+            if summary is None and resume >= size:  # cut short: read up to its last flush
+                break
+            contents.skipped.append((read_to, resume))
+            if resume >= data_end:
+                break
+            stream.seek(resume)
+            read_to = resume
+            records = StreamReader(stream, skip_magic=True, emit_chunks=True,
+                                   record_size_limit=size)  # fmt: skip
     contents.complete = False
 
 
@@ -111,8 +249,12 @@ def messages(path: Path, topics: Iterable[str] | None = None) -> Iterator[Record
     """The messages in the order written, of the given topics (``/sensors/`` takes all under
     it) or all; a file cut short yields what was flushed."""
     path = Path(path)
+    contents = Contents(str(path))
     with _open(path) as stream:
-        yield from _stream(path, stream, Contents(str(path)), set(topics) if topics else None)
+        yield from _stream(path, stream, contents, set(topics) if topics else None)
+    if contents.skipped and str(path) not in _DAMAGE_SAID:  # once a file: what was read is
+        _DAMAGE_SAID.add(str(path))  # not all there was (a plot reads a file three times)
+        log.warning("record.damaged", file=str(path), status=status(contents))
 
 
 def head(path: Path) -> Contents:
@@ -133,7 +275,7 @@ def inspect(path: Path) -> Contents:
     with _open(path) as stream:
         for _ in _stream(path, stream, contents, set()):
             pass
-        if contents.unreadable_at is not None:
+        if contents.unreadable_at is not None and not contents.indexed:
             from hild.record.repair import is_complete
 
             contents.indexed = is_complete(stream.fileno(), os.fstat(stream.fileno()).st_size)
@@ -143,11 +285,26 @@ def inspect(path: Path) -> Contents:
 def status(contents: Contents) -> str:
     """Whether the recording is whole: finished by its writer, failed part-way, or cut short
     (indexed since by hild recover or --repair, or not)."""
+    if contents.skipped:
+        ranges = ", ".join(f"{a}-{b}" for a, b in contents.skipped)
+        said = [f"bytes {ranges} do not read as MCAP"]
+        if contents.expected:
+            said.append(f"{contents.unread} of its {sum(contents.expected.values())} messages "
+                        "were in them")  # fmt: skip
+        if contents.orphaned:
+            said.append(f"{contents.orphaned} messages after them are on channels declared in "
+                        "them, not read")  # fmt: skip
+        if contents.indexed:
+            return (f"DAMAGED: {'; '.join(said)}; the file was finished and indexed (not a "
+                    "crash: bytes changed since): hild reads around them by its index")  # fmt: skip
+        return (f"cut short and DAMAGED: {'; '.join(said)}, though chunks after them do (not "
+                "a crash's torn end): hild reads around them; `hild recover "
+                f"{contents.file}` writes a finished copy without them (`hild inspect --repair` "
+                "would cut away what follows them: it refuses)")  # fmt: skip
     if contents.unreadable_at is not None and contents.indexed:
         return (f"DAMAGED: its data stops reading as MCAP near byte {contents.unreadable_at}, "
-                "though the file was finished and indexed (not a crash: bytes changed since); "
-                "hild reads it up to there (the mcap package's indexed reader, make_reader, "
-                "may reach the chunks after)")  # fmt: skip
+                "though the file ends finished and indexed (not a crash: bytes changed since), "
+                "and its index does not read either; hild reads it up to there")  # fmt: skip
     if not contents.complete:
         return (f"cut short (its writer never finished it: read up to its last flush, with no "
                 f"index); `hild recover {contents.file}` writes a finished copy beside it, "
@@ -179,5 +336,8 @@ def describe(contents: Contents) -> str:
     lines.append(f"  messages   {sum(contents.counts.values())} on {len(contents.channels)} "
                  "channels:")  # fmt: skip
     for topic in sorted(contents.channels):
-        lines.append(f"    {topic:<28} {contents.counts[topic]:>8}  {contents.schemas[topic]}")
+        line = f"    {topic:<28} {contents.counts[topic]:>8}  {contents.schemas[topic]}"
+        if contents.expected is not None and contents.expected[topic] > contents.counts[topic]:
+            line += f"  ({contents.expected[topic] - contents.counts[topic]} unread: damaged)"
+        lines.append(line)
     return "\n".join(lines)

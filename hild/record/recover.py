@@ -35,12 +35,17 @@ class Recovered:
     messages: int = 0
     chunks: int = 0
     cut_bytes: int = 0
+    damaged: tuple[tuple[int, int], ...] = ()  # the original's byte ranges left out
 
     def describe(self) -> str:
         if self.already_complete:
             return f"{self.file}: complete already (indexed); copied as it is to {self.out}"
         text = (f"{self.file}: cut short; recovered to {self.out}: {self.messages} messages in "
                 f"{self.chunks} chunks, indexed (MCAP readers open it by its summary)")  # fmt: skip
+        if self.damaged:
+            ranges = ", ".join(f"{a}-{b}" for a, b in self.damaged)
+            text += (f"; bytes {ranges} left out: they do not read as MCAP though chunks after "
+                     "them do (damage, not a crash's torn end)")  # fmt: skip
         if self.cut_bytes:
             text += f"; {self.cut_bytes} bytes of a record cut short at its end left out"
         return text
@@ -103,9 +108,9 @@ def recover(path: Path, out: Path | None = None, force: bool = False) -> Recover
                 if is_complete(tmp_fd, size):
                     result = Recovered(str(path), str(out), already_complete=True)
                 else:
-                    done = rebuild(out, tmp_fd, size, "hild recover")
+                    done = rebuild(out, tmp_fd, size, "hild recover", around_damage=True)
                     result = Recovered(str(path), str(out), False, done.messages, done.chunks,
-                                       done.cut_bytes)  # fmt: skip
+                                       done.cut_bytes, done.damaged)  # fmt: skip
                 os.fsync(tmp_fd)
             finally:
                 os.close(tmp_fd)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
 
+import zstandard
 from mcap.data_stream import ReadDataStream
 from mcap.exceptions import McapError
 from mcap.opcode import Opcode
@@ -38,11 +39,18 @@ from mcap.records import (
 from mcap.stream_reader import get_chunk_data_stream
 
 from hild.config import MISSING, ConfigError
-from hild.record.mcapfile import MAGIC, RECORDING, Index, pwrite_all, record_bytes
+from hild.record.mcapfile import FOOTER_BYTES, MAGIC, RECORDING, Index, pwrite_all, record_bytes
 
 RECORD_HEAD = struct.Struct("<BQ")  # opcode, length of what follows
-FOOTER_BYTES = len(record_bytes(Footer(0, 0, 0)))
-BAD_CHUNK = (McapError, ValueError, EOFError, struct.error, OSError, MemoryError)
+# what a record read from damaged bytes raises (OverflowError: a length beyond any buffer)
+BAD_CHUNK = (McapError, ValueError, EOFError, struct.error, OSError, MemoryError,
+             OverflowError, zstandard.ZstdError)  # fmt: skip
+CHUNK_OPCODE = bytes((Opcode.CHUNK,))
+# a chunk record's fields before its compression's name and data (MCAP specification, "Chunk":
+# start and end time, uncompressed size u64, CRC u32, the name's length u32, the data's u64)
+CHUNK_FIELDS = 8 + 8 + 8 + 4 + 4 + 8
+MAX_CHUNK_BYTES = 1 << 30  # uncompressed: a size read from damaged bytes is not allocated
+SCAN_BLOCK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,7 @@ class Repaired:
     messages: int = 0
     chunks: int = 0
     cut_bytes: int = 0  # of a record left incomplete (a power cut during a write)
+    damaged: tuple[tuple[int, int], ...] = ()  # byte ranges left out of a copy (hild recover)
 
     def describe(self) -> str:
         if self.already_complete:
@@ -156,55 +165,77 @@ def check_start(path: Path, fd: int) -> None:
         raise ConfigError(path, "", MISSING, "an MCAP recording (it does not start as one)")
 
 
-def rebuild(path: Path, fd: int, size: int, by: str) -> Repaired:
+def rebuild(path: Path, fd: int, size: int, by: str, *, around_damage: bool = False) -> Repaired:
     """Index the data of the recording open at ``fd`` (``size`` bytes, no summary) in place:
     a ``recording`` metadata record saying it was cut short and who indexed it (``by``), then
-    the summary; the file ends there."""
+    the summary; the file ends there.
+
+    A record that does not read is a crash's torn end only if no chunk reads after it
+    (``next_chunk``); otherwise the bytes are damaged, and cutting the file there would lose
+    the data after them: that is refused (DamagedDataError) unless ``around_damage`` (a copy,
+    hild recover), where the data after them is moved down over them and the copy indexed
+    without them."""
     index = Index()
     offset = len(MAGIC)
     pending: _Chunk | None = None
     torn = False
+    removed: list[tuple[int, int]] = []  # the original's byte ranges left out: damaged
+    shift = 0  # bytes left out before ``offset`` so far (offset + shift: the original's)
     while offset < size:
         head = os.pread(fd, RECORD_HEAD.size, offset)
-        if len(head) < RECORD_HEAD.size:
-            torn = True
-            break
-        opcode, length = RECORD_HEAD.unpack(head)
-        end = offset + RECORD_HEAD.size + length
-        if opcode in (Opcode.DATA_END, Opcode.FOOTER):  # the end of the data: a commit's
-            break
-        if end > size:
-            torn = True
-            break
-        body = ReadDataStream(BytesIO(os.pread(fd, length, offset + RECORD_HEAD.size)))
-        if opcode == Opcode.MESSAGE_INDEX and pending is not None:
-            pending.index_offsets[MessageIndex.read(body).channel_id] = offset
-            pending.index_end = end
-            offset = end
-            continue
-        if pending is not None:
-            _index_chunk(index, pending)
-            pending = None
-        if opcode == Opcode.CHUNK:
+        bad = len(head) < RECORD_HEAD.size
+        end = size
+        if not bad:
+            opcode, length = RECORD_HEAD.unpack(head)
+            end = offset + RECORD_HEAD.size + length
+            bad = end > size
+        if not bad and opcode in (Opcode.DATA_END, Opcode.FOOTER):  # the end of the data: a
+            if next_chunk(fd, end, size) is None:  # commit's, unless a chunk reads after it
+                break
+            bad = True
+        if not bad:
             try:
-                chunk = Chunk.read(body)
-                entries, found, _ = _messages(chunk)
-            except BAD_CHUNK:  # written in part: where the data ends
+                body = ReadDataStream(BytesIO(os.pread(fd, length, offset + RECORD_HEAD.size)))
+                if opcode == Opcode.MESSAGE_INDEX and pending is not None:
+                    pending.index_offsets[MessageIndex.read(body).channel_id] = offset
+                    pending.index_end = end
+                    offset = end
+                    continue
+                if pending is not None:
+                    _index_chunk(index, pending)
+                    pending = None
+                if opcode == Opcode.CHUNK:
+                    chunk = Chunk.read(body)
+                    entries, found, _ = _messages(chunk)
+                    for record in found:
+                        _add(index, record)
+                    pending = _Chunk(offset, end - offset, chunk, entries, {}, end)
+                elif opcode == Opcode.SCHEMA:
+                    _add(index, Schema.read(body))
+                elif opcode == Opcode.CHANNEL:
+                    _add(index, Channel.read(body))
+                elif opcode == Opcode.METADATA:
+                    name = Metadata.read(body).name
+                    index.metadata.append(MetadataIndex(offset, end - offset, name))
+                elif opcode == Opcode.MESSAGE:  # outside a chunk (not hild's way): counted
+                    message = Message.read(body, length)
+                    index.add_messages({message.channel_id: 1}, message.log_time,
+                                       message.log_time)  # fmt: skip
+            except BAD_CHUNK:
+                bad = True
+        if bad:
+            resume = next_chunk(fd, offset + 1, size)
+            if resume is None:  # written in part: where the data ends
                 torn = True
                 break
-            for record in found:
-                _add(index, record)
-            pending = _Chunk(offset, end - offset, chunk, entries, {}, end)
-        elif opcode == Opcode.SCHEMA:
-            _add(index, Schema.read(body))
-        elif opcode == Opcode.CHANNEL:
-            _add(index, Channel.read(body))
-        elif opcode == Opcode.METADATA:
-            name = Metadata.read(body).name
-            index.metadata.append(MetadataIndex(offset, end - offset, name))
-        elif opcode == Opcode.MESSAGE:  # outside a chunk (not hild's way): counted
-            message = Message.read(body, length)
-            index.add_messages({message.channel_id: 1}, message.log_time, message.log_time)
+            if not around_damage:
+                raise DamagedDataError(path, offset, resume, size)
+            removed.append((offset + shift, resume + shift))
+            _move_down(fd, resume, size, offset)
+            shift += resume - offset
+            size -= resume - offset
+            os.ftruncate(fd, size)
+            continue
         offset = end
     data_end = offset
     cut = size - offset if torn else 0
@@ -224,6 +255,8 @@ def rebuild(path: Path, fd: int, size: int, by: str) -> Repaired:
     # how the recording ended, as a finished one says it (hild.record.writer.RecordWriter.ending)
     ending = {"status": "cut short", "indexed_by": by, "messages": str(index.message_count),
               "cut_bytes": str(cut)}  # fmt: skip
+    if removed:
+        ending["damaged_bytes_left_out"] = ", ".join(f"{a}-{b}" for a, b in removed)
     record = record_bytes(Metadata(name=RECORDING, metadata=ending))
     pwrite_all(fd, record, data_end)
     index.metadata.append(MetadataIndex(data_end, len(record), RECORDING))
@@ -231,7 +264,70 @@ def rebuild(path: Path, fd: int, size: int, by: str) -> Repaired:
     index.write_summary(fd, data_end)
     os.fsync(fd)
     index.close()
-    return Repaired(str(path), False, index.message_count, index.chunk_count, cut)
+    return Repaired(str(path), False, index.message_count, index.chunk_count, cut,
+                    tuple(removed))  # fmt: skip
+
+
+class DamagedDataError(ConfigError):
+    """A recording cut short whose data stops reading before its end while a chunk after the
+    damage reads: indexing it in place would cut that data away."""
+
+    def __init__(self, path: Path, start: int, resume: int, size: int):
+        self.start, self.resume = start, resume
+        super().__init__(path, "", MISSING, (
+            f"a recording whose data reads up to where it was cut short: bytes {start}-{resume} "
+            "do not read as MCAP, though a chunk after them does (damage, not a crash's torn "
+            f"end), and indexing it in place would cut away the {size - start} bytes from "
+            f"there; nothing was changed: `hild recover {path}` writes a copy without the "
+            "damaged bytes"))  # fmt: skip
+
+
+def next_chunk(fd: int, start: int, end: int) -> int | None:
+    """The offset of the first chunk record at or after ``start`` (ending by ``end``) that
+    reads whole and matches its CRC: where reading can go on past damaged bytes in a file
+    with no index to say where its records start. The chunk's CRC of its uncompressed records
+    (MCAP specification, "Chunk": ``uncompressed_crc``, 0 for none, which is not taken) makes
+    a false find about 1 in 4e9 of the candidates that get that far."""
+    position = start
+    while position < end:
+        block = os.pread(fd, min(SCAN_BLOCK, end - position), position)
+        if not block:
+            return None
+        found = block.find(CHUNK_OPCODE)
+        while found != -1:
+            if _reads_as_chunk(fd, position + found, end):
+                return position + found
+            found = block.find(CHUNK_OPCODE, found + 1)
+        position += len(block)
+    return None
+
+
+def _reads_as_chunk(fd: int, offset: int, end: int) -> bool:
+    head = os.pread(fd, RECORD_HEAD.size, offset)
+    if len(head) < RECORD_HEAD.size:
+        return False
+    length = RECORD_HEAD.unpack(head)[1]
+    if not CHUNK_FIELDS <= length <= end - offset - RECORD_HEAD.size:
+        return False
+    try:
+        chunk = Chunk.read(ReadDataStream(BytesIO(os.pread(fd, length, offset + RECORD_HEAD.size))))
+        if chunk.uncompressed_crc == 0 or chunk.uncompressed_size > MAX_CHUNK_BYTES:
+            return False
+        get_chunk_data_stream(chunk, validate_crc=True)
+    except BAD_CHUNK:
+        return False
+    return True
+
+
+def _move_down(fd: int, source: int, size: int, to: int) -> None:
+    """Bytes ``source`` to ``size`` of the file moved down to ``to`` (< source)."""
+    while source < size:
+        block = os.pread(fd, min(SCAN_BLOCK, size - source), source)
+        if not block:
+            break
+        pwrite_all(fd, block, to)
+        source += len(block)
+        to += len(block)
 
 
 def _add(index: Index, record: Schema | Channel) -> None:

@@ -1,0 +1,139 @@
+"""A recording damaged after it was written (a bad card, a copy gone wrong) loses only the
+damaged bytes: hild reads around them, `hild inspect` says which bytes and how many messages
+were in them, `hild inspect --repair` refuses to cut away the data after them, and `hild
+recover` writes a copy without them that the `mcap` package's indexed reader opens.
+
+The oracle is the `mcap` package's own reading of the undamaged file, chunk by chunk, by its
+index: the messages of every chunk but the damaged one."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mcap.reader import make_reader
+from mcap.records import Chunk
+from mcap.stream_reader import StreamReader, breakup_chunk
+
+from hild.record.reader import inspect, messages
+
+# a gale makes messages whose bytes differ from one to the next; 30 s of a sim is three chunks
+# (its writer batches 4,000 entries: hild.record.writer.INLINE_BATCH_ENTRIES)
+SIM = ("sim", "odin", "--duration", "30", "--weather", "gale-hs1")
+
+
+def hild(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "hild.cli", *args], capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory) -> Path:
+    record = tmp_path_factory.mktemp("damage") / "whole.mcap"
+    done = hild(*SIM, "--record", str(record))
+    assert done.returncode == 0, done.stderr
+    return record
+
+
+def chunks_of(record: Path) -> list[tuple[int, int, list[tuple[str, int]]]]:
+    """Each chunk's offset, length and messages (topic, log time), by the mcap package."""
+    with open(record, "rb") as f:
+        reader = make_reader(f)
+        summary = reader.get_summary()
+        topics = {c.id: c.topic for c in summary.channels.values()}
+        found = []
+        for index in sorted(summary.chunk_indexes, key=lambda i: i.chunk_start_offset):
+            f.seek(index.chunk_start_offset)
+            chunk = next(StreamReader(f, skip_magic=True, emit_chunks=True).records)
+            assert isinstance(chunk, Chunk)
+            taken = [(topics[m.channel_id], m.log_time) for m in breakup_chunk(chunk)
+                     if hasattr(m, "log_time")]  # fmt: skip
+            found.append((index.chunk_start_offset, index.chunk_length, taken))
+    assert len(found) >= 3, "the test needs a chunk before and after the damaged one"
+    return found
+
+
+def damaged(record: Path, at: int, length: int, out: Path, keep: int | None = None) -> Path:
+    """A copy of ``record`` with ``length`` bytes from ``at`` overwritten (by bytes that are
+    no MCAP record), cut to ``keep`` bytes if given."""
+    data = bytearray(record.read_bytes())
+    data[at : at + length] = bytes((i * 37 + 11) % 251 for i in range(length))
+    out.write_bytes(bytes(data[:keep] if keep else data))
+    return out
+
+
+def read_back(record: Path) -> list[tuple[str, int]]:
+    return [(m.topic, m.log_time_ns) for m in messages(record)]
+
+
+@pytest.mark.parametrize("where", ["data", "head"])
+def test_a_finished_recording_reads_around_a_damaged_chunk(recording, tmp_path, where):
+    """A chunk's compressed data overwritten stopped the reading with an internal error
+    (zstandard's); its length field overwritten stopped it there, losing every chunk after."""
+    chunks = chunks_of(recording)
+    offset, length, lost = chunks[1]
+    at = offset + length // 2 if where == "data" else offset + 1  # (+1: its record length)
+    bad = damaged(recording, at, 200, tmp_path / "bad.mcap")
+    expected = [m for i, (_, _, taken) in enumerate(chunks) if i != 1 for m in taken]
+    assert read_back(bad) == expected
+    contents = inspect(bad)
+    assert contents.skipped == [(offset, chunks[2][0])] and contents.unread == len(lost)
+    said = hild("inspect", str(bad))
+    assert said.returncode == 0 and f"DAMAGED: bytes {offset}-{chunks[2][0]} do not read" \
+        in said.stdout and f"{len(lost)} of its {len(expected) + len(lost)} messages" \
+        in said.stdout, said.stdout + said.stderr  # fmt: skip
+    # a command that reads it says so once, and goes on with the rest
+    done = hild("plot", str(bad), "--out", str(tmp_path / "plots"))
+    assert done.returncode == 0 and done.stderr.count("record.damaged") == 1, done.stderr
+
+
+def test_a_cut_short_recording_damaged_inside_is_not_cut_at_the_damage(recording, tmp_path):
+    """`hild inspect --repair` took a damaged chunk in the middle for a crash's torn end: it
+    wrote the summary over everything after it (36 kB of good chunks here) and said "bytes of
+    a record cut short at its end removed"."""
+    chunks = chunks_of(recording)
+    offset, length, lost = chunks[1]
+    end_of_last_chunk = chunks[2][0] + chunks[2][1]
+    # cut short (no summary: a kill) after the third chunk, the second damaged
+    bad = damaged(recording, offset + length // 2, 200, tmp_path / "cut.mcap",
+                  keep=end_of_last_chunk)  # fmt: skip
+    expected = chunks[0][2] + chunks[2][2]
+    assert read_back(bad) == expected
+    said = hild("inspect", str(bad)).stdout
+    assert "cut short and DAMAGED" in said and "hild recover" in said, said
+    before = bad.read_bytes()
+    refused = hild("inspect", "--repair", str(bad))
+    assert refused.returncode == 2 and f"bytes {offset}-" in refused.stderr \
+        and "nothing was changed" in refused.stderr, refused.stderr  # fmt: skip
+    assert bad.read_bytes() == before
+    # a copy without the damaged bytes, that the mcap package opens by its index
+    copy = tmp_path / "copy.mcap"
+    done = hild("recover", str(bad), str(copy))
+    assert done.returncode == 0 and f"bytes {offset}-{chunks[2][0]} left out" in done.stdout, (
+        done.stdout + done.stderr
+    )
+    with open(copy, "rb") as f:
+        reader = make_reader(f)
+        summary = reader.get_summary()
+        assert summary is not None and summary.statistics.message_count == len(expected)
+        got = [(channel.topic, message.log_time) for _, channel, message in reader.iter_messages(
+            log_time_order=False)]  # fmt: skip
+    assert got == expected
+    assert read_back(copy) == expected and inspect(copy).skipped == []
+    assert bad.read_bytes() == before
+
+
+def test_a_crash_torn_end_is_still_cut_away(recording, tmp_path):
+    """The scan for a chunk after a record that does not read finds none at a torn end: the
+    file is indexed up to its last whole record, as before."""
+    chunks = chunks_of(recording)
+    offset, length, _ = chunks[2]
+    torn = tmp_path / "torn.mcap"
+    torn.write_bytes(recording.read_bytes()[: offset + length // 2])  # the last chunk in part
+    expected = chunks[0][2] + chunks[1][2]
+    assert read_back(torn) == expected and inspect(torn).skipped == []
+    done = hild("inspect", "--repair", str(torn))
+    assert done.returncode == 0 and "cut short at its end removed" in done.stdout, done.stderr
+    assert read_back(torn) == expected
