@@ -17,15 +17,12 @@ from __future__ import annotations
 
 import json
 import os
-import struct
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import structlog
-import zstandard
-from mcap.exceptions import McapError
 from mcap.records import (
     Channel,
     Chunk,
@@ -41,6 +38,7 @@ from mcap.stream_reader import StreamReader, breakup_chunk
 
 from hild.config import MISSING, ConfigError, open_regular
 from hild.record.mcapfile import FOOTER_BYTES, MAGIC, RECORDING
+from hild.record.scan import UNREADABLE, is_complete, next_chunk
 
 log = structlog.get_logger("hild.record")
 _DAMAGE_SAID: set[str] = set()  # the files whose damage ``messages`` has logged
@@ -101,11 +99,6 @@ def _open(path: Path):
     return open_regular(path, "recording")  # (closed by the callers' with)
 
 
-# what records read from damaged bytes raise (OverflowError: a length beyond any buffer)
-READ_ERRORS = (McapError, EOFError, ValueError, KeyError, struct.error, MemoryError,
-               OverflowError, zstandard.ZstdError)  # fmt: skip
-
-
 @dataclass(frozen=True)
 class _Summary:
     """What a finished file's summary says that reading around damage needs."""
@@ -144,7 +137,7 @@ def _summary(stream, size: int) -> _Summary | None:
                 channel_records[record.id] = record
             elif isinstance(record, Statistics):
                 counts = dict(record.channel_message_counts)
-    except READ_ERRORS:
+    except UNREADABLE:
         return None
     return _Summary(sorted(resume_at), footer.summary_start, schemas, channel_records, counts)
 
@@ -204,7 +197,7 @@ def _stream(path: Path, stream, contents: Contents, topics: set[str] | None):
                             or topic in topics
                             or any(topic.startswith(p) for p in topics if p.endswith("/"))
                         )
-                        payload = json.loads(r.data) if wanted else None
+                        payload: dict = json.loads(r.data) if wanted else {}
                         contents.counts[topic] += 1
                         first, last = contents.first_ns, contents.last_ns
                         contents.first_ns = t if first is None else min(first, t)
@@ -215,7 +208,7 @@ def _stream(path: Path, stream, contents: Contents, topics: set[str] | None):
                         contents.complete = r.summary_start != 0 and not contents.skipped
                         return
                 read_to = stream.tell()
-        except READ_ERRORS as e:
+        except UNREADABLE as e:
             if not seen_any:
                 raise ConfigError(path, "", MISSING, f"an MCAP recording ({e})") from None
             if contents.unreadable_at is None:
@@ -228,8 +221,6 @@ def _stream(path: Path, stream, contents: Contents, topics: set[str] | None):
                 data_end = summary.data_end
                 resume = next((o for o in summary.resume_at if o > read_to), data_end)
             else:  # cut short: the next chunk that reads, if any (not a crash's torn end)
-                from hild.record.repair import next_chunk
-
                 data_end = size
                 found = next_chunk(stream.fileno(), read_to + 1, size)
                 resume = size if found is None else found
@@ -276,8 +267,6 @@ def inspect(path: Path) -> Contents:
         for _ in _stream(path, stream, contents, set()):
             pass
         if contents.unreadable_at is not None and not contents.indexed:
-            from hild.record.repair import is_complete
-
             contents.indexed = is_complete(stream.fileno(), os.fstat(stream.fileno()).st_size)
     return contents
 
@@ -314,6 +303,10 @@ def status(contents: Contents) -> str:
         return (f"FAILED: the recording stopped on an error at {ending.get('failed_at', '?')} "
                 f"({ending.get('error', '?')}), {ending.get('lost', '?')} messages lost; "
                 "indexed, it holds what was written before")  # fmt: skip
+    if ending.get("status") == "damaged":
+        return (f"recovered by {ending.get('indexed_by', 'hild')} from a recording damaged "
+                f"after it was finished: bytes {ending.get('damaged_bytes_left_out', '?')} of "
+                "the original left out; it holds the rest, indexed")  # fmt: skip
     if ending.get("status") == "cut short":
         by = ending.get("indexed_by", "hild")
         return (f"cut short, indexed since by {by}: its writer never finished it (a crash, a "

@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hild.config import MISSING, ConfigError
-from hild.record.repair import check_start, is_complete, open_recording, rebuild
+from hild.record.reader import inspect
+from hild.record.repair import check_start, open_recording, rebuild
+from hild.record.scan import is_complete
 
 COPY_BLOCK = 1 << 20
 EXISTS = ("a file that does not exist yet (hild recover replaces none: name another OUT, or add "
@@ -36,11 +38,13 @@ class Recovered:
     chunks: int = 0
     cut_bytes: int = 0
     damaged: tuple[tuple[int, int], ...] = ()  # the original's byte ranges left out
+    status: str = "cut short"  # how the original ended: "damaged" (finished, damaged since)
 
     def describe(self) -> str:
         if self.already_complete:
             return f"{self.file}: complete already (indexed); copied as it is to {self.out}"
-        text = (f"{self.file}: cut short; recovered to {self.out}: {self.messages} messages in "
+        how = "damaged" if self.status == "damaged" else "cut short"
+        text = (f"{self.file}: {how}; recovered to {self.out}: {self.messages} messages in "
                 f"{self.chunks} chunks, indexed (MCAP readers open it by its summary)")  # fmt: skip
         if self.damaged:
             ranges = ", ".join(f"{a}-{b}" for a, b in self.damaged)
@@ -105,12 +109,15 @@ def recover(path: Path, out: Path | None = None, force: bool = False) -> Recover
             try:
                 os.fchmod(tmp_fd, stat.S_IMODE(info.st_mode))
                 _copy(src, tmp_fd, size)
-                if is_complete(tmp_fd, size):
+                damaged = is_complete(tmp_fd, size) and inspect(path).skipped
+                if is_complete(tmp_fd, size) and not damaged:
                     result = Recovered(str(path), str(out), already_complete=True)
-                else:
-                    done = rebuild(out, tmp_fd, size, "hild recover", around_damage=True)
+                else:  # cut short, or finished and damaged since: indexed again without it
+                    done = rebuild(out, tmp_fd, size, "hild recover", around_damage=True,
+                                   status="damaged" if damaged else "cut short")  # fmt: skip
                     result = Recovered(str(path), str(out), False, done.messages, done.chunks,
-                                       done.cut_bytes, done.damaged)  # fmt: skip
+                                       done.cut_bytes, done.damaged,
+                                       "damaged" if damaged else "cut short")  # fmt: skip
                 os.fsync(tmp_fd)
             finally:
                 os.close(tmp_fd)

@@ -9,6 +9,11 @@ record cut in two by a power cut could never be read and is cut away (the report
 Before the summary goes a ``recording`` metadata record, ``status = "cut short"``, so that the
 file, indexed now, never reads as one its writer finished. ``hild recover`` (hild.record.recover)
 does the same to a copy.
+
+Only a crash's torn end is cut away: a record that does not read while a chunk after it does
+is damage (bytes changed since they were written), and cutting there would lose what follows.
+Repair in place refuses it; recover moves what follows down over the damaged bytes in its
+copy and indexes that, naming the bytes left out.
 """
 
 from __future__ import annotations
@@ -16,20 +21,16 @@ from __future__ import annotations
 import fcntl
 import os
 import stat
-import struct
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
 
-import zstandard
 from mcap.data_stream import ReadDataStream
-from mcap.exceptions import McapError
 from mcap.opcode import Opcode
 from mcap.records import (
     Channel,
     Chunk,
     ChunkIndex,
-    Footer,
     Message,
     MessageIndex,
     Metadata,
@@ -39,18 +40,9 @@ from mcap.records import (
 from mcap.stream_reader import get_chunk_data_stream
 
 from hild.config import MISSING, ConfigError
-from hild.record.mcapfile import FOOTER_BYTES, MAGIC, RECORDING, Index, pwrite_all, record_bytes
-
-RECORD_HEAD = struct.Struct("<BQ")  # opcode, length of what follows
-# what a record read from damaged bytes raises (OverflowError: a length beyond any buffer)
-BAD_CHUNK = (McapError, ValueError, EOFError, struct.error, OSError, MemoryError,
-             OverflowError, zstandard.ZstdError)  # fmt: skip
-CHUNK_OPCODE = bytes((Opcode.CHUNK,))
-# a chunk record's fields before its compression's name and data (MCAP specification, "Chunk":
-# start and end time, uncompressed size u64, CRC u32, the name's length u32, the data's u64)
-CHUNK_FIELDS = 8 + 8 + 8 + 4 + 4 + 8
-MAX_CHUNK_BYTES = 1 << 30  # uncompressed: a size read from damaged bytes is not allocated
-SCAN_BLOCK = 1 << 20
+from hild.record.mcapfile import MAGIC, RECORDING, Index, pwrite_all, record_bytes
+from hild.record.reader import inspect
+from hild.record.scan import RECORD_HEAD, SCAN_BLOCK, UNREADABLE, is_complete, next_chunk
 
 
 @dataclass(frozen=True)
@@ -63,6 +55,11 @@ class Repaired:
     damaged: tuple[tuple[int, int], ...] = ()  # byte ranges left out of a copy (hild recover)
 
     def describe(self) -> str:
+        if self.already_complete and self.damaged:
+            ranges = ", ".join(f"{a}-{b}" for a, b in self.damaged)
+            return (f"{self.file}: indexed already, though bytes {ranges} are damaged: hild "
+                    "reads around them by its index, so nothing was changed; `hild recover "
+                    f"{self.file}` writes a copy without them")  # fmt: skip
         if self.already_complete:
             return f"{self.file}: complete already (indexed); nothing to repair"
         text = (f"{self.file}: repaired: {self.messages} messages in {self.chunks} chunks "
@@ -112,17 +109,6 @@ def open_recording(path: Path, *, write: bool) -> int:
     return fd
 
 
-def is_complete(fd: int, size: int) -> bool:
-    """Ends with a footer that names a summary, and the magic."""
-    if size < len(MAGIC) * 2 + FOOTER_BYTES:
-        return False
-    tail = os.pread(fd, FOOTER_BYTES + len(MAGIC), size - FOOTER_BYTES - len(MAGIC))
-    if tail[-len(MAGIC) :] != MAGIC or tail[0] != Opcode.FOOTER:
-        return False
-    footer = Footer.read(ReadDataStream(BytesIO(tail[RECORD_HEAD.size :])))
-    return footer.summary_start != 0
-
-
 def _messages(chunk: Chunk) -> tuple[dict[int, list[tuple[int, int]]], list, int]:
     """Each channel's (log time, offset) in the chunk, the schemas and channels in it, and
     its message count; raises when the chunk does not decompress or fails its CRC."""
@@ -154,7 +140,8 @@ def repair(path: Path) -> Repaired:
         size = os.fstat(fd).st_size
         check_start(path, fd)
         if is_complete(fd, size):
-            return Repaired(str(path), already_complete=True)
+            skipped = tuple(inspect(path).skipped)
+            return Repaired(str(path), already_complete=True, damaged=skipped)
         return rebuild(path, fd, size, "hild inspect --repair")
     finally:
         os.close(fd)
@@ -165,10 +152,12 @@ def check_start(path: Path, fd: int) -> None:
         raise ConfigError(path, "", MISSING, "an MCAP recording (it does not start as one)")
 
 
-def rebuild(path: Path, fd: int, size: int, by: str, *, around_damage: bool = False) -> Repaired:
-    """Index the data of the recording open at ``fd`` (``size`` bytes, no summary) in place:
-    a ``recording`` metadata record saying it was cut short and who indexed it (``by``), then
-    the summary; the file ends there.
+def rebuild(path: Path, fd: int, size: int, by: str, *, around_damage: bool = False,
+            status: str = "cut short") -> Repaired:  # fmt: skip
+    """Index the data of the recording open at ``fd`` (``size`` bytes; a summary after its
+    data end is left out) in place: a ``recording`` metadata record saying how it ended
+    (``status``: "cut short", or "damaged" for a finished file's copy) and who indexed it
+    (``by``), then the summary; the file ends there.
 
     A record that does not read is a crash's torn end only if no chunk reads after it
     (``next_chunk``); otherwise the bytes are damaged, and cutting the file there would lose
@@ -221,7 +210,7 @@ def rebuild(path: Path, fd: int, size: int, by: str, *, around_damage: bool = Fa
                     message = Message.read(body, length)
                     index.add_messages({message.channel_id: 1}, message.log_time,
                                        message.log_time)  # fmt: skip
-            except BAD_CHUNK:
+            except UNREADABLE:
                 bad = True
         if bad:
             resume = next_chunk(fd, offset + 1, size)
@@ -253,7 +242,7 @@ def rebuild(path: Path, fd: int, size: int, by: str, *, around_damage: bool = Fa
             data_end = pending.index_end
         _index_chunk(index, pending)
     # how the recording ended, as a finished one says it (hild.record.writer.RecordWriter.ending)
-    ending = {"status": "cut short", "indexed_by": by, "messages": str(index.message_count),
+    ending = {"status": status, "indexed_by": by, "messages": str(index.message_count),
               "cut_bytes": str(cut)}  # fmt: skip
     if removed:
         ending["damaged_bytes_left_out"] = ", ".join(f"{a}-{b}" for a, b in removed)
@@ -280,43 +269,6 @@ class DamagedDataError(ConfigError):
             f"end), and indexing it in place would cut away the {size - start} bytes from "
             f"there; nothing was changed: `hild recover {path}` writes a copy without the "
             "damaged bytes"))  # fmt: skip
-
-
-def next_chunk(fd: int, start: int, end: int) -> int | None:
-    """The offset of the first chunk record at or after ``start`` (ending by ``end``) that
-    reads whole and matches its CRC: where reading can go on past damaged bytes in a file
-    with no index to say where its records start. The chunk's CRC of its uncompressed records
-    (MCAP specification, "Chunk": ``uncompressed_crc``, 0 for none, which is not taken) makes
-    a false find about 1 in 4e9 of the candidates that get that far."""
-    position = start
-    while position < end:
-        block = os.pread(fd, min(SCAN_BLOCK, end - position), position)
-        if not block:
-            return None
-        found = block.find(CHUNK_OPCODE)
-        while found != -1:
-            if _reads_as_chunk(fd, position + found, end):
-                return position + found
-            found = block.find(CHUNK_OPCODE, found + 1)
-        position += len(block)
-    return None
-
-
-def _reads_as_chunk(fd: int, offset: int, end: int) -> bool:
-    head = os.pread(fd, RECORD_HEAD.size, offset)
-    if len(head) < RECORD_HEAD.size:
-        return False
-    length = RECORD_HEAD.unpack(head)[1]
-    if not CHUNK_FIELDS <= length <= end - offset - RECORD_HEAD.size:
-        return False
-    try:
-        chunk = Chunk.read(ReadDataStream(BytesIO(os.pread(fd, length, offset + RECORD_HEAD.size))))
-        if chunk.uncompressed_crc == 0 or chunk.uncompressed_size > MAX_CHUNK_BYTES:
-            return False
-        get_chunk_data_stream(chunk, validate_crc=True)
-    except BAD_CHUNK:
-        return False
-    return True
 
 
 def _move_down(fd: int, source: int, size: int, to: int) -> None:

@@ -1,0 +1,78 @@
+"""Finding a recording's records by hand, without its index: whether it ends finished
+(``is_complete``), where reading can go on past damaged bytes (``next_chunk``), and what
+reading damaged bytes raises (``UNREADABLE``). Shared by the reader, repair and recover."""
+
+from __future__ import annotations
+
+import os
+import struct
+from io import BytesIO
+
+import zstandard
+from mcap.data_stream import ReadDataStream
+from mcap.exceptions import McapError
+from mcap.opcode import Opcode
+from mcap.records import Chunk, Footer
+from mcap.stream_reader import get_chunk_data_stream
+
+from hild.record.mcapfile import FOOTER_BYTES, MAGIC
+
+RECORD_HEAD = struct.Struct("<BQ")  # opcode, length of what follows
+# what records read from damaged (or half-written) bytes raise: OverflowError for a length
+# beyond any buffer, MemoryError for one that fits none, OSError for a sector that reads not
+UNREADABLE = (McapError, ValueError, KeyError, EOFError, struct.error, OSError, MemoryError,
+              OverflowError, zstandard.ZstdError)  # fmt: skip
+CHUNK_OPCODE = bytes((Opcode.CHUNK,))
+# a chunk record's fields before its compression's name and data (MCAP specification, "Chunk":
+# start and end time, uncompressed size u64, CRC u32, the name's length u32, the data's u64)
+CHUNK_FIELDS = 8 + 8 + 8 + 4 + 4 + 8
+MAX_CHUNK_BYTES = 1 << 30  # uncompressed: a size read from damaged bytes is not allocated
+SCAN_BLOCK = 1 << 20
+
+
+def is_complete(fd: int, size: int) -> bool:
+    """Ends with a footer that names a summary, and the magic."""
+    if size < len(MAGIC) * 2 + FOOTER_BYTES:
+        return False
+    tail = os.pread(fd, FOOTER_BYTES + len(MAGIC), size - FOOTER_BYTES - len(MAGIC))
+    if tail[-len(MAGIC) :] != MAGIC or tail[0] != Opcode.FOOTER:
+        return False
+    footer = Footer.read(ReadDataStream(BytesIO(tail[RECORD_HEAD.size :])))
+    return footer.summary_start != 0
+
+
+def next_chunk(fd: int, start: int, end: int) -> int | None:
+    """The offset of the first chunk record at or after ``start`` (ending by ``end``) that
+    reads whole and matches its CRC: where reading can go on past damaged bytes in a file
+    with no index to say where its records start. The chunk's CRC of its uncompressed records
+    (MCAP specification, "Chunk": ``uncompressed_crc``, 0 for none, which is not taken) makes
+    a false find about 1 in 4e9 of the candidates that get that far."""
+    position = start
+    while position < end:
+        block = os.pread(fd, min(SCAN_BLOCK, end - position), position)
+        if not block:
+            return None
+        found = block.find(CHUNK_OPCODE)
+        while found != -1:
+            if _reads_as_chunk(fd, position + found, end):
+                return position + found
+            found = block.find(CHUNK_OPCODE, found + 1)
+        position += len(block)
+    return None
+
+
+def _reads_as_chunk(fd: int, offset: int, end: int) -> bool:
+    head = os.pread(fd, RECORD_HEAD.size, offset)
+    if len(head) < RECORD_HEAD.size:
+        return False
+    length = RECORD_HEAD.unpack(head)[1]
+    if not CHUNK_FIELDS <= length <= end - offset - RECORD_HEAD.size:
+        return False
+    try:
+        chunk = Chunk.read(ReadDataStream(BytesIO(os.pread(fd, length, offset + RECORD_HEAD.size))))
+        if chunk.uncompressed_crc == 0 or chunk.uncompressed_size > MAX_CHUNK_BYTES:
+            return False
+        get_chunk_data_stream(chunk, validate_crc=True)
+    except UNREADABLE:
+        return False
+    return True
