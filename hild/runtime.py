@@ -255,22 +255,17 @@ class RuntimeControl:
             s.finish()
             self.daemon.queue.put(SensorFault(name, None))
             return {"device": name, "kind": "clear"}
-        fault = dict(body)
-        fault.pop("device")
-        fault.setdefault("start", t_now)
-        duration = fault.pop("duration", None)
-        if duration is not None and "end" in fault:
-            raise s.error("duration", duration, "either duration or end, not both")
-        if duration is not None:
-            if (
-                isinstance(duration, bool)
-                or not isinstance(duration, int | float)
-                or not (math.isfinite(duration) and duration > 0)
-            ):
-                raise s.error("duration", duration, "a number of seconds greater than 0")
-            fault["end"] = float(fault["start"]) + float(duration)
+        # the request is a bench's [[device.fault]] with its device, and a duration for its
+        # end: one table, so that an unknown key's error lists every key the request takes
+        table = Section({"start": t_now, **body}, "control/fault")
+        table.skip("device")  # (read above)
+        if table.has("duration"):
+            if table.has("end"):
+                raise table.error("duration", body["duration"], "either duration or end, not both")
+            duration = table.number("duration", positive=True, unit="s")
+            table.data["end"] = table.number("start", lo=0.0, unit="s") + duration
         quantities = load_device_type(sensors[name].config.type).quantity_units
-        (spec,) = read_faults([Section(fault, "control/fault")], quantities)
+        (spec,) = read_faults([table], quantities)
         self.daemon.queue.put(SensorFault(name, spec))
         return {"device": name, "kind": spec.kind, "start": spec.start,
                 "end": spec.end if math.isfinite(spec.end) else None}  # fmt: skip

@@ -4,6 +4,7 @@ a weather change that continues the running processes. Oracles are worked by han
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import threading
 from datetime import UTC, datetime
@@ -165,3 +166,55 @@ def test_a_fault_without_end_lasts_for_good():
     with pytest.raises(Exception, match="device.fault.end = 4"):
         read_faults([Section({"kind": "dropout", "start": 5.0, "end": 4.0}, "b.toml",
                              "device.fault")], quantities)  # fmt: skip
+
+
+# --- runtime requests, answered by RuntimeControl in this process (no daemon, no socket) ---------
+@pytest.fixture(scope="module")
+def running():
+    """A run as a front end's requests find it (hild.observers.RunningDaemon): the in-process
+    run of a scenario, never stepped, with a GPS, the jets' command device and traffic."""
+    from hild.scenario.file import load_scenario
+    from hild.scenario.lockstep import LockstepRun
+
+    return LockstepRun(load_scenario("crossing-give-way"))
+
+
+def ask(run, request: str, body: dict | str, source: str = "ctl") -> dict:
+    """One request as a front end hands it over (``source``: ctl, mqtt:control, ...)."""
+    payload = (body if isinstance(body, str) else json.dumps(body)).encode()
+    return asyncio.run(run.runtime_control.handle(request, payload, source))
+
+
+def refused(run, request: str, body: dict | str) -> str:
+    answer = ask(run, request, body)
+    assert answer["ok"] is False, answer
+    assert "Traceback" not in answer["error"]
+    return answer["error"]
+
+
+def test_a_faults_unknown_key_lists_every_key_the_request_takes(running):
+    """It listed the three keys read so far: end, kind, start."""
+    error = refused(running, "fault", {"device": "gps", "kind": "dropout", "duratoin": 5})
+    assert ("duratoin = 5: expected a known key (device, duration, end, kind, quantity, start, "
+            "value); did you mean 'duration'?") in error, error  # fmt: skip
+    # a bias_jump's keys with another kind: said so, not called unknown
+    error = refused(running, "fault", {"device": "gps", "kind": "dropout", "quantity": "heading"})
+    assert "quantity = 'heading': expected kind = 'bias_jump' with it" in error, error
+
+
+def test_a_faults_duration_is_a_finite_number_greater_than_0(running):
+    """Infinity said "greater than 0"; a start that is no number raised (a traceback)."""
+    gps = {"device": "gps", "kind": "dropout"}
+    error = refused(running, "fault", '{"device": "gps", "kind": "dropout", "duration": Infinity}')
+    assert "duration = inf: expected a finite number" in error, error
+    for duration, says in ((0, "0.0: expected a number in s greater than 0"),
+                           (-5, "-5.0: expected a number in s greater than 0"),
+                           (True, "True: expected a number in s"),
+                           ("5", "'5': expected a number in s")):  # fmt: skip
+        error = refused(running, "fault", {**gps, "duration": duration})
+        assert f"duration = {says}" in error, error
+    for start in ("soon", None):
+        error = refused(running, "fault", {**gps, "start": start, "duration": 5})
+        assert f"start = {start!r}: expected a number in s" in error, error
+    answer = ask(running, "fault", {**gps, "start": 10, "duration": 5})
+    assert answer["ok"] and (answer["start"], answer["end"]) == (10.0, 15.0), answer
