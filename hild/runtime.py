@@ -71,6 +71,14 @@ def as_sent(payload: bytes) -> dict:
     return {"text": text if len(text) <= MAX_SHOWN_CHARS else text[:MAX_SHOWN_CHARS] + "..."}
 
 
+def bus_lines(text: str) -> list[bytes]:
+    """The lines of one element of a commands request, as a port reads them off a bus: ended
+    by CR, LF or CR LF, blank ones skipped (two sentences joined by CR LF are two lines); one
+    that holds no line at all is one empty line, refused as a port's line would be."""
+    lines = [part.strip() for part in text.replace("\r", "\n").split("\n")]
+    return [line.encode("ascii", "replace") for line in lines if line] or [b""]
+
+
 def no_line_applied(results: list[str]) -> str:
     """The error of a commands request none of whose lines was applied, from their reasons."""
     reasons = ", ".join(dict.fromkeys(results))
@@ -117,7 +125,7 @@ class RuntimeControl:
         in the recording, ``mqtt:control`` say): its answer, logged and told to the observers;
         never raises. Requests are taken one at a time, in the order they came."""
         async with self._one_at_a_time:
-            answer = await self._answer(request, payload)
+            answer = await self._answer(request, payload, source)
         log.info("control.request", source=source,
                  **{k: v for k, v in answer.items() if k != "results"})  # fmt: skip
         sent = as_sent(payload)
@@ -125,7 +133,7 @@ class RuntimeControl:
             observer.on_request(self.daemon, request, f"{source}/{request}", sent, answer)
         return answer
 
-    async def _answer(self, request: str, payload: bytes) -> dict[str, Any]:
+    async def _answer(self, request: str, payload: bytes, source: str) -> dict[str, Any]:
         self.requests += 1
         answer: dict[str, Any] = {"id": None, "request": request}
         try:
@@ -134,7 +142,7 @@ class RuntimeControl:
             body = self._body(request, payload)
             answer["id"] = body.pop("id", None)
             if request == "commands":
-                answer.update(self._commands(body))
+                answer.update(self._commands(body, f"{source}/{request}"))
             elif request == "weather":
                 answer.update(await self._weather(body))
             elif request == "fault":
@@ -159,7 +167,7 @@ class RuntimeControl:
     def _body(request: str, payload: bytes) -> dict:
         text = payload.decode("utf-8", "replace").strip()
         if request == "commands" and text.startswith(("$", "!")):
-            return {"lines": text.splitlines()}
+            return {"lines": [text]}  # (split into its lines as any element of lines is)
         try:
             body = json_value(text)
         except ValueError as e:
@@ -169,7 +177,9 @@ class RuntimeControl:
         return body
 
     # --- commands: NMEA lines, as a controller sends them, through the command devices ----------
-    def _commands(self, body: dict) -> dict:
+    def _commands(self, body: dict, port: str) -> dict:
+        """``port``: what the lines' Inbound says they came on, ``<source>/commands`` (the
+        bus channel of the recording and the bus's log say so), as a port's name would."""
         s = Section(body, "control/commands")
         lines = s.raw("lines", None)
         if lines is None:
@@ -187,15 +197,15 @@ class RuntimeControl:
                                f"bench ({names})")  # fmt: skip
         results = []
         for text in lines:
-            line = text.strip().encode("ascii", "replace")
-            results.append(self._command_line(devices, line))
+            for line in bus_lines(text):
+                results.append(self._command_line(devices, line, port))
         return {"results": results, "applied": results.count("applied")}
 
-    def _command_line(self, devices: list[CommandDevice], line: bytes) -> str:
+    def _command_line(self, devices: list[CommandDevice], line: bytes, port: str) -> str:
         """'applied', or the reason the first device refused it."""
         reasons = []
         for device in devices:
-            inbound = Inbound(line, "mqtt:control/commands", None, time.monotonic())
+            inbound = Inbound(line, port, None, time.monotonic())
             if self.daemon.dispatcher.deliver(device, inbound) is not None:
                 return "applied"
             if device.last_rejection is not None:  # (reason, detail) of the line just refused

@@ -218,3 +218,37 @@ def test_a_faults_duration_is_a_finite_number_greater_than_0(running):
         assert f"start = {start!r}: expected a number in s" in error, error
     answer = ask(running, "fault", {**gps, "start": 10, "duration": 5})
     assert answer["ok"] and (answer["start"], answer["end"]) == (10.0, 15.0), answer
+
+
+NEUTRAL = "RCPRC,0.0,A,,V,,V,B,0"  # the jets' neutral command: idle, bucket neutral
+
+
+def test_lines_joined_by_cr_lf_are_lines_as_a_bus_carries_them(running):
+    """Two sentences in one argument of hild ctl commands (or one element of lines) were one
+    line to the bus, refused as non_ascii."""
+    from tests.endpoints import nmea_line
+
+    two = (nmea_line(NEUTRAL) * 2).decode()  # each ended by CR LF
+    answer = ask(running, "commands", {"lines": [two.rstrip()]})
+    assert answer["ok"] and answer["results"] == ["applied", "applied"], answer
+    answer = ask(running, "commands", {"lines": [two, nmea_line(NEUTRAL, b"").decode()]})
+    assert answer["results"] == ["applied"] * 3, answer
+    answer = ask(running, "commands", two + "\r\n\n$RCPRC,garbage*00\r")  # the bare payload
+    assert answer["results"] == ["applied", "applied", "bad_checksum"], answer
+    answer = ask(running, "commands", {"lines": ["\r\n"]})  # no line at all: refused as one
+    assert answer["ok"] is False and answer["results"] == ["framing"], answer
+
+
+def test_command_lines_say_which_front_end_they_came_through(running):
+    """They said mqtt:control/commands, whichever front end sent them."""
+    from tests.endpoints import nmea_line
+
+    ports = []
+    running.dispatcher.listeners.append(lambda name, inbound, *_: ports.append(inbound.port))
+    try:
+        for source in ("ctl", "foxglove:control", "mqtt:control"):
+            answer = ask(running, "commands", {"lines": [nmea_line(NEUTRAL).decode()]}, source)
+            assert answer["ok"], answer
+    finally:
+        running.dispatcher.listeners.pop()
+    assert ports == ["ctl/commands", "foxglove:control/commands", "mqtt:control/commands"]
