@@ -316,7 +316,11 @@ class RuntimeControl:
     async def _traffic(self, body: dict) -> dict:
         s = Section(body, "control/traffic")
         given = [k for k in ("add", "remove", "retask") if s.has(k)]
-        if len(given) != 1:
+        if len(given) > 1:
+            both = " and ".join(given) if len(given) == 2 else "add, remove and retask"
+            raise RequestError(f"one of add, remove or retask in a request, not {both} "
+                               "together: send one request for each")  # fmt: skip
+        if not given:
             raise RequestError('one of {"add": {TARGET}}, {"remove": NAME} or '
                                '{"retask": NAME, ...}, with a target as a bench\'s '
                                "[[traffic]] table gives it")  # fmt: skip

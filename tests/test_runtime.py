@@ -252,3 +252,15 @@ def test_command_lines_say_which_front_end_they_came_through(running):
     finally:
         running.dispatcher.listeners.pop()
     assert ports == ["ctl/commands", "foxglove:control/commands", "mqtt:control/commands"]
+
+
+def test_a_traffic_request_takes_add_remove_or_retask_not_two(running):
+    """add with remove got the usage text, as if neither had been given."""
+    twin = {"name": "twin", "mmsi": 257300004,
+            "course": {"north": -2000, "east": 500, "course_deg": 0, "speed_kn": 5}}  # fmt: skip
+    error = refused(running, "traffic", {"add": twin, "remove": "twin"})
+    assert error == ("one of add, remove or retask in a request, not add and remove together: "
+                     "send one request for each"), error  # fmt: skip
+    error = refused(running, "traffic", {"remove": "twin", "retask": "twin", "add": twin})
+    assert "not add, remove and retask together" in error, error
+    assert 'one of {"add": {TARGET}}' in refused(running, "traffic", {"id": "nothing"})
