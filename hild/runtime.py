@@ -400,12 +400,13 @@ class RuntimeControl:
 
 def check_placeable(target, own_x) -> None:
     """Raise ValueError when ``target`` cannot be set up against the own ship now (an
-    encounter with no solution); compile the traffic kernel on the way (off the tick)."""
-    from hild.traffic.encounter import place
+    encounter with no solution, or one that starts farther from the origin than a course may);
+    compile the traffic kernel on the way (off the tick)."""
     from hild.traffic.kernel import warm_up
+    from hild.traffic.read import placed
     from hild.traffic.targets import Encounter
 
     warm_up()
     if isinstance(target.motion, Encounter):
-        place(target.motion, float(own_x[0]), float(own_x[1]), float(own_x[5]),
-              float(own_x[6]))  # fmt: skip
+        placed(target.motion, float(own_x[0]), float(own_x[1]), float(own_x[5]),
+               float(own_x[6]))  # fmt: skip

@@ -264,3 +264,30 @@ def test_a_traffic_request_takes_add_remove_or_retask_not_two(running):
     error = refused(running, "traffic", {"remove": "twin", "retask": "twin", "add": twin})
     assert "not add, remove and retask together" in error, error
     assert 'one of {"add": {TARGET}}' in refused(running, "traffic", {"id": "nothing"})
+
+
+def test_an_encounter_added_starts_within_the_distance_a_course_may(running):
+    """cpa_m 50 km and tcpa_s a day placed the target 1,009 km off, where a course's start
+    beyond 200 km is refused."""
+    far = {"name": "far", "mmsi": 257300009,
+           "encounter": {"situation": "crossing-give-way", "speed_kn": 20, "cpa_m": 50000,
+                         "tcpa_s": 86400}}  # fmt: skip
+    error = refused(running, "traffic", {"add": far})
+    assert "control/traffic: add.encounter = {" in error, error
+    assert ("expected its start within 200 km of the origin, as a course's: tcpa_s = 86400 at "
+            "a closing speed of 11.67 m/s (1008.0 km), cpa_m = 50000 across that put it "
+            "1009.2 km from the origin (give a shorter tcpa_s)") in error, error  # fmt: skip
+    far["encounter"]["tcpa_s"] = 600
+    answer = ask(running, "traffic", {"add": far})
+    assert answer["ok"] and answer["added"] == "far", answer
+    # the own ship's way from the origin counts too (a reposition takes it up to 100 km off)
+    north = running.sim.x[0]
+    running.sim.x[0] = 100_000.0
+    try:
+        ahead = {"name": "ahead", "mmsi": 257300010,
+                 "encounter": {"situation": "head-on", "speed_kn": 20, "tcpa_s": 7200}}  # fmt: skip
+        error = refused(running, "traffic", {"add": ahead})
+    finally:
+        running.sim.x[0] = north
+    assert ("tcpa_s = 7200 at a closing speed of 15.79 m/s (113.7 km), from the own ship "
+            "100.0 km from the origin put it 213.7 km from the origin") in error, error  # fmt: skip
