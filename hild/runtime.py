@@ -79,6 +79,18 @@ def bus_lines(text: str) -> list[bytes]:
     return [line.encode("ascii", "replace") for line in lines if line] or [b""]
 
 
+def calm_sea_unshaped(doc: dict, sent: dict) -> dict:
+    """The weather ``doc`` to read, a request's ``sent`` [waves] keys laid over the waves of
+    the running weather (or of a preset): with no wave height, the settings of those waves (a
+    preset's spectrum and peak, kept in the running weather for a later height) are left out,
+    and only those the request sends are read (and refused: waves need a height)."""
+    doc = copy.deepcopy(doc)
+    waves = doc.get("waves")
+    if isinstance(waves, dict) and waves.get("hs", 0.0) == 0.0:
+        doc["waves"] = {k: v for k, v in waves.items() if k == "hs" or k in sent}
+    return doc
+
+
 def no_line_applied(results: list[str]) -> str:
     """The error of a commands request none of whose lines was applied, from their reasons."""
     reasons = ", ".join(dict.fromkeys(results))
@@ -229,7 +241,13 @@ class RuntimeControl:
         else:
             doc, name = self.weather_doc, self.weather_name
         doc = deep_merge(doc, body)
-        root = Section(copy.deepcopy(doc), "control/weather")
+        waves = body.get("waves")
+        sent: dict = waves if isinstance(waves, dict) else {}
+        if preset is not None and "hs" not in sent:  # the preset's waves, as its file says them
+            read = copy.deepcopy(doc)
+        else:  # a height laid over waves (the request's, or the running weather's)
+            read = calm_sea_unshaped(doc, sent)
+        root = Section(read, "control/weather")
         weather = read_weather(root, name, "control/weather")
         root.finish()
         d = self.daemon

@@ -291,3 +291,24 @@ def test_an_encounter_added_starts_within_the_distance_a_course_may(running):
         running.sim.x[0] = north
     assert ("tcpa_s = 7200 at a closing speed of 15.79 m/s (113.7 km), from the own ship "
             "100.0 km from the origin put it 213.7 km from the origin") in error, error  # fmt: skip
+
+
+def test_wave_settings_without_a_height_are_refused_and_a_calm_sea_keeps_its_shape(running):
+    """With a calm preset or no hs they were taken and changed nothing; a weather file's are
+    refused the same way (test_environment)."""
+    needs = "expected a wave height with it (waves.hs greater than 0): waves need one"
+    jonswap = {"preset": "calm", "waves": {"spectrum": "jonswap"}}
+    for body, key in ((jonswap, "spectrum = 'jonswap'"),
+                      ({"waves": {"omega_peak": 1.0}}, "omega_peak = 1.0"),
+                      ({"waves": {"hs": 0, "from_deg": 90}}, "from_deg = 90")):  # fmt: skip
+        assert f"control/weather: waves.{key}: {needs}" in refused(running, "weather", body)
+    # a sea calmed to no height keeps its preset's shape for a later height, which the
+    # requests in between do not send
+    for body, waves, hs in (({"preset": "gale-hs1"}, "ittc", 1.0),
+                            ({"waves": {"hs": 0}}, "none", 0.0),
+                            ({"wind": {"speed": 5}}, "none", 0.0),
+                            ({"waves": {"hs": 2}}, "ittc", 2.0)):  # fmt: skip
+        answer = ask(running, "weather", body)
+        assert answer["ok"] and (answer["weather"]["waves"], answer["weather"]["hs"]) == (
+            waves, hs), answer  # fmt: skip
+    assert ask(running, "weather", {"preset": "calm"})["ok"]  # (as the other tests found it)
