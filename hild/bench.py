@@ -594,6 +594,12 @@ def _fault(s: Section, quantities: dict[str, str]) -> FaultSpec:
         value = r.get("value", s.number, "value", lo=-MAX_ERROR, hi=MAX_ERROR, default=0.0)
     elif not kind:
         s.skip("quantity", "value")  # whether they belong depends on the kind
+    else:  # keys of the table (an unknown key's error lists them), not of this kind
+        for key in ("quantity", "value"):
+            if s.has(key):
+                s.skip(key)
+                problems.add(s.error(key, s.data[key], f"kind = 'bias_jump' with it (a {kind} "
+                                     f"has no {key})"))  # fmt: skip
     problems.attempt(s.finish)
     problems.raise_any()
     return FaultSpec(kind, start, end, quantity, value)

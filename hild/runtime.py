@@ -71,6 +71,26 @@ def as_sent(payload: bytes) -> dict:
     return {"text": text if len(text) <= MAX_SHOWN_CHARS else text[:MAX_SHOWN_CHARS] + "..."}
 
 
+def bus_lines(text: str) -> list[bytes]:
+    """The lines of one element of a commands request, as a port reads them off a bus: ended
+    by CR, LF or CR LF, blank ones skipped (two sentences joined by CR LF are two lines); one
+    that holds no line at all is one empty line, refused as a port's line would be."""
+    lines = [part.strip() for part in text.replace("\r", "\n").split("\n")]
+    return [line.encode("ascii", "replace") for line in lines if line] or [b""]
+
+
+def calm_sea_unshaped(doc: dict, sent: dict) -> dict:
+    """The weather ``doc`` to read, a request's ``sent`` [waves] keys laid over the waves of
+    the running weather (or of a preset): with no wave height, the settings of those waves (a
+    preset's spectrum and peak, kept in the running weather for a later height) are left out,
+    and only those the request sends are read (and refused: waves need a height)."""
+    doc = copy.deepcopy(doc)
+    waves = doc.get("waves")
+    if isinstance(waves, dict) and waves.get("hs", 0.0) == 0.0:
+        doc["waves"] = {k: v for k, v in waves.items() if k == "hs" or k in sent}
+    return doc
+
+
 def no_line_applied(results: list[str]) -> str:
     """The error of a commands request none of whose lines was applied, from their reasons."""
     reasons = ", ".join(dict.fromkeys(results))
@@ -117,7 +137,7 @@ class RuntimeControl:
         in the recording, ``mqtt:control`` say): its answer, logged and told to the observers;
         never raises. Requests are taken one at a time, in the order they came."""
         async with self._one_at_a_time:
-            answer = await self._answer(request, payload)
+            answer = await self._answer(request, payload, source)
         log.info("control.request", source=source,
                  **{k: v for k, v in answer.items() if k != "results"})  # fmt: skip
         sent = as_sent(payload)
@@ -125,7 +145,7 @@ class RuntimeControl:
             observer.on_request(self.daemon, request, f"{source}/{request}", sent, answer)
         return answer
 
-    async def _answer(self, request: str, payload: bytes) -> dict[str, Any]:
+    async def _answer(self, request: str, payload: bytes, source: str) -> dict[str, Any]:
         self.requests += 1
         answer: dict[str, Any] = {"id": None, "request": request}
         try:
@@ -134,7 +154,7 @@ class RuntimeControl:
             body = self._body(request, payload)
             answer["id"] = body.pop("id", None)
             if request == "commands":
-                answer.update(self._commands(body))
+                answer.update(self._commands(body, f"{source}/{request}"))
             elif request == "weather":
                 answer.update(await self._weather(body))
             elif request == "fault":
@@ -159,7 +179,7 @@ class RuntimeControl:
     def _body(request: str, payload: bytes) -> dict:
         text = payload.decode("utf-8", "replace").strip()
         if request == "commands" and text.startswith(("$", "!")):
-            return {"lines": text.splitlines()}
+            return {"lines": [text]}  # (split into its lines as any element of lines is)
         try:
             body = json_value(text)
         except ValueError as e:
@@ -169,7 +189,9 @@ class RuntimeControl:
         return body
 
     # --- commands: NMEA lines, as a controller sends them, through the command devices ----------
-    def _commands(self, body: dict) -> dict:
+    def _commands(self, body: dict, port: str) -> dict:
+        """``port``: what the lines' Inbound says they came on, ``<source>/commands`` (the
+        bus channel of the recording and the bus's log say so), as a port's name would."""
         s = Section(body, "control/commands")
         lines = s.raw("lines", None)
         if lines is None:
@@ -187,15 +209,15 @@ class RuntimeControl:
                                f"bench ({names})")  # fmt: skip
         results = []
         for text in lines:
-            line = text.strip().encode("ascii", "replace")
-            results.append(self._command_line(devices, line))
+            for line in bus_lines(text):
+                results.append(self._command_line(devices, line, port))
         return {"results": results, "applied": results.count("applied")}
 
-    def _command_line(self, devices: list[CommandDevice], line: bytes) -> str:
+    def _command_line(self, devices: list[CommandDevice], line: bytes, port: str) -> str:
         """'applied', or the reason the first device refused it."""
         reasons = []
         for device in devices:
-            inbound = Inbound(line, "mqtt:control/commands", None, time.monotonic())
+            inbound = Inbound(line, port, None, time.monotonic())
             if self.daemon.dispatcher.deliver(device, inbound) is not None:
                 return "applied"
             if device.last_rejection is not None:  # (reason, detail) of the line just refused
@@ -219,7 +241,13 @@ class RuntimeControl:
         else:
             doc, name = self.weather_doc, self.weather_name
         doc = deep_merge(doc, body)
-        root = Section(copy.deepcopy(doc), "control/weather")
+        waves = body.get("waves")
+        sent: dict = waves if isinstance(waves, dict) else {}
+        if preset is not None and "hs" not in sent:  # the preset's waves, as its file says them
+            read = copy.deepcopy(doc)
+        else:  # a height laid over waves (the request's, or the running weather's)
+            read = calm_sea_unshaped(doc, sent)
+        root = Section(read, "control/weather")
         weather = read_weather(root, name, "control/weather")
         root.finish()
         d = self.daemon
@@ -255,22 +283,17 @@ class RuntimeControl:
             s.finish()
             self.daemon.queue.put(SensorFault(name, None))
             return {"device": name, "kind": "clear"}
-        fault = dict(body)
-        fault.pop("device")
-        fault.setdefault("start", t_now)
-        duration = fault.pop("duration", None)
-        if duration is not None and "end" in fault:
-            raise s.error("duration", duration, "either duration or end, not both")
-        if duration is not None:
-            if (
-                isinstance(duration, bool)
-                or not isinstance(duration, int | float)
-                or not (math.isfinite(duration) and duration > 0)
-            ):
-                raise s.error("duration", duration, "a number of seconds greater than 0")
-            fault["end"] = float(fault["start"]) + float(duration)
+        # the request is a bench's [[device.fault]] with its device, and a duration for its
+        # end: one table, so that an unknown key's error lists every key the request takes
+        table = Section({"start": t_now, **body}, "control/fault")
+        table.skip("device")  # (read above)
+        if table.has("duration"):
+            if table.has("end"):
+                raise table.error("duration", body["duration"], "either duration or end, not both")
+            duration = table.number("duration", positive=True, unit="s")
+            table.data["end"] = table.number("start", lo=0.0, unit="s") + duration
         quantities = load_device_type(sensors[name].config.type).quantity_units
-        (spec,) = read_faults([Section(fault, "control/fault")], quantities)
+        (spec,) = read_faults([table], quantities)
         self.daemon.queue.put(SensorFault(name, spec))
         return {"device": name, "kind": spec.kind, "start": spec.start,
                 "end": spec.end if math.isfinite(spec.end) else None}  # fmt: skip
@@ -311,7 +334,11 @@ class RuntimeControl:
     async def _traffic(self, body: dict) -> dict:
         s = Section(body, "control/traffic")
         given = [k for k in ("add", "remove", "retask") if s.has(k)]
-        if len(given) != 1:
+        if len(given) > 1:
+            both = " and ".join(given) if len(given) == 2 else "add, remove and retask"
+            raise RequestError(f"one of add, remove or retask in a request, not {both} "
+                               "together: send one request for each")  # fmt: skip
+        if not given:
             raise RequestError('one of {"add": {TARGET}}, {"remove": NAME} or '
                                '{"retask": NAME, ...}, with a target as a bench\'s '
                                "[[traffic]] table gives it")  # fmt: skip
@@ -391,12 +418,13 @@ class RuntimeControl:
 
 def check_placeable(target, own_x) -> None:
     """Raise ValueError when ``target`` cannot be set up against the own ship now (an
-    encounter with no solution); compile the traffic kernel on the way (off the tick)."""
-    from hild.traffic.encounter import place
+    encounter with no solution, or one that starts farther from the origin than a course may);
+    compile the traffic kernel on the way (off the tick)."""
     from hild.traffic.kernel import warm_up
+    from hild.traffic.read import placed
     from hild.traffic.targets import Encounter
 
     warm_up()
     if isinstance(target.motion, Encounter):
-        place(target.motion, float(own_x[0]), float(own_x[1]), float(own_x[5]),
-              float(own_x[6]))  # fmt: skip
+        placed(target.motion, float(own_x[0]), float(own_x[1]), float(own_x[5]),
+               float(own_x[6]))  # fmt: skip

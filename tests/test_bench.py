@@ -129,6 +129,15 @@ def test_unknown_command_lists_the_actuator_commands(tmp_path):
         ('type = "heading"\nrate_hz = 100', "(two).rate_hz = 100.0: expected at most the loop"),
         ('type = "gps"\n[device.noise.wind]\nwhite = 1', "a quantity of this device: position"),
         ('type = "gps"\n[[device.fault]]\nkind = "melt"\nstart = 1', "'dropout', 'freeze'"),
+        # every key of a fault is known, a bias_jump's too (it listed end, kind, start)
+        (
+            'type = "gps"\n[[device.fault]]\nkind = "dropout"\nstart = 1\nduration = 5',
+            "fault[0].duration = 5: expected a known key (end, kind, quantity, start, value)",
+        ),
+        (
+            'type = "gps"\n[[device.fault]]\nkind = "freeze"\nstart = 1\nvalue = 1',
+            "fault[0].value = 1: expected kind = 'bias_jump' with it (a freeze has no value)",
+        ),
         (
             'type = "thruster-controller"',
             "(two).type = 'thruster-controller': expected a vessel "

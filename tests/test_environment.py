@@ -482,5 +482,19 @@ def test_a_bad_preset_names_file_key_value_and_expectation(tmp_path):
     assert "waves.omega_peak" in str(e.value)
 
 
+def test_wave_settings_without_a_height_are_refused(tmp_path):
+    """They were taken and changed nothing (no height, no waves); given a height by a bench,
+    a spectrum without its peak raised a Python error when the run started."""
+    path = tmp_path / "shape.toml"
+    path.write_text('[waves]\nspectrum = "jonswap"\nfrom_deg = 90\n')
+    with pytest.raises(ConfigError) as e:
+        load_weather(str(path))
+    needs = "expected a wave height with it (waves.hs greater than 0): waves need one"
+    assert f"waves.spectrum = 'jonswap': {needs}" in str(e.value)
+    assert f"waves.from_deg = 90: {needs}" in str(e.value)
+    path.write_text('[waves]\nhs = 0\nspectrum = "none"\n')  # no waves, said so: fine
+    assert not load_weather(str(path)).waves.active
+
+
 def test_noise_layout_names_every_channel():
     assert len(EL.NOISE_STREAMS) == EL.N_CHANNELS

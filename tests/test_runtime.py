@@ -4,6 +4,7 @@ a weather change that continues the running processes. Oracles are worked by han
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import threading
 from datetime import UTC, datetime
@@ -165,3 +166,149 @@ def test_a_fault_without_end_lasts_for_good():
     with pytest.raises(Exception, match="device.fault.end = 4"):
         read_faults([Section({"kind": "dropout", "start": 5.0, "end": 4.0}, "b.toml",
                              "device.fault")], quantities)  # fmt: skip
+
+
+# --- runtime requests, answered by RuntimeControl in this process (no daemon, no socket) ---------
+@pytest.fixture(scope="module")
+def running():
+    """A run as a front end's requests find it (hild.observers.RunningDaemon): the in-process
+    run of a scenario, never stepped, with a GPS, the jets' command device and traffic."""
+    from hild.scenario.file import load_scenario
+    from hild.scenario.lockstep import LockstepRun
+
+    return LockstepRun(load_scenario("crossing-give-way"))
+
+
+def ask(run, request: str, body: dict | str, source: str = "ctl") -> dict:
+    """One request as a front end hands it over (``source``: ctl, mqtt:control, ...)."""
+    payload = (body if isinstance(body, str) else json.dumps(body)).encode()
+    return asyncio.run(run.runtime_control.handle(request, payload, source))
+
+
+def refused(run, request: str, body: dict | str) -> str:
+    answer = ask(run, request, body)
+    assert answer["ok"] is False, answer
+    assert "Traceback" not in answer["error"]
+    return answer["error"]
+
+
+def test_a_faults_unknown_key_lists_every_key_the_request_takes(running):
+    """It listed the three keys read so far: end, kind, start."""
+    error = refused(running, "fault", {"device": "gps", "kind": "dropout", "duratoin": 5})
+    assert ("duratoin = 5: expected a known key (device, duration, end, kind, quantity, start, "
+            "value); did you mean 'duration'?") in error, error  # fmt: skip
+    # a bias_jump's keys with another kind: said so, not called unknown
+    error = refused(running, "fault", {"device": "gps", "kind": "dropout", "quantity": "heading"})
+    assert "quantity = 'heading': expected kind = 'bias_jump' with it" in error, error
+
+
+def test_a_faults_duration_is_a_finite_number_greater_than_0(running):
+    """Infinity said "greater than 0"; a start that is no number raised (a traceback)."""
+    gps = {"device": "gps", "kind": "dropout"}
+    error = refused(running, "fault", '{"device": "gps", "kind": "dropout", "duration": Infinity}')
+    assert "duration = inf: expected a finite number" in error, error
+    for duration, says in ((0, "0.0: expected a number in s greater than 0"),
+                           (-5, "-5.0: expected a number in s greater than 0"),
+                           (True, "True: expected a number in s"),
+                           ("5", "'5': expected a number in s")):  # fmt: skip
+        error = refused(running, "fault", {**gps, "duration": duration})
+        assert f"duration = {says}" in error, error
+    for start in ("soon", None):
+        error = refused(running, "fault", {**gps, "start": start, "duration": 5})
+        assert f"start = {start!r}: expected a number in s" in error, error
+    answer = ask(running, "fault", {**gps, "start": 10, "duration": 5})
+    assert answer["ok"] and (answer["start"], answer["end"]) == (10.0, 15.0), answer
+
+
+NEUTRAL = "RCPRC,0.0,A,,V,,V,B,0"  # the jets' neutral command: idle, bucket neutral
+
+
+def test_lines_joined_by_cr_lf_are_lines_as_a_bus_carries_them(running):
+    """Two sentences in one argument of hild ctl commands (or one element of lines) were one
+    line to the bus, refused as non_ascii."""
+    from tests.endpoints import nmea_line
+
+    two = (nmea_line(NEUTRAL) * 2).decode()  # each ended by CR LF
+    answer = ask(running, "commands", {"lines": [two.rstrip()]})
+    assert answer["ok"] and answer["results"] == ["applied", "applied"], answer
+    answer = ask(running, "commands", {"lines": [two, nmea_line(NEUTRAL, b"").decode()]})
+    assert answer["results"] == ["applied"] * 3, answer
+    answer = ask(running, "commands", two + "\r\n\n$RCPRC,garbage*00\r")  # the bare payload
+    assert answer["results"] == ["applied", "applied", "bad_checksum"], answer
+    answer = ask(running, "commands", {"lines": ["\r\n"]})  # no line at all: refused as one
+    assert answer["ok"] is False and answer["results"] == ["framing"], answer
+
+
+def test_command_lines_say_which_front_end_they_came_through(running):
+    """They said mqtt:control/commands, whichever front end sent them."""
+    from tests.endpoints import nmea_line
+
+    ports = []
+    running.dispatcher.listeners.append(lambda name, inbound, *_: ports.append(inbound.port))
+    try:
+        for source in ("ctl", "foxglove:control", "mqtt:control"):
+            answer = ask(running, "commands", {"lines": [nmea_line(NEUTRAL).decode()]}, source)
+            assert answer["ok"], answer
+    finally:
+        running.dispatcher.listeners.pop()
+    assert ports == ["ctl/commands", "foxglove:control/commands", "mqtt:control/commands"]
+
+
+def test_a_traffic_request_takes_add_remove_or_retask_not_two(running):
+    """add with remove got the usage text, as if neither had been given."""
+    twin = {"name": "twin", "mmsi": 257300004,
+            "course": {"north": -2000, "east": 500, "course_deg": 0, "speed_kn": 5}}  # fmt: skip
+    error = refused(running, "traffic", {"add": twin, "remove": "twin"})
+    assert error == ("one of add, remove or retask in a request, not add and remove together: "
+                     "send one request for each"), error  # fmt: skip
+    error = refused(running, "traffic", {"remove": "twin", "retask": "twin", "add": twin})
+    assert "not add, remove and retask together" in error, error
+    assert 'one of {"add": {TARGET}}' in refused(running, "traffic", {"id": "nothing"})
+
+
+def test_an_encounter_added_starts_within_the_distance_a_course_may(running):
+    """cpa_m 50 km and tcpa_s a day placed the target 1,009 km off, where a course's start
+    beyond 200 km is refused."""
+    far = {"name": "far", "mmsi": 257300009,
+           "encounter": {"situation": "crossing-give-way", "speed_kn": 20, "cpa_m": 50000,
+                         "tcpa_s": 86400}}  # fmt: skip
+    error = refused(running, "traffic", {"add": far})
+    assert "control/traffic: add.encounter = {" in error, error
+    assert ("expected its start within 200 km of the origin, as a course's: tcpa_s = 86400 at "
+            "a closing speed of 11.67 m/s (1008.0 km), cpa_m = 50000 across that put it "
+            "1009.2 km from the origin (give a shorter tcpa_s)") in error, error  # fmt: skip
+    far["encounter"]["tcpa_s"] = 600
+    answer = ask(running, "traffic", {"add": far})
+    assert answer["ok"] and answer["added"] == "far", answer
+    # the own ship's way from the origin counts too (a reposition takes it up to 100 km off)
+    north = running.sim.x[0]
+    running.sim.x[0] = 100_000.0
+    try:
+        ahead = {"name": "ahead", "mmsi": 257300010,
+                 "encounter": {"situation": "head-on", "speed_kn": 20, "tcpa_s": 7200}}  # fmt: skip
+        error = refused(running, "traffic", {"add": ahead})
+    finally:
+        running.sim.x[0] = north
+    assert ("tcpa_s = 7200 at a closing speed of 15.79 m/s (113.7 km), from the own ship "
+            "100.0 km from the origin put it 213.7 km from the origin") in error, error  # fmt: skip
+
+
+def test_wave_settings_without_a_height_are_refused_and_a_calm_sea_keeps_its_shape(running):
+    """With a calm preset or no hs they were taken and changed nothing; a weather file's are
+    refused the same way (test_environment)."""
+    needs = "expected a wave height with it (waves.hs greater than 0): waves need one"
+    jonswap = {"preset": "calm", "waves": {"spectrum": "jonswap"}}
+    for body, key in ((jonswap, "spectrum = 'jonswap'"),
+                      ({"waves": {"omega_peak": 1.0}}, "omega_peak = 1.0"),
+                      ({"waves": {"hs": 0, "from_deg": 90}}, "from_deg = 90")):  # fmt: skip
+        assert f"control/weather: waves.{key}: {needs}" in refused(running, "weather", body)
+    # a sea calmed to no height keeps its preset's shape for a later height, which the
+    # requests in between do not send
+    for body, waves, hs in (({"preset": "gale-hs1"}, "ittc", 1.0),
+                            ({"waves": {"hs": 0}}, "none", 0.0),
+                            ({"wind": {"speed": 5}}, "none", 0.0),
+                            ({"waves": {"hs": 2}}, "ittc", 2.0)):  # fmt: skip
+        answer = ask(running, "weather", body)
+        assert answer["ok"] and (answer["weather"]["waves"], answer["weather"]["hs"]) == (
+            waves, hs), answer  # fmt: skip
+    assert ask(running, "weather", {"preset": "calm"})["ok"]  # (as the other tests found it)

@@ -236,3 +236,26 @@ def test_an_encounters_own_speed_in_knots_or_metres_a_second_not_both(tmp_path):
         f"{tmp_path / 'bench.toml'}: traffic (a).encounter.own_speed = 3: expected either "
         "own_speed_kn or own_speed, not both"
     ]
+
+
+def test_an_encounter_starts_within_the_distance_a_course_may(tmp_path):
+    """A day to the CPA at 10 kn against the own ship's 5 m/s placed the target 876 km off,
+    where a [traffic.course] start beyond 200 km is refused."""
+    encounter = """
+    [[traffic]]
+    name = "far"
+    mmsi = 257000001
+    [traffic.encounter]
+    situation = "head-on"
+    speed_kn = 10
+    tcpa_s = 86400
+    """
+    with pytest.raises(ConfigError) as excinfo:
+        load_bench(write(tmp_path, BENCH + encounter))
+    (error,) = errors_of(excinfo)
+    assert "traffic (far).encounter = " in error, error
+    assert ("its start within 200 km of the origin, as a course's: tcpa_s = 86400 at a closing "
+            "speed of 10.14 m/s (876.5 km) put it 876.5 km from the origin (give a shorter "
+            "tcpa_s)") in error, error  # fmt: skip
+    (target,) = load_bench(write(tmp_path, BENCH + encounter.replace("86400", "3600"))).traffic
+    assert target.motion.tcpa_s == 3600.0

@@ -145,8 +145,15 @@ def _current(s: Section) -> CurrentSpec:
     return spec
 
 
+# the keys of [waves] that shape a sea whose height hs gives
+WAVE_SETTINGS = ("spectrum", "omega_peak", "peak_period", "gamma", "from_deg", "components",
+                 "spreading", "damping")  # fmt: skip
+
+
 def _waves(s: Section, wind_from_deg: float) -> WaveSpec:
     hs = s.number("hs", 0.0, lo=0.0, hi=30.0, unit="m")
+    if hs == 0.0:
+        _no_settings_without_height(s)
     spectrum = s.string("spectrum", "ittc" if hs > 0.0 else "none", choices=WAVE_SPECTRA)
     omega_peak = 0.0
     if s.has("peak_period") and s.has("omega_peak"):
@@ -169,3 +176,18 @@ def _waves(s: Section, wind_from_deg: float) -> WaveSpec:
         raise s.error("components", spec.components, "at most 512 wave components")
     s.finish()
     return spec
+
+
+def _no_settings_without_height(s: Section) -> None:
+    """[waves] without a height has no waves: a setting of theirs would change nothing, so
+    it is refused (as a bench's hs is on a preset without a wave spectrum), each one named;
+    ``spectrum = "none"`` says there are none and may stay."""
+    problems = Problems()
+    for key in WAVE_SETTINGS:
+        if s.has(key) and not (key == "spectrum" and s.data[key] == "none"):
+            problems.add(s.error(key, s.data[key], f"a wave height with it ({s.key('hs')} "
+                                 "greater than 0): waves need one, and without it this "
+                                 "changes nothing"))  # fmt: skip
+    s.skip(*WAVE_SETTINGS)  # (read next, when none is refused)
+    problems.attempt(s.finish)
+    problems.raise_any()

@@ -131,15 +131,44 @@ def _unique(seen: list[tuple[object, object, Section]], problems: Problems) -> N
 
 def _placeable(target: Target, section: Section, own: tuple[float, float]) -> None:
     """Whether the encounter can be set up against the own ship's initial course and speed."""
-    from hild.traffic.encounter import place  # (its solver is needed only here)
-
     assert isinstance(target.motion, Encounter)
     try:
-        place(target.motion, 0.0, 0.0, own[0], own[1])
+        placed(target.motion, 0.0, 0.0, own[0], own[1])
     except ValueError as e:
         key = "encounter" if section.has("encounter") else "file"
         raise section.error(key, section.data.get(key), f"an encounter that can be set "
                             f"up: {e}") from None  # fmt: skip
+
+
+def placed(
+    encounter: Encounter, own_north: float, own_east: float, own_course: float, own_speed: float
+) -> Course:
+    """The encounter's start and course against the own ship (hild.traffic.encounter.place),
+    held to the distance from the origin a course's start is held to (MAX_DISTANCE_M): a long
+    tcpa_s at a high closing speed may put the start thousands of km away. ValueError, naming
+    what takes it there, for one that cannot be set up."""
+    from hild.traffic.encounter import place  # (its solver is needed only here)
+
+    start = place(encounter, own_north, own_east, own_course, own_speed)
+    distance = math.hypot(start.north, start.east)
+    if distance <= MAX_DISTANCE_M:
+        return start
+    # from the own ship: the CPA square to the relative motion over tcpa_s (encounter.py)
+    away = math.hypot(start.north - own_north, start.east - own_east)
+    closing = math.sqrt(max(away**2 - encounter.cpa_m**2, 0.0))
+    speed = closing / encounter.tcpa_s if encounter.tcpa_s > 0.0 else 0.0
+    why = [f"tcpa_s = {encounter.tcpa_s:g} at a closing speed of {speed:.2f} m/s "
+           f"({closing / 1000:.1f} km)"]  # fmt: skip
+    if encounter.cpa_m > 0.0:
+        why.append(f"cpa_m = {encounter.cpa_m:g} across that")
+    own = math.hypot(own_north, own_east)
+    if own >= 1000.0:
+        why.append(f"from the own ship {own / 1000:.1f} km from the origin")
+    raise ValueError(
+        f"its start within {MAX_DISTANCE_M / 1000:g} km of the origin, as a course's: "
+        f"{', '.join(why)} put it {distance / 1000:.1f} km from the origin (give a shorter "
+        "tcpa_s)"
+    )
 
 
 def _included(section: Section, origin: Origin) -> list[Target]:
