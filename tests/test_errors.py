@@ -154,6 +154,10 @@ OPTIONS = [
     Case("cmd-no-value", (*SIM, "--cmd", "port.rpm"), ("--cmd 'port.rpm'", "NAME=VALUE")),
     Case("cmd-unknown", (*SIM, "--cmd", "port.rudder=3"),
          ("--cmd 'port.rudder=3'", "rpm, nozzle_deg, deflector")),
+    # a run's duration is held to a year: 1e300 ran until stopped, as if none were given
+    Case("run-duration-huge", ("run", "--duration", "1e300"),
+         ("--duration", "to 3.1536e+07 (a year; without --duration a run goes on until "
+          "stopped), not '1e300'")),
     Case("time-scale-zero", ("run", "--time-scale", "0"), ("--time-scale",)),
     Case("time-scale-huge", ("run", "--time-scale", "1e9"), ("--time-scale", "1000")),
     Case("rate-zero", ("run", "--rate", "0"), ("--rate",)),
