@@ -278,7 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sweep.add_argument(
         "--out",
-        type=Path,
+        type=output_file("the results table"),
         metavar="FILE.parquet",
         help="the results table (default: the sweep's name.parquet)",
     )

@@ -548,6 +548,22 @@ SCENARIO_CASES = [
          ("--junit", "not the folder '{tmp}'"), PILOT),
     Case("sweep-junit-folder", (*SWEEP_SC, "--junit", "{tmp}"),
          ("--junit", "not the folder '{tmp}'"), PILOT),
+    # the table's folder cannot be written: said of --out before the first run, not of the
+    # internal parts folder once its batch is done
+    Case("sweep-out-unwritable", ("sweep", SC, "--out", "/proc/t.parquet", "--no-progress"),
+         ("--out /proc/t.parquet: expected a file that can be written (its folder '/proc' "
+          "cannot be written",), PILOT, absent=(".parts",)),
+    Case("sweep-out-folder-not-made", ("sweep", SC, "--out", "/proc/no/t.parquet",
+         "--no-progress"), ("--out /proc/no/t.parquet: expected a file that can be written "
+                            "(its folder '/proc/no' cannot be made in '/proc'",), PILOT,
+         absent=(".parts",)),
+    Case("sweep-out-a-folder", ("sweep", SC, "--out", "{tmp}", "--no-progress"),
+         ("--out", "not the folder '{tmp}'"), PILOT),
+    Case("sweep-junit-unwritable", (*SWEEP_SC, "--junit", "/proc/j.xml"),
+         ("--junit /proc/j.xml: expected a file that can be written",), PILOT),
+    Case("sweep-plots-unwritable", (*SWEEP_SC, "--plots", "/proc/plots"),
+         ("--plots /proc/plots: expected a folder that can be written (it cannot be made in "
+          "'/proc'",), PILOT),
     Case("sweep-scheduler-no-port", (*SWEEP_SC, "--scheduler", "notaurl"),
          ("--scheduler = 'notaurl'", "tcp://HOST:PORT"), PILOT),
     Case("sweep-scheduler-scheme", (*SWEEP_SC, "--scheduler", "http://lab-1:8786"),
