@@ -184,9 +184,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="t,name,value rows; repeatable: a batch runs each schedule in "
                      "turn")  # fmt: skip
     sim.add_argument("--out", type=Path, metavar="FILE.csv", help="write the trajectory here")
-    sim.add_argument("--record", type=Path, metavar="FILE.mcap",
+    sim.add_argument("--record", type=_sim_record_file, metavar="FILE.mcap",
                      help="record the run as `hild run --record` does, a sample every "
-                     "--output-interval")  # fmt: skip
+                     "--output-interval; {profile} and {utc} in the name become the profile's "
+                     "name and the time the sim started")  # fmt: skip
     sim.add_argument(
         "--output-interval", type=SECONDS, default=0.1, metavar="SECONDS",
         help="time between rows of --out (0.1)",
@@ -482,6 +483,16 @@ def _record_file(text: str) -> str:
     if problem is not None:
         raise argparse.ArgumentTypeError(f"expected {problem}, not {text!r}")
     return text
+
+
+def _sim_record_file(text: str) -> Path:
+    """`hild sim --record`: as hild run's, with the profile's name for the bench's."""
+    from hild.record.config import SIM_PLACEHOLDERS, file_problem
+
+    problem = file_problem(text, SIM_PLACEHOLDERS)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"expected {problem}, not {text!r}")
+    return Path(text)
 
 
 def _foxglove_address(text: str) -> str:

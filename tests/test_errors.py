@@ -181,6 +181,17 @@ OPTIONS = [
          ("--record", "{date} is no placeholder here ({bench}, {utc} are)")),
     Case("record-a-folder-option", ("run", "--record", "{tmp}"),
          ("--record", "not a folder")),  # said before the ports open, not after
+    # hild sim --record fills {profile} and {utc} (a sim has no bench), checked as run's is
+    Case("sim-record-unknown-placeholder", (*SIM, "--record", "{tmp}/runs/{bench}-{utc}.mcap"),
+         ("--record", "{bench} is no placeholder here ({profile}, {utc} are)")),
+    Case("sim-record-a-folder", (*SIM, "--record", "{tmp}"), ("--record", "not a folder")),
+    Case("sim-record-template-leaves-its-folder", (*SIM, "--record",
+         "{tmp}/{profile}/../../x.mcap"), ("--record", "'{tmp}/profile/../../x.mcap', which "
+                                          "is not in {tmp}/")),
+    Case("sim-record-profile-no-name", ("sim", "{tmp}/boat.toml", "--duration", "1", "--record",
+         "{tmp}/{profile}.mcap"), ("--record {tmp}/{profile}.mcap: expected a file that can be "
+                                   "written ({profile} = 'my boat' is not a name of 1 to 64",),
+         {"boat.toml": edit(OTTER, 'name = "otter"', 'name = "my boat"').encode()}),
     Case("record-unwritable", ("run", "{tmp}/b.toml", "--record", "/proc/no/r.mcap"),
          ("--record /proc/no/r.mcap: expected a file that can be written",),
          {"b.toml": MINIMAL_BENCH}),
