@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -95,6 +96,29 @@ def _output_problem(text: str, folder: bool, suffixes: Sequence[str]) -> str | N
         return f", not {text!r}: {str(blocked)!r} is a file, not a folder"
     if suffixes and path.suffix.lower() not in suffixes:
         return f" whose suffix names its format ({', '.join(suffixes)}), not {text!r}"
+    return None
+
+
+def unwritable(path: Path, folder: bool = False) -> str | None:
+    """Why the file (or ``folder``) ``path`` cannot be written now, or None: said before the
+    work whose result it holds (a sweep's runs), not after. A file is made and removed in the
+    folder that would hold it, or, where that is missing, in the nearest folder above it, where
+    its writer would make the rest: that tells what permission bits do not (a read-only file
+    system, /proc, /sys; root passes every permission)."""
+    holder = path if folder else path.parent
+    existing = next((p for p in (holder, *holder.parents) if p.exists()), Path("."))
+    if not existing.is_dir():
+        return f"{str(existing)!r} is a file, not a folder"
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".hild-probe-", dir=existing)
+    except OSError as e:
+        reason = e.strerror or str(e)
+        it = "it" if folder else f"its folder {str(holder)!r}"
+        if existing == holder:
+            return f"{it} cannot be written: {reason}"
+        return f"{it} cannot be made in {str(existing)!r}: {reason}"
+    os.close(fd)
+    os.unlink(probe)
     return None
 
 

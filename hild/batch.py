@@ -23,7 +23,7 @@ from hild.coupled.simulation import DivergedError
 from hild.log import finite_or_null, write_or_drop
 from hild.profiles.vessel import load_profile
 from hild.record.config import EXIT_RECORDING_FAILED
-from hild.sim import checked_commands, run_sim
+from hild.sim import checked_commands, record_file, run_sim
 
 
 @dataclass(frozen=True)
@@ -86,6 +86,8 @@ def run_batch(
             errors.append(e)
     if errors:
         raise errors[0] if len(errors) == 1 else MultipleConfigError(errors)
+    if record is not None:  # its {utc} is the batch's start, one for all its runs
+        record = record_file(record, vessel.name)
     runs = batch_runs(seed, repeat, schedules, out, record)
     diverged = failed_records = 0
     t0 = time.perf_counter()

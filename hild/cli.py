@@ -28,6 +28,14 @@ from hild.record.config import EXIT_RECORDING_FAILED
 from hild.rundir import DEFAULT_RUN_DIR, RUN_DIR_EXPECTED, usable_run_dir_name
 
 SECONDS = number("a number of seconds")
+# hild run --duration: at most a year of simulated time. A run meant to go on for longer is a
+# daemon's, started without --duration (it runs until stopped); a longer number is a mistake
+# (1e300, a duration typed in milliseconds), and it used to mean "never stop" without a word.
+# A year leaves the run's clock exact to far below a tick (the simulated time t = k dt is a
+# float: 4e-9 s apart at 3e7 s), and is under 9 wall hours at the fastest --time-scale (1000).
+MAX_RUN_DURATION_S = 365 * 86400.0
+RUN_DURATION = number("a number of seconds", 0.0, MAX_RUN_DURATION_S,
+                      note="a year; without --duration a run goes on until stopped")  # fmt: skip
 STEP = number("a step in seconds", 0.0, 1.0, note="the integrators need steps well below the "
               "vessel's fastest time constant")  # fmt: skip
 SEED = whole_number("a seed", 0)
@@ -66,8 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("bench", nargs="?", help="bench file, or a built-in bench name (default)")
     _bench_overrides(run)
-    run.add_argument("--duration", type=SECONDS, metavar="SECONDS",
-                     help="stop after this much simulated time")  # fmt: skip
+    run.add_argument("--duration", type=RUN_DURATION, metavar="SECONDS",
+                     help="stop after this much simulated time (up to a year: "
+                     f"{MAX_RUN_DURATION_S:.0f} s)")  # fmt: skip
     run.add_argument(
         "--log-format",
         choices=FORMATS,
@@ -175,9 +184,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="t,name,value rows; repeatable: a batch runs each schedule in "
                      "turn")  # fmt: skip
     sim.add_argument("--out", type=Path, metavar="FILE.csv", help="write the trajectory here")
-    sim.add_argument("--record", type=Path, metavar="FILE.mcap",
+    sim.add_argument("--record", type=_sim_record_file, metavar="FILE.mcap",
                      help="record the run as `hild run --record` does, a sample every "
-                     "--output-interval")  # fmt: skip
+                     "--output-interval; {profile} and {utc} in the name become the profile's "
+                     "name and the time the sim started")  # fmt: skip
     sim.add_argument(
         "--output-interval", type=SECONDS, default=0.1, metavar="SECONDS",
         help="time between rows of --out (0.1)",
@@ -269,7 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sweep.add_argument(
         "--out",
-        type=Path,
+        type=output_file("the results table"),
         metavar="FILE.parquet",
         help="the results table (default: the sweep's name.parquet)",
     )
@@ -473,6 +483,16 @@ def _record_file(text: str) -> str:
     if problem is not None:
         raise argparse.ArgumentTypeError(f"expected {problem}, not {text!r}")
     return text
+
+
+def _sim_record_file(text: str) -> Path:
+    """`hild sim --record`: as hild run's, with the profile's name for the bench's."""
+    from hild.record.config import SIM_PLACEHOLDERS, file_problem
+
+    problem = file_problem(text, SIM_PLACEHOLDERS)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"expected {problem}, not {text!r}")
+    return Path(text)
 
 
 def _foxglove_address(text: str) -> str:

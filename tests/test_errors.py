@@ -154,6 +154,10 @@ OPTIONS = [
     Case("cmd-no-value", (*SIM, "--cmd", "port.rpm"), ("--cmd 'port.rpm'", "NAME=VALUE")),
     Case("cmd-unknown", (*SIM, "--cmd", "port.rudder=3"),
          ("--cmd 'port.rudder=3'", "rpm, nozzle_deg, deflector")),
+    # a run's duration is held to a year: 1e300 ran until stopped, as if none were given
+    Case("run-duration-huge", ("run", "--duration", "1e300"),
+         ("--duration", "to 3.1536e+07 (a year; without --duration a run goes on until "
+          "stopped), not '1e300'")),
     Case("time-scale-zero", ("run", "--time-scale", "0"), ("--time-scale",)),
     Case("time-scale-huge", ("run", "--time-scale", "1e9"), ("--time-scale", "1000")),
     Case("rate-zero", ("run", "--rate", "0"), ("--rate",)),
@@ -177,6 +181,17 @@ OPTIONS = [
          ("--record", "{date} is no placeholder here ({bench}, {utc} are)")),
     Case("record-a-folder-option", ("run", "--record", "{tmp}"),
          ("--record", "not a folder")),  # said before the ports open, not after
+    # hild sim --record fills {profile} and {utc} (a sim has no bench), checked as run's is
+    Case("sim-record-unknown-placeholder", (*SIM, "--record", "{tmp}/runs/{bench}-{utc}.mcap"),
+         ("--record", "{bench} is no placeholder here ({profile}, {utc} are)")),
+    Case("sim-record-a-folder", (*SIM, "--record", "{tmp}"), ("--record", "not a folder")),
+    Case("sim-record-template-leaves-its-folder", (*SIM, "--record",
+         "{tmp}/{profile}/../../x.mcap"), ("--record", "'{tmp}/profile/../../x.mcap', which "
+                                          "is not in {tmp}/")),
+    Case("sim-record-profile-no-name", ("sim", "{tmp}/boat.toml", "--duration", "1", "--record",
+         "{tmp}/{profile}.mcap"), ("--record {tmp}/{profile}.mcap: expected a file that can be "
+                                   "written ({profile} = 'my boat' is not a name of 1 to 64",),
+         {"boat.toml": edit(OTTER, 'name = "otter"', 'name = "my boat"').encode()}),
     Case("record-unwritable", ("run", "{tmp}/b.toml", "--record", "/proc/no/r.mcap"),
          ("--record /proc/no/r.mcap: expected a file that can be written",),
          {"b.toml": MINIMAL_BENCH}),
@@ -200,6 +215,38 @@ def gps_table(extra: str) -> tuple[str, str]:
     """A change that adds tables to the gps device (after its last key)."""
     return (GPS_PORTS, GPS_PORTS + "\n" + extra)
 
+
+def line_of(text: str, line: str, after: int = 0) -> int:
+    """The number of ``text``'s line that is ``line`` (its first after line ``after``)."""
+    return text.splitlines().index(line, after) + 1
+
+
+# A key or table given twice: tomllib says "Cannot overwrite a value (at line 11, column 9)",
+# naming neither; the message names the key, its table and the line that gives it again.
+SEED_LINE = line_of(DEFAULT, "seed = 0")
+WEATHER_LINE = line_of(DEFAULT, "[weather]")
+PORTS_LINE = line_of(DEFAULT, GPS_PORTS)
+MASS_LINE = line_of(OTTER, "mass = 80.0")
+GIVEN_TWICE = [
+    Case("bench-key-twice", ("check", "{tmp}/b.toml"),
+         ("{tmp}/b.toml: expected valid TOML (key 'seed' is given twice in [bench], at line "
+          f"{SEED_LINE + 1})",), {"b.toml": bench_with("seed = 0", "seed = 0\nseed = 1")}),
+    Case("bench-table-twice", ("run", "{tmp}/b.toml"),
+         (f"{{tmp}}/b.toml: expected valid TOML (table [weather] is given twice, at line "
+          f"{WEATHER_LINE + 1})",), {"b.toml": bench_with("[weather]", "[weather]\n[weather]")}),
+    # a multi-line value: tomllib places it at its end, the message at its key
+    Case("bench-multi-line-key-twice", ("check", "{tmp}/b.toml"),
+         (f"key 'ports' is given twice in [[device]], at line {PORTS_LINE + 1}",),
+         {"b.toml": bench_with(GPS_PORTS, GPS_PORTS + '\nports = [\n  "pty://gps2",\n]')}),
+    Case("profile-key-twice", ("sim", "{tmp}/boat.toml", "--duration", "1"),
+         ("{tmp}/boat.toml", f"key 'mass' is given twice in [rigid_body], at line "
+          f"{MASS_LINE + 1}"), {"boat.toml": edit(OTTER, "mass = 80.0",
+                                                  "mass = 80.0\nmass = 81.0").encode()}),
+    Case("weather-key-over-a-value", (*("sim", "odin", "--duration", "1"), "--weather",
+         "{tmp}/w.toml"), ("{tmp}/w.toml", "key 'speed.x' in [wind] is given, but 'speed' "
+                           "already has a value, at line 3"),
+         {"w.toml": b"[wind]\nspeed = 3\nspeed.x = 1\n"}),
+]  # fmt: skip
 
 BENCH_VALUES = [
     ("rate-unstable", ("rate_hz = 100", "rate_hz = 2"), "bench.rate_hz = 2",
@@ -512,6 +559,22 @@ SCENARIO_CASES = [
          ("--junit", "not the folder '{tmp}'"), PILOT),
     Case("sweep-junit-folder", (*SWEEP_SC, "--junit", "{tmp}"),
          ("--junit", "not the folder '{tmp}'"), PILOT),
+    # the table's folder cannot be written: said of --out before the first run, not of the
+    # internal parts folder once its batch is done
+    Case("sweep-out-unwritable", ("sweep", SC, "--out", "/proc/t.parquet", "--no-progress"),
+         ("--out /proc/t.parquet: expected a file that can be written (its folder '/proc' "
+          "cannot be written",), PILOT, absent=(".parts",)),
+    Case("sweep-out-folder-not-made", ("sweep", SC, "--out", "/proc/no/t.parquet",
+         "--no-progress"), ("--out /proc/no/t.parquet: expected a file that can be written "
+                            "(its folder '/proc/no' cannot be made in '/proc'",), PILOT,
+         absent=(".parts",)),
+    Case("sweep-out-a-folder", ("sweep", SC, "--out", "{tmp}", "--no-progress"),
+         ("--out", "not the folder '{tmp}'"), PILOT),
+    Case("sweep-junit-unwritable", (*SWEEP_SC, "--junit", "/proc/j.xml"),
+         ("--junit /proc/j.xml: expected a file that can be written",), PILOT),
+    Case("sweep-plots-unwritable", (*SWEEP_SC, "--plots", "/proc/plots"),
+         ("--plots /proc/plots: expected a folder that can be written (it cannot be made in "
+          "'/proc'",), PILOT),
     Case("sweep-scheduler-no-port", (*SWEEP_SC, "--scheduler", "notaurl"),
          ("--scheduler = 'notaurl'", "tcp://HOST:PORT"), PILOT),
     Case("sweep-scheduler-scheme", (*SWEEP_SC, "--scheduler", "http://lab-1:8786"),
@@ -523,7 +586,7 @@ SCENARIO_CASES = [
 SCENARIO_CASES = [replace(c, absent=("internal error",)) for c in SCENARIO_CASES]
 
 CASES = [
-    *unreadable_cases(), *MISSING, *OPTIONS, *RUN_CASES, *BENCH_CASES, *PROFILE_CASES,
+    *unreadable_cases(), *GIVEN_TWICE, *MISSING, *OPTIONS, *RUN_CASES, *BENCH_CASES, *PROFILE_CASES,
     *WEATHER_CASES, *DEVICE_TYPE_CASES, *SCHEDULE_CASES, *NOT_REGULAR_CASES, *NAME_CASES,
     *SCENARIO_CASES,
 ]  # fmt: skip
@@ -624,3 +687,25 @@ def test_names_and_prefixes_at_the_rule_s_limits_are_accepted(tmp_path):
     p = subprocess.run([sys.executable, "-m", "hild.cli", "check", str(path)],
                        capture_output=True, text=True, timeout=60)  # fmt: skip
     assert p.returncode == 2 and f"bench.name = '{longest}n'" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("[g]\nr = 1\nr = 2", "key 'r' is given twice in [g], at line 3"),  # no newline at its end
+    ('d = """\nx = 1\n"""\nd = """\nx = 2\n"""\n', "key 'd' is given twice, at line 4"),
+    ("m = [\n  [1, 0],\n  [0, 1]]\nm = [\n  [1, 0],\n  [0, 1]]\n",
+     "key 'm' is given twice, at line 4"),  # its last line begins with '[': no table header
+    ('["a=b"]\n"k=v" = 1\n"k=v" = 2\n', "key '\"k=v\"' is given twice in [\"a=b\"], at line 3"),
+    ('[[d]]\nn = 1\n[d.noise]\nw = 1\nw = 2\n', "key 'w' is given twice in [d.noise], at line 5"),
+    ("[a]\nb.c = 1\nb.c = 2\n", "key 'b.c' is given twice in [a], at line 3"),
+    ("x = [1]\n[x]\n", "table [x] is given, but 'x' already has a value, at line 2"),
+    ("x = 1\n[[x]]\n", "table [[x]] is given, but 'x' already has a value, at line 2"),
+    ("x = 1\n[x.y]\n", "table [x.y] is given, but 'x' already has a value, at line 2"),
+])  # fmt: skip
+def test_a_key_or_table_given_twice_is_named_wherever_tomllib_places_the_error(text, says):
+    import tomllib
+
+    from hild.config import given_twice
+
+    with pytest.raises(tomllib.TOMLDecodeError) as caught:
+        tomllib.loads(text)
+    assert given_twice(text, caught.value) == says

@@ -469,6 +469,30 @@ def test_inspect_and_plot_on_the_command_line(tmp_path):
     assert abs(state[-1]["north"] - summary["state"]["x"]) < 1e-9
 
 
+def test_sim_record_fills_the_profile_and_start_in_its_name_as_run_record_fills_its_own(
+    tmp_path,
+):
+    """`hild sim --record runs/{profile}-{utc}.mcap`: the profile's name and the time the sim
+    started (the wall clock's, in UTC), its missing folder made, as `hild run --record` does
+    with {bench} and {utc}; a batch's runs share the batch's start, each tagged by its seed."""
+    from hild.batch import run_batch
+    from hild.sim import run_sim
+
+    stamp = r"(\d{8}T\d{6}Z)"
+    before = datetime.now(UTC).replace(microsecond=0)
+    run_sim("otter", 0.5, record=tmp_path / "runs" / "{profile}-{utc}.mcap")
+    (one,) = (tmp_path / "runs").iterdir()
+    started = re.fullmatch(rf"otter-{stamp}\.mcap", one.name)
+    assert started, one.name
+    when = datetime.strptime(started.group(1), "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+    assert before <= when <= datetime.now(UTC)
+    assert run_batch("otter", 0.5, repeat=2, record=tmp_path / "batch" / "{utc}-{profile}.mcap",
+                     emit=lambda line: None) == 0  # fmt: skip
+    names = sorted(p.name for p in (tmp_path / "batch").iterdir())
+    runs = [re.fullmatch(rf"{stamp}-otter-seed(\d)\.mcap", name) for name in names]
+    assert all(runs) and len({m.group(1) for m in runs if m}) == 1, names
+
+
 def test_sim_record_that_fails_says_so_and_exits_3(tmp_path):
     """`hild sim --record` under a 30 kB file-size limit (set before the process starts): the
     simulation finishes, its summary says the recording failed and what it lost, exit 3."""

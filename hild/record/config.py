@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 
 from hild.config import MISSING, ConfigError, Problems, Section
@@ -13,6 +14,15 @@ from hild.names import TemplateError, fill_template
 # configuration error (2)
 EXIT_RECORDING_FAILED = 3
 DEFAULT_RATE_HZ = 20.0  # truth samples per simulated second: above the hulls' fastest modes
+# What a recording's name may hold, filled when the recording starts: the bench's name (or,
+# for `hild sim`, which has no bench, the profile's) and the start in UTC as utc_stamp writes it.
+RUN_PLACEHOLDERS = ("bench", "utc")  # [record] file, hild run and hild scenario run --record
+SIM_PLACEHOLDERS = ("profile", "utc")  # hild sim --record
+
+
+def utc_stamp(when: datetime) -> str:
+    """``{utc}`` in a recording's name: 20260601T120000Z."""
+    return when.strftime("%Y%m%dT%H%M%SZ")
 
 
 @dataclass(frozen=True)
@@ -71,15 +81,18 @@ def _file(section: Section) -> str:
     return file
 
 
-def file_problem(file: str) -> str | None:
+def file_problem(file: str, placeholders: tuple[str, ...] = RUN_PLACEHOLDERS) -> str | None:
     """What is wrong with ``file`` as a recording's name ([record] file, --record), said as
-    what was expected; None if nothing. Said before the run, not when its ports are open."""
+    what was expected; None if nothing. Said before the run, not when its ports are open.
+    ``placeholders``: what the name may hold (any other ``{name}`` is refused)."""
     if not file.strip() or "\0" in file:
         return "a file name for the recording, e.g. 'run.mcap'"
+    stand_ins = {key: "20260101T000000Z" if key == "utc" else key for key in placeholders}
     try:  # the template's own text may lead out of its folder whatever the name: said now
-        fill_template(file, {"bench": "bench", "utc": "20260101T000000Z"})
+        fill_template(file, stand_ins)
     except TemplateError as e:
-        return f"a file name that stays in its folder, with {{bench}} and {{utc}} filled ({e})"
+        filled = " and ".join("{" + key + "}" for key in placeholders)
+        return f"a file name that stays in its folder, with {filled} filled ({e})"
     if "{" not in file and Path(file).is_dir():  # (which the run would refuse to open)
         return "a file name for the recording, not a folder (e.g. 'run.mcap' in it)"
     return None

@@ -29,7 +29,7 @@ from hild.mirror import payloads
 from hild.names import TemplateError, fill_template
 from hild.observers import TickObserver
 from hild.record import channels, events
-from hild.record.config import RecordConfig
+from hild.record.config import RecordConfig, utc_stamp
 from hild.sensors.geodesy import Origin
 from hild.sensors.truth import Truth
 from hild.traffic.report import target_reports
@@ -201,7 +201,7 @@ class Recorder(TickObserver):
     def file_for(self, bench: str, start: datetime | None) -> Path:
         """The file name with ``{bench}`` and ``{utc}`` (the start, 20260601T120000Z: the
         bench's start time, or now for a run on the wall clock) filled."""
-        stamp = (start or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+        stamp = utc_stamp(start or datetime.now(UTC))
         try:  # (hild.names: a name cannot take the file out of the template's folder)
             return Path(fill_template(str(self.config.file), {"bench": bench, "utc": stamp}))
         except TemplateError as e:

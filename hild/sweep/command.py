@@ -11,7 +11,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from hild.config import ConfigError
+from hild.arguments import unwritable
+from hild.config import MISSING, ConfigError
 from hild.log import write_or_drop
 from hild.scenario.controller import check_factory
 from hild.scenario.file import Scenario, load_scenario
@@ -52,6 +53,21 @@ def check_lockstep_controller(scenario: Scenario) -> None:
     check_factory(spec, scenario.file)
 
 
+def check_outputs(args: argparse.Namespace, out: Path) -> None:
+    """The results table (and its parts folder beside it), --junit and --plots can be written:
+    said before the first run, not when its batch is done or after the last. Named as the
+    user gave them (the parts folder is the table's own business)."""
+    outputs = [("--out" if args.out else "", out, False)]
+    outputs += [("--junit", args.junit, False)] if args.junit else []
+    outputs += [("--plots", args.plots, True)] if args.plots else []
+    for option, path, folder in outputs:
+        problem = unwritable(path, folder)
+        if problem is not None:
+            what = "a folder" if folder else "a file"
+            where = f"{option} {path}" if option else path
+            raise ConfigError(where, "", MISSING, f"{what} that can be written ({problem})")
+
+
 def run_sweep_command(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario)
     check_lockstep_controller(scenario)
@@ -61,6 +77,7 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     runs = plan.runs[: args.runs] if args.runs else plan.runs
     out: Path = args.out or Path(f"{plan.name}.parquet")
     results = open_results(plan, out, args.resume)
+    check_outputs(args, out)
     todo = [r for r in runs if r.index not in results.rows]
     if todo:
         done = [results.rows[r.index] for r in runs if r.index in results.rows]
