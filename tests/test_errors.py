@@ -704,7 +704,7 @@ def test_names_and_prefixes_at_the_rule_s_limits_are_accepted(tmp_path):
 def test_a_key_or_table_given_twice_is_named_wherever_tomllib_places_the_error(text, says):
     import tomllib
 
-    from hild.config import given_twice
+    from hild.toml_twice import given_twice
 
     with pytest.raises(tomllib.TOMLDecodeError) as caught:
         tomllib.loads(text)
