@@ -16,6 +16,7 @@ import asyncio
 import copy
 import math
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -76,7 +77,7 @@ def bus_lines(text: str) -> list[bytes]:
     by CR, LF or CR LF, blank ones skipped (two sentences joined by CR LF are two lines); one
     that holds no line at all is one empty line, refused as a port's line would be."""
     lines = [part.strip() for part in text.replace("\r", "\n").split("\n")]
-    return [line.encode("ascii", "replace") for line in lines if line] or [b""]
+    return [line.encode("utf-8") for line in lines if line] or [b""]  # (non-ASCII: refused so)
 
 
 def calm_sea_unshaped(doc: dict, sent: dict) -> dict:
@@ -122,7 +123,9 @@ class RuntimeControl:
         mean overrides written in, so that a partial change keeps them."""
         weather = self.daemon.bench.weather
         try:
-            doc = load_toml(PRESETS.resolve(weather.preset))
+            # the file it was read from (a bench may name its preset by a path: looked up by its
+            # name, a partial change was laid over nothing, and lost the file's gusts and waves)
+            doc = load_toml(Path(weather.source))
         except (ConfigError, KeyError):
             doc = {}
         doc.setdefault("wind", {}).update(speed=weather.wind.speed, from_deg=weather.wind.from_deg)

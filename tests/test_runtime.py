@@ -237,6 +237,9 @@ def test_lines_joined_by_cr_lf_are_lines_as_a_bus_carries_them(running):
     assert answer["results"] == ["applied", "applied", "bad_checksum"], answer
     answer = ask(running, "commands", {"lines": ["\r\n"]})  # no line at all: refused as one
     assert answer["ok"] is False and answer["results"] == ["framing"], answer
+    # a character beyond ASCII is refused as a port refuses it (it was a '?': a bad checksum)
+    answer = ask(running, "commands", {"lines": ["$RCPRC,é*00"]})
+    assert answer["results"] == ["non_ascii"], answer
 
 
 def test_command_lines_say_which_front_end_they_came_through(running):
@@ -312,3 +315,26 @@ def test_wave_settings_without_a_height_are_refused_and_a_calm_sea_keeps_its_sha
         assert answer["ok"] and (answer["weather"]["waves"], answer["weather"]["hs"]) == (
             waves, hs), answer  # fmt: skip
     assert ask(running, "weather", {"preset": "calm"})["ok"]  # (as the other tests found it)
+
+
+def test_a_bench_preset_given_by_its_path_is_what_a_partial_change_builds_on(tmp_path):
+    """The run's weather was looked up by the preset's name: a bench naming its preset by a
+    path (its own file) had a partial change laid over nothing, so a wind speed sent at run
+    time also took away the file's gusts and waves."""
+    import dataclasses
+
+    from hild.profiles.weather import PRESETS, load_weather
+    from hild.scenario.file import load_scenario
+    from hild.scenario.lockstep import LockstepRun
+
+    own = tmp_path / "my-sea.toml"  # a gale with its current at 0.7 m/s
+    own.write_text(PRESETS.resolve_name("gale-hs1").read_text().replace(
+        "speed = 0.5 ", "speed = 0.7 "))  # fmt: skip
+    scenario = load_scenario("crossing-give-way")
+    bench = dataclasses.replace(scenario.bench, weather=load_weather(str(own)))
+    run = LockstepRun(dataclasses.replace(scenario, bench=bench))
+    answer = ask(run, "weather", {"wind": {"speed": 5}})
+    assert answer["ok"], answer
+    said = answer["weather"]
+    assert (said["wind_speed"], said["gust"], said["current_speed"], said["waves"], said["hs"]) \
+        == (5.0, "harris", 0.7, "ittc", 1.0), said  # fmt: skip
