@@ -122,6 +122,20 @@ def unwritable(path: Path, folder: bool = False) -> str | None:
     return None
 
 
+def check_writable(outputs: Sequence[tuple[str, Path, bool]]) -> None:
+    """Each output (the option that names it, or '' for a default; its path; whether it is a
+    folder) can be written, said before the work whose results it holds, named as the user
+    gave it: a ConfigError for the first that cannot."""
+    from hild.config import MISSING, ConfigError
+
+    for option, path, folder in outputs:
+        problem = unwritable(path, folder)
+        if problem is not None:
+            what = "a folder" if folder else "a file"
+            where = f"{option} {path}" if option else path
+            raise ConfigError(where, "", MISSING, f"{what} that can be written ({problem})")
+
+
 def _file_on_the_way(path: Path) -> Path | None:
     """The nearest existing path above ``path`` if it is a file rather than a folder."""
     for parent in path.parents:

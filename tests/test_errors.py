@@ -557,6 +557,11 @@ SCENARIO_CASES = [
          ("--report", "'{tmp}/sc.toml' is a file"), PILOT),
     Case("scenario-junit-folder", (*RUN_SC, "--junit", "{tmp}"),
          ("--junit", "not the folder '{tmp}'"), PILOT),
+    # a report that cannot be written: said before the run, not after it (the run lost)
+    Case("scenario-junit-unwritable", (*RUN_SC, "--junit", "/proc/j.xml"),
+         ("--junit /proc/j.xml: expected a file that can be written",), PILOT),
+    Case("scenario-report-unwritable", (*RUN_SC, "--report", "/proc/no/r.png"),
+         ("--report /proc/no/r.png: expected a file that can be written",), PILOT),
     Case("sweep-junit-folder", (*SWEEP_SC, "--junit", "{tmp}"),
          ("--junit", "not the folder '{tmp}'"), PILOT),
     # the table's folder cannot be written: said of --out before the first run, not of the

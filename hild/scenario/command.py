@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from hild.arguments import check_writable
 from hild.config import MAX_NESTING, NESTING_EXPECTED, ConfigError, nesting
 from hild.log import configure_logging, write_or_drop
 from hild.observers import TickObserver
@@ -81,6 +82,9 @@ def run_scenario_command(args: argparse.Namespace) -> int:
     configure_logging(level="warning")  # the verdict on stdout; only trouble on stderr
     scenario = scenario_for(args.scenario, args.seed, parse_settings(args.set))
     check_factory(scenario.controller, scenario.file)
+    # the reports asked for can be written: said before the run, not after it
+    reports = (("--junit", args.junit), ("--report", args.report))
+    check_writable([(option, path, False) for option, path in reports if path is not None])
     observers: list[TickObserver] = []
     tracks = None
     if args.report is not None:

@@ -11,8 +11,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from hild.arguments import unwritable
-from hild.config import MISSING, ConfigError
+from hild.arguments import check_writable
+from hild.config import ConfigError
 from hild.log import write_or_drop
 from hild.scenario.controller import check_factory
 from hild.scenario.file import Scenario, load_scenario
@@ -60,12 +60,7 @@ def check_outputs(args: argparse.Namespace, out: Path) -> None:
     outputs = [("--out" if args.out else "", out, False)]
     outputs += [("--junit", args.junit, False)] if args.junit else []
     outputs += [("--plots", args.plots, True)] if args.plots else []
-    for option, path, folder in outputs:
-        problem = unwritable(path, folder)
-        if problem is not None:
-            what = "a folder" if folder else "a file"
-            where = f"{option} {path}" if option else path
-            raise ConfigError(where, "", MISSING, f"{what} that can be written ({problem})")
+    check_writable(outputs)
 
 
 def run_sweep_command(args: argparse.Namespace) -> int:
