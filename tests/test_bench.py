@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from hild.bench import BenchError, load_bench, parse_start_time
+from tests.forked_cli import run_hild
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -34,8 +35,7 @@ def write(tmp_path, text, name="bench.toml"):
 
 
 def hild(*args):
-    return subprocess.run([sys.executable, "-m", "hild.cli", *args], capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    return run_hild(*args, timeout=120)
 
 
 def test_built_in_benches_are_valid():

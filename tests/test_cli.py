@@ -9,6 +9,8 @@ import sys
 
 import pytest
 
+from tests.forked_cli import run_hild
+
 ODIN_AHEAD = [
     "--cmd", "port.rpm=1500", "--cmd", "starboard.rpm=1500",
     "--cmd", "port.deflector=1", "--cmd", "starboard.deflector=1",
@@ -16,9 +18,7 @@ ODIN_AHEAD = [
 
 
 def hild(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "hild.cli", *args], capture_output=True, text=True, timeout=300
-    )
+    return run_hild(*args, timeout=300)
 
 
 def test_sim_odin_prints_summary_and_json_and_writes_csv(tmp_path):

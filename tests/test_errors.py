@@ -2,23 +2,22 @@
 what was expected, exit status 2, and never a traceback or a hang.
 
 One table of malformed inputs, each run through the real command line (`hild check`, `hild run`,
-`hild sim`, `hild scenario run` or `hild sweep`) in a subprocess: files that are not text or not
-TOML, files that are not there, options out of range, values with no physical meaning in bench,
-profile, weather, device-type and schedule files, and scenarios whose controller cannot be
-loaded or started.
+`hild sim`, `hild scenario run` or `hild sweep`) in a process of its own (tests/forked_cli.py):
+files that are not text or not TOML, files that are not there, options out of range, values
+with no physical meaning in bench, profile, weather, device-type and schedule files, and
+scenarios whose controller cannot be loaded or started.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
 
 from tests.endpoints import on_free_ports
+from tests.forked_cli import run_hild
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT = (REPO / "profiles" / "bench" / "default.toml").read_text()
@@ -615,13 +614,7 @@ def test_a_malformed_input_is_named_and_refused_with_status_2(tmp_path, case):
     env = {**os.environ, "HILD_DEVICE_PATH": str(tmp_path / "types")}
     if case.argv[0] == "run" and "--run-dir" not in case.argv:
         argv += ["--run-dir", str(tmp_path / "run")]
-    p = subprocess.run(
-        [sys.executable, "-m", "hild.cli", *argv],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-    )  # fmt: skip  (a hang fails the case)
+    p = run_hild(*argv, env=env, timeout=60)  # (a hang fails the case)
     assert p.returncode == 2, (p.stdout, p.stderr)
     assert "Traceback" not in p.stderr + p.stdout, p.stderr
     for text in case.says:
@@ -633,15 +626,13 @@ def test_a_malformed_input_is_named_and_refused_with_status_2(tmp_path, case):
 def test_a_utf8_byte_order_mark_is_accepted(tmp_path):
     path = tmp_path / "bom.toml"
     path.write_bytes(b"\xef\xbb\xbf" + DEFAULT.encode())
-    p = subprocess.run([sys.executable, "-m", "hild.cli", "check", str(path)],
-                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    p = run_hild("check", str(path))
     assert p.returncode == 0 and "OK" in p.stdout, p.stderr
 
 
 def test_debug_shows_the_traceback_that_is_otherwise_hidden():
-    argv = [sys.executable, "-m", "hild.cli", "check", "/no/such/bench.toml"]
-    quiet = subprocess.run(argv, capture_output=True, text=True, timeout=60)
-    loud = subprocess.run([*argv, "--debug"], capture_output=True, text=True, timeout=60)
+    quiet = run_hild("check", "/no/such/bench.toml")
+    loud = run_hild("check", "/no/such/bench.toml", "--debug")
     assert quiet.returncode == 2 and "Traceback" not in quiet.stderr
     assert loud.returncode == 2 and "Traceback" in loud.stderr and "BenchError" in loud.stderr
 
@@ -661,8 +652,7 @@ def test_check_warns_of_a_port_in_use_and_run_refuses_it_as_a_configuration_erro
     path.write_text(text)
 
     def hild(*args):
-        return subprocess.run([sys.executable, "-m", "hild.cli", *args], capture_output=True,
-                              text=True, timeout=60)  # fmt: skip
+        return run_hild(*args)
 
     try:
         check = hild("check", str(path))
@@ -685,12 +675,10 @@ def test_names_and_prefixes_at_the_rule_s_limits_are_accepted(tmp_path):
     text = edited(DEFAULT, changes)
     path = tmp_path / "limits.toml"
     path.write_text(text)
-    p = subprocess.run([sys.executable, "-m", "hild.cli", "check", str(path)],
-                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    p = run_hild("check", str(path))
     assert p.returncode == 0 and "OK" in p.stdout, p.stderr
     path.write_text(text.replace(longest, longest + "n"))
-    p = subprocess.run([sys.executable, "-m", "hild.cli", "check", str(path)],
-                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    p = run_hild("check", str(path))
     assert p.returncode == 2 and f"bench.name = '{longest}n'" in p.stderr, p.stderr
 
 

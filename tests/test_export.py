@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +21,7 @@ import pytest
 from hild.record import channels
 from hild.record.reader import messages
 from hild.record.writer import RecordWriter
+from tests.forked_cli import run_hild
 
 GPX = "{http://www.topografix.com/GPX/1/1}"
 KML = "{http://www.opengis.net/kml/2.2}"
@@ -32,8 +32,7 @@ M_PER_DEG = 111_195.0
 
 
 def hild(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hild.cli", *args], capture_output=True,
-                          text=True, timeout=180)  # fmt: skip
+    return run_hild(*args, timeout=180)
 
 
 def utc(ns: int) -> datetime:

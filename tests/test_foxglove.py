@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pytest
 
 from tests.endpoints import Daemon, free_tcp_port, write_bench
+from tests.forked_cli import run_hild
 from tests.foxglove_client import FoxgloveClient
 
 TABLES = """
@@ -138,8 +138,7 @@ def test_a_foxglove_client_sees_the_run_and_changes_its_weather(run):
 
 
 def hild(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hild.cli", *args], capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    return run_hild(*args, timeout=120)
 
 
 def test_a_bad_address_is_refused_naming_the_option():

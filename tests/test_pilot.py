@@ -40,6 +40,7 @@ from hild.profiles.weather import load_weather
 from hild.sensors.geodesy import Origin
 from hild.units import KNOTS_PER_MS
 from tests.endpoints import free_udp_port
+from tests.forked_cli import run_hild
 
 ODIN = load_profile("odin")
 START = datetime(2026, 6, 1, 23, 59, 30, tzinfo=UTC)  # the mission crosses midnight UTC
@@ -444,9 +445,7 @@ def test_odin_sails_the_four_waypoint_mission(weather, rate_hz):
 
 # --- the CLI ---------------------------------------------------------------------------------
 def hild(*args: str, timeout: float = 60.0) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "hild.cli", *args], capture_output=True, text=True, timeout=timeout
-    )
+    return run_hild(*args, timeout=timeout)
 
 
 @pytest.mark.parametrize(

@@ -33,6 +33,7 @@ from hild.record.replay import ReplayPlan, replay
 from hild.record.writer import RecordWriter
 from hild.sensors.geodesy import Origin
 from tests.endpoints import Daemon, PtyClient, UdpClient, free_udp_port
+from tests.forked_cli import run_hild
 from tests.test_daemon import default_bench_on_free_ports
 
 START = "2026-06-01T12:00:00Z"
@@ -227,8 +228,7 @@ def test_a_killed_writer_loses_at_most_the_last_second(tmp_path):
 
 
 def hild(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hild.cli", *args], capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    return run_hild(*args, timeout=120)
 
 
 def assert_indexed(record: Path, expected: list[tuple[str, int, dict]]) -> None:

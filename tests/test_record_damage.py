@@ -9,7 +9,6 @@ index: the messages of every chunk but the damaged one."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from mcap.records import Chunk
 from mcap.stream_reader import StreamReader, breakup_chunk
 
 from hild.record.reader import inspect, messages
+from tests.forked_cli import run_hild
 
 # a gale makes messages whose bytes differ from one to the next; 30 s of a sim is three chunks
 # (its writer batches 4,000 entries: hild.record.writer.INLINE_BATCH_ENTRIES)
@@ -25,8 +25,7 @@ SIM = ("sim", "odin", "--duration", "30", "--weather", "gale-hs1")
 
 
 def hild(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hild.cli", *args], capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    return run_hild(*args, timeout=120)
 
 
 @pytest.fixture(scope="module")

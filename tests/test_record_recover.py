@@ -10,7 +10,6 @@ import re
 import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -22,14 +21,14 @@ from hild.record import channels
 from hild.record.reader import inspect, messages
 from hild.record.writer import RecordWriter
 from tests.endpoints import Daemon, UdpClient, free_udp_port, nmea_line
+from tests.forked_cli import run_hild
 from tests.test_daemon import default_bench_on_free_ports
 
 START = "2026-06-01T12:00:00Z"
 
 
 def hild(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hild.cli", *args], capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    return run_hild(*args, timeout=120)
 
 
 def inspect_count(record: Path) -> int:

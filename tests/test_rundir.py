@@ -25,6 +25,7 @@ from hild.record.replay import ReplayPlan, replay
 from hild.record.writer import RecordWriter
 from hild.rundir import LOCK_NAME, RunDir, RunDirError
 from hild.transport import PtyPort, parse_port_url
+from tests.forked_cli import run_hild
 
 BENCH = """
 [bench]
@@ -47,10 +48,7 @@ def write_bench(tmp_path, run_dir) -> str:
 
 def hild_run(bench: str, *args: str) -> subprocess.CompletedProcess:
     """`hild run` that is expected to refuse at once (a timeout means it started instead)."""
-    return subprocess.run(
-        [sys.executable, "-m", "hild.cli", "run", bench, "--duration", "3", *args],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    return run_hild("run", bench, "--duration", "3", *args, timeout=60)
 
 
 def me() -> str:
