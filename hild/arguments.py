@@ -38,6 +38,21 @@ def number(
     return parse
 
 
+def finite(what: str) -> Callable[[str], float]:
+    """Any finite number, of either sign (its range is the receiver's to judge)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"expected {what}, a finite number, not {text!r}")
+        return value
+
+    return parse
+
+
 def whole_number(what: str, lo: int, hi: int | None = None, note: str = "") -> Callable[[str], int]:
     """A whole number of at least ``lo`` (and at most ``hi``); ``note`` says why, in the
     message."""

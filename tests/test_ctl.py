@@ -142,6 +142,12 @@ def test_a_request_nested_too_deeply_is_answered_and_the_run_goes_on(daemon, run
         (["--timeout", "-1", "status"], "--timeout: expected seconds greater than 0 to 3600"),
         (["fault", "--actuator", "port", "stuck", "--duration", "5"],
          "--duration time a sensor's fault"),
+        # no infinity or NaN leaves the command line (they reached the daemon as JSON)
+        (["fault", "gps", "dropout", "--duration", "inf"], "--duration: expected seconds > 0"),
+        (["fault", "gps", "dropout", "--start", "nan"], "--start: expected seconds >= 0"),
+        (["fault", "gps", "bias_jump", "--quantity", "heading", "--value", "inf"],
+         "--value: expected the jump, a finite number"),
+        (["reposition", "--north", "nan"], "--north: expected m, a finite number"),
     ],
 )  # fmt: skip
 def test_a_wrong_command_line_names_its_option_and_exits_2(run_dir, args, says):

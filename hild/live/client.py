@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hild.arguments import number
+from hild.arguments import finite, number
 from hild.config import json_value
 from hild.live.address import STATUS, connect, socket_path
 from hild.log import write_or_drop
@@ -51,21 +51,21 @@ def add_parser(sub: Any, run_dir_default: str) -> argparse.ArgumentParser:
                        "bias_jump, clear), or with --actuator the actuator's (stuck, lost, "
                        "clear); or both in --json")  # fmt: skip
     fault.add_argument("--actuator", metavar="NAME", help="an actuator of the vessel")
-    fault.add_argument("--duration", type=float, metavar="SECONDS",
+    fault.add_argument("--duration", type=number("seconds"), metavar="SECONDS",
                        help="a sensor's fault: how long (for good; an actuator's lasts until "
                        "clear)")  # fmt: skip
     fault.add_argument(
         "--start",
-        type=float,
+        type=number("seconds", lo=0.0, low_open=False),
         metavar="SECONDS",
         help="a sensor's fault: when, in simulated time (now)",
     )
     fault.add_argument("--quantity", help="bias_jump: the quantity (e.g. heading)")
-    fault.add_argument("--value", type=float, help="bias_jump: the jump, in its unit")
+    fault.add_argument("--value", type=finite("the jump"), help="bias_jump: the jump, in its unit")
     move = requests.add_parser("reposition", help="move the boat")
     for name, unit in (("latitude", "degrees"), ("longitude", "degrees"), ("north", "m"),
                        ("east", "m"), ("heading", "degrees"), ("speed", "m/s")):  # fmt: skip
-        move.add_argument(f"--{name}", type=float, metavar=unit.upper().replace("/", "_"))
+        move.add_argument(f"--{name}", type=finite(unit), metavar=unit.upper().replace("/", "_"))
     commands = requests.add_parser("commands", help="NMEA command lines, as a controller "
                                    "sends them, through the bench's command devices")  # fmt: skip
     commands.add_argument("lines", nargs="+", metavar="LINE")
