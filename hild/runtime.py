@@ -294,7 +294,10 @@ class RuntimeControl:
             if table.has("end"):
                 raise table.error("duration", body["duration"], "either duration or end, not both")
             duration = table.number("duration", positive=True, unit="s")
-            table.data["end"] = table.number("start", lo=0.0, unit="s") + duration
+            end = table.number("start", lo=0.0, unit="s") + duration
+            if not math.isfinite(end):  # (1e308 and more: the end would be said wrong)
+                raise table.error("duration", duration, "a duration whose end is a finite time")
+            table.data["end"] = end
         quantities = load_device_type(sensors[name].config.type).quantity_units
         (spec,) = read_faults([table], quantities)
         self.daemon.queue.put(SensorFault(name, spec))

@@ -216,6 +216,9 @@ def test_a_faults_duration_is_a_finite_number_greater_than_0(running):
     for start in ("soon", None):
         error = refused(running, "fault", {**gps, "start": start, "duration": 5})
         assert f"start = {start!r}: expected a number in s" in error, error
+    # a duration that ends past the largest number is blamed, not the end it would make
+    error = refused(running, "fault", {**gps, "start": 1e308, "duration": 1e308})
+    assert "duration = 1e+308: expected a duration whose end is a finite time" in error, error
     answer = ask(running, "fault", {**gps, "start": 10, "duration": 5})
     assert answer["ok"] and (answer["start"], answer["end"]) == (10.0, 15.0), answer
 
