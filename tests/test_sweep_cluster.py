@@ -141,3 +141,31 @@ def test_an_interrupted_sweep_resumes_to_the_same_table(cluster, tmp_path, stop)
     assert f"({60 - kept} runs run now, {kept} read back)" in resumed.stdout
     assert cut.read_bytes() == whole.read_bytes()
     assert pq.read_table(cut).equals(pq.read_table(whole))
+
+
+def test_a_controller_a_worker_cannot_load_is_refused_before_any_run(cluster, tmp_path):
+    """The python controller was checked in hild sweep's own process only: on a cluster whose
+    workers lack its module, every run failed ("error"), with exit 1 after the whole sweep."""
+    address, client = cluster
+    here = tmp_path / "only_here"  # on this process's path, not on the workers'
+    here.mkdir()
+    (here / "only_here_controller.py").write_text(
+        "from hild.scenario.controller import PilotController\n\n"
+        "def make(context):\n    return PilotController(context)\n"
+    )  # fmt: skip
+    scenario = tiny_scenario(tmp_path)
+    scenario.write_text(scenario.read_text().replace(
+        "pilot = true", 'python = "only_here_controller:make"'))  # fmt: skip
+    before = by_worker(client)
+    env = {**environment(), "PYTHONPATH": f"{REPO}{os.pathsep}{here}"}
+    refused = hild_sweep(scenario, "--scheduler", address, "--out", tmp_path / "t.parquet",
+                         env=env)  # fmt: skip
+    assert refused.returncode == 2, (refused.stdout, refused.stderr)
+    assert f"{scenario}: controller.python = 'only_here_controller:make'" in refused.stderr
+    assert "it does not load on 2 of 2 workers" in refused.stderr
+    assert "No module named 'only_here_controller'" in refused.stderr, refused.stderr
+    assert by_worker(client) == before  # no run went out
+    # where it loads (a local cluster's workers share this process's path), the sweep runs
+    done = hild_sweep(scenario, "--workers", "1", "--out", tmp_path / "local.parquet",
+                      "--runs", "2", env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr

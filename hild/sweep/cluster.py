@@ -1,7 +1,8 @@
 """Where a sweep runs: an existing Dask scheduler, or a local cluster sized to the machine.
 
 An existing cluster (``--scheduler tcp://HOST:8786`` or ``$DASK_SCHEDULER_ADDRESS``) needs
-hild installed on every worker, the same version as here: checked before any run. A local
+hild installed on every worker, the same version as here, and a python controller's module
+on every worker's path: checked before any run. A local
 cluster has one worker process per core (or ``--workers N``), one thread each, on 127.0.0.1,
 without a dashboard; its workers are given the resources the scenario asks for, one run at a
 time each (a local cluster stands for this machine and what is attached to it).
@@ -20,7 +21,8 @@ from distributed.comm.addressing import parse_address, parse_host_port
 
 import hild
 from hild.config import MISSING, ConfigError
-from hild.sweep.worker import hild_version
+from hild.scenario.controller import ControllerLoadError, ControllerSpec
+from hild.sweep.worker import controller_problem, hild_version
 
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
 SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")  # Dask's schemes between machines
@@ -111,6 +113,21 @@ def check_workers(client: Client, spec: ClusterSpec) -> None:
             raise ConfigError(where, "", MISSING, f"a worker with the resources the scenario "
                               f"asks for ({wanted}): start one with `dask worker "
                               f"{spec.scheduler or 'ADDRESS'} --resources {wanted}`")  # fmt: skip
+
+
+def check_controller(client: Client, spec: ControllerSpec, file: str) -> None:
+    """A python controller's factory loads on every worker, as it did here (hild sweep checks
+    it in its own process first): a worker started apart may lack the controller's module on
+    its path, and every run it took would fail. Said before the first run, naming them."""
+    if spec.kind != "python":
+        return
+    assert isinstance(spec.target, str)
+    problems = client.run(controller_problem, spec.target, file)
+    failing = {worker: problem for worker, problem in problems.items() if problem}
+    if failing:
+        worker, problem = next(iter(sorted(failing.items())))
+        raise ControllerLoadError(file, spec.target, f"it does not load on {len(failing)} of "
+                                  f"{len(problems)} workers: on {worker}, {problem}")  # fmt: skip
 
 
 def _has(have: dict[str, float], need: dict[str, float]) -> bool:

@@ -59,6 +59,18 @@ def hild_version() -> str:
     return hild.__version__
 
 
+def controller_problem(target: str, file: str) -> str | None:
+    """Why a python controller's factory does not load in this process (a worker started
+    apart, without the controller's module on its path), or None."""
+    from hild.scenario.controller import ControllerLoadError, load_factory
+
+    try:
+        load_factory(target, file)
+    except ControllerLoadError as e:
+        return e.expected
+    return None
+
+
 def runs_done() -> int:
     """How many runs this process has run (which workers ran a sweep's runs)."""
     return _RUNS_DONE
