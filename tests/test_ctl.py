@@ -9,7 +9,6 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.endpoints import Daemon, nmea_line, write_bench
+from tests.forked_cli import run_hild
 
 DEVICES = """
 [[device]]
@@ -52,8 +52,7 @@ def daemon(run_dir, tmp_path_factory):
 
 def ctl(run_dir, *args: str) -> tuple[int, dict | None, str]:
     """`hild ctl ...`: exit status, the answer printed (None if none), stderr."""
-    done = subprocess.run([sys.executable, "-m", "hild.cli", "ctl", "--run-dir", str(run_dir),
-                           *args], capture_output=True, text=True, timeout=60)  # fmt: skip
+    done = run_hild("ctl", "--run-dir", str(run_dir), *args)
     answer = json.loads(done.stdout) if done.stdout.strip() else None
     return done.returncode, answer, done.stderr
 

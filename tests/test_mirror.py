@@ -32,6 +32,7 @@ from tests.endpoints import (
     nmea_line,
     typical_window_keeps_deadlines,
 )
+from tests.forked_cli import run_hild
 from tests.mqtt_endpoints import Broker, StalledBroker, Subscriber, make_tls_files, wait_until
 from tests.test_bus_fuzz import rss_kib
 from tests.test_daemon import default_bench_on_free_ports
@@ -348,9 +349,8 @@ def test_weather_changes_at_run_time_and_bad_requests_change_nothing(controlled,
 
 def ctl(tmp_path, request: str, body: dict) -> dict:
     """`hild ctl REQUEST --json BODY` to the run in ``tmp_path / "run"``: its answer."""
-    done = subprocess.run([sys.executable, "-m", "hild.cli", "ctl", "--run-dir",
-                           str(tmp_path / "run"), request, "--json", json.dumps(body)],
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    done = run_hild("ctl", "--run-dir", str(tmp_path / "run"), request, "--json",
+                    json.dumps(body))  # fmt: skip
     assert done.stdout.strip(), done.stderr
     return json.loads(done.stdout)
 
