@@ -216,6 +216,41 @@ def test_no_daemon_exits_2(tmp_path):
     assert code == 2 and answer is None and "no hild run answers on" in err
 
 
+def test_the_socket_is_made_again_when_it_or_the_run_directory_is_removed_under_the_run(
+    tmp_path,
+):
+    """Reproduces: the run directory removed under a run (a cleanup of /tmp) came back with its
+    lock and pty links but without hild.ctl: `hild ctl` found no run (exit 2) until it ended."""
+    run = Path(tempfile.mkdtemp(prefix="hild-ctl-kept-", dir="/tmp")) / "run"
+    try:
+        bench = write_bench(tmp_path / "bench.toml", "kept", run, DEVICES)
+        daemon = Daemon(str(bench), tmp=tmp_path)
+        try:
+            assert ctl(run, "status")[0] == 0
+
+            def answers_again(times: int) -> None:
+                deadline = time.monotonic() + 15.0  # (the run looks at its socket every second)
+                while not (run / "hild.ctl").exists() and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                code, answer, err = ctl(run, "status")
+                assert code == 0 and answer["ok"] and answer["status"]["bench"] == "kept", err
+                assert len(daemon.events("ctl.recreated")) == times, daemon.stderr()
+
+            (run / "hild.ctl").unlink()  # the socket alone
+            answers_again(1)
+            subprocess.run(["rm", "-rf", str(run)], check=True)  # the directory, as a cleanup
+            answers_again(2)
+            assert daemon.events("rundir.recreated"), daemon.stderr()  # (its lock and links)
+            assert oct((run / "hild.ctl").stat().st_mode & 0o777) == "0o600"
+            assert (run / "gps").is_symlink()
+        finally:
+            summary = daemon.stop()
+        assert summary["ctl"]["requests"] == 3  # all answered by the run, two on remade sockets
+        assert not (run / "hild.ctl").exists()  # removed at its end, as the first one would be
+    finally:
+        shutil.rmtree(run.parent, ignore_errors=True)
+
+
 SYSTEM_PYTHON = "/usr/bin/python3"  # one another user may run (the venv's may sit in ~root)
 
 

@@ -38,6 +38,25 @@ def inspect_count(record: Path) -> int:
     return int(re.search(r"messages\s+(\d+) on", p.stdout).group(1))
 
 
+def test_inspect_says_a_recording_a_hild_writes_now_is_being_written(tmp_path):
+    """Reproduces: `hild inspect` on the file of a running `hild run --record` said it was cut
+    short and named `hild recover`, which refuses a file a hild is writing."""
+    record = tmp_path / "live.mcap"
+    writer = RecordWriter(record, {"hild": {"kind": "test"}}, nmea_log=False)
+    writer.start()
+    try:
+        live = hild("inspect", str(record))
+        refused = hild("recover", str(record))
+    finally:
+        writer.close()
+    assert live.returncode == 0, live.stderr
+    assert live.stdout.startswith(f"{record}: being written by a running hild"), live.stdout
+    assert "cut short" not in live.stdout and "hild recover" not in live.stdout
+    assert refused.returncode == 2 and "no hild is writing" in refused.stderr  # (as it says)
+    done = hild("inspect", str(record))
+    assert done.stdout.startswith(f"{record}: complete"), done.stdout  # its writer finished it
+
+
 def test_a_killed_recording_recovered_reads_in_full_with_any_reader(tmp_path):
     bench = default_bench_on_free_ports(tmp_path, free_udp_port(), free_udp_port())
     record = tmp_path / "killed.mcap"

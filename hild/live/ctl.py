@@ -8,7 +8,11 @@ way: ``{"request": "weather", "payload": {...}}`` (or a payload string: NMEA lin
 ``commands``) in, the answer out (``ok``, ``error`` when refused, as on MQTT). Requests are
 served on the event loop and become records on the control queue: a tick never waits for a
 client. A socket left by a daemon that died is replaced; one that a live daemon answers on is
-left to it, and this run goes without ``hild ctl`` (logged, with what to do).
+left to it, and this run goes without ``hild ctl`` (logged, with what to do). The socket is
+looked at every second while the run goes on: one removed under the run (with its run
+directory, by a cleanup of /tmp, or alone) is made again, so ``hild ctl`` reaches the run
+again (``ctl.recreated``); a run directory gone with it is left one look to hild.rundir's
+watcher, which makes it again with its lock and links when the run holds it.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from hild.config import json_value
 from hild.live.address import STATUS, socket_path
 from hild.live.status import StatusBoard, snapshot
 from hild.observers import TickObserver
-from hild.rundir import RunDirError, make_private_dir
+from hild.rundir import WATCH_INTERVAL_S, RunDirError, make_private_dir
 from hild.runtime import MAX_REQUEST_BYTES, REQUESTS
 
 if TYPE_CHECKING:
@@ -40,45 +44,91 @@ SOURCE = "ctl"  # requests' source in the recording: ctl/<request>
 class ControlSocket(TickObserver):
     """Serves ``hild ctl`` for one run (see the module's description)."""
 
+    keep_interval_s = WATCH_INTERVAL_S  # how soon a socket removed under the run is made again
+
     def __init__(self, board: StatusBoard) -> None:
         self.board = board  # (an observer of the run itself, which keeps it current)
         self.path: Path | None = None
         self._server: asyncio.AbstractServer | None = None
+        self._made: os.stat_result | None = None  # the socket file this run made and serves
+        self._keeper: asyncio.Task | None = None
         self.requests = 0
 
     async def start(self, daemon: RunningDaemon) -> None:
+        self._daemon = daemon
         path = socket_path(daemon.bench.run_dir)
+        problem = await self._listen(path)
+        if problem:  # (a run without hild ctl is still a run)
+            log.warning("ctl.unavailable", socket=str(path), **problem)
+            return
+        log.info("ctl.listening", socket=str(path))
+        self._keeper = asyncio.create_task(self._keep(path))
+
+    async def _listen(self, path: Path) -> dict[str, str]:
+        """Serve on a socket at ``path``, made now; what went wrong (empty when nothing)."""
         try:
             make_private_dir(str(path.parent))
             if path.exists() or path.is_symlink():
                 if await _answers(path):
                     hint = "give this run its own --run-dir to reach it with hild ctl"
-                    log.warning("ctl.unavailable", socket=str(path), hint=hint,
-                                reason="another hild run answers on this socket")  # fmt: skip
-                    return
+                    return {"reason": "another hild run answers on this socket", "hint": hint}
                 path.unlink()  # left by a daemon that is gone
             old = os.umask(0o177)  # the socket is made 0600: this user only
             try:
-                self._server = await asyncio.start_unix_server(
+                server = await asyncio.start_unix_server(
                     self._serve, path=str(path), limit=MAX_REQUEST_BYTES + 1024
                 )
             finally:
                 os.umask(old)
-        except (OSError, RunDirError) as e:  # (a run without hild ctl is still a run)
-            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-            log.warning("ctl.unavailable", socket=str(path), reason=reason)
-            return
-        self.path = path
-        self._daemon = daemon
-        log.info("ctl.listening", socket=str(path))
+            made = os.stat(path, follow_symlinks=False)
+        except (OSError, RunDirError) as e:
+            return {"reason": e.strerror if isinstance(e, OSError) and e.strerror else str(e)}
+        self._server, self._made, self.path = server, made, path
+        return {}
+
+    def _in_place(self, path: Path) -> bool:
+        """Whether the socket file at ``path`` is still the one this run made."""
+        try:
+            return self._made is not None and os.path.samestat(
+                os.stat(path, follow_symlinks=False), self._made
+            )
+        except OSError:
+            return False
+
+    async def _keep(self, path: Path) -> None:
+        """Make the socket again whenever it is removed under the run (see the module)."""
+        problem: dict[str, str] = {}
+        looks_without_dir = 0
+        while True:
+            await asyncio.sleep(self.keep_interval_s)
+            if self._in_place(path):
+                continue
+            if not path.parent.is_dir():
+                looks_without_dir += 1
+                if looks_without_dir < 2:  # hild.rundir's watcher makes it first, if it holds it
+                    continue
+            looks_without_dir = 0
+            gone, self._server = self._server, None
+            if gone is not None:
+                gone.close()  # (its file is gone or another's: nothing of it to remove)
+            found = await self._listen(path)
+            if not found:
+                log.warning("ctl.recreated", socket=str(path))
+            elif found != problem:
+                log.warning("ctl.unavailable", socket=str(path), **found)
+            problem = found
 
     async def stop(self, daemon: RunningDaemon) -> None:
+        if self._keeper is not None:
+            self._keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._keeper
         if self._server is None:
             return
         self._server.close()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self._server.wait_closed(), 1.0)
-        if self.path is not None:
+        if self.path is not None and self._in_place(self.path):  # ours only: never another's
             with contextlib.suppress(OSError):
                 self.path.unlink()
 

@@ -15,6 +15,7 @@ taken, so a chunk is read whole or skipped whole.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from collections import Counter
@@ -76,6 +77,7 @@ class Contents:
     # messages on a channel the file never declares where it was read (its record was in
     # bytes skipped): counted, not read
     orphaned: int = 0
+    being_written: bool = False  # a hild writes it now (its writer holds the file's lock)
 
     @property
     def unread(self) -> int:
@@ -268,7 +270,21 @@ def inspect(path: Path) -> Contents:
             pass
         if contents.unreadable_at is not None and not contents.indexed:
             contents.indexed = is_complete(stream.fileno(), os.fstat(stream.fileno()).st_size)
+        if not contents.complete:
+            contents.being_written = _locked_by_writer(stream.fileno())
     return contents
+
+
+def _locked_by_writer(fd: int) -> bool:
+    """Whether a hild writes the file now: its writer holds an exclusive lock on it."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:  # (a file system without locks: no writer can hold one either)
+        return False
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    return False
 
 
 def status(contents: Contents) -> str:
@@ -294,6 +310,9 @@ def status(contents: Contents) -> str:
         return (f"DAMAGED: its data stops reading as MCAP near byte {contents.unreadable_at}, "
                 "though the file ends finished and indexed (not a crash: bytes changed since), "
                 "and its index does not read either; hild reads it up to there")  # fmt: skip
+    if not contents.complete and contents.being_written:
+        return ("being written by a running hild (read up to its last commit, at most half a "
+                "second ago; the run finishes and indexes it when it ends)")  # fmt: skip
     if not contents.complete:
         return (f"cut short (its writer never finished it: read up to its last flush, with no "
                 f"index); `hild recover {contents.file}` writes a finished copy beside it, "
