@@ -3,11 +3,14 @@ it now. Imports neither the daemon nor, for a profile whose step limit is rememb
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
+from pathlib import Path
 
-from hild.bench import Bench, load_bench
-from hild.profiles import SCENARIOS
+from hild.bench import Bench, BenchError, load_bench
+from hild.config import MISSING, ConfigError
+from hild.profiles import BENCHES, SCENARIOS
 from hild.transport.probe import bind_problem, listen_address
 from hild.transport.url import parse_port_url
 
@@ -20,6 +23,11 @@ def check_bench(name_or_path: str | None) -> int:
     if is_scenario(name_or_path):
         assert name_or_path is not None
         return check_scenario(name_or_path)
+    if name_or_path is not None and _missing_path(name_or_path):  # either kind it could be
+        raise BenchError([ConfigError(name_or_path, "", MISSING, "an existing bench or scenario "
+                                      f"file (no such file; built-in benches: "
+                                      f"{BENCHES.listing()}; built-in scenarios: "
+                                      f"{SCENARIOS.listing()})")])  # fmt: skip
     bench = load_bench(name_or_path)
     out = sys.stdout
     out.write(f"{bench.file}: OK: {bench.profile} in {bench.weather.preset} weather, "
@@ -34,6 +42,14 @@ def check_bench(name_or_path: str | None) -> int:
         out.write(f"  (also a built-in scenario: hild check {SCENARIOS.builtin_path(name_or_path)} "
                   "checks that)\n")  # fmt: skip
     return 0
+
+
+def _missing_path(name_or_path: str) -> bool:
+    """A path (it ends in .toml or has a separator, as hild.config.FileKind.resolve reads it)
+    to nothing."""
+    candidate = Path(name_or_path)
+    looks_like_path = candidate.suffix == ".toml" or os.sep in name_or_path
+    return looks_like_path and not candidate.exists() and not candidate.is_symlink()
 
 
 def port_warnings(bench: Bench) -> list[str]:

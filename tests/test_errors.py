@@ -106,6 +106,10 @@ def unreadable_cases() -> list[Case]:
 MISSING = [
     Case("bench-no-such-file", ("check", "/no/such/bench.toml"),
          ("/no/such/bench.toml", "no such file")),
+    # hild check takes a scenario too: a missing file is named as either (it said "bench file")
+    Case("check-no-such-scenario-file", ("check", "{tmp}/my-scenario.toml"),
+         ("{tmp}/my-scenario.toml: expected an existing bench or scenario file (no such file",
+          "built-in scenarios: crossing-give-way")),
     Case("bench-no-such-name", ("check", "no-such-bench"),
          ("no-such-bench", "a built-in bench: ardupilot, ardupilot-otter, busy-fjord")),
     Case("bench-directory", ("check", "{tmp}"), ("{tmp}", "not a directory")),
