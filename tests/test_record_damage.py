@@ -8,10 +8,12 @@ index: the messages of every chunk but the damaged one."""
 
 from __future__ import annotations
 
+import struct
 import subprocess
 from pathlib import Path
 
 import pytest
+from mcap.exceptions import McapError
 from mcap.reader import make_reader
 from mcap.records import Chunk
 from mcap.stream_reader import StreamReader, breakup_chunk
@@ -153,3 +155,51 @@ def test_a_crash_torn_end_is_still_cut_away(recording, tmp_path):
     done = hild("inspect", "--repair", str(torn))
     assert done.returncode == 0 and "cut short at its end removed" in done.stdout, done.stderr
     assert read_back(torn) == expected
+
+
+def test_channels_declared_in_the_damaged_bytes_are_declared_again_in_the_copy(recording, tmp_path):
+    """Damage just before the first chunk (the last schema's and channels' records): hild
+    recover's copy left the bytes out with the channel records in them, so its chunks held
+    messages on channels it never declared, which the mcap package's reader refused (KeyError)
+    and hild read none of. A finished file's summary declares them all: they come back as
+    they were. A file cut short has none: its channels come back as /damaged/channel-<id>."""
+    chunks = chunks_of(recording)
+    first = chunks[0][0]
+    everything = [m for _, _, taken in chunks for m in taken]
+    finished = damaged(recording, first - 100, 100, tmp_path / "finished.mcap")
+    copy = tmp_path / "finished-copy.mcap"
+    done = hild("recover", str(finished), str(copy))
+    assert done.returncode == 0 and f"-{first} left out" in done.stdout, done.stdout
+    assert by_index(copy) == everything and read_back(copy) == everything
+    # cut short after its last chunk, no summary to say what the channels were
+    end = chunks[-1][0] + chunks[-1][1]
+    cut = damaged(recording, first - 100, 100, tmp_path / "cut.mcap", keep=end)
+    contents = inspect(cut)
+    lost = {topic for topic, _ in everything} - set(contents.channels)
+    assert lost and contents.orphaned == sum(1 for t, _ in everything if t in lost), contents
+    copy = tmp_path / "cut-copy.mcap"
+    assert hild("recover", str(cut), str(copy)).returncode == 0
+    got = by_index(copy)
+    assert read_back(copy) == got and len(got) == len(everything)
+    renamed = [(t, n) for (t, n), (was, _) in zip(got, everything, strict=True) if t != was]
+    assert renamed and all(t.startswith("/damaged/channel-") for t, _ in renamed), renamed[:3]
+    assert {was for was, _ in everything if was not in {t for t, _ in got}} == lost
+
+
+def test_a_finished_recording_whose_index_alone_is_damaged_is_indexed_again(recording, tmp_path):
+    """Its data read in full, but the mcap package's reader failed on its summary; hild recover
+    copied it "as it is", damage and all, and --repair found nothing to do."""
+    everything = [m for _, _, taken in chunks_of(recording) for m in taken]
+    size = recording.stat().st_size
+    bad = damaged(recording, size - 400, 200, tmp_path / "bad.mcap")  # in the summary
+    assert read_back(bad) == everything
+    with pytest.raises((McapError, ValueError, KeyError, EOFError, struct.error)):  # (its summary)
+        by_index(bad)
+    copy = tmp_path / "copy.mcap"
+    assert hild("recover", str(bad), str(copy)).returncode == 0
+    assert by_index(copy) == everything
+    done = hild("inspect", "--repair", str(bad))  # in place: only its index is written again
+    assert done.returncode == 0 and "indexed again by hild inspect --repair" in done.stdout, (
+        done.stdout + done.stderr
+    )
+    assert by_index(bad) == everything and read_back(bad) == everything

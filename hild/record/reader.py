@@ -323,9 +323,13 @@ def status(contents: Contents) -> str:
                 f"({ending.get('error', '?')}), {ending.get('lost', '?')} messages lost; "
                 "indexed, it holds what was written before")  # fmt: skip
     if ending.get("status") == "damaged":
-        return (f"recovered by {ending.get('indexed_by', 'hild')} from a recording damaged "
-                f"after it was finished: bytes {ending.get('damaged_bytes_left_out', '?')} of "
-                "the original left out; it holds the rest, indexed")  # fmt: skip
+        by = ending.get("indexed_by", "hild")
+        if "damaged_bytes_left_out" not in ending:  # its summary alone was damaged
+            return (f"indexed again by {by} after its index was damaged (it was finished); "
+                    "every message of its data kept")  # fmt: skip
+        return (f"recovered by {by} from a recording damaged after it was finished: bytes "
+                f"{ending['damaged_bytes_left_out']} of the original left out; it holds the "
+                "rest, indexed")  # fmt: skip
     if ending.get("status") == "cut short":
         by = ending.get("indexed_by", "hild")
         return (f"cut short, indexed since by {by}: its writer never finished it (a crash, a "

@@ -22,7 +22,7 @@ from pathlib import Path
 from hild.config import MISSING, ConfigError
 from hild.record.reader import inspect
 from hild.record.repair import check_start, open_recording, rebuild
-from hild.record.scan import is_complete
+from hild.record.scan import is_complete, summary_declarations
 
 COPY_BLOCK = 1 << 20
 EXISTS = ("a file that does not exist yet (hild recover replaces none: name another OUT, or add "
@@ -50,7 +50,10 @@ class Recovered:
             ranges = ", ".join(f"{a}-{b}" for a, b in self.damaged)
             text += (f"; bytes {ranges} left out: they do not read as MCAP though chunks after "
                      "them do (damage, not a crash's torn end)")  # fmt: skip
-        if self.cut_bytes:
+        if self.cut_bytes and self.status == "damaged":
+            text += (f"; {self.cut_bytes} bytes after its last chunk that read, which do not "
+                     "read (its indexes, its ending), left out: made again")  # fmt: skip
+        elif self.cut_bytes:
             text += f"; {self.cut_bytes} bytes of a record cut short at its end left out"
         return text
 
@@ -109,12 +112,15 @@ def recover(path: Path, out: Path | None = None, force: bool = False) -> Recover
             try:
                 os.fchmod(tmp_fd, stat.S_IMODE(info.st_mode))
                 _copy(src, tmp_fd, size)
-                damaged = is_complete(tmp_fd, size) and inspect(path).skipped
+                # finished, and damaged since (its data, or its summary alone)
+                damaged = is_complete(tmp_fd, size) and inspect(path).unreadable_at is not None
                 if is_complete(tmp_fd, size) and not damaged:
                     result = Recovered(str(path), str(out), already_complete=True)
                 else:  # cut short, or finished and damaged since: indexed again without it
+                    declared = summary_declarations(tmp_fd, size) if damaged else ()
                     done = rebuild(out, tmp_fd, size, "hild recover", around_damage=True,
-                                   status="damaged" if damaged else "cut short")  # fmt: skip
+                                   status="damaged" if damaged else "cut short",
+                                   declared=declared)  # fmt: skip
                     result = Recovered(str(path), str(out), False, done.messages, done.chunks,
                                        done.cut_bytes, done.damaged,
                                        "damaged" if damaged else "cut short")  # fmt: skip

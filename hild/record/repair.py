@@ -21,6 +21,7 @@ from __future__ import annotations
 import fcntl
 import os
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
@@ -42,7 +43,14 @@ from mcap.stream_reader import get_chunk_data_stream
 from hild.config import MISSING, ConfigError
 from hild.record.mcapfile import MAGIC, RECORDING, Index, pwrite_all, record_bytes
 from hild.record.reader import inspect
-from hild.record.scan import RECORD_HEAD, SCAN_BLOCK, UNREADABLE, is_complete, next_chunk
+from hild.record.scan import (
+    RECORD_HEAD,
+    SCAN_BLOCK,
+    UNREADABLE,
+    is_complete,
+    next_chunk,
+    summary_declarations,
+)
 
 
 @dataclass(frozen=True)
@@ -140,8 +148,11 @@ def repair(path: Path) -> Repaired:
         size = os.fstat(fd).st_size
         check_start(path, fd)
         if is_complete(fd, size):
-            skipped = tuple(inspect(path).skipped)
-            return Repaired(str(path), already_complete=True, damaged=skipped)
+            contents = inspect(path)
+            if contents.unreadable_at is not None and not contents.skipped:  # its index alone
+                return rebuild(path, fd, size, "hild inspect --repair", status="damaged",
+                               declared=summary_declarations(fd, size))  # fmt: skip
+            return Repaired(str(path), already_complete=True, damaged=tuple(contents.skipped))
         return rebuild(path, fd, size, "hild inspect --repair")
     finally:
         os.close(fd)
@@ -153,7 +164,8 @@ def check_start(path: Path, fd: int) -> None:
 
 
 def rebuild(path: Path, fd: int, size: int, by: str, *, around_damage: bool = False,
-            status: str = "cut short") -> Repaired:  # fmt: skip
+            status: str = "cut short",
+            declared: Sequence[Schema | Channel] = ()) -> Repaired:  # fmt: skip
     """Index the data of the recording open at ``fd`` (``size`` bytes; a summary after its
     data end is left out) in place: a ``recording`` metadata record saying how it ended
     (``status``: "cut short", or "damaged" for a finished file's copy) and who indexed it
@@ -163,7 +175,10 @@ def rebuild(path: Path, fd: int, size: int, by: str, *, around_damage: bool = Fa
     (``next_chunk``); otherwise the bytes are damaged, and cutting the file there would lose
     the data after them: that is refused (DamagedDataError) unless ``around_damage`` (a copy,
     hild recover), where the data after them is moved down over them and the copy indexed
-    without them."""
+    without them. A chunk after them whose messages are on a channel declared in them gets
+    that channel's record put before it: the one ``declared`` holds (a finished file's summary
+    has them all), else one that says so (topic ``/damaged/channel-<id>``, no schema), so that
+    every reader of the copy knows the channels of its messages."""
     index = Index()
     offset = len(MAGIC)
     pending: _Chunk | None = None
@@ -198,6 +213,12 @@ def rebuild(path: Path, fd: int, size: int, by: str, *, around_damage: bool = Fa
                     entries, found, _ = _messages(chunk)
                     for record in found:
                         _add(index, record)
+                    undeclared = [c for c in entries if c not in index.channels]
+                    if undeclared and removed:  # their records were in the damaged bytes
+                        records = _declarations(undeclared, index, declared)
+                        size = _splice(fd, offset, size, records)
+                        shift -= len(records)
+                        continue  # (read from here again: the records, then the chunk)
                     pending = _Chunk(offset, end - offset, chunk, entries, {}, end)
                 elif opcode == Opcode.SCHEMA:
                     _add(index, Schema.read(body))
@@ -269,6 +290,39 @@ class DamagedDataError(ConfigError):
             f"end), and indexing it in place would cut away the {size - start} bytes from "
             f"there; nothing was changed: `hild recover {path}` writes a copy without the "
             "damaged bytes"))  # fmt: skip
+
+
+DAMAGED_TOPIC = "/damaged/channel-{}"  # a channel whose record was in damaged bytes
+
+
+def _declarations(channel_ids: Sequence[int], index: Index,
+                  declared: Sequence[Schema | Channel]) -> bytes:  # fmt: skip
+    """The records that declare ``channel_ids`` (and their schemas, when not declared yet):
+    those of ``declared``, else a channel that says its record was lost."""
+    schemas = {r.id: r for r in declared if isinstance(r, Schema)}
+    channels = {r.id: r for r in declared if isinstance(r, Channel)}
+    records: list[Schema | Channel] = []
+    for channel_id in channel_ids:
+        channel = channels.get(channel_id) or Channel(
+            id=channel_id, topic=DAMAGED_TOPIC.format(channel_id), message_encoding="json",
+            schema_id=0, metadata={"hild": "its own record was in damaged bytes"},
+        )  # fmt: skip
+        schema = schemas.get(channel.schema_id)
+        if schema is not None and schema.id not in index.schemas and schema not in records:
+            records.append(schema)
+        records.append(channel)
+    return record_bytes(*records)
+
+
+def _splice(fd: int, at: int, size: int, insert: bytes) -> int:
+    """``insert`` put in the file at ``at``, what was there on moved up; the new size."""
+    source = size
+    while source > at:  # from the end, so that nothing is overwritten before it is moved
+        n = min(SCAN_BLOCK, source - at)
+        source -= n
+        pwrite_all(fd, os.pread(fd, n, source), source + len(insert))
+    pwrite_all(fd, insert, at)
+    return size + len(insert)
 
 
 def _move_down(fd: int, source: int, size: int, to: int) -> None:

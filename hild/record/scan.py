@@ -12,8 +12,8 @@ import zstandard
 from mcap.data_stream import ReadDataStream
 from mcap.exceptions import McapError
 from mcap.opcode import Opcode
-from mcap.records import Chunk, Footer
-from mcap.stream_reader import get_chunk_data_stream
+from mcap.records import Channel, Chunk, Footer, Schema
+from mcap.stream_reader import StreamReader, get_chunk_data_stream
 
 from hild.record.mcapfile import FOOTER_BYTES, MAGIC
 
@@ -76,3 +76,22 @@ def _reads_as_chunk(fd: int, offset: int, end: int) -> bool:
     except UNREADABLE:
         return False
     return True
+
+
+def summary_declarations(fd: int, size: int) -> list[Schema | Channel]:
+    """The schemas and channels a finished file's summary declares (MCAP specification,
+    "Summary Section"), whatever became of their records in its data; none where there is no
+    summary or it does not read."""
+    if not is_complete(fd, size):
+        return []
+    tail = os.pread(fd, FOOTER_BYTES, size - FOOTER_BYTES - len(MAGIC))
+    footer = Footer.read(ReadDataStream(BytesIO(tail[RECORD_HEAD.size :])))
+    summary = BytesIO(os.pread(fd, size - footer.summary_start, footer.summary_start))
+    found: list[Schema | Channel] = []
+    try:
+        for record in StreamReader(summary, skip_magic=True, record_size_limit=size).records:
+            if isinstance(record, Schema | Channel):
+                found.append(record)
+    except UNREADABLE:  # (a summary damaged part-way: what it declares before that)
+        return found
+    return found
