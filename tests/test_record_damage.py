@@ -195,6 +195,9 @@ def test_a_finished_recording_whose_index_alone_is_damaged_is_indexed_again(reco
     assert read_back(bad) == everything
     with pytest.raises((McapError, ValueError, KeyError, EOFError, struct.error)):  # (its summary)
         by_index(bad)
+    said = hild("inspect", str(bad)).stdout  # (it said the data stopped reading, "up to there")
+    assert "DAMAGED: its index (the summary after its data) does not read, though every " \
+        "record of its data does" in said and inspect(bad).index_only, said  # fmt: skip
     copy = tmp_path / "copy.mcap"
     assert hild("recover", str(bad), str(copy)).returncode == 0
     assert by_index(copy) == everything

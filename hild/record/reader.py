@@ -39,7 +39,7 @@ from mcap.stream_reader import StreamReader, breakup_chunk
 
 from hild.config import MISSING, ConfigError, open_regular
 from hild.record.mcapfile import FOOTER_BYTES, MAGIC, RECORDING
-from hild.record.scan import UNREADABLE, is_complete, next_chunk
+from hild.record.scan import UNREADABLE, next_chunk, summary_start
 
 log = structlog.get_logger("hild.record")
 _DAMAGE_SAID: set[str] = set()  # the files whose damage ``messages`` has logged
@@ -78,6 +78,8 @@ class Contents:
     # bytes skipped): counted, not read
     orphaned: int = 0
     being_written: bool = False  # a hild writes it now (its writer holds the file's lock)
+    # a finished file whose reading stopped at or after its summary's start: its data whole
+    index_only: bool = False
 
     @property
     def unread(self) -> int:
@@ -268,8 +270,11 @@ def inspect(path: Path) -> Contents:
     with _open(path) as stream:
         for _ in _stream(path, stream, contents, set()):
             pass
-        if contents.unreadable_at is not None and not contents.indexed:
-            contents.indexed = is_complete(stream.fileno(), os.fstat(stream.fileno()).st_size)
+        if contents.unreadable_at is not None and not contents.skipped:
+            start = summary_start(stream.fileno(), os.fstat(stream.fileno()).st_size)
+            contents.indexed = contents.indexed or start is not None
+            # (the data end record just before the summary: read up to there, all was read)
+            contents.index_only = start is not None and contents.unreadable_at >= start
         if not contents.complete:
             contents.being_written = _locked_by_writer(stream.fileno())
     return contents
@@ -306,6 +311,11 @@ def status(contents: Contents) -> str:
                 "a crash's torn end): hild reads around them; `hild recover "
                 f"{contents.file}` writes a finished copy without them (`hild inspect --repair` "
                 "would cut away what follows them: it refuses)")  # fmt: skip
+    if contents.unreadable_at is not None and contents.index_only:
+        return ("DAMAGED: its index (the summary after its data) does not read, though every "
+                "record of its data does (bytes changed since it was finished): hild reads "
+                f"it all; `hild inspect --repair {contents.file}` indexes it again in place, "
+                f"`hild recover {contents.file}` in a copy")  # fmt: skip
     if contents.unreadable_at is not None and contents.indexed:
         return (f"DAMAGED: its data stops reading as MCAP near byte {contents.unreadable_at}, "
                 "though the file ends finished and indexed (not a crash: bytes changed since), "

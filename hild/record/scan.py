@@ -30,15 +30,22 @@ MAX_CHUNK_BYTES = 1 << 30  # uncompressed: a size read from damaged bytes is not
 SCAN_BLOCK = 1 << 20
 
 
-def is_complete(fd: int, size: int) -> bool:
-    """Ends with a footer that names a summary, and the magic."""
+def summary_start(fd: int, size: int) -> int | None:
+    """Where the summary starts, by the footer at the file's end (MCAP specification,
+    "Footer": ``summary_start``), or None when the file does not end with a footer that names
+    one (cut short, or another's ending)."""
     if size < len(MAGIC) * 2 + FOOTER_BYTES:
-        return False
+        return None
     tail = os.pread(fd, FOOTER_BYTES + len(MAGIC), size - FOOTER_BYTES - len(MAGIC))
     if tail[-len(MAGIC) :] != MAGIC or tail[0] != Opcode.FOOTER:
-        return False
-    footer = Footer.read(ReadDataStream(BytesIO(tail[RECORD_HEAD.size :])))
-    return footer.summary_start != 0
+        return None
+    start = Footer.read(ReadDataStream(BytesIO(tail[RECORD_HEAD.size :]))).summary_start
+    return start if 0 < start < size else None
+
+
+def is_complete(fd: int, size: int) -> bool:
+    """Ends with a footer that names a summary, and the magic."""
+    return summary_start(fd, size) is not None
 
 
 def next_chunk(fd: int, start: int, end: int) -> int | None:
@@ -82,11 +89,10 @@ def summary_declarations(fd: int, size: int) -> list[Schema | Channel]:
     """The schemas and channels a finished file's summary declares (MCAP specification,
     "Summary Section"), whatever became of their records in its data; none where there is no
     summary or it does not read."""
-    if not is_complete(fd, size):
+    start = summary_start(fd, size)
+    if start is None:
         return []
-    tail = os.pread(fd, FOOTER_BYTES, size - FOOTER_BYTES - len(MAGIC))
-    footer = Footer.read(ReadDataStream(BytesIO(tail[RECORD_HEAD.size :])))
-    summary = BytesIO(os.pread(fd, size - footer.summary_start, footer.summary_start))
+    summary = BytesIO(os.pread(fd, size - start, start))
     found: list[Schema | Channel] = []
     try:
         for record in StreamReader(summary, skip_magic=True, record_size_limit=size).records:
