@@ -38,8 +38,8 @@ from mcap.records import (
 from mcap.stream_reader import StreamReader, breakup_chunk
 
 from hild.config import MISSING, ConfigError, open_regular
-from hild.record.mcapfile import FOOTER_BYTES, MAGIC, RECORDING
-from hild.record.scan import UNREADABLE, next_chunk, summary_start
+from hild.record.mcapfile import RECORDING
+from hild.record.scan import UNREADABLE, next_chunk, summary_records, summary_start
 
 log = structlog.get_logger("hild.record")
 _DAMAGE_SAID: set[str] = set()  # the files whose damage ``messages`` has logged
@@ -114,36 +114,29 @@ class _Summary:
     counts: dict[int, int]  # messages per channel id (its statistics)
 
 
-def _summary(stream, size: int) -> _Summary | None:
-    """The summary named by the footer at the file's end (MCAP specification, "Footer":
-    ``summary_start``), or None where there is none or it does not read."""
-    tail = FOOTER_BYTES + len(MAGIC)
-    if size < len(MAGIC) + tail:
+def _summary(fd: int, size: int) -> _Summary | None:
+    """What the summary named by the footer at the file's end says, or None where there is
+    none or some of it does not read."""
+    found = summary_records(fd, size)
+    if found is None or not found[2]:
         return None
-    try:
-        stream.seek(size - tail)
-        footer = next(StreamReader(stream, skip_magic=True, record_size_limit=size).records)
-        if not isinstance(footer, Footer) or not 0 < footer.summary_start < size - tail:
-            return None
-        stream.seek(footer.summary_start)
-        resume_at: list[int] = []
-        schemas: dict[int, str] = {}
-        channel_records: dict[int, Channel] = {}
-        counts: dict[int, int] = {}
-        for record in StreamReader(stream, skip_magic=True, record_size_limit=size).records:
-            if isinstance(record, ChunkIndex):
-                resume_at.append(record.chunk_start_offset)
-            elif isinstance(record, MetadataIndex):
-                resume_at.append(record.offset)
-            elif isinstance(record, Schema):
-                schemas[record.id] = record.name
-            elif isinstance(record, Channel):
-                channel_records[record.id] = record
-            elif isinstance(record, Statistics):
-                counts = dict(record.channel_message_counts)
-    except UNREADABLE:
-        return None
-    return _Summary(sorted(resume_at), footer.summary_start, schemas, channel_records, counts)
+    start, records, _ = found
+    resume_at: list[int] = []
+    schemas: dict[int, str] = {}
+    channel_records: dict[int, Channel] = {}
+    counts: dict[int, int] = {}
+    for record in records:
+        if isinstance(record, ChunkIndex):
+            resume_at.append(record.chunk_start_offset)
+        elif isinstance(record, MetadataIndex):
+            resume_at.append(record.offset)
+        elif isinstance(record, Schema):
+            schemas[record.id] = record.name
+        elif isinstance(record, Channel):
+            channel_records[record.id] = record
+        elif isinstance(record, Statistics):
+            counts = dict(record.channel_message_counts)
+    return _Summary(sorted(resume_at), start, schemas, channel_records, counts)
 
 
 def _from_summary(summary: _Summary, contents: Contents, channel_topics: dict[int, str],
@@ -217,7 +210,7 @@ def _stream(path: Path, stream, contents: Contents, topics: set[str] | None):
                 raise ConfigError(path, "", MISSING, f"an MCAP recording ({e})") from None
             if contents.unreadable_at is None:
                 contents.unreadable_at = stream.tell()
-                summary = _summary(stream, size)
+                summary = _summary(stream.fileno(), size)
                 if summary is not None:
                     _from_summary(summary, contents, channel_topics, schema_names)
                     contents.indexed = True

@@ -12,7 +12,7 @@ import zstandard
 from mcap.data_stream import ReadDataStream
 from mcap.exceptions import McapError
 from mcap.opcode import Opcode
-from mcap.records import Channel, Chunk, Footer, Schema
+from mcap.records import Channel, Chunk, Footer, McapRecord, Schema
 from mcap.stream_reader import StreamReader, get_chunk_data_stream
 
 from hild.record.mcapfile import FOOTER_BYTES, MAGIC
@@ -85,19 +85,26 @@ def _reads_as_chunk(fd: int, offset: int, end: int) -> bool:
     return True
 
 
-def summary_declarations(fd: int, size: int) -> list[Schema | Channel]:
-    """The schemas and channels a finished file's summary declares (MCAP specification,
-    "Summary Section"), whatever became of their records in its data; none where there is no
-    summary or it does not read."""
+def summary_records(fd: int, size: int) -> tuple[int, list[McapRecord], bool] | None:
+    """A finished file's summary (MCAP specification, "Summary Section"): where it starts, its
+    records in order, and whether all of them read (False: those before the first that does
+    not); None where the file does not end with a footer that names one."""
     start = summary_start(fd, size)
     if start is None:
-        return []
+        return None
+    records: list[McapRecord] = []
     summary = BytesIO(os.pread(fd, size - start, start))
-    found: list[Schema | Channel] = []
     try:
-        for record in StreamReader(summary, skip_magic=True, record_size_limit=size).records:
-            if isinstance(record, Schema | Channel):
-                found.append(record)
-    except UNREADABLE:  # (a summary damaged part-way: what it declares before that)
-        return found
-    return found
+        records.extend(StreamReader(summary, skip_magic=True, record_size_limit=size).records)
+    except UNREADABLE:
+        return start, records, False
+    return start, records, True
+
+
+def summary_declarations(fd: int, size: int) -> list[Schema | Channel]:
+    """The schemas and channels a finished file's summary declares, whatever became of their
+    records in its data (a summary damaged part-way: those before the damage)."""
+    found = summary_records(fd, size)
+    if found is None:
+        return []
+    return [r for r in found[1] if isinstance(r, Schema | Channel)]
