@@ -476,23 +476,24 @@ def _start_time(text: str) -> str:
     return text
 
 
-def _record_file(text: str) -> str:
-    from hild.record.config import file_problem
+def _checked_recording_name(text: str, sim: bool = False) -> str:
+    """A --record name, checked before the run; ``sim``: with the profile's name for the
+    bench's (hild.record.config.SIM_PLACEHOLDERS)."""
+    from hild.record.config import RUN_PLACEHOLDERS, SIM_PLACEHOLDERS, file_problem
 
-    problem = file_problem(text)
+    problem = file_problem(text, SIM_PLACEHOLDERS if sim else RUN_PLACEHOLDERS)
     if problem is not None:
         raise argparse.ArgumentTypeError(f"expected {problem}, not {text!r}")
     return text
 
 
+def _record_file(text: str) -> str:
+    return _checked_recording_name(text)
+
+
 def _sim_record_file(text: str) -> Path:
     """`hild sim --record`: as hild run's, with the profile's name for the bench's."""
-    from hild.record.config import SIM_PLACEHOLDERS, file_problem
-
-    problem = file_problem(text, SIM_PLACEHOLDERS)
-    if problem is not None:
-        raise argparse.ArgumentTypeError(f"expected {problem}, not {text!r}")
-    return Path(text)
+    return Path(_checked_recording_name(text, sim=True))
 
 
 def _foxglove_address(text: str) -> str:

@@ -340,14 +340,21 @@ class FileKind:
         return (f"none found: hild looked in {looked} (an install without its built-in files; "
                 "reinstall hild from a wheel or a source tree)")  # fmt: skip
 
+    def _in_folders(self, name: str) -> Path | None:
+        """``name``.toml in the first of ``folders()`` that has it (one that is no regular
+        file is refused by read_text)."""
+        for d in self.folders():
+            path = d / f"{name}.toml"
+            if path.exists():
+                return path
+        return None
+
     def resolve_name(self, name: str) -> Path:
         """A name looked up in ``folders()`` only, never a path nor a file in the current
         folder: what a client over the network may ask for (it must not have any file read)."""
-        if is_name(name) and not name.endswith(".toml"):
-            for d in self.folders():
-                path = d / f"{name}.toml"
-                if path.exists():
-                    return path
+        found = self._in_folders(name) if is_name(name) and not name.endswith(".toml") else None
+        if found is not None:
+            return found
         raise NotFoundError(self.kind, self.key, name, f"the name of a {self.kind} (not a "
                             f"path): {self.listing()}")  # fmt: skip
 
@@ -374,10 +381,9 @@ class FileKind:
             plural = "es" if builtin.endswith(("ch", "sh", "s")) else "s"
             raise ConfigError(candidate, "", MISSING, f"an existing {self.kind} file (no such "
                               f"file; {builtin}{plural}: {self.listing()})")  # fmt: skip
-        for d in self.folders():
-            path = d / f"{name_or_path}.toml"
-            if path.exists():  # (one that is no regular file is refused by read_text)
-                return path
+        found = self._in_folders(name_or_path)
+        if found is not None:
+            return found
         if candidate.is_file():
             return candidate
         raise NotFoundError(self.kind, self.key, name_or_path, f"a {self.kind} file or a "

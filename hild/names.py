@@ -66,7 +66,8 @@ PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w*)\}")  # {name}: what a template fills
 
 
 class TemplateError(ValueError):
-    """A filled template that would leave its folder: says which value and where it led."""
+    """A template that names a placeholder it is not given, or whose filled name would leave
+    its folder: says which and where it led."""
 
 
 def fill_template(template: str, values: dict[str, str]) -> str:

@@ -126,7 +126,7 @@ class RuntimeControl:
             # the file it was read from (a bench may name its preset by a path: looked up by its
             # name, a partial change was laid over nothing, and lost the file's gusts and waves)
             doc = load_toml(Path(weather.source))
-        except (ConfigError, KeyError):
+        except ConfigError:
             doc = {}
         doc.setdefault("wind", {}).update(speed=weather.wind.speed, from_deg=weather.wind.from_deg)
         doc.setdefault("current", {}).update(speed=weather.current.speed,
@@ -237,7 +237,7 @@ class RuntimeControl:
                 raise ConfigError("control/weather", "preset", preset, "a preset name")
             try:  # a name only: a client of the broker or a viewer must not have the daemon
                 # read (and quote back in a refusal) whatever file it can read
-                doc = load_toml(PRESETS.resolve_name(preset))
+                doc = await asyncio.to_thread(load_toml, PRESETS.resolve_name(preset))
             except ConfigError as e:
                 raise ConfigError("control/weather", "preset", preset, e.expected) from None
             name = preset
@@ -429,8 +429,8 @@ def check_placeable(target, own_x) -> None:
     from hild.traffic.kernel import warm_up
     from hild.traffic.read import placed
     from hild.traffic.targets import Encounter
+    from hild.traffic.traffic import own_course
 
     warm_up()
     if isinstance(target.motion, Encounter):
-        placed(target.motion, float(own_x[0]), float(own_x[1]), float(own_x[5]),
-               float(own_x[6]))  # fmt: skip
+        placed(target.motion, *own_course(own_x))

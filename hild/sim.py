@@ -21,10 +21,10 @@ from hild.log import finite_or_null
 from hild.model import layout as L
 from hild.model.stability import StepLimit, absurd, round_down, state_problem, step_limit
 from hild.model.vessel import Vessel
-from hild.names import TemplateError, fill_template
+from hild.names import TemplateError
 from hild.profiles.vessel import load_profile
 from hild.profiles.weather import load_weather
-from hild.record.config import utc_stamp
+from hild.record.config import filled_name
 from hild.record.observer import run_metadata, sample
 from hild.sensors.geodesy import DEFAULT_ORIGIN
 from hild.units import KNOTS_PER_MS
@@ -96,14 +96,13 @@ def _schedule_row(path: Path, row: list[str], lineno: int) -> ScheduledCommand:
 SIM_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)  # a batch run's UTC at t = 0: fixed, repeatable
 
 
-def record_file(template: Path, profile: str, start: datetime | None = None) -> Path:
-    """``--record``'s name with ``{profile}`` (the profile's name) and ``{utc}`` (``start``, by
-    default now: a sim's own clock always starts at SIM_EPOCH, which would name every file
-    alike) filled, as `hild run --record` fills {bench} and {utc}; a name with none is as it
-    is. Folders missing on its way are made when it is opened, as for hild run."""
-    stamp = utc_stamp(start or datetime.now(UTC))
+def record_file(template: Path, profile: str) -> Path:
+    """``--record``'s name with ``{profile}`` (the profile's name) and ``{utc}`` (now: a sim's
+    own clock always starts at SIM_EPOCH, which would name every file alike) filled, as `hild
+    run --record` fills {bench} and {utc}; a name with none is as it is. Folders missing on
+    its way are made when it is opened, as for hild run."""
     try:  # (hild.names: a name cannot take the file out of the template's folder)
-        return Path(fill_template(str(template), {"profile": profile, "utc": stamp}))
+        return filled_name(template, {"profile": profile})
     except TemplateError as e:
         raise ConfigError(f"--record {template}", "", MISSING,
                           f"a file that can be written ({e})") from None  # fmt: skip

@@ -16,6 +16,10 @@ _AT = re.compile(r"\(at line (\d+), column (\d+)\)$")
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _PROBE = "__hild_probe__"  # a key put after a prefix of the file to learn which table it is in
 MAX_STATEMENT_LINES = 10_000  # how far above tomllib's place a statement's first line is sought
+# what the search may parse in all: each line tried is parsed up to tomllib's place, so a long
+# multi-line string whose lines read as TOML cost the square of its length (9,000 such lines
+# hung hild check for minutes); past the budget tomllib's own message is kept
+MAX_PARSED_CHARS = 4_000_000
 
 
 def given_twice(text: str, error: tomllib.TOMLDecodeError) -> str | None:
@@ -44,8 +48,12 @@ def given_twice(text: str, error: tomllib.TOMLDecodeError) -> str | None:
         if taken is None:
             return f"table {name} is given twice, at line {line}"
         return f"table {name} is given, but {_dotted(taken)!r} already has a value, at line {line}"
+    parsed_chars = 0
     for first in range(line - 1, max(-1, line - 1 - MAX_STATEMENT_LINES), -1):
         statement = text[starts[first] : pos]
+        parsed_chars += len(statement)
+        if parsed_chars > MAX_PARSED_CHARS:
+            return None
         if statement.lstrip().startswith(("[", "#")) or _parsed(statement) is None:
             continue  # (a line inside a multi-line value or string: no statement alone)
         key = _statement_key(statement)

@@ -13,6 +13,7 @@ subprocesses instead.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -116,7 +117,8 @@ class ForkServer:
             pid = self._answer(fd, None)["pid"]
             done = self._answer(fd, timeout)
             if done is None:  # a hang fails the command as subprocess.run's timeout does
-                os.killpg(pid, signal.SIGKILL)
+                with contextlib.suppress(ProcessLookupError):  # (it ended just then)
+                    os.killpg(pid, signal.SIGKILL)
                 self._answer(fd, None)
             stdout, stderr = out.read_text(errors="replace"), err.read_text(errors="replace")
         if done is None:

@@ -706,3 +706,21 @@ def test_a_key_or_table_given_twice_is_named_wherever_tomllib_places_the_error(t
     with pytest.raises(tomllib.TOMLDecodeError) as caught:
         tomllib.loads(text)
     assert given_twice(text, caught.value) == says
+
+
+def test_a_long_string_of_toml_lines_keeps_tomllibs_message():
+    """Each line the search for the statement tries is parsed up to tomllib's place: a
+    multi-line string of 9,000 lines that read as TOML hung `hild check` for minutes. Past its
+    budget the search gives up, and tomllib's own message (line and column) is kept."""
+    import tomllib
+
+    from hild.toml_twice import given_twice
+
+    text = "a = 1\na = '''\n" + "".join(f"x{i} = {i}\n" for i in range(9000)) + "'''\n"
+    with pytest.raises(tomllib.TOMLDecodeError) as caught:
+        tomllib.loads(text)
+    assert given_twice(text, caught.value) is None
+    short = "a = 1\na = '''\n" + "".join(f"x{i} = {i}\n" for i in range(50)) + "'''\n"
+    with pytest.raises(tomllib.TOMLDecodeError) as caught:
+        tomllib.loads(short)
+    assert given_twice(short, caught.value) == "key 'a' is given twice, at line 2"

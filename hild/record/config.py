@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from hild.config import MISSING, ConfigError, Problems, Section
@@ -23,6 +23,14 @@ SIM_PLACEHOLDERS = ("profile", "utc")  # hild sim --record
 def utc_stamp(when: datetime) -> str:
     """``{utc}`` in a recording's name: 20260601T120000Z."""
     return when.strftime("%Y%m%dT%H%M%SZ")
+
+
+def filled_name(template: Path, values: dict[str, str], start: datetime | None = None) -> Path:
+    """A recording's name with its placeholders filled: ``values`` ({bench} or {profile}) and
+    ``{utc}`` (``start``, by default now). TemplateError (hild.names) for a name that would
+    leave its folder or holds another placeholder."""
+    stamp = utc_stamp(start or datetime.now(UTC))
+    return Path(fill_template(str(template), {**values, "utc": stamp}))
 
 
 @dataclass(frozen=True)
@@ -87,7 +95,8 @@ def file_problem(file: str, placeholders: tuple[str, ...] = RUN_PLACEHOLDERS) ->
     ``placeholders``: what the name may hold (any other ``{name}`` is refused)."""
     if not file.strip() or "\0" in file:
         return "a file name for the recording, e.g. 'run.mcap'"
-    stand_ins = {key: "20260101T000000Z" if key == "utc" else key for key in placeholders}
+    stand_ins = {key: utc_stamp(datetime(2026, 1, 1, tzinfo=UTC)) if key == "utc" else key
+                 for key in placeholders}  # fmt: skip
     try:  # the template's own text may lead out of its folder whatever the name: said now
         fill_template(file, stand_ins)
     except TemplateError as e:

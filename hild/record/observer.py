@@ -26,10 +26,10 @@ from hild.clock import JitterStats
 from hild.environment import layout as EL
 from hild.environment.environment import current_ned_of, wind_ned_of
 from hild.mirror import payloads
-from hild.names import TemplateError, fill_template
+from hild.names import TemplateError
 from hild.observers import TickObserver
 from hild.record import channels, events
-from hild.record.config import RecordConfig, utc_stamp
+from hild.record.config import RecordConfig, filled_name
 from hild.sensors.geodesy import Origin
 from hild.sensors.truth import Truth
 from hild.traffic.report import target_reports
@@ -201,9 +201,8 @@ class Recorder(TickObserver):
     def file_for(self, bench: str, start: datetime | None) -> Path:
         """The file name with ``{bench}`` and ``{utc}`` (the start, 20260601T120000Z: the
         bench's start time, or now for a run on the wall clock) filled."""
-        stamp = utc_stamp(start or datetime.now(UTC))
         try:  # (hild.names: a name cannot take the file out of the template's folder)
-            return Path(fill_template(str(self.config.file), {"bench": bench, "utc": stamp}))
+            return filled_name(self.config.file, {"bench": bench}, start)
         except TemplateError as e:
             raise self.config.unwritable(self.config.file, str(e)) from None
 

@@ -39,7 +39,7 @@ from mcap.stream_reader import StreamReader, breakup_chunk
 
 from hild.config import MISSING, ConfigError, open_regular
 from hild.record.mcapfile import RECORDING
-from hild.record.scan import UNREADABLE, next_chunk, summary_records, summary_start
+from hild.record.scan import UNREADABLE, byte_ranges, next_chunk, summary_records, summary_start
 
 log = structlog.get_logger("hild.record")
 _DAMAGE_SAID: set[str] = set()  # the files whose damage ``messages`` has logged
@@ -289,7 +289,7 @@ def status(contents: Contents) -> str:
     """Whether the recording is whole: finished by its writer, failed part-way, or cut short
     (indexed since by hild recover or --repair, or not)."""
     if contents.skipped:
-        ranges = ", ".join(f"{a}-{b}" for a, b in contents.skipped)
+        ranges = byte_ranges(contents.skipped)
         said = [f"bytes {ranges} do not read as MCAP"]
         if contents.expected:
             said.append(f"{contents.unread} of its {sum(contents.expected.values())} messages "

@@ -22,7 +22,7 @@ from pathlib import Path
 from hild.config import MISSING, ConfigError
 from hild.record.reader import inspect
 from hild.record.repair import check_start, open_recording, rebuild
-from hild.record.scan import is_complete, summary_declarations
+from hild.record.scan import byte_ranges, is_complete, summary_declarations
 
 COPY_BLOCK = 1 << 20
 EXISTS = ("a file that does not exist yet (hild recover replaces none: name another OUT, or add "
@@ -43,11 +43,10 @@ class Recovered:
     def describe(self) -> str:
         if self.already_complete:
             return f"{self.file}: complete already (indexed); copied as it is to {self.out}"
-        how = "damaged" if self.status == "damaged" else "cut short"
-        text = (f"{self.file}: {how}; recovered to {self.out}: {self.messages} messages in "
+        text = (f"{self.file}: {self.status}; recovered to {self.out}: {self.messages} messages in "
                 f"{self.chunks} chunks, indexed (MCAP readers open it by its summary)")  # fmt: skip
         if self.damaged:
-            ranges = ", ".join(f"{a}-{b}" for a, b in self.damaged)
+            ranges = byte_ranges(self.damaged)
             text += (f"; bytes {ranges} left out: they do not read as MCAP though chunks after "
                      "them do (damage, not a crash's torn end)")  # fmt: skip
         if self.cut_bytes and self.status == "damaged":
@@ -113,17 +112,16 @@ def recover(path: Path, out: Path | None = None, force: bool = False) -> Recover
                 os.fchmod(tmp_fd, stat.S_IMODE(info.st_mode))
                 _copy(src, tmp_fd, size)
                 # finished, and damaged since (its data, or its summary alone)
-                damaged = is_complete(tmp_fd, size) and inspect(path).unreadable_at is not None
-                if is_complete(tmp_fd, size) and not damaged:
+                finished = is_complete(tmp_fd, size)
+                if finished and inspect(path).unreadable_at is None:
                     result = Recovered(str(path), str(out), already_complete=True)
                 else:  # cut short, or finished and damaged since: indexed again without it
-                    declared = summary_declarations(tmp_fd, size) if damaged else ()
+                    status = "damaged" if finished else "cut short"
                     done = rebuild(out, tmp_fd, size, "hild recover", around_damage=True,
-                                   status="damaged" if damaged else "cut short",
-                                   declared=declared)  # fmt: skip
+                                   status=status,
+                                   declared=summary_declarations(tmp_fd, size))  # fmt: skip
                     result = Recovered(str(path), str(out), False, done.messages, done.chunks,
-                                       done.cut_bytes, done.damaged,
-                                       "damaged" if damaged else "cut short")  # fmt: skip
+                                       done.cut_bytes, done.damaged, status)  # fmt: skip
                 os.fsync(tmp_fd)
             finally:
                 os.close(tmp_fd)

@@ -47,9 +47,9 @@ from hild.record.scan import (
     RECORD_HEAD,
     SCAN_BLOCK,
     UNREADABLE,
+    byte_ranges,
     is_complete,
     next_chunk,
-    summary_declarations,
 )
 
 
@@ -60,11 +60,11 @@ class Repaired:
     messages: int = 0
     chunks: int = 0
     cut_bytes: int = 0  # of a record left incomplete (a power cut during a write)
-    damaged: tuple[tuple[int, int], ...] = ()  # byte ranges left out of a copy (hild recover)
+    damaged: tuple[tuple[int, int], ...] = ()  # damaged: left out (recover) or read around
 
     def describe(self) -> str:
         if self.already_complete and self.damaged:
-            ranges = ", ".join(f"{a}-{b}" for a, b in self.damaged)
+            ranges = byte_ranges(self.damaged)
             return (f"{self.file}: indexed already, though bytes {ranges} are damaged: hild "
                     "reads around them by its index, so nothing was changed; `hild recover "
                     f"{self.file}` writes a copy without them")  # fmt: skip
@@ -150,8 +150,7 @@ def repair(path: Path) -> Repaired:
         if is_complete(fd, size):
             contents = inspect(path)
             if contents.unreadable_at is not None and not contents.skipped:  # its index alone
-                return rebuild(path, fd, size, "hild inspect --repair", status="damaged",
-                               declared=summary_declarations(fd, size))  # fmt: skip
+                return rebuild(path, fd, size, "hild inspect --repair", status="damaged")
             return Repaired(str(path), already_complete=True, damaged=tuple(contents.skipped))
         return rebuild(path, fd, size, "hild inspect --repair")
     finally:
@@ -266,7 +265,7 @@ def rebuild(path: Path, fd: int, size: int, by: str, *, around_damage: bool = Fa
     ending = {"status": status, "indexed_by": by, "messages": str(index.message_count),
               "cut_bytes": str(cut)}  # fmt: skip
     if removed:
-        ending["damaged_bytes_left_out"] = ", ".join(f"{a}-{b}" for a, b in removed)
+        ending["damaged_bytes_left_out"] = byte_ranges(removed)
     record = record_bytes(Metadata(name=RECORDING, metadata=ending))
     pwrite_all(fd, record, data_end)
     index.metadata.append(MetadataIndex(data_end, len(record), RECORDING))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Iterable
 from io import BytesIO
 
 import zstandard
@@ -28,6 +29,11 @@ CHUNK_OPCODE = bytes((Opcode.CHUNK,))
 CHUNK_FIELDS = 8 + 8 + 8 + 4 + 4 + 8
 MAX_CHUNK_BYTES = 1 << 30  # uncompressed: a size read from damaged bytes is not allocated
 SCAN_BLOCK = 1 << 20
+
+
+def byte_ranges(ranges: Iterable[tuple[int, int]]) -> str:
+    """Byte ranges as hild says them (and a copy's ``damaged_bytes_left_out``): 100-300, ..."""
+    return ", ".join(f"{start}-{end}" for start, end in ranges)
 
 
 def summary_start(fd: int, size: int) -> int | None:

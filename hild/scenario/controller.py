@@ -81,6 +81,7 @@ class ControllerLoadError(ConfigError):
 
     def __init__(self, file: str, target: str, problem: str):
         super().__init__(file, PYTHON_KEY, target, f"{FACTORY_EXPECTED} ({problem})")
+        self.problem = problem  # (what went wrong alone: a sweep's workers say theirs)
 
 
 def load_factory(target: str, file: str = "") -> Callable[[ControllerContext], Any]:

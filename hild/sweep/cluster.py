@@ -21,7 +21,8 @@ from distributed.comm.addressing import parse_address, parse_host_port
 
 import hild
 from hild.config import MISSING, ConfigError
-from hild.scenario.controller import ControllerLoadError, ControllerSpec
+from hild.scenario.controller import ControllerLoadError
+from hild.scenario.file import ControllerSpec
 from hild.sweep.worker import controller_problem, hild_version
 
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
@@ -115,7 +116,7 @@ def check_workers(client: Client, spec: ClusterSpec) -> None:
                               f"{spec.scheduler or 'ADDRESS'} --resources {wanted}`")  # fmt: skip
 
 
-def check_controller(client: Client, spec: ControllerSpec, file: str) -> None:
+def check_controller_on_workers(client: Client, spec: ControllerSpec, file: str) -> None:
     """A python controller's factory loads on every worker, as it did here (hild sweep checks
     it in its own process first): a worker started apart may lack the controller's module on
     its path, and every run it took would fail. Said before the first run, naming them."""

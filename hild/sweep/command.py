@@ -16,7 +16,7 @@ from hild.config import ConfigError
 from hild.log import write_or_drop
 from hild.scenario.controller import check_factory
 from hild.scenario.file import Scenario, load_scenario
-from hild.sweep.cluster import check_controller, cluster_spec, connected
+from hild.sweep.cluster import check_controller_on_workers, cluster_spec, connected
 from hild.sweep.plan import check_runs, plan_sweep
 from hild.sweep.progress import SweepProgress
 from hild.sweep.runner import run_all
@@ -85,7 +85,7 @@ def run_sweep_command(args: argparse.Namespace) -> int:
 
         try:
             with _terminate_as_interrupt(), connected(spec) as client, progress:
-                check_controller(client, scenario.controller, scenario.file)
+                check_controller_on_workers(client, scenario.controller, scenario.file)
                 run_all(client, sweep_job(scenario), todo, scenario.resources, finished)
         except KeyboardInterrupt:
             write_or_drop(sys.stderr, f"hild sweep: interrupted; {len(results.rows)} runs kept "

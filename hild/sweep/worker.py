@@ -67,7 +67,7 @@ def controller_problem(target: str, file: str) -> str | None:
     try:
         load_factory(target, file)
     except ControllerLoadError as e:
-        return e.expected
+        return e.problem
     return None
 
 

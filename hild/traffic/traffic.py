@@ -67,7 +67,7 @@ def _bearing(n0: float, e0: float, n1: float, e1: float) -> float:
     return math.atan2(e1 - e0, n1 - n0) % TWO_PI
 
 
-def _own(own_x: np.ndarray) -> tuple[float, float, float, float]:
+def own_course(own_x: np.ndarray) -> tuple[float, float, float, float]:
     """North, east, course and speed of the own ship as an encounter reckons with them."""
     return float(own_x[0]), float(own_x[1]), float(own_x[5]) % TWO_PI, float(own_x[6])
 
@@ -280,7 +280,7 @@ class Traffic:
         waypoints = np.zeros((0, WP_SIZE))
         motion = target.motion
         if isinstance(motion, Encounter):
-            n, e, c, u = _own(own_x)
+            n, e, c, u = own_course(own_x)
             try:
                 motion = place(motion, n, e, c, u)
             except ValueError as err:
