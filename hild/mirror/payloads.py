@@ -58,23 +58,25 @@ def stamp(t: float, utc: datetime) -> Payload:
 
 def ned_velocity(truth: Truth) -> tuple[float, float, float]:
     """Velocity over ground of the body origin in NED [m/s]."""
-    v = velocity_ned(truth, ORIGIN_POINT)
-    return float(v[0]), float(v[1]), float(v[2])
+    vn, ve, vd = velocity_ned(truth, ORIGIN_POINT).tolist()
+    return vn, ve, vd
 
 
 def state(truth: Truth, origin: Origin) -> Payload:
     """The vessel's motion: position (NED and geodetic), attitude, velocities, rates."""
-    eta, nu = truth.eta, truth.nu
-    lat, lon, height = origin.to_geodetic(float(eta[0]), float(eta[1]), float(eta[2]))
+    # (the arrays read as Python floats at once: a value each, as float() of its item gives)
+    north, east, down, roll, pitch, heading = truth.eta.tolist()
+    u, v, w, p, q, r = truth.nu.tolist()
+    lat, lon, height = origin.to_geodetic(north, east, down)
     vn, ve, vd = ned_velocity(truth)
     return {
         **stamp(truth.t, truth.utc),
-        "north": float(eta[0]), "east": float(eta[1]), "down": float(eta[2]),
+        "north": north, "east": east, "down": down,
         "latitude": lat, "longitude": lon, "height": height,  # degrees, degrees, m
-        "roll": float(eta[3]), "pitch": float(eta[4]),
-        "heading": float(eta[5]) % (2.0 * math.pi),
-        "u": float(nu[0]), "v": float(nu[1]), "w": float(nu[2]),
-        "p": float(nu[3]), "q": float(nu[4]), "r": float(nu[5]),
+        "roll": roll, "pitch": pitch,
+        "heading": heading % (2.0 * math.pi),
+        "u": u, "v": v, "w": w,
+        "p": p, "q": q, "r": r,
         "v_north": vn, "v_east": ve, "v_down": vd,
         "sog": math.hypot(vn, ve),
         "cog": math.atan2(ve, vn) % (2.0 * math.pi),
@@ -84,14 +86,15 @@ def state(truth: Truth, origin: Origin) -> Payload:
 def actuators(truth: Truth, specs: Sequence[ActuatorSpec], force: np.ndarray) -> Payload:
     """Per actuator its commanded and actual speed, angle and deflector; the total force."""
     out = stamp(truth.t, truth.utc)
-    actual, commanded = truth.actuators, truth.commands
+    actual, commanded = truth.actuators.tolist(), truth.commands.tolist()
     for a in specs:
         base = a.index * L.S_SIZE
         for name, slot in a.present_states:
-            out[name] = float(actual[base + slot])
-            out[name + "_commanded"] = float(commanded[base + slot])
-    out["force.X"], out["force.Y"] = float(force[0]), float(force[1])
-    out["force.N"] = float(force[5])
+            out[name] = actual[base + slot]
+            out[name + "_commanded"] = commanded[base + slot]
+    tau = force.tolist()
+    out["force.X"], out["force.Y"] = tau[0], tau[1]
+    out["force.N"] = tau[5]
     return out
 
 

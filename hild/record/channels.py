@@ -166,24 +166,23 @@ def nested(payload: dict) -> dict:
         plan = _NESTING[keys] = nesting(payload)
     if not plan:
         return payload
-    groups: dict[str, dict] = {}
-    for key, head, rest in plan:
-        groups.setdefault(head, {})[rest] = payload[key]
-    return {**payload, **groups}
+    return {**payload, **{head: {rest: payload[key] for key, rest in members}
+                          for head, members in plan}}  # fmt: skip
 
 
-def nesting(payload: dict) -> list[tuple[str, str, str]]:
-    """Which keys ``nested`` copies, and where: (key, the name before its dot, the rest)."""
-    plan = []
+def nesting(payload: dict) -> list[tuple[str, list[tuple[str, str]]]]:
+    """Which keys ``nested`` copies, and where: each name before a dot (in the order of its
+    first key) with its keys and the rest of each after the dot."""
+    plan: dict[str, list[tuple[str, str]]] = {}
     for key in payload:
         head, dot, rest = key.partition(".")
         if dot and head and rest and head not in payload:
-            plan.append((key, head, rest))
-    return plan
+            plan.setdefault(head, []).append((key, rest))
+    return list(plan.items())
 
 
 # a payload's keys -> its nesting: a channel's keys are the same message after message
-_NESTING: dict[tuple[str, ...], list[tuple[str, str, str]]] = {}
+_NESTING: dict[tuple[str, ...], list[tuple[str, list[tuple[str, str]]]]] = {}
 
 
 def timestamp(utc_ns: int) -> dict[str, int]:
@@ -204,7 +203,8 @@ def location_fix(utc_ns: int, latitude: float, longitude: float, height: float,
 def pose_in_frame(utc_ns: int, eta) -> dict:
     """NED position and the attitude quaternion of R(Theta) = Rz(psi) Ry(theta) Rx(phi)
     (Fossen's zyx convention, thesis eq. 2.7), in the frame ``ned``."""
-    phi, theta, psi = (float(a) / 2.0 for a in eta[3:6])
+    north, east, down, roll, pitch, yaw = eta[:6].tolist()
+    phi, theta, psi = roll / 2.0, pitch / 2.0, yaw / 2.0
     cr, sr = math.cos(phi), math.sin(phi)
     cp, sp = math.cos(theta), math.sin(theta)
     cy, sy = math.cos(psi), math.sin(psi)
@@ -214,7 +214,7 @@ def pose_in_frame(utc_ns: int, eta) -> dict:
         "y": cr * sp * cy + sr * cp * sy,
         "z": cr * cp * sy - sr * sp * cy,
     }
-    position = {"x": float(eta[0]), "y": float(eta[1]), "z": float(eta[2])}
+    position = {"x": north, "y": east, "z": down}
     return {"timestamp": timestamp(utc_ns), "frame_id": "ned",
             "pose": {"position": position, "orientation": orientation}}  # fmt: skip
 

@@ -4,7 +4,7 @@ The records come from the ``mcap`` package, but for the message records, which a
 to the specification's layout (one ``struct`` call: the package's builder took half the
 writer's time per message); the writing is hild's own, for three reasons:
 
-- Every commit (twice a second) ends the file with a data end, a footer without a summary and
+- Every commit (every 0.8 s) ends the file with a data end, a footer without a summary and
   the closing magic, written with the chunk in one ``pwrite`` at the end of the data. So a
   writer killed at any moment leaves a well-formed file that ``mcap.reader.make_reader(f)``
   opens and ``iter_messages()`` reads (it falls back to reading the data in order when the

@@ -1,10 +1,10 @@
 """The recorder as a tick observer: what happened copied in the tick, written by the writer's
 thread.
 
-Every ``record_every`` ticks it samples the truth (a copy, ``Sample``, whose state, actuator,
-environment, location and pose messages the writer's thread builds); every sentence,
-received line, heading reference and control change is queued as it happens; each second of
-simulated time it adds the loop's tick jitter over that second.
+Every ``record_every`` ticks it samples the truth (copies, from which the writer's thread
+builds the state, actuator, environment, location and pose messages: ``sample_messages``);
+every sentence, received line, heading reference and control change is queued as it happens;
+each second of simulated time it adds the loop's tick jitter over that second.
 """
 
 from __future__ import annotations
@@ -78,57 +78,35 @@ def run_metadata(
     return metadata
 
 
-@dataclasses.dataclass(frozen=True)
-class Sample:
-    """One instant of the simulation for the recording: the state, the actuators' states and
-    commands, their force and a few numbers of the environment. The tick only copies arrays
-    (``sample``); this, the truth and its state, actuator, environment, location and pose
-    messages are built from the copies in the writer's thread, off the tick (``messages``)."""
-
-    t: float  # simulation time [s]
-    utc: datetime
-    x: np.ndarray  # the vessel's state, eta then nu
-    actuators: np.ndarray
-    commands: np.ndarray
-    force: np.ndarray
-    current_ned: tuple[float, float]
-    wind_ned: tuple[float, float]
-    elevation: float
-    hs: float
-    weather: str
-    origin: Origin
-    specs: Sequence[ActuatorSpec]
-
-    @classmethod
-    def of(cls, t: float, utc: datetime, x: np.ndarray, actuators: np.ndarray,
-           commands: np.ndarray, force: np.ndarray, sea: np.ndarray | None, hs: float,
-           weather: str, origin: Origin, specs: Sequence[ActuatorSpec]) -> Sample:  # fmt: skip
-        """From what a tick copied; ``sea``: the environment's outputs (``Environment.O``),
-        None for a run without an environment."""
-        if sea is None:
-            current, wind, elevation = (0.0, 0.0), (0.0, 0.0), 0.0
-        else:
-            current, wind = current_ned_of(sea), wind_ned_of(sea)
-            elevation = float(sea[EL.O_ELEVATION])
-        return cls(t, utc, x, actuators, commands, force, current, wind, elevation, hs, weather,
-                   origin, specs)  # fmt: skip
-
-    def messages(self) -> list[tuple[str, object]]:
-        truth = Truth(self.t, self.utc, self.x[:6], self.x[6:12], self.current_ned,
-                      self.wind_ned, self.actuators, self.commands)  # fmt: skip
-        ns = utc_ns(truth.utc)
-        state = payloads.state(truth, self.origin)
-        fix = channels.location_fix(ns, cast(float, state["latitude"]),
-                                    cast(float, state["longitude"]),
-                                    cast(float, state["height"]))  # fmt: skip
-        return [
-            (channels.STATE, state),  # (the writer adds the nested copies)
-            (channels.ACTUATORS, payloads.actuators(truth, self.specs, self.force)),
-            (channels.ENVIRONMENT,
-             payloads.environment_of(truth, self.elevation, self.hs, self.weather)),
-            (channels.LOCATION, fix),
-            (channels.POSE, channels.pose_in_frame(ns, truth.eta)),
-        ]  # fmt: skip
+def sample_messages(t: float, utc: datetime, x: np.ndarray, actuators: np.ndarray,
+                    commands: np.ndarray, force: np.ndarray, sea: np.ndarray | None, hs: float,
+                    weather: str, origin: Origin,
+                    specs: Sequence[ActuatorSpec]) -> list[tuple[str, object]]:  # fmt: skip
+    """One instant of the simulation for the recording: the state, actuator, environment,
+    location and pose messages, built in the writer's thread from what a tick copied
+    (``sample``): time ``t`` [s] and its ``utc``, the vessel's state ``x`` (eta then nu), the
+    actuators' states and commands, their force, the environment's outputs ``sea``
+    (``Environment.O``; None for a run without an environment), the sea's hs and the weather's
+    name. (A function of the copies, not a record of them: a frozen record's 13 fields took a
+    tenth of a sample's building.)"""
+    if sea is None:
+        current, wind, elevation = (0.0, 0.0), (0.0, 0.0), 0.0
+    else:
+        current, wind = current_ned_of(sea), wind_ned_of(sea)
+        elevation = float(sea[EL.O_ELEVATION])
+    truth = Truth(t, utc, x[:6], x[6:12], current, wind, actuators, commands)
+    ns = utc_ns(utc)
+    state = payloads.state(truth, origin)
+    fix = channels.location_fix(ns, cast(float, state["latitude"]),
+                                cast(float, state["longitude"]),
+                                cast(float, state["height"]))  # fmt: skip
+    return [
+        (channels.STATE, state),  # (the writer adds the nested copies)
+        (channels.ACTUATORS, payloads.actuators(truth, specs, force)),
+        (channels.ENVIRONMENT, payloads.environment_of(truth, elevation, hs, weather)),
+        (channels.LOCATION, fix),
+        (channels.POSE, channels.pose_in_frame(ns, truth.eta)),
+    ]
 
 
 SAMPLE_MESSAGES = 6  # a sample's messages in the file: the five above and the pose's /tf
@@ -139,7 +117,7 @@ def sample(writer: RecordWriter, sim: Simulation, t: float, utc: datetime, origi
     """The truth's channels at the simulation's present state, time ``t`` and ``utc`` (shared
     by the daemon's recorder and `hild sim`): copied here, built and written in the writer's
     thread. The tick pays for the copies only (the environment's outputs are copied whole, the
-    weather's two fields read; the ``Sample`` and everything from it are the thread's)."""
+    weather's two fields read; ``sample_messages`` and everything from it are the thread's)."""
     environment = sim.environment
     if environment is None:
         sea, hs, weather = None, 0.0, ""
@@ -148,7 +126,7 @@ def sample(writer: RecordWriter, sim: Simulation, t: float, utc: datetime, origi
         sea, hs, weather = environment.O.copy(), conditions.waves.hs, conditions.preset
     taken = (t, utc, sim.x.copy(), sim.act_state.copy(), sim.act_cmd.copy(),
              sim.actuator_force.copy(), sea, hs, weather, origin, specs)  # fmt: skip
-    writer.defer(utc_ns(utc), lambda: Sample.of(*taken).messages(), SAMPLE_MESSAGES)
+    writer.defer(utc_ns(utc), lambda: sample_messages(*taken), SAMPLE_MESSAGES)
 
 
 class Recorder(TickObserver):

@@ -1,10 +1,10 @@
 """The recording's files, written by one thread fed through a bounded queue.
 
 The loop only appends ``(topic, log time, payload)`` to a queue (a full queue drops and
-counts); the thread wakes every BATCH_INTERVAL_S, takes what has queued since, encodes JSON,
-writes MCAP (whose chunk compression takes milliseconds, ecosystem.md "Recording") and the
-Signal K multiplexed log of the sentences, and commits both to the disk at least every
-FLUSH_INTERVAL_S, so that a crash or a power cut loses at most that much; what a kill leaves
+counts); the thread wakes every FLUSH_INTERVAL_S (0.8 s), takes what has queued since, encodes
+JSON, writes MCAP (whose chunk compression takes milliseconds, ecosystem.md "Recording") and
+the Signal K multiplexed log of the sentences, and commits both to the disk, so that a crash or
+a power cut loses less than the last second; what a kill leaves
 opens with the ``mcap`` package's ``make_reader`` (hild.record.mcapfile).
 
 A run on no clock (lockstep, `hild sim`: ``lossless``) has no tick to keep free of the
@@ -45,17 +45,23 @@ from hild.threads import name_os_thread
 
 log = structlog.get_logger("hild.record")
 
-FLUSH_INTERVAL_S = 0.5  # well within the second the issue allows to be lost
+# The thread commits every FLUSH_INTERVAL_S, on a fixed pace (a commit's own time does not push
+# the next one back), so that a kill loses at most that interval and the batch's few
+# milliseconds, and a power cut that and one fsync: within the second the recording promises
+# (docs/recording.md), with a fifth of it left for a slow card's fsync. 0.8 s rather than
+# 0.5: each batch pays a fixed cost for its Python run cold (about 1.4 ms), so fewer batches
+# cost less (bench/bench_daemon.py --against, the four-device bench, both recording at once:
+# 0.06 % of a core less, docs/benchmarks.md).
+FLUSH_INTERVAL_S = 0.8
 QUEUE_MESSAGES = 20_000  # a few seconds of every channel at 100 Hz: a slow disk's hiccup
 # The thread takes the queue in batches, one per commit: a wake-up per message (a queue.Queue's
 # get) cost more than the message (bench/bench_daemon.py: recording the four-device bench, 270
 # messages a second, took 4.3 % of a core, most of it the thread's wake-ups and GIL hand-overs),
 # and Python code run cold costs more the fewer messages share a wake-up (measured here, 14.7 us
-# a message in batches of 0.5 s, 25-30 us in batches of 0.1 s, 7 us hot). A batch of 0.5 s of
-# the four-device bench is about 2 ms of work, taken in the interpreter's switch intervals (the
-# daemon's 0.5 ms), so a tick that wakes meanwhile waits no longer than that; the messages
-# wait in memory no longer than they did for their commit.
-BATCH_INTERVAL_S = FLUSH_INTERVAL_S
+# a message in batches of 0.5 s, 25-30 us in batches of 0.1 s, 7 us hot). A batch of the
+# four-device bench is a few milliseconds of work, taken in the interpreter's switch intervals
+# (the daemon's 0.5 ms), so a tick that wakes meanwhile waits no longer than that; the
+# messages wait in memory no longer than they did for their commit.
 # A lossless writer (no clock, no thread) writes once this many entries have queued (a sample's
 # six messages are one entry, a device's epoch one): enough that its code runs warm, few enough
 # to hold in memory (the recorded ten-minute scenario of bench_scenario.py queues 48,000, about
@@ -267,7 +273,7 @@ class RecordWriter:
         """Write batches until the stop, finish the files and close them."""
         try:
             while self._take(mcap, nmea_fd):
-                self._wake.wait(BATCH_INTERVAL_S)
+                self._wake.wait(max(0.0, self._next_flush - time.monotonic()))
                 self._wake.clear()
             self._finish(mcap, nmea_fd)
         finally:
@@ -286,12 +292,18 @@ class RecordWriter:
                 return False
             self._write(mcap, *item)
             if time.monotonic() >= self._next_flush:
-                self._commit(mcap, nmea_fd)
-                self._next_flush = time.monotonic() + FLUSH_INTERVAL_S
+                self._commit_due(mcap, nmea_fd)
         if time.monotonic() >= self._next_flush:
-            self._commit(mcap, nmea_fd)
-            self._next_flush = time.monotonic() + FLUSH_INTERVAL_S
+            self._commit_due(mcap, nmea_fd)
         return True
+
+    def _commit_due(self, mcap: McapFile, nmea_fd: int) -> None:
+        """The commit that is due, and when the next one is: FLUSH_INTERVAL_S after this one
+        was due (a fixed pace), or after now if the disk took longer than that."""
+        self._commit(mcap, nmea_fd)
+        now = time.monotonic()
+        self._next_flush = max(self._next_flush + FLUSH_INTERVAL_S, now + 0.1 * FLUSH_INTERVAL_S)
+        # (a disk that took longer than the interval: the next batch soon after, not at once)
 
     def _write(self, mcap: McapFile, topic: str, log_time_ns: int | None, payload: object) -> None:
         if topic == DEFERRED and log_time_ns is not None:

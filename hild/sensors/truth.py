@@ -40,10 +40,20 @@ class Truth:
         )  # fmt: skip
 
     def __post_init__(self) -> None:
-        # the compiled model, imported at the first instant, not with the devices that read
-        # one: `hild check` loads every device and needs no numba
-        from hild.model.dynamics import rotation as body_to_ned
-
         r9 = np.empty(9)
-        body_to_ned(self.eta[3], self.eta[4], self.eta[5], r9)  # the model's own R(Theta)
+        _body_to_ned()(self.eta[3], self.eta[4], self.eta[5], r9)  # the model's own R(Theta)
         self.rotation = r9.reshape(3, 3)
+
+
+_rotation: list = []  # the compiled model's R(Theta), once an instant has needed it
+
+
+def _body_to_ned():
+    """The model's own rotation, imported at the first instant, not with the devices that
+    read one (`hild check` loads every device and needs no numba), and looked up once (an
+    import statement costs a microsecond at each instant)."""
+    if not _rotation:
+        from hild.model.dynamics import rotation
+
+        _rotation.append(rotation)
+    return _rotation[0]
