@@ -121,7 +121,7 @@ def unwritable(path: Path, folder: bool = False) -> str | None:
     its writer would make the rest: that tells what permission bits do not (a read-only file
     system, /proc, /sys; root passes every permission)."""
     holder = path if folder else path.parent
-    existing = next((p for p in (holder, *holder.parents) if p.exists()), Path("."))
+    existing = _nearest_existing(holder)
     if not existing.is_dir():
         return f"{str(existing)!r} is a file, not a folder"
     try:
@@ -153,7 +153,11 @@ def check_writable(outputs: Sequence[tuple[str, Path, bool]]) -> None:
 
 def _file_on_the_way(path: Path) -> Path | None:
     """The nearest existing path above ``path`` if it is a file rather than a folder."""
-    for parent in path.parents:
-        if parent.exists():
-            return None if parent.is_dir() else parent
-    return None
+    above = _nearest_existing(path.parent)
+    return None if above.is_dir() else above
+
+
+def _nearest_existing(path: Path) -> Path:
+    """``path`` if it exists, else the nearest of its parents that does (the current folder
+    for a relative path none of whose parents exists)."""
+    return next((p for p in (path, *path.parents) if p.exists()), Path("."))

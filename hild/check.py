@@ -3,13 +3,12 @@ it now. Imports neither the daemon nor, for a profile whose step limit is rememb
 
 from __future__ import annotations
 
-import os
 import socket
 import sys
 from pathlib import Path
 
 from hild.bench import Bench, BenchError, load_bench
-from hild.config import MISSING, ConfigError
+from hild.config import MISSING, ConfigError, looks_like_path
 from hild.profiles import BENCHES, SCENARIOS
 from hild.transport.probe import bind_problem, listen_address
 from hild.transport.url import parse_port_url
@@ -48,8 +47,7 @@ def _missing_path(name_or_path: str) -> bool:
     """A path (it ends in .toml or has a separator, as hild.config.FileKind.resolve reads it)
     to nothing."""
     candidate = Path(name_or_path)
-    looks_like_path = candidate.suffix == ".toml" or os.sep in name_or_path
-    return looks_like_path and not candidate.exists() and not candidate.is_symlink()
+    return looks_like_path(name_or_path) and not candidate.exists() and not candidate.is_symlink()
 
 
 def port_warnings(bench: Bench) -> list[str]:

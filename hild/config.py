@@ -303,6 +303,12 @@ def builtin_names(folder: Path, suffix: str = ".toml") -> list[str]:
     return natural_sorted(p.name.removesuffix(suffix) for p in folder.glob(f"*{suffix}"))
 
 
+def looks_like_path(name_or_path: str) -> bool:
+    """Whether a configuration file given by name or path is a path: it ends in ``.toml`` or
+    has a separator (the one reading of it: ``FileKind.resolve``, `hild check`'s)."""
+    return Path(name_or_path).suffix == ".toml" or os.sep in name_or_path
+
+
 @dataclass(frozen=True)
 class FileKind:
     """One kind of configuration file (profiles, weather presets, benches, device types): the
@@ -369,7 +375,7 @@ class FileKind:
         """
         candidate = Path(name_or_path)
         builtin = f"built-in {self.builtin or self.kind}"
-        if candidate.suffix == ".toml" or os.sep in name_or_path:
+        if looks_like_path(name_or_path):
             try:
                 kind = not_regular(candidate.stat().st_mode)
             except OSError:

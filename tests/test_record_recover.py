@@ -6,6 +6,7 @@ a recording says how it ended, each schema is written once and the header names 
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import socket
@@ -18,7 +19,9 @@ from mcap.records import Header, Metadata, Schema
 from mcap.stream_reader import StreamReader
 
 from hild.record import channels
-from hild.record.reader import inspect, messages
+from hild.record.reader import inspect, inspect_open, messages
+from hild.record.repair import open_recording
+from hild.record.scan import summary_start
 from hild.record.writer import RecordWriter
 from tests.endpoints import Daemon, UdpClient, free_udp_port, nmea_line
 from tests.forked_cli import run_hild
@@ -55,6 +58,28 @@ def test_inspect_says_a_recording_a_hild_writes_now_is_being_written(tmp_path):
     assert refused.returncode == 2 and "no hild is writing" in refused.stderr  # (as it says)
     done = hild("inspect", str(record))
     assert done.stdout.startswith(f"{record}: complete"), done.stdout  # its writer finished it
+
+
+def test_a_recording_this_process_holds_for_its_repair_is_not_one_being_written(tmp_path):
+    """--repair and recover read the file they hold locked through their own descriptor:
+    ``inspect`` by its path would take this process's own lock for a writer's."""
+    record = tmp_path / "cut.mcap"
+    writer = RecordWriter(record, {"hild": {"kind": "test"}}, nmea_log=False)
+    writer.start()
+    for i in range(50):
+        writer.put(channels.SENSORS + "gps", 10**18 + i * 10**8, {"t": i / 10, "sentence": "x"})
+    writer.close()
+    with open(record, "r+b") as f:  # the summary and what follows it cut off
+        f.truncate(summary_start(f.fileno(), record.stat().st_size))
+    fd = open_recording(record, write=True)
+    try:
+        held = inspect_open(record, fd)
+        by_path = inspect(record)
+    finally:
+        os.close(fd)
+    assert not held.complete and not held.being_written
+    assert by_path.being_written  # (what --repair saw of its own lock before)
+    assert held.counts == inspect(record).counts and held.counts
 
 
 def test_a_killed_recording_recovered_reads_in_full_with_any_reader(tmp_path):

@@ -259,17 +259,31 @@ def head(path: Path) -> Contents:
 def inspect(path: Path) -> Contents:
     """Counts per channel, time span, the run's metadata, and whether the file is complete."""
     path = Path(path)
-    contents = Contents(str(path))
     with _open(path) as stream:
-        for _ in _stream(path, stream, contents, set()):
-            pass
-        if contents.unreadable_at is not None and not contents.skipped:
-            start = summary_start(stream.fileno(), os.fstat(stream.fileno()).st_size)
-            contents.indexed = contents.indexed or start is not None
-            # (the data end record just before the summary: read up to there, all was read)
-            contents.index_only = start is not None and contents.unreadable_at >= start
+        contents = _inspected(path, stream)
         if not contents.complete:
             contents.being_written = _locked_by_writer(stream.fileno())
+    return contents
+
+
+def inspect_open(path: Path, fd: int) -> Contents:
+    """``inspect`` of the recording this process has open at ``fd`` (and locked: hild inspect
+    --repair, hild recover), read through that descriptor rather than the path again, and
+    without asking whether a writer holds it (this process's own lock would answer yes)."""
+    with os.fdopen(os.dup(fd), "rb") as stream:
+        stream.seek(0)  # (a duplicate shares the descriptor's offset: read from the start)
+        return _inspected(Path(path), stream)
+
+
+def _inspected(path: Path, stream) -> Contents:
+    contents = Contents(str(path))
+    for _ in _stream(path, stream, contents, set()):
+        pass
+    if contents.unreadable_at is not None and not contents.skipped:
+        start = summary_start(stream.fileno(), os.fstat(stream.fileno()).st_size)
+        contents.indexed = contents.indexed or start is not None
+        # (the data end record just before the summary: read up to there, all was read)
+        contents.index_only = start is not None and contents.unreadable_at >= start
     return contents
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hild.config import MISSING, ConfigError
-from hild.record.reader import inspect
+from hild.record.reader import inspect_open
 from hild.record.repair import check_start, open_recording, rebuild
 from hild.record.scan import byte_ranges, is_complete, summary_declarations
 
@@ -113,7 +113,7 @@ def recover(path: Path, out: Path | None = None, force: bool = False) -> Recover
                 _copy(src, tmp_fd, size)
                 # finished, and damaged since (its data, or its summary alone)
                 finished = is_complete(tmp_fd, size)
-                if finished and inspect(path).unreadable_at is None:
+                if finished and inspect_open(path, src).unreadable_at is None:
                     result = Recovered(str(path), str(out), already_complete=True)
                 else:  # cut short, or finished and damaged since: indexed again without it
                     status = "damaged" if finished else "cut short"

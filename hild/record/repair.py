@@ -42,7 +42,7 @@ from mcap.stream_reader import get_chunk_data_stream
 
 from hild.config import MISSING, ConfigError
 from hild.record.mcapfile import MAGIC, RECORDING, Index, pwrite_all, record_bytes
-from hild.record.reader import inspect
+from hild.record.reader import inspect_open
 from hild.record.scan import (
     RECORD_HEAD,
     SCAN_BLOCK,
@@ -148,7 +148,7 @@ def repair(path: Path) -> Repaired:
         size = os.fstat(fd).st_size
         check_start(path, fd)
         if is_complete(fd, size):
-            contents = inspect(path)
+            contents = inspect_open(path, fd)
             if contents.unreadable_at is not None and not contents.skipped:  # its index alone
                 return rebuild(path, fd, size, "hild inspect --repair", status="damaged")
             return Repaired(str(path), already_complete=True, damaged=tuple(contents.skipped))

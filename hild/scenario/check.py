@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from hild.config import ConfigError, load_toml
+from hild.config import ConfigError, load_toml, looks_like_path
 from hild.profiles import BENCHES, SCENARIOS
 from hild.scenario.controller import check_factory
 from hild.scenario.file import Scenario, load_scenario
@@ -16,7 +16,7 @@ def is_scenario(name_or_path: str | None) -> bool:
     if name_or_path is None:
         return False
     candidate = Path(name_or_path)
-    if candidate.suffix == ".toml" or "/" in name_or_path:
+    if looks_like_path(name_or_path):
         try:
             return "scenario" in load_toml(candidate)
         except ConfigError:
