@@ -183,7 +183,8 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--schedule", type=Path, action="append", default=[], metavar="FILE.csv",
                      help="t,name,value rows; repeatable: a batch runs each schedule in "
                      "turn")  # fmt: skip
-    sim.add_argument("--out", type=Path, metavar="FILE.csv", help="write the trajectory here")
+    sim.add_argument("--out", type=output_file("the trajectory"), metavar="FILE.csv",
+                     help="write the trajectory here (its folder made if missing)")  # fmt: skip
     sim.add_argument("--record", type=_sim_record_file, metavar="FILE.mcap",
                      help="record the run as `hild run --record` does, a sample every "
                      "--output-interval; {profile} and {utc} in the name become the profile's "

@@ -361,7 +361,8 @@ class CsvRows:
 
     def __init__(self, path: Path, columns: list[str]):
         self.path = path
-        try:
+        try:  # (its folder made as --record's is)
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
             self._file = open(path, "w", newline="")  # noqa: SIM115  (closed by close())
         except OSError as e:
             raise self._unwritable(e) from None

@@ -39,6 +39,20 @@ def test_sim_odin_prints_summary_and_json_and_writes_csv(tmp_path):
     assert float(rows[-1]["x"]) == pytest.approx(final["state"]["x"], rel=1e-6)
 
 
+def test_sim_out_makes_its_folder_as_record_does(tmp_path):
+    """`--out runs/today/odin.csv` in a folder not made yet: made, as `--record` makes its
+    (it was refused: "cannot write it (No such file or directory)")."""
+    out = tmp_path / "runs" / "today" / "odin.csv"
+    p = hild("sim", "odin", "--duration", "1", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    with open(out) as f:
+        assert len(list(csv.DictReader(f))) == 11  # t = 0 and every 0.1 s
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    p = hild("sim", "odin", "--duration", "1", "--out", str(blocked / "odin.csv"))
+    assert p.returncode == 2 and "is a file, not a folder" in p.stderr, p.stderr
+
+
 def test_schedule_changes_commands_on_time(tmp_path):
     sched = tmp_path / "s.csv"
     sched.write_text(
