@@ -7,7 +7,7 @@ import socket
 import sys
 from pathlib import Path
 
-from hild.bench import Bench, BenchError, load_bench
+from hild.bench import Bench, load_bench
 from hild.config import MISSING, ConfigError, looks_like_path
 from hild.profiles import BENCHES, SCENARIOS
 from hild.transport.probe import bind_problem, listen_address
@@ -16,17 +16,16 @@ from hild.transport.url import parse_port_url
 
 def check_bench(name_or_path: str | None) -> int:
     """Validate a bench (or a scenario) and print what it would run; errors raise
-    BenchError (ScenarioError)."""
+    BenchError (ScenarioError), or a ConfigError for a path to no file at all."""
     from hild.scenario.check import check_scenario, is_scenario
 
     if is_scenario(name_or_path):
         assert name_or_path is not None
         return check_scenario(name_or_path)
     if name_or_path is not None and _missing_path(name_or_path):  # either kind it could be
-        raise BenchError([ConfigError(name_or_path, "", MISSING, "an existing bench or scenario "
-                                      f"file (no such file; built-in benches: "
-                                      f"{BENCHES.listing()}; built-in scenarios: "
-                                      f"{SCENARIOS.listing()})")])  # fmt: skip
+        raise ConfigError(name_or_path, "", MISSING, "an existing bench or scenario file (no "
+                          f"such file; built-in benches: {BENCHES.listing()}; built-in "
+                          f"scenarios: {SCENARIOS.listing()})")  # fmt: skip
     bench = load_bench(name_or_path)
     out = sys.stdout
     out.write(f"{bench.file}: OK: {bench.profile} in {bench.weather.preset} weather, "

@@ -106,9 +106,11 @@ def unreadable_cases() -> list[Case]:
 MISSING = [
     Case("bench-no-such-file", ("check", "/no/such/bench.toml"),
          ("/no/such/bench.toml", "no such file")),
-    # hild check takes a scenario too: a missing file is named as either (it said "bench file")
+    # hild check takes a scenario too: a missing file is named as either (it said "bench file",
+    # then "1 error(s) in the bench")
     Case("check-no-such-scenario-file", ("check", "{tmp}/my-scenario.toml"),
-         ("{tmp}/my-scenario.toml: expected an existing bench or scenario file (no such file",
+         ("hild: error: {tmp}/my-scenario.toml: expected an existing bench or scenario file (no "
+          "such file",
           "built-in scenarios: crossing-give-way")),
     Case("bench-no-such-name", ("check", "no-such-bench"),
          ("no-such-bench", "a built-in bench: ardupilot, ardupilot-otter, busy-fjord")),
@@ -638,7 +640,7 @@ def test_debug_shows_the_traceback_that_is_otherwise_hidden():
     quiet = run_hild("check", "/no/such/bench.toml")
     loud = run_hild("check", "/no/such/bench.toml", "--debug")
     assert quiet.returncode == 2 and "Traceback" not in quiet.stderr
-    assert loud.returncode == 2 and "Traceback" in loud.stderr and "BenchError" in loud.stderr
+    assert loud.returncode == 2 and "Traceback" in loud.stderr and "ConfigError" in loud.stderr
 
 
 def test_check_warns_of_a_port_in_use_and_run_refuses_it_as_a_configuration_error(tmp_path):
