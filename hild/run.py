@@ -24,6 +24,7 @@ from hild.mirror.config import from_url
 from hild.mirror.observer import Mirror
 from hild.record.config import DEFAULT_RATE_HZ, EXIT_RECORDING_FAILED, RecordConfig
 from hild.record.observer import Recorder
+from hild.rundir import RunDir
 from hild.systemd import notifier_from_environment
 
 
@@ -176,10 +177,11 @@ def run_bench(
     # (hild.rundir).
     written = load_bench(name_or_path, check_step=False, **overrides)
     mirror(written, mqtt_options or {})
-    with checked_before_compiling(written):
+    with checked_before_compiling(written) as held:
         announce_compiling()
         bench = load_bench(name_or_path, **overrides)
-        return run_checked(bench, duration, mqtt_options or {}, record_file, quiet, foxglove)
+        return run_checked(bench, duration, mqtt_options or {}, record_file, quiet, foxglove,
+                           held)  # fmt: skip
 
 
 def run_checked(
@@ -189,8 +191,10 @@ def run_checked(
     record_file: str | None,
     quiet: bool = False,
     foxglove: str | None = None,
+    run_dir: RunDir | None = None,
 ) -> int:
-    """Run a checked bench whose run directory is held; the exit status."""
+    """Run a checked bench whose run directory is held (``run_dir``, when pty links go in it);
+    the exit status."""
     recording = recorder(bench, record_file)
     if foxglove is not None:
         host, port = parse_foxglove_address(foxglove)
@@ -201,7 +205,7 @@ def run_checked(
     else:
         live_view = None
     board = StatusBoard()  # the status snapshot hild ctl and the status line show
-    live = [board, ControlSocket(board)] + ([] if quiet else [StatusLine(board)])
+    live = [board, ControlSocket(board, run_dir)] + ([] if quiet else [StatusLine(board)])
     observers = [o for o in (notifier_from_environment(), mirror(bench, mqtt_options),
                              recording, live_view, *live) if o is not None]  # fmt: skip
     daemon = Daemon(bench, duration, observers)

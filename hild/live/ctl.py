@@ -11,8 +11,8 @@ client. A socket left by a daemon that died is replaced; one that a live daemon 
 left to it, and this run goes without ``hild ctl`` (logged, with what to do). The socket is
 looked at every second while the run goes on: one removed under the run (with its run
 directory, by a cleanup of /tmp, or alone) is made again, so ``hild ctl`` reaches the run
-again (``ctl.recreated``); a run directory gone with it is left one look to hild.rundir's
-watcher, which makes it again with its lock and links when the run holds it.
+again (``ctl.recreated``); a run directory gone with it is made again first, with its lock
+and links, by the run's hold on it (``RunDir.keep``, hild.rundir) when the run holds one.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from hild.config import json_value
 from hild.live.address import STATUS, socket_path
 from hild.live.status import StatusBoard, snapshot
 from hild.observers import TickObserver
-from hild.rundir import WATCH_INTERVAL_S, RunDirError, make_private_dir
+from hild.rundir import WATCH_INTERVAL_S, RunDir, RunDirError, make_private_dir
 from hild.runtime import MAX_REQUEST_BYTES, REQUESTS
 
 if TYPE_CHECKING:
@@ -46,8 +46,11 @@ class ControlSocket(TickObserver):
 
     keep_interval_s = WATCH_INTERVAL_S  # how soon a socket removed under the run is made again
 
-    def __init__(self, board: StatusBoard) -> None:
+    def __init__(self, board: StatusBoard, run_dir: RunDir | None = None) -> None:
+        """``run_dir``: the run's hold on its run directory, when it has one (pty links go
+        in it), to make the directory again with its lock and links before the socket."""
         self.board = board  # (an observer of the run itself, which keeps it current)
+        self.run_dir = run_dir
         self.path: Path | None = None
         self._server: asyncio.AbstractServer | None = None
         self._made: os.stat_result | None = None  # the socket file this run made and serves
@@ -98,16 +101,12 @@ class ControlSocket(TickObserver):
     async def _keep(self, path: Path) -> None:
         """Make the socket again whenever it is removed under the run (see the module)."""
         problem: dict[str, str] = {}
-        looks_without_dir = 0
         while True:
             await asyncio.sleep(self.keep_interval_s)
             if self._in_place(path):
                 continue
-            if not path.parent.is_dir():
-                looks_without_dir += 1
-                if looks_without_dir < 2:  # hild.rundir's watcher makes it first, if it holds it
-                    continue
-            looks_without_dir = 0
+            if self.run_dir is not None and not path.parent.is_dir():
+                await asyncio.to_thread(self.run_dir.keep)  # (its watcher's own, if first)
             gone, self._server = self._server, None
             if gone is not None:
                 gone.close()  # (its file is gone or another's: nothing of it to remove)
