@@ -10,7 +10,6 @@ and the batch goes on; the exit status is then 1.
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections.abc import Callable
@@ -20,7 +19,7 @@ from typing import Any
 
 from hild.config import ConfigError, MultipleConfigError
 from hild.coupled.simulation import DivergedError
-from hild.log import finite_or_null, write_or_drop
+from hild.log import json_line, write_or_drop
 from hild.profiles.vessel import load_profile
 from hild.record.config import EXIT_RECORDING_FAILED
 from hild.sim import checked_commands, record_file, run_sim
@@ -111,7 +110,7 @@ def run_batch(
             line.update(t=s["t"], state=s["state"], actuators=s["actuators"],
                         environment=s["environment"], real_time_factor=s["real_time_factor"],
                         wall_s=s["wall_s"])  # fmt: skip
-        say(json.dumps(finite_or_null(line), allow_nan=False))
+        say(json_line(line))
     wall = time.perf_counter() - t0
     rate = f"{len(runs) / wall:.1f} runs/s" if wall > 0.0 else "instantly"
     write_or_drop(sys.stderr, f"hild sim: {len(runs)} run(s) of {duration:g} s in {wall:.2f} s "

@@ -65,7 +65,7 @@ def json_line(event: Any, **options: Any) -> str:
 def finite_or_null(value: Any) -> Any:
     """``value`` with every float that is not finite (an unmeasurably short run's real-time
     factor, a fault without end) as None, so that its JSON is strict (null), which any parser
-    reads: for the log's lines and `hild sim`'s and `hild batch`'s JSON."""
+    reads: for the log's lines and `hild sim`'s and `hild batch`'s JSON (``json_line``)."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import json
 import math
 import time
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from hild.coupled.loop import ROW_ACTUATORS, ROW_STATE, ROW_T, row_environment
 from hild.coupled.simulation import CommandError, DivergedError, Simulation
 from hild.environment.environment import Environment
 from hild.kernel_cache import announce_compiling
-from hild.log import finite_or_null
+from hild.log import json_line
 from hild.model import layout as L
 from hild.model.stability import StepLimit, absurd, round_down, state_problem, step_limit
 from hild.model.vessel import Vessel
@@ -418,5 +417,5 @@ def summary_text(s: dict) -> str:
         "environment": env,
         "real_time_factor": speed_up,
     }
-    lines.append(json.dumps(finite_or_null(final), allow_nan=False))
+    lines.append(json_line(final))
     return "\n".join(lines)
