@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -45,15 +46,11 @@ class Truth:
         self.rotation = r9.reshape(3, 3)
 
 
-_rotation: list = []  # the compiled model's R(Theta), once an instant has needed it
-
-
+@functools.cache
 def _body_to_ned():
     """The model's own rotation, imported at the first instant, not with the devices that
     read one (`hild check` loads every device and needs no numba), and looked up once (an
     import statement costs a microsecond at each instant)."""
-    if not _rotation:
-        from hild.model.dynamics import rotation
+    from hild.model.dynamics import rotation
 
-        _rotation.append(rotation)
-    return _rotation[0]
+    return rotation
