@@ -404,8 +404,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "sample)")  # fmt: skip
 
     show = sub.add_parser(
-        "show", help="list or print the built-in benches, profiles, weather, traffic, devices, "
-        "units, ArduPilot parameters",
+        "show", help="list or print the built-in benches, scenarios, profiles, weather, traffic, "
+        "devices, units, ArduPilot parameters",
         description="Print a built-in file to copy and edit (hild show bench default > "
         "my-bench.toml; hild show systemd hild.service; hild show ardupilot odin > odin.parm, "
         "ArduPilot Rover's parameters measured on the profile), list the names of a kind (hild "
