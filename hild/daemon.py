@@ -186,6 +186,7 @@ class Daemon:
                 if commands is not None:
                     port.accepts_commands = True
                     self.dispatcher.attach(port.spec.url, commands)
+                    port.screen = self.dispatcher.screen(port.spec.url)
                 ports.append(port)
             self.devices.append(DeviceRuntime(device, ports, 1.0 / config.rate_hz))
         for key, (port, url) in opened.items():

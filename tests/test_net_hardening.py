@@ -27,7 +27,7 @@ from endpoints import free_tcp_port, free_udp_port, nmea_line
 from structlog.testing import capture_logs
 
 from hild.log import SurvivingStream, route_asyncio_errors
-from hild.transport.base import PortStats
+from hild.transport.base import PortStats, Verdict
 from hild.transport.budget import INPUT_BUDGET_S, WINDOW_S, InputBudget
 from hild.transport.senders import PROBE_S, SENDER_INBOX, THROTTLE_AFTER, SenderTable
 from hild.transport.unread import PeerQueues
@@ -793,9 +793,10 @@ def test_a_udp_command_port_serves_its_controller_under_a_flood_from_another_sen
 
 def test_a_flooding_sender_leaves_the_others_their_turn():
     # The pieces of the UDP port's fair share (senders.py): a flood fills only its own inbox,
-    # the senders are served in turn, and a sender of nothing but refused lines is throttled.
+    # the senders are served in turn, and a sender of nothing but malformed lines is throttled.
     stats = PortStats()
     table = SenderTable(lambda host: host == "127.0.0.1", stats)
+    table.screen = lambda line: line == b"command"  # the port's test of a well-formed line
     flooder, controller, outsider = ("127.0.0.1", 1001), ("127.0.0.1", 1002), ("10.0.0.1", 1003)
     for _ in range(100):
         table.put(b"garbage", flooder, 0.0)
@@ -806,14 +807,14 @@ def test_a_flooding_sender_leaves_the_others_their_turn():
     assert taken == [b"garbage", b"command", b"garbage"]  # the controller's turn came second
     sender = table.take()[0]
     for _ in range(THROTTLE_AFTER - 1):
-        assert not table.judge(sender, False, 1.0)
-    assert table.judge(sender, False, 1.0)  # throttled now: what it had waiting is discarded
+        assert not table.judge(sender, Verdict.MALFORMED, 1.0)
+    assert table.judge(sender, Verdict.MALFORMED, 1.0)  # throttled: what waited is discarded
     assert not table.pending and sender.throttled
     before = stats.throttled
     assert table.put(b"garbage", flooder, 1.0 + PROBE_S / 2) is None  # before its next probe
     assert stats.throttled == before + 1
     assert table.put(b"command", flooder, 1.0 + PROBE_S) is not None  # its probe is read
-    table.judge(sender, True, 1.0 + PROBE_S)  # of use again: served as before
+    table.judge(sender, Verdict.APPLIED, 1.0 + PROBE_S)  # of use again: served as before
     assert not sender.throttled
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from hild.bus.device import CommandDevice
+from hild.bus.sentence import CHECKSUMS, MALFORMED, well_formed
 from hild.control import ActuatorCommand, ControlQueue, HeadingReference
-from hild.transport.base import Inbound
+from hild.transport.base import Inbound, Verdict
 
 # (device name, the line, its command or None, (reason, detail) when refused)
 Listener = Callable[[str, Inbound, ActuatorCommand | None, tuple[str, str] | None], None]
@@ -32,23 +34,38 @@ class Dispatcher:
         if device not in devices:
             devices.append(device)
 
-    def receive(self, inbound: Inbound) -> bool:
+    def receive(self, inbound: Inbound) -> Verdict | None:
         """A port's on_line callback: decode, and queue what is valid. Never raises.
 
-        Returns False when the line was of no use to any device on its port: every one refused
-        it, and not because its watchdog is latched (a controller's lines then are commands
-        still, waiting for its neutral one). A port may throttle a sender whose lines are all
-        of no use (hild/transport/udp.py); True for anything else, a port with no device too.
+        The line's verdict, for the port's defences (hild/transport/senders.py): APPLIED when
+        a device took it (or refused it only because its watchdog is latched: a controller's
+        lines then are commands still, waiting for its neutral one); MALFORMED when every
+        device found it malformed (sentence.MALFORMED: not a sentence at all); IGNORED for a
+        well-formed sentence that no device takes, another talker's on a shared bus; None on
+        a port with no device.
         """
         self.received_lines += 1
         devices = self._devices.get(inbound.port, ())
-        useful = not devices
+        if not devices:
+            return None
+        applied, malformed = False, 0
         for device in devices:
             record = self.deliver(device, inbound)
             rejection = device.last_rejection
             if record is not None or (rejection is not None and rejection[0] == "latched"):
-                useful = True
-        return useful
+                applied = True
+            elif rejection is not None and rejection[0] in MALFORMED:
+                malformed += 1
+        if applied:
+            return Verdict.APPLIED
+        return Verdict.MALFORMED if malformed == len(devices) else Verdict.IGNORED
+
+    def screen(self, port_url: str) -> Callable[[bytes], bool]:
+        """The cheap test of a line for the port named ``port_url`` (Port.screen): well-formed
+        as its most lenient device reads the checksum."""
+        policies = {device.checksum for device in self._devices.get(port_url, ())}
+        lenient = max(policies, key=CHECKSUMS.index, default=CHECKSUMS[-1])
+        return functools.partial(well_formed, checksum=lenient)
 
     def deliver(
         self, device: CommandDevice, inbound: Inbound

@@ -42,6 +42,13 @@ REASONS = (
     "latched",  # refused while the watchdog is latched: a neutral command is required
 )
 
+# The reasons that make a line malformed: not a sentence at all, whoever it was meant for. The
+# others are well-formed sentences this device does not take (another talker's on a shared
+# bus, a sentence it does not act on, a value beyond range); only malformed lines count
+# against a sender (transport/senders.py). A missing checksum is not among them: IEC 61162-1
+# lets some talkers leave it out, and a multiplexer forwards such sentences as they are.
+MALFORMED = frozenset(("overlong", "non_ascii", "framing", "bad_checksum"))
+
 _ADDRESS = re.compile(rb"[A-Z0-9]{3,8}")
 _PRINTABLE = re.compile(rb"[\x20-\x7e]*")
 _HEX = b"0123456789ABCDEFabcdef"
@@ -127,6 +134,16 @@ def checked_sentence(line: bytes, checksum: str | bool = REQUIRED) -> Sentence:
     text = body.decode("ascii")
     address, *fields = text.split(",")
     return Sentence(address, tuple(fields))
+
+
+def well_formed(line: bytes, checksum: str | bool = OPTIONAL) -> bool:
+    """True for a line that is not malformed (MALFORMED) when read with ``checksum``: the
+    cheap test a throttled sender's lines pass before they are decoded (~3 us a line)."""
+    try:
+        checked_sentence(line, checksum)
+    except Rejected as r:
+        return r.reason not in MALFORMED
+    return True
 
 
 def _xor(body: bytes) -> int:

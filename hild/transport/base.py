@@ -7,6 +7,7 @@ import abc
 import asyncio
 import collections
 import dataclasses
+import enum
 import itertools
 import time
 from collections.abc import Awaitable, Callable
@@ -22,6 +23,17 @@ log = structlog.get_logger("hild.transport")
 
 MAX_LINE_BYTES = 256
 CLOSE_FLUSH_S = 0.2
+
+
+class Verdict(enum.IntEnum):
+    """What a received line was to the devices that read it: on_line's answer, which the
+    ports' defences go by (senders.py). Only malformed input counts against a sender: a
+    well-formed sentence no device takes is another talker's on a shared bus, as a real
+    control unit ignores the talkers it does not listen to."""
+
+    MALFORMED = -1  # not a sentence: bytes outside ASCII, no framing, bad checksum, overlong
+    IGNORED = 0  # a well-formed sentence that no device on the port takes
+    APPLIED = 1  # a command or reference taken (or a command a latched watchdog holds)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -278,9 +290,13 @@ class Port(abc.ABC):
         no baud rate and ignores it)."""
         self.spec = spec
         self.stats = PortStats()
-        # Returns False for a line of no use (refused by every command device), else True or
-        # None; a port may use that to throttle a sender of nothing but refused lines (udp.py).
-        self.on_line: Callable[[Inbound], bool | None] | None = None
+        # Returns the line's Verdict (None: no device judged it); a port throttles a sender
+        # of nothing but malformed lines by it (senders.py).
+        self.on_line: Callable[[Inbound], Verdict | None] | None = None
+        # Set with on_line: a cheap test that a line could be of use (a well-formed sentence
+        # as the port's devices read them), which a throttled sender's lines must pass to be
+        # read at all; None: every line passes.
+        self.screen: Callable[[bytes], bool] | None = None
         self.mode: str = spec.option("mode", "both") or "both"
         self.allow = SourceFilter.parse(spec.option("allow"))
         # Set by the owner before start() when commands arrive on this port: a TCP port then
@@ -378,8 +394,8 @@ class Port(abc.ABC):
             target = self._deliver
         return LineSplitter(self.spec.url, target, self.stats)
 
-    def _deliver(self, item: Inbound) -> bool | None:
-        """Hand a line to on_line; its verdict: False for a line of no use (see on_line)."""
+    def _deliver(self, item: Inbound) -> Verdict | None:
+        """Hand a line to on_line; its verdict (see on_line)."""
         if not item.overlong:
             self.stats.received_lines += 1
         callback = self.on_line

@@ -1,20 +1,30 @@
-"""Fair shares of a datagram port's input among its senders.
+"""Fair shares of a datagram port's input among its senders, the controller's first.
 
-One sender flooding a UDP port must not cost another sender its turn: the real controller's
-ten commands a second have to get through while another local process sends garbage as fast
-as it can. Every datagram read from the socket is put in its sender's own small inbox, and
-the port works through the inboxes in turn, one datagram from each sender with some waiting
-(round robin), under the input budget. A flood fills only its own inbox; what it sends beyond
-that is discarded on arrival, counted (``throttled``), at the cost of a dictionary lookup.
+The real controller's ten commands a second have to get through whatever else arrives: its
+own other sentences (a multiplexer forwarding a whole bus, status sentences sent with the
+commands), garbage, or another local process flooding the port from one or a thousand
+source ports. Every datagram read from the socket is put in its sender's own inbox, and the
+port works through the inboxes in turn, one datagram from each sender with some waiting
+(round robin), under the input budget, in two classes:
 
-A sender whose lines are of no use (THROTTLE_AFTER in a row refused by every command device
-on the port, see Dispatcher.receive) is throttled: one of its datagrams is read every
-PROBE_S, the others are discarded unread and counted, until one of its lines is of use again.
-Decoding a refused line costs ~30 us, reading and discarding a datagram ~2 us (~5 us in the
-daemon with the loop's wake-ups), so a throttled flood of 50,000 datagrams a second costs a
-quarter of a core instead of one and a half cores the input budget could never pay for. A
-controller that sends no more than one datagram per PROBE_S loses nothing even while
-throttled, and one that starts sending valid commands is heard again within PROBE_S.
+- **Delivering senders**, whose lines were applied (a command or reference taken) within
+  DELIVERING_S, are served first, kept whatever else arrives (no newcomer takes their
+  place), never throttled, and have a larger inbox (DELIVERING_INBOX): a controller is never
+  starved by a flood nor by its own other traffic. At most MAX_DELIVERING are kept as such.
+- **Other senders** share what is left: at most MAX_SENDERS are remembered, and a newcomer
+  takes the place of the least recently heard of them, whatever it has waiting (discarded,
+  counted), so a flood from many source ports cannot fill the table against anyone.
+
+A datagram beyond its sender's inbox is discarded on arrival, counted (``throttled``), at the
+cost of a dictionary lookup. Only malformed lines count against a sender (Verdict.MALFORMED:
+bytes that are no sentence, a bad checksum): a well-formed sentence no device takes is
+another talker's on a shared bus, ignored. THROTTLE_AFTER malformed lines in a row make a
+sender throttled: its datagrams are discarded unread and counted, but for one every PROBE_S
+that passes the port's screen (a cheap test that a line is well-formed, ~3 us, against ~30 us
+to decode and refuse it), so the probe finds the sender's next useful line, not only its next
+datagram, and a line applied makes it a delivering sender again. A throttled flood of 50,000
+datagrams a second costs ~2 us each to read and discard instead of the decoding the input
+budget could never pay for.
 """
 
 from __future__ import annotations
@@ -22,29 +32,42 @@ from __future__ import annotations
 import collections
 from collections.abc import Callable
 
-from hild.transport.base import PortStats
+from hild.transport.base import PortStats, Verdict
 
-SENDER_INBOX = 8  # datagrams one sender may have waiting; more are discarded, counted
-INBOX_BYTES = 1 << 20  # bytes all senders may have waiting (a sender's first one always fits)
-MAX_SENDERS = 64  # senders remembered; a new one makes the least recently heard idle one go
-# Lines in a row of no use before a sender is throttled: a real controller's line refused now
-# and then (noise on a line, an unsupported sentence among its commands) never adds up to
-# eight in a row with nothing valid between them.
+SENDER_INBOX = 32  # datagrams an unknown sender may have waiting (a multiplexer's burst fits)
+DELIVERING_INBOX = 64  # datagrams a delivering sender may have waiting
+INBOX_BYTES = 1 << 20  # bytes the other senders may have waiting together
+DELIVERING_BYTES = 256 << 10  # bytes one delivering sender may have waiting
+MAX_SENDERS = 64  # other senders remembered; a newcomer takes the least recently heard's place
+MAX_DELIVERING = 16  # delivering senders kept beyond MAX_SENDERS (controllers on one port)
+# A sender stays delivering this long after its last applied line: through a controller's
+# pause of a few seconds (a mode change, a reconnect of its own upstream), twenty periods of
+# the command watchdog's default lease.
+DELIVERING_S = 10.0
+# Malformed lines in a row before a sender is throttled: noise on a line now and then never
+# adds up to eight in a row with nothing well-formed between them.
 THROTTLE_AFTER = 8
-PROBE_S = 0.1  # a throttled sender has one datagram read this often
+PROBE_S = 0.1  # a throttled sender has one datagram that passes the screen read this often
+PROBE_TRIES = 32  # datagrams one probe screens at most (a multiplexer's burst)
+SCREEN_LINES = 16  # lines of one datagram the screen looks at, at most
 
 
 class Sender:
     """One source address: whether allow= takes it, its inbox, how its lines fared."""
 
-    __slots__ = ("address", "allowed", "inbox", "next_probe", "useless")
+    __slots__ = (
+        "address", "allowed", "bytes", "delivered_t", "inbox", "malformed", "next_probe", "tries"
+    )  # fmt: skip
 
     def __init__(self, address: tuple, allowed: bool):
         self.address = address  # the socket address the datagrams came from
         self.allowed = allowed
         self.inbox: collections.deque[tuple[bytes, float]] = collections.deque()
-        self.useless = 0  # lines of no use in a row
+        self.bytes = 0  # waiting in the inbox
+        self.malformed = 0  # malformed lines in a row
         self.next_probe = 0.0  # throttled: time.monotonic() its next datagram may be read
+        self.tries = 0  # datagrams the current probe has screened
+        self.delivered_t = -float("inf")  # time.monotonic() its last line was applied
 
     @property
     def peer(self) -> tuple[str, int]:
@@ -52,7 +75,11 @@ class Sender:
 
     @property
     def throttled(self) -> bool:
-        return self.useless >= THROTTLE_AFTER
+        return self.malformed >= THROTTLE_AFTER
+
+    def delivering(self, now: float) -> bool:
+        """True while a line of the sender's was applied within DELIVERING_S."""
+        return now - self.delivered_t < DELIVERING_S
 
 
 class SenderTable:
@@ -61,84 +88,175 @@ class SenderTable:
     def __init__(self, allows: Callable[[str], bool], stats: PortStats):
         self._allows = allows
         self._stats = stats
-        self._senders: dict[tuple, Sender] = {}  # least recently heard first
-        self._turns: dict[Sender, None] = {}  # senders with datagrams waiting, in turn order
-        self._bytes = 0  # waiting in every inbox
+        # Set by the port: the cheap test a throttled sender's lines must pass (Port.screen).
+        self.screen: Callable[[bytes], bool] | None = None
+        self._senders: dict[tuple, Sender] = {}  # the other senders, least recently heard first
+        self._delivering: dict[tuple, Sender] = {}  # delivering senders, kept apart
+        # senders with datagrams waiting, in turn order (ordered sets): delivering ones first
+        self._first: dict[Sender, None] = {}
+        self._turns: dict[Sender, None] = {}
+        self._bytes = 0  # waiting in the other senders' inboxes
 
     def __len__(self) -> int:
-        return len(self._senders)
+        return len(self._senders) + len(self._delivering)
 
     @property
     def pending(self) -> bool:
         """True while some sender has a datagram waiting."""
-        return bool(self._turns)
+        return bool(self._first) or bool(self._turns)
 
     def put(self, data: bytes, address: tuple, t_rx: float) -> Sender | None:
         """File one received datagram under its sender; the sender, or None when discarded.
 
         A sender outside allow= is returned with nothing filed (the caller refuses it); a
-        datagram that a throttled sender sent before its next probe, or that finds its
-        sender's inbox full, is discarded and counted in ``throttled``.
+        datagram beyond its sender's inbox, or a throttled sender's that is not its probe, is
+        discarded and counted in ``throttled``.
         """
-        sender = self._senders.pop(address, None)
-        if sender is None:
-            sender = self._new(address)
-            if sender is None:  # every sender remembered has datagrams waiting
-                self._stats.throttled += 1
-                return None
-        self._senders[address] = sender  # now the most recently heard
+        sender = self._delivering.get(address)
+        if sender is not None and not sender.delivering(t_rx):
+            del self._delivering[address]  # no longer delivering: one of the others again
+            self._remember(sender)
+        if sender is None or address not in self._delivering:
+            sender = self._heard(address)
         if not sender.allowed:
             return sender
-        if sender.useless >= THROTTLE_AFTER:
-            if t_rx < sender.next_probe:
-                self._stats.throttled += 1
-                return None
-            sender.next_probe = t_rx + PROBE_S
-        inbox = sender.inbox
-        if inbox and (len(inbox) >= SENDER_INBOX or self._bytes + len(data) > INBOX_BYTES):
+        delivering = address in self._delivering
+        if not delivering and sender.throttled and not self._probe(sender, data, t_rx):
             self._stats.throttled += 1
             return None
-        inbox.append((data, t_rx))
-        self._bytes += len(data)
-        self._turns.setdefault(sender)
+        if not self._room(sender, len(data), delivering):
+            self._stats.throttled += 1
+            return None
+        sender.inbox.append((data, t_rx))
+        sender.bytes += len(data)
+        if not delivering:
+            self._bytes += len(data)
+        if sender not in self._first:
+            (self._first if delivering else self._turns).setdefault(sender)
         return sender
 
     def take(self) -> tuple[Sender, bytes, float] | None:
-        """The next datagram in turn, (sender, data, t_rx): one from each waiting sender."""
-        if not self._turns:
+        """The next datagram in turn, (sender, data, t_rx): delivering senders' first, one
+        from each waiting sender."""
+        turns = self._first or self._turns
+        if not turns:
             return None
-        sender = next(iter(self._turns))
-        del self._turns[sender]
+        sender = next(iter(turns))
+        del turns[sender]
         data, t_rx = sender.inbox.popleft()
-        self._bytes -= len(data)
+        sender.bytes -= len(data)
+        if sender.address not in self._delivering:
+            self._bytes -= len(data)
         if sender.inbox:
-            self._turns[sender] = None  # to the back of the line
+            turns[sender] = None  # to the back of the line
         return sender, data, t_rx
 
-    def judge(self, sender: Sender, useful: bool, now: float) -> bool:
+    def judge(self, sender: Sender, verdict: Verdict, now: float) -> bool:
         """Note how one of sender's lines fared; True when that made the sender throttled."""
-        if useful:
-            sender.useless = 0
+        if verdict == Verdict.APPLIED:
+            sender.malformed = 0
+            sender.delivered_t = now
+            self._promote(sender)
             return False
-        sender.useless += 1
-        if sender.useless != THROTTLE_AFTER:
+        if verdict != Verdict.MALFORMED or sender.address in self._delivering:
+            return False
+        sender.malformed += 1
+        if sender.malformed != THROTTLE_AFTER:
             return False
         sender.next_probe = now + PROBE_S
-        self._turns.pop(sender, None)
-        self._stats.throttled += len(sender.inbox)
-        self._bytes -= sum(len(data) for data, _ in sender.inbox)
-        sender.inbox.clear()
+        self._screen_inbox(sender)
         return True
 
     def clear(self) -> None:
         self._senders.clear()
+        self._delivering.clear()
+        self._first.clear()
         self._turns.clear()
         self._bytes = 0
 
-    def _new(self, address: tuple) -> Sender | None:
+    # -- the pieces --
+
+    def _heard(self, address: tuple) -> Sender:
+        """The other sender at address, now the most recently heard; a newcomer takes the
+        place of the least recently heard when the table is full."""
+        sender = self._senders.pop(address, None)
+        if sender is None:
+            if len(self._senders) >= MAX_SENDERS:
+                self._forget(next(iter(self._senders)))
+            sender = Sender(address, self._allows(str(address[0])))
+        self._senders[address] = sender
+        return sender
+
+    def _remember(self, sender: Sender) -> None:
+        """Put a sender that stopped delivering back among the others."""
         if len(self._senders) >= MAX_SENDERS:
-            idle = next((a for a, s in self._senders.items() if not s.inbox), None)
-            if idle is None:
-                return None
-            del self._senders[idle]
-        return Sender(address, self._allows(str(address[0])))
+            self._forget(next(iter(self._senders)))
+        self._senders[sender.address] = sender
+        self._bytes += sender.bytes
+        if sender in self._first:
+            del self._first[sender]
+            self._turns[sender] = None
+
+    def _forget(self, address: tuple) -> None:
+        sender = self._senders.pop(address)
+        self._turns.pop(sender, None)
+        self._stats.throttled += len(sender.inbox)
+        self._bytes -= sender.bytes
+        sender.inbox.clear()
+        sender.bytes = 0
+
+    def _promote(self, sender: Sender) -> None:
+        """A sender whose line was applied becomes a delivering one, if there is room."""
+        address = sender.address
+        if address in self._delivering or self._senders.get(address) is not sender:
+            return
+        if len(self._delivering) >= MAX_DELIVERING:
+            return
+        del self._senders[address]
+        self._delivering[address] = sender
+        self._bytes -= sender.bytes
+        if sender in self._turns:
+            del self._turns[sender]
+            self._first[sender] = None
+
+    def _room(self, sender: Sender, size: int, delivering: bool) -> bool:
+        """Whether a datagram of size bytes fits in sender's inbox (its first always does)."""
+        if not sender.inbox:
+            return True
+        if delivering:
+            return len(sender.inbox) < DELIVERING_INBOX and sender.bytes + size <= (
+                DELIVERING_BYTES
+            )
+        return len(sender.inbox) < SENDER_INBOX and self._bytes + size <= INBOX_BYTES
+
+    def _probe(self, sender: Sender, data: bytes, t_rx: float) -> bool:
+        """Whether a throttled sender's datagram is read: its probe is due and it may be of
+        use (the screen finds a well-formed line in it). A probe looks at PROBE_TRIES
+        datagrams at most; then the next one is due PROBE_S later."""
+        if t_rx < sender.next_probe:
+            return False
+        if self._passes(data):
+            sender.next_probe, sender.tries = t_rx + PROBE_S, 0
+            return True
+        sender.tries += 1
+        if sender.tries >= PROBE_TRIES:
+            sender.next_probe, sender.tries = t_rx + PROBE_S, 0
+        return False
+
+    def _passes(self, data: bytes) -> bool:
+        screen = self.screen
+        if screen is None:
+            return True
+        lines = data.split(b"\n", SCREEN_LINES)[:SCREEN_LINES]
+        return any(screen(line.rstrip(b"\r")) for line in lines if line.strip())
+
+    def _screen_inbox(self, sender: Sender) -> None:
+        """A sender just throttled keeps of what it has waiting only what may be of use."""
+        kept = [(data, t) for data, t in sender.inbox if self._passes(data)]
+        self._stats.throttled += len(sender.inbox) - len(kept)
+        self._bytes -= sender.bytes
+        sender.inbox = collections.deque(kept)
+        sender.bytes = sum(len(data) for data, _ in kept)
+        self._bytes += sender.bytes
+        if not kept:
+            self._turns.pop(sender, None)

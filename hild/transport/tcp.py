@@ -40,6 +40,7 @@ from hild.transport.base import (
     LineQueue,
     LineSplitter,
     Port,
+    Verdict,
     cancel_and_wait,
     run_writer,
 )
@@ -161,7 +162,7 @@ class _Client(asyncio.BufferedProtocol):
     # -- reading, under the input budget --
 
     def _deliver(self, item: Inbound) -> None:
-        if self.port._deliver(item) and self.port.accepts_commands:
+        if self.port._deliver(item) == Verdict.APPLIED and self.port.accepts_commands:
             self.last_alive = max(self.last_alive, item.t_rx)
 
     def get_buffer(self, sizehint: int) -> memoryview:

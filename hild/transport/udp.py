@@ -26,9 +26,15 @@ import time
 import structlog
 
 from hild.log import RateLimited
-from hild.transport.base import Inbound, LineSplitter, Port, cancel_and_wait, run_writer
+from hild.transport.base import (
+    Inbound,
+    LineSplitter,
+    Port,
+    cancel_and_wait,
+    run_writer,
+)
 from hild.transport.budget import SLICE_BYTES, WINDOW_S, InputBudget
-from hild.transport.senders import Sender, SenderTable
+from hild.transport.senders import THROTTLE_AFTER, Sender, SenderTable
 from hild.transport.url import (
     BROADCAST_ADDRESS,
     PortSpec,
@@ -134,6 +140,7 @@ class UdpPort(Port):
     async def _open(self) -> None:
         loop = asyncio.get_running_loop()
         self._budget = InputBudget.of(loop)
+        self._senders.screen = self.screen
         infos = await loop.getaddrinfo(self.host, self.port, type=socket.SOCK_DGRAM)
         family, _, _, _, dest = infos[0]
         sock = socket.socket(family, socket.SOCK_DGRAM)
@@ -311,16 +318,16 @@ class UdpPort(Port):
         self._current, self._offset, self._peer, self._t_rx = data, 0, peer, t_rx
 
     def _deliver_judged(self, item: Inbound) -> None:
-        """Deliver a line; one of no use counts against its sender (senders.py)."""
-        useful = self._deliver(item)
+        """Deliver a line; its verdict goes to its sender's account (senders.py)."""
+        verdict = self._deliver(item)
         sender = self._sender
-        if useful is None or sender is None:
+        if verdict is None or sender is None:
             return
-        if self._senders.judge(sender, useful, item.t_rx):
+        if self._senders.judge(sender, verdict, item.t_rx):
             self._log_throttled(
                 url=self.spec.url,
                 peer=format_host_port(*sender.peer),
-                reason="every line refused",
+                reason=f"{THROTTLE_AFTER} malformed lines in a row",
                 throttled=self.stats.throttled,
             )
 
