@@ -11,6 +11,7 @@ import time
 import numpy as np
 import pytest
 
+from hild.ardupilot.link import OWNER_SILENT_S
 from tests.ardupilot_client import Sitl
 from tests.endpoints import Daemon, UdpClient, free_udp_port, write_bench
 
@@ -220,6 +221,72 @@ def test_repeated_lost_malformed_and_restarted_frames(tmp_path):
     assert (link["repeated"], link["lost"], link["malformed"], link["restarts"]) == (1, 4, 2, 1)
     assert link["frames"] == 1200 + 1 + 1 + 1 + 599
     assert summary["t"] == pytest.approx((1200 + 1 + 1 + 1 + 599) * dt)  # hild's clock ran on
+    assert daemon.events("ardupilot.restarted") and daemon.events("control.restart")
+
+
+def test_a_second_sender_on_the_port_is_refused_and_resets_nothing(tmp_path):
+    """Two programs interleaving frames on ArduPilot's port: the first owns the link; the
+    second's frames (a newly started SITL's counts) get no answer and reset nothing, and are
+    counted and logged with its address. (Before: each was a restart.)"""
+    daemon, sitl = start(tmp_path)
+    second = Sitl(sitl.port, timeout=0.3)
+    senders = [f"127.0.0.1:{s.sock.getsockname()[1]}" for s in (sitl, second)]
+    try:
+        run = []
+        for i in range(200):  # (the owner's first: the first sender owns the link)
+            run.append(sitl.step(i, (1500, 0, 2000) if i >= 10 else ()))
+            second.send(i)
+        with pytest.raises(TimeoutError):
+            second.receive()  # not one answer
+    finally:
+        sitl.close()
+        second.close()
+    summary = daemon.stop()
+    assert [a["timestamp"] for a in run] == pytest.approx([(i + 1) / 1200 for i in range(200)])
+    link = summary["devices"]["autopilot"]
+    assert (link["frames"], link["foreign"]) == (200, 200)
+    assert link["restarts"] == link["lost"] == link["malformed"] == link["repeated"] == 0
+    first = daemon.events("ardupilot.foreign_frame")[0]
+    assert (first["sender"], first["owner"]) == (senders[1], senders[0])
+    assert len(daemon.events("ardupilot.foreign_frame")) < 10  # at a limited rate
+    assert not daemon.events("ardupilot.restarted")
+
+
+def test_a_sitl_restarted_on_a_new_port_takes_the_link_once_the_old_one_is_silent(tmp_path):
+    """A restarted SITL binds a new ephemeral port and sends its frame 0 again about every
+    1.1 s while unanswered (protocols.md): refused while the old one may be alive, then taken
+    as a restart once it has been silent OWNER_SILENT_S: the vessel back at its start."""
+    daemon, sitl = start(tmp_path)
+    restarted = Sitl(sitl.port, timeout=1.1)  # its own socket: a new port
+    dt = 1 / 1200
+    try:
+        run = [sitl.step(i, (1500, 0, 2000) if i >= 10 else ()) for i in range(1200)]
+        assert run[-1]["position"][0] > 0.05
+        sitl.close()
+        stopped, unanswered = time.monotonic(), 0
+        while True:
+            assert time.monotonic() - stopped < OWNER_SILENT_S + 10
+            restarted.send(0)
+            try:
+                first = restarted.receive()
+                break
+            except TimeoutError:
+                unanswered += 1
+        waited = time.monotonic() - stopped
+        moving = [restarted.step(i, (1500, 0, 2000)) for i in range(1, 600)]
+    finally:
+        sitl.close()
+        restarted.close()
+    summary = daemon.stop()
+    assert unanswered >= 2 and waited >= OWNER_SILENT_S
+    assert first["timestamp"] == pytest.approx(dt)
+    assert first["position"] == pytest.approx(run[0]["position"], abs=1e-6)
+    assert moving[-1]["timestamp"] == pytest.approx(600 * dt)
+    link = summary["devices"]["autopilot"]
+    assert (link["restarts"], link["frames"]) == (1, 1200 + 600) and link["foreign"] >= 2
+    connected = daemon.events("ardupilot.connected")
+    assert len(connected) == 2 and connected[1]["silent_s"] >= OWNER_SILENT_S
+    assert connected[1]["previous"] == connected[0]["sender"] != connected[1]["sender"]
     assert daemon.events("ardupilot.restarted") and daemon.events("control.restart")
 
 

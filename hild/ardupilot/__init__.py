@@ -11,6 +11,7 @@ recording, traffic) runs on the same simulated clock.
 - protocol.py: the servo frame and the JSON answer, as bytes;
 - state.py: what the answer says (IMU, position, velocity, attitude, wind) from the state;
 - servos.py: PWM to actuator demands (throttle and steering, or skid steering);
-- link.py: the device, its socket and its session (duplicates, lost frames, restarts);
+- link.py: the device, its socket and its session: one SITL's (its owner, duplicates, lost
+  frames, restarts);
 - pace.py: the daemon's ticks paced by frames instead of the clock.
 """

@@ -2,19 +2,45 @@
 
 One frame from ArduPilot, one physics step, one answer (protocol.py). The frame's servo
 outputs become an actuator command on the control queue (servos.py), applied before the step
-like any other command; the answer is the state after it (state.py). The frame count tells
-what a frame is (ArduPilot's JSON description and SIM_JSON.cpp; measured: protocols.md):
+like any other command; the answer is the state after it (state.py).
+
+The link belongs to one SITL: the first sender of a frame (its address and port) owns it.
+Frames from any other address are refused unanswered, counted (``foreign``) and logged at a
+limited rate with the sender's address: a second program on ArduPilot's port (a second SITL
+started with the same ``-I``, a test tool) neither resets the vessel nor moves the count (two
+senders interleaving once made every other frame a restart and every jump back up "lost
+frames"). Another sender takes the link over only as a newly started SITL would come: its frame
+count near zero (below RESTART_BELOW) while the owner has sent nothing for OWNER_SILENT_S of
+wall time. That is how a restarted SITL comes, on a new source port (ArduPilot's socket binds a
+new ephemeral port in the new process): SIM_JSON.cpp counts from 0 and counts only frames it
+got an answer to, so refused, it sends its frame 0 again about every 1.1 s (measured:
+protocols.md) until the old owner's silence lets it in, a few seconds late. A running
+SITL sends at least that often even when it hears nothing, so three seconds without a frame is
+two of its re-sends missed: stopped, paused or gone. Both conditions are needed: a paused SITL
+keeps its link however long the pause when nothing else comes, and against a second SITL that
+has run for a while; a second SITL refused from the start stays at 0 and does not steal the
+link from a running owner (it would every 1.1 s on its count alone). Silence is wall time, as
+simulated time stands still with the frames.
+
+The owner's frame count tells what a frame is (ArduPilot's JSON description and SIM_JSON.cpp;
+measured: protocols.md):
 
 - one more than the last: the next step;
 - the same as the last: ArduPilot heard no answer and sends the frame again (every 10 s by its
   description, about every 1.1 s as measured): the last answer goes again, nothing steps;
-- more than one ahead: frames were lost on the way; counted, and one step taken (ArduPilot's
-  clock is the answers' timestamps, so no time is lost on either side); more than
-  MAX_LOST_FRAMES ahead, no frame of this SITL's: counted as malformed and skipped;
-- lower than the last: SITL restarted. The vessel goes back to how the run began (its place,
-  heading, speed and actuators) and the timestamps start again from 0, as a newly started
-  ArduPilot expects; hild's own clock, its weather and its traffic run on, so the NMEA out, the
-  MQTT mirror and the recording see one run with a reset in it.
+- more than one ahead, by up to MAX_LOST_FRAMES: frames were lost on the way; the missing
+  frames counted (``lost``), and one step taken (ArduPilot's clock is the answers'
+  timestamps, so no time is lost on either side);
+- back to near zero (below RESTART_BELOW): SITL restarted. The vessel goes back to how the
+  run began (its place, heading, speed and actuators) and the timestamps start again from 0,
+  as a newly started ArduPilot expects; hild's own clock, its weather and its traffic run on,
+  so the NMEA out, the MQTT mirror and the recording see one run with a reset in it. A new
+  owner (above) is a restart the same way, whatever its count;
+- more than MAX_LOST_FRAMES ahead, or back but not near zero: no frame of this SITL's session
+  (ArduPilot's count only grows within one) and no restart: counted as ``malformed``, skipped
+  unanswered, the count kept. Should the owner send that same count again (ArduPilot does when
+  it hears no answer; a stray datagram does not) hild takes it as the owner's count from then
+  on: one step, nothing counted lost, no restart, so that no count can hold the link up.
 
 No frame for a while is no failure: ArduPilot is paused, stopped or not yet started, and hild
 waits with it (the whole loop is paced by the frames). The answer goes back to the address
@@ -60,11 +86,25 @@ log = structlog.get_logger("hild.ardupilot")
 DEFAULT_PORT = 9002  # where ArduPilot's SITL sends its frames (its JSON description)
 POLL_S = 0.1  # how long the loop waits for a frame before it looks at its stop flag again
 PAUSED_AFTER_S = 5.0  # wall seconds without a frame before the log says ArduPilot paused
-# A count this far ahead is no frame of the SITL that sent the last: in lockstep it sends the
-# next only after an answer, so what is lost on the way is a few frames (a minute at 1,200 Hz
-# is 72,000). A stray datagram's count (4,294,967,295, say) would have been "lost frames", and
-# the SITL's real next frame, below it, a restart.
-MAX_LOST_FRAMES = 100_000
+# A count this far ahead is no frame of the SITL that sent the last. In lockstep ArduPilot
+# counts the answers it receives (SIM_JSON.cpp: frame_counter++ in recv_fdm) and sends one
+# frame per answer, so hild misses a count only when an answer of its own went to a frame sent
+# again (one per 1.1 s that ArduPilot waited): a few at most. A second of frames at
+# ArduPilot's default SIM_RATE_HZ (1200) is far above that and counts no stray datagram's
+# count (4,294,967,295, say) as lost frames. (It was 100,000: each jump back and up again,
+# taken as a restart and as lost frames, added up to that; 17.8 million in issue 50.)
+MAX_LOST_FRAMES = 1_200
+# A count below this is a newly started SITL's. Its first frame counts 0 and it counts only
+# frames it got an answer to (SIM_JSON.cpp), so a new SITL that hild answers at once or refuses
+# comes with 0; the margin is for frames lost on the way (a few: above) and test tools that
+# count from 1. Small enough that a running SITL is past it within 0.1 s at 1200 Hz (0.5 s at
+# 200 Hz), so a count going back that far is nothing else.
+RESTART_BELOW = 100
+# Wall seconds without a frame of the owner's before a newly started SITL (count below
+# RESTART_BELOW) from another address takes the link over. A running SITL sends a frame at
+# least every 1.1 s even when it hears nothing (measured: protocols.md); three seconds is two
+# of those missed. The new SITL waits up to this plus one re-send (it is blocked, not late).
+OWNER_SILENT_S = 3.0
 URL_EXPECTED = "udp://HOST:PORT?listen=1, e.g. udp://127.0.0.1:9002?listen=1"
 
 
@@ -76,6 +116,7 @@ class LinkStats:
     restarts: int = 0  # SITL restarts: the vessel reset
     malformed: int = 0  # datagrams that were no servo frame
     refused: int = 0  # datagrams from an address the port does not allow
+    foreign: int = 0  # frames from another sender than the link's SITL: refused, unanswered
     commands: int = 0  # actuator commands queued (frames whose servo outputs changed)
     unanswered: int = 0  # frames whose state could not be sent (not finite: diverged)
 
@@ -106,13 +147,16 @@ class ArduPilotSitl(Device):
         self._session_step = 0  # the daemon's step at which this ArduPilot session began
         self._last_pwm: tuple[int, ...] | None = None
         self._last_answer = b""
-        self._peer: tuple | None = None
+        self._peer: tuple | None = None  # the SITL that owns the link: its address and port
+        self._new_sitl = False  # another SITL took the link over: its first frame restarts
+        self._skipped: int | None = None  # the count of the owner's last frame skipped
         self._t_frame = 0.0
         self._t_heard = 0.0
         self._paused = False
         self._rate_warned = False  # said once per ArduPilot session that its step differs
         self._log_malformed = RateLimited(log, "ardupilot.malformed_frame")
         self._log_lost = RateLimited(log, "ardupilot.frames_lost")
+        self._log_foreign = RateLimited(log, "ardupilot.foreign_frame")
         self._log_unanswered = RateLimited(log, "ardupilot.unanswered", level="error")
 
     # --- the bench's rules ------------------------------------------------------------
@@ -154,22 +198,31 @@ class ArduPilotSitl(Device):
     def next_frame(self, put: Callable[[ControlRecord], None], step: int) -> ServoFrame | None:
         """Wait up to POLL_S for a frame; the frame to step on (its command and any restart
         queued with ``put``), or None (nothing came, a repeated frame was answered again, a
-        datagram was refused or malformed). ``step`` is the daemon's step count so far."""
+        datagram was refused, foreign or malformed, a count skipped). ``step`` is the daemon's
+        step count so far."""
         assert self.socket is not None
         received = self.socket.receive(POLL_S)
         now = time.monotonic()
-        if received is None:
-            if (
-                not self._paused
-                and self._last_count is not None
-                and (now - self._t_heard > PAUSED_AFTER_S)
-            ):
-                self._paused = True
-                note = "no frame for a while: ArduPilot paused or stopped; hild waits"
-                log.info("ardupilot.paused", device=self.config.name, frames=self.link.frames,
-                         note=note)  # fmt: skip
+        frame = None if received is None else self._owners_frame(*received, now)
+        if frame is None:
+            self._note_silence(now)
             return None
-        data, address = received
+        self._heard(now)
+        if not self._steps_on(frame, put, step):
+            return None
+        self._last_count = frame.frame_count
+        self._check_rate(frame.frame_rate)
+        self.link.frames += 1
+        if frame.pwm != self._last_pwm:
+            self._last_pwm = frame.pwm
+            self.link.commands += 1
+            put(ActuatorCommand(self.config.name, now, self.mapping.demands(frame.pwm)))
+        return frame
+
+    def _owners_frame(self, data: bytes, address: tuple, now: float) -> ServoFrame | None:
+        """The datagram as a frame of the SITL that owns the link (the first sender, or a new
+        SITL that takes it over), else None: counted as refused, malformed or foreign."""
+        assert self.socket is not None
         if not self.socket.allows(address):
             self.link.refused += 1
             return None
@@ -180,44 +233,91 @@ class ArduPilotSitl(Device):
             self._log_malformed(device=self.config.name, sender=str(address[0]), problem=str(e),
                                 malformed=self.link.malformed)  # fmt: skip
             return None
+        if address == self._peer:
+            return frame
+        if self._peer is not None and not self._may_take_over(frame, now):
+            self.link.foreign += 1
+            self._log_foreign(device=self.config.name, sender=_where(address),
+                              owner=_where(self._peer), frame_count=frame.frame_count,
+                              foreign=self.link.foreign,
+                              note="another sender on ArduPilot's port: refused, unanswered "
+                              f"(a new SITL, its count below {RESTART_BELOW}, is let in once "
+                              f"the owner has been silent {OWNER_SILENT_S:g} s)")  # fmt: skip
+            return None
+        self._connect(frame, address, now)
+        return frame
+
+    def _may_take_over(self, frame: ServoFrame, now: float) -> bool:
+        """A newly started SITL (its count near zero) while the owner is silent: a restart on
+        a new source port (see the module's description)."""
+        return frame.frame_count < RESTART_BELOW and now - self._t_heard >= OWNER_SILENT_S
+
+    def _connect(self, frame: ServoFrame, address: tuple, now: float) -> None:
+        """``address`` owns the link from now on; its first frame restarts the session when
+        another SITL had it."""
+        previous = {}
+        if self._peer is not None:
+            previous = {"previous": _where(self._peer), "silent_s": round(now - self._t_heard, 1)}
+        log.info("ardupilot.connected", device=self.config.name, sender=_where(address),
+                 frame_rate=frame.frame_rate, frame_count=frame.frame_count,
+                 **previous)  # fmt: skip
+        self._peer = address
+        self._new_sitl = self._last_count is not None
+
+    def _heard(self, now: float) -> None:
+        """A frame of the owner's came (the next, a repeat or one skipped: it is alive)."""
         self._t_frame = now
         if self._paused:
             log.info("ardupilot.resumed", device=self.config.name,
                      after_s=round(now - self._t_heard, 1))  # fmt: skip
             self._paused = False
         self._t_heard = now
-        last = self._last_count
-        if last is not None and frame.frame_count == last:
-            self.link.repeated += 1
-            self.socket.send(self._last_answer, address)
-            return None
-        if last is not None and frame.frame_count - last - 1 > MAX_LOST_FRAMES:
-            self.link.malformed += 1  # no SITL's next frame: counted and skipped, unanswered
-            self._log_malformed(device=self.config.name, sender=str(address[0]),
-                                problem=f"frame count {frame.frame_count} after {last}: more "
-                                f"than {MAX_LOST_FRAMES} frames ahead",
-                                malformed=self.link.malformed)  # fmt: skip
-            return None
-        if address != self._peer:
-            log.info("ardupilot.connected", device=self.config.name, sender=_where(address),
-                     frame_rate=frame.frame_rate, frame_count=frame.frame_count)  # fmt: skip
-            self._peer = address
-        if last is None:
+
+    def _note_silence(self, now: float) -> None:
+        """No frame of the owner's this time: say once when it has been a while."""
+        if self._paused or self._last_count is None or now - self._t_heard <= PAUSED_AFTER_S:
+            return
+        self._paused = True
+        note = "no frame for a while: ArduPilot paused or stopped; hild waits"
+        log.info("ardupilot.paused", device=self.config.name, frames=self.link.frames,
+                 note=note)  # fmt: skip
+
+    def _steps_on(self, frame: ServoFrame, put: Callable[[ControlRecord], None],
+                  step: int) -> bool:  # fmt: skip
+        """Whether to step on the owner's ``frame``, by its count (the module's description):
+        repeats answered again, restarts queued, lost frames counted, no-frames skipped."""
+        assert self.socket is not None and self._peer is not None
+        count, last = frame.frame_count, self._last_count
+        if last is None:  # the run's first frame
             self._session_step = step
-        elif frame.frame_count < last:
+            return True
+        if self._new_sitl:
+            self._new_sitl = False
             self._restart(put, step, frame, last)
-        elif frame.frame_count > last + 1:
-            self.link.lost += frame.frame_count - last - 1
-            self._log_lost(device=self.config.name, lost=frame.frame_count - last - 1,
+            return True
+        if count == last:
+            self.link.repeated += 1
+            self.socket.send(self._last_answer, self._peer)
+            return False
+        problem = _implausible(count, last)
+        if problem is not None and count != self._skipped:
+            self._skipped = count
+            self.link.malformed += 1  # no SITL's next frame: counted and skipped, unanswered
+            self._log_malformed(device=self.config.name, sender=_where(self._peer),
+                                problem=problem, malformed=self.link.malformed)  # fmt: skip
+            return False
+        if problem is not None:  # said again, as ArduPilot does unanswered: its count
+            log.warning("ardupilot.count_followed", device=self.config.name, frame_count=count,
+                        last_frame_count=last, note="the SITL sent a skipped count again: "
+                        "taken as its own, nothing lost, no restart")  # fmt: skip
+        elif count < last:
+            self._restart(put, step, frame, last)
+        elif count > last + 1:
+            self.link.lost += count - last - 1
+            self._log_lost(device=self.config.name, lost=count - last - 1,
                            total=self.link.lost)  # fmt: skip
-        self._last_count = frame.frame_count
-        self._check_rate(frame.frame_rate)
-        self.link.frames += 1
-        if frame.pwm != self._last_pwm:
-            self._last_pwm = frame.pwm
-            self.link.commands += 1
-            put(ActuatorCommand(self.config.name, now, self.mapping.demands(frame.pwm)))
-        return frame
+        self._skipped = None
+        return True
 
     def answer(self, truth: Truth, step: int) -> None:
         """Send the state after ``step`` (the daemon's step count) to the frame's sender."""
@@ -251,11 +351,13 @@ class ArduPilotSitl(Device):
         put(Restart(self.config.name, tuple(x), tuple(states), tuple(commands)))
         self._session_step = step
         self._last_pwm = None
+        self._skipped = None
         self._rate_warned = False
         self.accelerometer.reset()
         note = "SITL restarted: the vessel is back at its start"
-        log.info("ardupilot.restarted", device=self.config.name, frame_count=frame.frame_count,
-                 last_frame_count=last, note=note)  # fmt: skip
+        sender = _where(self._peer) if self._peer is not None else None
+        log.info("ardupilot.restarted", device=self.config.name, sender=sender,
+                 frame_count=frame.frame_count, last_frame_count=last, note=note)  # fmt: skip
 
     def _check_rate(self, frame_rate: int) -> None:
         """Say once per ArduPilot session when it asks for another step than hild takes (its
@@ -342,6 +444,17 @@ class FrameSocket:
 
     def close(self) -> None:
         self.sock.close()
+
+
+def _implausible(count: int, last: int) -> str | None:
+    """Why the owner's ``count`` after ``last`` is no frame of its session and no restart
+    (None: it is one): far ahead, or back but not to a new SITL's first frames."""
+    if count - last - 1 > MAX_LOST_FRAMES:
+        return f"frame count {count} after {last}: more than {MAX_LOST_FRAMES} frames ahead"
+    if RESTART_BELOW <= count < last:
+        return (f"frame count {count} after {last}: back, but not to a restarted SITL's "
+                f"first frames (below {RESTART_BELOW})")  # fmt: skip
+    return None
 
 
 def _where(address: tuple) -> str:
