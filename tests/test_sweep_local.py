@@ -126,3 +126,31 @@ def test_more_workers_than_four_per_core_are_refused_at_once(tmp_path, capsys):
     assert stopped.value.code == 2
     expected = f"--workers: expected a number of worker processes, a whole number from 1 to {most}"
     assert expected in capsys.readouterr().err
+
+
+def test_runs_whose_controller_fails_them_are_rows_and_the_sweep_goes_on(tmp_path, capsys):
+    """A python controller that raises or hangs in a worker fails its run, not the sweep:
+    the row's ``ended`` is ``controller_error`` and its failure says what it did."""
+    scenario = tiny_scenario(tmp_path, sweep="seeds = 1", parameters='"controller.options.mode" '
+                             '= ["sleeps", "ok", "raises"]')  # fmt: skip
+    scenario.write_text(scenario.read_text().replace("pilot = true\n", """\
+python = "tests.controllers:misbehaves"
+step_timeout_s = 0.2
+[controller.options]
+after_s = 1.0
+"""))  # fmt: skip
+    out = tmp_path / "t.parquet"
+    junit = tmp_path / "t.xml"
+    assert sweep(scenario, "--workers", 1, "--out", out, "--junit", junit) == 1
+    printed = capsys.readouterr().out
+    assert "3 of 3 runs, 1/3 passed (33%)" in printed
+    for index in (0, 2):
+        assert f"run {index}: FAILED controller_error\n" in printed
+    rows = pq.read_table(out).to_pylist()
+    assert [r["ended"] for r in rows] == ["controller_error", "completed", "controller_error"]
+    assert [r["passed"] for r in rows] == [False, True, False]
+    assert "its step at t=1.00 s took longer than 0.2 s" in rows[0]["failures"]
+    assert "its step at t=1.00 s raised ZeroDivisionError" in rows[2]["failures"]
+    assert rows[0]["margin"] is not None and math.isinf(rows[0]["margin"])
+    failures = ET.parse(junit).getroot().findall("testsuite/testcase/failure")
+    assert [f.get("type") for f in failures] == ["controller_error", "controller_error"]

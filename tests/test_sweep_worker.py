@@ -45,3 +45,33 @@ def test_a_run_that_raises_is_a_failed_run_and_the_batch_goes_on(tmp_path):
             "ModuleNotFoundError" in outcome.failures[0] and "no_such_module" in outcome.failures[0]
         )
         assert math.isinf(outcome.margin) and all(math.isnan(v) for v in outcome.metrics.values())
+
+
+MISBEHAVES = """\
+python = "tests.controllers:misbehaves"
+step_timeout_s = 0.2
+
+[controller.options]
+after_s = 1.0
+"""
+
+
+def test_a_run_whose_controller_fails_it_is_marked_and_the_batch_goes_on(tmp_path):
+    """A controller that raises, hangs or floods fails its run (``controller_error``, its own
+    message first among the failures), and the runs after it in the batch run as usual."""
+    modes = '"controller.options.mode" = ["raises", "sleeps", "floods", "ok"]'
+    path = tiny_scenario(tmp_path, sweep="seeds = 1", parameters=modes)
+    path.write_text(path.read_text().replace("pilot = true\n", MISBEHAVES))
+    scenario = load_scenario(str(path))
+    outcomes = run_batch(sweep_job(scenario), plan_sweep(scenario).runs)
+    assert [o.index for o in outcomes] == [0, 1, 2, 3]
+    *failed, ok = outcomes
+    says = ["raised ZeroDivisionError", "took longer than 0.2 s (controller.step_timeout_s)",
+            "returned 100000 lines in one step, the limit is 1000"]  # fmt: skip
+    for outcome, said in zip(failed, says, strict=True):
+        assert not outcome.passed and outcome.ended == "controller_error"
+        assert outcome.failed[0] == "controller_error" and outcome.duration_s == 1.0
+        assert outcome.failures[0].startswith("the controller tests.controllers:misbehaves (")
+        assert f"failed: its step at t=1.00 s {said}" in outcome.failures[0]
+        assert math.isinf(outcome.margin) and not math.isnan(outcome.metrics["xte_max_m"])
+    assert ok.passed and ok.ended == "completed" and ok.failed == () and ok.margin < 0

@@ -1,6 +1,7 @@
 """`hild scenario run`: one run of a scenario, its verdict, and the reports asked for.
 
-Exit status: 0 when every criterion holds, 1 when one fails, 2 for bad input (raised as a
+Exit status: 0 when every criterion holds, 1 when one fails or the controller failed the run
+(it raised, overran a time limit, flooded: said on stderr too), 2 for bad input (raised as a
 ConfigError and reported by hild/cli.py).
 """
 
@@ -106,6 +107,8 @@ def run_scenario_command(args: argparse.Namespace) -> int:
         output_dir=args.output_dir,
         observers=observers,
     )
+    if result.fault is not None:  # (stdout's verdict says it too; stderr is what CI shows)
+        write_or_drop(sys.stderr, f"hild: {scenario.file}: {result.fault}\n")
     if args.json:
         write_or_drop(sys.stdout, result_json(scenario, result) + "\n")
     else:

@@ -22,6 +22,7 @@ sweep, thousands of times faster than real time.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
@@ -108,12 +109,27 @@ def check_factory(spec: ControllerSpec, file: str) -> None:
         load_factory(spec.target, file)
 
 
-def make_controller(target: str, context: ControllerContext, file: str = "") -> Controller:
-    controller = load_factory(target, file)(context)
+def make_controller(
+    target: str,
+    context: ControllerContext,
+    file: str = "",
+    call: Callable[[Callable[[], Any]], Any] = lambda make: make(),
+) -> Controller:
+    """The controller the factory makes; ``call`` calls the factory (a judge's, which times
+    it and makes what it raises the controller's fault: hild/scenario/judge.py)."""
+    factory = load_factory(target, file)
+    controller = call(lambda: factory(context))
     if not callable(getattr(controller, "step", None)):
         raise ControllerLoadError(file, target, f"it returned a {type(controller).__name__}, "
                                   "which has no step(t, lines) method")  # fmt: skip
     return controller
+
+
+def controller_name(target: str) -> str:
+    """A python controller as a message names it: "package.module:factory (its file)"."""
+    module = sys.modules.get(target.partition(":")[0])
+    where = getattr(module, "__file__", None)
+    return f"{target} ({where})" if where else target
 
 
 class PilotController:

@@ -43,6 +43,19 @@ MAX_DURATION_S = 7 * 86400.0
 MAX_LAPS = 10_000
 DEFAULT_SPEED = 5.0  # [m/s]: the thesis' speed reference (hild/pilot/autopilot.py)
 CONTROLLER_KINDS = ("pilot", "python", "command")
+# An in-process (python) controller's limits (hild/scenario/judge.py), far above what a real
+# controller does. A call (the factory, a step, summary) may take STEP_TIMEOUT_S: on a bench a
+# controller answers within its command period (0.1 s at 10 Hz) or misses its deadlines, and
+# ten seconds leave room for a first call that loads a model or compiles a kernel.
+STEP_TIMEOUT_S = 10.0
+# All its calls together may take the run's simulated duration, and at least this: on a bench
+# a controller keeps pace with the clock, so one that needs more wall time than the time it
+# controls could not sail the boat; the floor leaves a short run room for its start-up.
+TOTAL_TIMEOUT_FLOOR_S = 60.0
+# A step answers with a command set: a few sentences (a TRC per jet, PRC, ROR, an HSC). A
+# 115,200 baud line carries about 14 sentences of 82 characters in a 0.1 s step; 1000 in one
+# step is a flood, not a command.
+MAX_LINES_PER_STEP = 1000
 
 
 class ScenarioError(MultipleConfigError):
@@ -77,6 +90,15 @@ class ControllerSpec:
     options: dict[str, Any] = field(default_factory=dict)  # [controller.options], as read
     time_scale: float | None = None  # command: the daemon's time scale (None: the bench's)
     stop_timeout_s: float = 5.0  # command: SIGTERM to SIGKILL at the end
+    step_timeout_s: float = STEP_TIMEOUT_S  # python: each call into it [wall s]
+    total_timeout_s: float | None = None  # python: all calls together (None: from duration_s)
+    max_lines_per_step: int = MAX_LINES_PER_STEP  # python: lines one step may answer
+
+    def total_limit_s(self, duration_s: float) -> float:
+        """The wall seconds all of a python controller's calls may take in a run."""
+        if self.total_timeout_s is not None:
+            return self.total_timeout_s
+        return max(TOTAL_TIMEOUT_FLOOR_S, duration_s)
 
 
 @dataclass(frozen=True)
@@ -320,6 +342,7 @@ def _controller(root: Section, bench: Bench | None) -> ControllerSpec:
         scale = attempt(problems, section.number, "time_scale", positive=True, hi=100.0)
     stop_timeout = attempt(problems, section.number, "stop_timeout_s", 5.0, positive=True,
                                     hi=600.0, unit="seconds")  # fmt: skip
+    limits = _limits(section, problems)
     options_table = section.table("options")
     options = dict(options_table.data) if options_table is not None else {}
     attempt(problems, section.finish)
@@ -337,7 +360,20 @@ def _controller(root: Section, bench: Bench | None) -> ControllerSpec:
             device = names[0]
     problems.raise_any()
     return ControllerSpec(kind, target, protocol, device, rate, reference, options, scale,
-                          stop_timeout)  # fmt: skip
+                          stop_timeout, *limits)  # fmt: skip
+
+
+def _limits(section: Section, problems: Problems) -> tuple[float, float | None, int]:
+    """An in-process controller's limits: a call's time, all calls' time, a step's lines."""
+    step = attempt(problems, section.number, "step_timeout_s", STEP_TIMEOUT_S, positive=True,
+                   hi=3600.0, unit="seconds", default=STEP_TIMEOUT_S)  # fmt: skip
+    total = None
+    if section.has("total_timeout_s"):
+        total = attempt(problems, section.number, "total_timeout_s", positive=True,
+                        hi=MAX_DURATION_S, unit="seconds")  # fmt: skip
+    lines = attempt(problems, section.integer, "max_lines_per_step", MAX_LINES_PER_STEP, lo=1,
+                    hi=1_000_000, default=MAX_LINES_PER_STEP)  # fmt: skip
+    return step, total, lines
 
 
 def _pick_value(section: Section, given: list[str]) -> Any:

@@ -8,6 +8,11 @@ the truth. The sentences go to the controller instead of to ports, and its answe
 through the command device (decoded, leased, refused) onto the control queue, applied
 before the next step: a command sent in answer to an epoch acts one tick later, as on a
 bench where it arrives between two ticks. Same scenario, same seed: the same run, bit for bit.
+
+A python controller is judged, not trusted (hild/scenario/judge.py): its run goes in a thread
+of its own, watched from the caller's; a call into it that raises, overruns a time limit or
+answers a flood or garbage ends the run there (``controller_error``). hild's pilot is
+stepped in the caller's thread, as it always was.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import functools
 import math
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 
 from hild.bench import Bench
@@ -40,6 +45,13 @@ from hild.scenario.controller import (
     make_controller,
 )
 from hild.scenario.file import Scenario
+from hild.scenario.judge import (
+    CONTROLLER_ERROR,
+    ControllerError,
+    ControllerLimits,
+    Judge,
+    run_watched,
+)
 from hild.scenario.track import RunResult, RunTrack, approaches
 from hild.sensors.factory import build_device
 from hild.sensors.truth import Truth
@@ -64,15 +76,28 @@ def controller_context(scenario: Scenario) -> ControllerContext:
     )  # fmt: skip
 
 
-def build_controller(scenario: Scenario) -> Controller:
+def build_controller(scenario: Scenario, judge: Judge | None = None) -> Controller:
+    """The run's controller; a python one's factory called through ``judge`` if given."""
     spec = scenario.controller
     context = controller_context(scenario)
     if spec.kind == "pilot":
         return PilotController(context)
     if spec.kind == "python":
         assert isinstance(spec.target, str)
-        return make_controller(spec.target, context, scenario.file)
+        if judge is None:
+            return make_controller(spec.target, context, scenario.file)
+        return make_controller(spec.target, context, scenario.file,
+                               lambda make: judge.call("its factory", make))  # fmt: skip
     raise ValueError(f"a {spec.kind} controller does not run in lockstep (hild.scenario.external)")
+
+
+def judge_of(scenario: Scenario) -> Judge | None:
+    """A python controller's judge (hild's pilot is trusted: its faults are hild's)."""
+    spec = scenario.controller
+    if spec.kind != "python":
+        return None
+    assert isinstance(spec.target, str)
+    return Judge(spec.target, ControllerLimits.of(scenario))
 
 
 class LockstepRun:
@@ -104,7 +129,9 @@ class LockstepRun:
             self.devices.append(DeviceRuntime(device, [], 1.0 / config.rate_hz))
         assert bench.start_time is not None  # a scenario's bench always has a fixed start
         self.start_utc: datetime | None = bench.start_time
-        self.controller = build_controller(scenario)
+        self.judge = judge_of(scenario)
+        self.controller: Controller  # made as the run starts (a python one: judged)
+        self.fault: str | None = None  # what the controller did, when it failed the run
         self.track = RunTrack(scenario, self.dt)
         self.keep_track = keep_track
         self.stretches = stretches  # False: tick by tick (the reference the stretches equal)
@@ -131,22 +158,42 @@ class LockstepRun:
 
     def run(self) -> RunResult:
         with frozen_heap():  # (no gc.collect first: hild/heap.py)
-            return self._run()
+            started = time.perf_counter()
+            if self.judge is None:
+                return self._run(started)
+            return run_watched(self.judge, lambda: self._run(started),
+                               lambda fault: self._given_up(fault, started))  # fmt: skip
 
-    def _run(self) -> RunResult:
-        started = time.perf_counter()
+    def _run(self, started: float) -> RunResult:
+        self.track.record(0.0, self.sim.x)
+        try:
+            self.controller = build_controller(self.scenario, self.judge)
+            self._loop(self._stepper())
+            summary = self._summary()
+        except ControllerError as fault:
+            return self._given_up(fault, started)
+        self.stop_reason = self.ended
+        return self._result(time.perf_counter() - started, summary)
+
+    def _stepper(self) -> Callable[[float, Sequence[bytes]], Iterable[bytes]]:
+        """The controller's step: judged (a python controller's) or as it is (the pilot's)."""
+        judge, controller = self.judge, self.controller
+        if judge is None:
+            return controller.step
+        return lambda t, lines: judge.step(controller, t, lines)
+
+    def _loop(self, step: Callable[[float, Sequence[bytes]], Iterable[bytes]]) -> None:
         scenario, sim = self.scenario, self.sim
         last_k = len(self.track.rows) - 1
         check_every = max(1, round(STATE_CHECK_S / self.dt))
         step_every = 1.0 / scenario.controller.rate_hz
         next_step = 0.0
-        self.track.record(0.0, sim.x)
         lines = self._emit(0.0)
         k = 0
         while True:
             t = k * self.dt
             if lines or t + 1e-9 >= next_step:
-                self._command(t, self.controller.step(t, lines))
+                self._command(t, step(t, lines))
                 next_step = t + step_every
             if k >= last_k:
                 break
@@ -171,8 +218,6 @@ class LockstepRun:
             if scenario.stop_when_complete and self.track.walk.complete:
                 self.ended = "completed"
                 break
-        self.stop_reason = self.ended
-        return self._result(time.perf_counter() - started)
 
     # --- the quiet stretches between events --------------------------------------------------
     def _quiet_ticks(self, k: int, last_k: int, next_step: float, check_every: int) -> int:
@@ -246,7 +291,7 @@ class LockstepRun:
                     observer.on_sentences(rt.device.config.name, lines)
         return out
 
-    def _command(self, t: float, lines) -> None:
+    def _command(self, t: float, lines: Iterable[bytes]) -> None:
         target = self.target
         if target is None or not lines:
             return
@@ -260,12 +305,23 @@ class LockstepRun:
                 observer.on_received(target.config.name, inbound, command, target.last_rejection)
 
     # --- the end ----------------------------------------------------------------------------
-    def _result(self, wall_s: float) -> RunResult:
+    def _summary(self) -> dict:
+        if self.judge is not None:
+            return self.judge.summary(self.controller)
         summary = getattr(self.controller, "summary", None)
+        return summary() if callable(summary) else {}
+
+    def _given_up(self, fault: ControllerError, started: float) -> RunResult:
+        """The run as far as it went when its controller failed it (in the run's thread, or
+        in the watcher's while the run's is stuck in the controller: it touches nothing)."""
+        self.fault = str(fault)
+        self.ended = self.stop_reason = CONTROLLER_ERROR
+        return self._result(time.perf_counter() - started, {})
+
+    def _result(self, wall_s: float, summary: dict) -> RunResult:
         trips = sum(d.watchdog.trips for d in self.command_devices)
-        return self.track.result(self.ended, approaches(self.sim.traffic), trips,
-                                 summary() if callable(summary) else {}, wall_s,
-                                 self.keep_track)  # fmt: skip
+        return self.track.result(self.ended, approaches(self.sim.traffic), trips, summary,
+                                 wall_s, self.keep_track, self.fault)  # fmt: skip
 
 
 def run_lockstep(

@@ -29,6 +29,8 @@ def verdict_text(scenario: Scenario, result: RunResult) -> str:
         f"t={result.duration_s:.1f} s, {len(result.criteria) - failed} of "
         f"{len(result.criteria)} criteria hold" + (f", {failed} failed" if failed else ""),
     ]
+    if result.fault is not None:
+        lines.append(f"  FAIL  {result.fault}")
     lines.extend(f"  {c.sentence()}" for c in result.criteria)
     reached = ", ".join(f"WP{i}" + (f" lap {lap}" if scenario.mission.laps > 1 else "")
                         + f" at {t:.1f} s" for i, lap, t in result.reached)  # fmt: skip
@@ -55,6 +57,7 @@ def result_dict(scenario: Scenario, result: RunResult) -> dict:
         "seed": result.seed,
         "passed": result.passed,
         "ended": result.ended,
+        "fault": result.fault,
         "duration_s": result.duration_s,
         "metrics": {k: _number(v) for k, v in result.metrics.items()},
         "criteria": [
@@ -82,17 +85,30 @@ def result_json(scenario: Scenario, result: RunResult) -> str:
 
 
 def junit_xml(suite: str, cases: Sequence[tuple[str, RunResult]], path: Path) -> None:
-    """One testcase per run (``name``, result), its failed criteria in its failure."""
+    """One testcase per run (``name``, result), its failed criteria (and its controller's
+    fault) in its failure."""
     write_junit(path, suite, suite, [
         JUnitCase(
             name, result.wall_s,
-            failure=None if result.passed else ", ".join(c.name for c in result.failed),
-            failure_type="criteria",
-            failure_text="\n".join(c.sentence() for c in result.failed),
+            failure=None if result.passed else ", ".join(failed_names(result)),
+            failure_type="criteria" if result.fault is None else result.ended,
+            failure_text="\n".join(failure_sentences(result)),
             output="\n".join(c.sentence() for c in result.criteria),
         )
         for name, result in cases
     ])  # fmt: skip
+
+
+def failed_names(result: RunResult) -> tuple[str, ...]:
+    """What failed a run: its controller (``ended``, when it failed the run), its criteria."""
+    names = tuple(c.name for c in result.failed)
+    return names if result.fault is None else (result.ended, *names)
+
+
+def failure_sentences(result: RunResult) -> tuple[str, ...]:
+    """What failed a run, said: the controller's fault first, then each failed criterion."""
+    sentences = tuple(c.sentence() for c in result.failed)
+    return sentences if result.fault is None else (result.fault, *sentences)
 
 
 def report_page(scenario: Scenario, result: RunResult, targets: dict, path: Path) -> None:

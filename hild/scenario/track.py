@@ -33,7 +33,7 @@ class RunResult:
     scenario: str
     seed: int
     passed: bool
-    ended: str  # completed, duration, diverged (external: also the controller's exit)
+    ended: str  # completed, duration, diverged, controller_error (external: controller-exited)
     duration_s: float  # simulated
     metrics: dict[str, float]
     criteria: tuple[CriterionResult, ...]
@@ -42,6 +42,7 @@ class RunResult:
     wall_s: float = 0.0
     track: np.ndarray | None = None  # TRACK_COLUMNS by tick, when asked for
     traffic: dict = field(default_factory=dict)  # name -> closest approach, when, mmsi
+    fault: str | None = None  # what the controller did when it failed the run (judge.py)
 
     @property
     def failed(self) -> tuple[CriterionResult, ...]:
@@ -102,16 +103,20 @@ class RunTrack:
         self.command_times.append(t)
 
     def result(self, ended: str, approaches: dict, watchdog_trips: int, controller: dict,
-               wall_s: float, keep_track: bool = False) -> RunResult:  # fmt: skip
+               wall_s: float, keep_track: bool = False,
+               fault: str | None = None) -> RunResult:  # fmt: skip
+        """The run judged on its track; one whose controller failed it (``fault``) fails."""
         scenario = self.scenario
         track = self.rows[: self.k + 1]
         metrics = self.metrics(track, ended, approaches, watchdog_trips)
         criteria = judge(scenario.criteria, metrics, float(track[-1, 0]))
         return RunResult(
-            scenario=scenario.name, seed=scenario.seed, passed=all(c.passed for c in criteria),
+            scenario=scenario.name, seed=scenario.seed,
+            passed=fault is None and all(c.passed for c in criteria),
             ended=ended, duration_s=float(track[-1, 0]), metrics=metrics.values,
             criteria=tuple(criteria), reached=metrics.reached, controller=controller,
             wall_s=wall_s, track=track.copy() if keep_track else None, traffic=approaches,
+            fault=fault,
         )  # fmt: skip
 
     def metrics(self, track: np.ndarray, ended: str, approaches: dict,

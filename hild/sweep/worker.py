@@ -3,7 +3,10 @@
 The scenario travels as its merged document (no file needs to exist on the worker) and is
 read once per process and document; each run sets its values and seed on it
 (``Scenario.with_values``) and runs in lockstep. A run that raises is a failed run whose
-``ended`` is ``error`` and whose failure says what was raised: the batch goes on.
+``ended`` is ``error`` and whose failure says what was raised; a run whose controller failed it
+(raised, overran a time limit, flooded: hild/scenario/judge.py) is a failed run whose
+``ended`` is ``controller_error`` and whose first failure says what the controller did. Either
+way the batch goes on.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 import hild
 from hild.scenario.criteria import METRICS, PASS_OR_FAIL, CriterionResult
 from hild.scenario.file import Scenario, scenario_from_document
+from hild.scenario.report import failed_names, failure_sentences
 from hild.sweep.plan import Run
 
 _SCENARIOS: dict[str, Scenario] = {}  # this process's scenarios, by their document's digest
@@ -97,13 +101,13 @@ def run_one(scenario: Scenario, run: Run) -> RunOutcome:
         return RunOutcome(run.index, run.seed, False, "error", 0.0, nan, ("error",), (message,),
                           math.inf, hild.__version__, wall, warm)  # fmt: skip
     wall = time.perf_counter() - start
-    failed = result.failed
+    # a run its controller failed is no share of a threshold: no margin (as a run that raised)
+    margin = margin_of(result.criteria) if result.fault is None else math.inf
     return RunOutcome(
         index=run.index, seed=result.seed, passed=result.passed, ended=result.ended,
         duration_s=result.duration_s, metrics={m: result.metrics[m] for m in METRICS},
-        failed=tuple(c.name for c in failed), failures=tuple(c.sentence() for c in failed),
-        margin=margin_of(result.criteria), hild_version=hild.__version__, wall_s=wall,
-        warm=warm,
+        failed=failed_names(result), failures=failure_sentences(result),
+        margin=margin, hild_version=hild.__version__, wall_s=wall, warm=warm,
     )  # fmt: skip
 
 
