@@ -35,6 +35,7 @@ from hild.bench import Bench
 from hild.bus.arbiter import Arbiter
 from hild.bus.device import CommandDevice
 from hild.bus.dispatch import Dispatcher
+from hild.bus.screen import warm_up as warm_screen
 from hild.bus.sentence import REASONS
 from hild.clock import BlockingClock, JitterStats
 from hild.control import ActuatorCommand, ControlQueue, SafeState
@@ -151,6 +152,7 @@ class Daemon:
                 continue  # (it answers frames: no sentences to warm)
             device.sample(truth)
             if isinstance(device, CommandDevice):
+                warm_screen()  # the throttled senders' screen (hild/bus/screen.py), compiled
                 line = device.neutral_line()
                 record = device.receive(Inbound(line, "warm-up", None, time.monotonic()))
                 if record is not None:

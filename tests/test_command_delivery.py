@@ -8,18 +8,23 @@ of a core under a flood are figures of bench/bench_flood.py, not judged here.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import os
 import signal
 import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pytest
-from endpoints import free_udp_port, nmea_line
+from endpoints import free_tcp_port, free_udp_port, nmea_line
 from test_net_hardening import Run, raise_own_fd_limit, write_bench
 
+from hild.transport.budget import SLICE_BYTES
+from hild.transport.judging import THROTTLE_AFTER
 from hild.transport.senders import MAX_SENDERS
 
 TRC = nmea_line("RCTRC,0,1500.0,R,100.0,P,,B,C")
@@ -184,3 +189,117 @@ def test_a_flood_from_many_source_ports_leaves_the_controller_its_commands(tmp_p
     assert jets["commands"] >= 0.95 * SENT, (jets["commands"], SENT)
     # the flood arrived and was counted: decoded and refused, or discarded unread
     assert stats["throttled"] + sum(jets["rejected"].values()) > 10 * SENT, (stats, jets)
+
+
+TCP_JETS = """
+[[device]]
+name = "jets"
+type = "jet-controller"
+rate_hz = 5
+ports = ["tcp://127.0.0.1:{tcp}"]
+"""
+
+
+def test_a_garbage_only_tcp_client_is_throttled_and_the_controller_served(tmp_path):
+    # Reproduces: a TCP client sending only garbage was not throttled as a UDP sender is: every
+    # line decoded and refused, about a quarter of a core. Now a client of malformed lines
+    # only is throttled as a UDP sender is: its lines screened before decoding, and read
+    # once every PROBE_S; the controller on its own connection has its commands applied.
+    tcp = free_tcp_port()
+    run = Run(write_bench(tmp_path, TCP_JETS, tcp=tcp), tmp_path).ready()
+    stop, flooded = threading.Event(), [0]
+
+    def flood() -> None:
+        with socket.create_connection(("127.0.0.1", tcp)) as s:
+            s.settimeout(0.2)
+            chunk = GARBAGE[0] * (4096 // len(GARBAGE[0]))
+            while not stop.is_set():
+                try:
+                    flooded[0] += s.send(chunk)
+                except (TimeoutError, BlockingIOError):
+                    pass  # the daemon reads it slowly: the kernel holds the rest
+                except OSError:
+                    return
+
+    flooder = threading.Thread(target=flood, daemon=True)
+    flooder.start()
+    controller = socket.create_connection(("127.0.0.1", tcp))
+    try:
+        time.sleep(0.5)
+        start, sent = time.monotonic(), 0
+        while sent < SENT:
+            controller.sendall(TRC)
+            sent += 1
+            time.sleep(max(0.0, start + sent * PERIOD_S - time.monotonic()))
+        run.proc.send_signal(signal.SIGTERM)
+        while run.proc.poll() is None:
+            with contextlib.suppress(OSError):
+                controller.sendall(TRC)
+            time.sleep(PERIOD_S)
+        summary = run.finish()
+    finally:
+        stop.set()
+        flooder.join(5)
+        controller.close()
+        run.kill()
+    jets = summary["devices"]["jets"]
+    stats = summary["ports"][f"tcp://127.0.0.1:{tcp}"]
+    decoded_garbage = sum(jets["rejected"].values())
+    print(f"flood {flooded[0]} bytes; applied {jets['commands']} of {SENT}; {stats}")
+    assert jets["watchdog_trips"] == 0, jets
+    assert jets["commands"] >= 0.95 * SENT, (jets["commands"], SENT)
+    # throttled: what the flooder got into the kernel was mostly not decoded, and it could
+    # not send as fast as it would have (a few reads of 4 kB a second are what is taken)
+    # (the slice in which the client was throttled is decoded to its end: a few lines more)
+    assert decoded_garbage <= THROTTLE_AFTER + SLICE_BYTES // len(GARBAGE[0]) + 1, jets
+    assert flooded[0] > 100 * SLICE_BYTES, flooded  # the client did flood
+    assert stats["throttled"] > 0, stats
+
+
+def test_a_megabyte_written_at_once_on_a_pty_leaves_the_controller_its_commands(tmp_path):
+    # Reproduces: a megabyte of garbage written at once on the controller's pty held the tty
+    # (a writer holds it until the whole write is read) while the port decoded and refused it
+    # line by line under the input budget: the controller's next commands waited seconds, the
+    # watchdog tripped (bench_flood.py: 3 of 200 applied). Now the stream is throttled after
+    # THROTTLE_AFTER malformed lines and its lines are screened before decoding: the megabyte
+    # is read ten times faster and the controller's commands after it are decoded as before.
+    body = """
+    [[device]]
+    name = "jets"
+    type = "jet-controller"
+    rate_hz = 5
+    ports = ["pty://jets"]
+    """
+    run = Run(write_bench(tmp_path, body), tmp_path).ready()
+    link = tmp_path / "run" / "jets"
+    controller = os.open(link, os.O_RDWR | os.O_NOCTTY)
+    flooder = os.open(link, os.O_RDWR | os.O_NOCTTY)
+    megabyte = GARBAGE[0] * (1_000_000 // len(GARBAGE[0]))
+    written = threading.Thread(target=os.write, args=(flooder, megabyte), daemon=True)
+    try:
+        start, sent = time.monotonic(), 0
+        while sent < SENT:
+            if sent == 5:
+                written.start()
+            os.write(controller, TRC)
+            sent += 1
+            time.sleep(max(0.0, start + sent * PERIOD_S - time.monotonic()))
+        written.join(10)
+        assert not written.is_alive(), "the megabyte was not read within 10 s"
+        run.proc.send_signal(signal.SIGTERM)
+        while run.proc.poll() is None:
+            with contextlib.suppress(OSError):
+                os.write(controller, TRC)
+            time.sleep(PERIOD_S)
+        summary = run.finish()
+    finally:
+        os.close(controller)
+        os.close(flooder)
+        run.kill()
+    jets = summary["devices"]["jets"]
+    stats = next(iter(summary["ports"].values()))
+    print(f"applied {jets['commands']} of {SENT}; rejected {jets['rejected']}; {stats}")
+    assert jets["watchdog_trips"] == 0, jets
+    assert jets["commands"] >= 0.95 * SENT, (jets["commands"], SENT)
+    lines = len(megabyte) // len(GARBAGE[0])
+    assert stats["throttled"] + sum(jets["rejected"].values()) >= lines, (stats, jets)

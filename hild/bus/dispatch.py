@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 from hild.bus.device import CommandDevice
-from hild.bus.sentence import CHECKSUMS, MALFORMED, well_formed
+from hild.bus.screen import Screen
+from hild.bus.sentence import CHECKSUMS, MALFORMED
 from hild.control import ActuatorCommand, ControlQueue, HeadingReference
 from hild.transport.base import Inbound, Verdict
 
@@ -60,12 +60,11 @@ class Dispatcher:
             return Verdict.APPLIED
         return Verdict.MALFORMED if malformed == len(devices) else Verdict.IGNORED
 
-    def screen(self, port_url: str) -> Callable[[bytes], bool]:
-        """The cheap test of a line for the port named ``port_url`` (Port.screen): well-formed
+    def screen(self, port_url: str) -> Screen:
+        """The cheap test of lines for the port named ``port_url`` (Port.screen): well-formed
         as its most lenient device reads the checksum."""
         policies = {device.checksum for device in self._devices.get(port_url, ())}
-        lenient = max(policies, key=CHECKSUMS.index, default=CHECKSUMS[-1])
-        return functools.partial(well_formed, checksum=lenient)
+        return Screen(max(policies, key=CHECKSUMS.index, default=CHECKSUMS[-1]))
 
     def deliver(
         self, device: CommandDevice, inbound: Inbound

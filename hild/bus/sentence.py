@@ -16,6 +16,8 @@ How a device reads the checksum (its ``checksum`` setting, CHECKSUMS):
 
 from __future__ import annotations
 
+import functools
+import operator
 import re
 from dataclasses import dataclass
 
@@ -136,21 +138,8 @@ def checked_sentence(line: bytes, checksum: str | bool = REQUIRED) -> Sentence:
     return Sentence(address, tuple(fields))
 
 
-def well_formed(line: bytes, checksum: str | bool = OPTIONAL) -> bool:
-    """True for a line that is not malformed (MALFORMED) when read with ``checksum``: the
-    cheap test a throttled sender's lines pass before they are decoded (~3 us a line)."""
-    try:
-        checked_sentence(line, checksum)
-    except Rejected as r:
-        return r.reason not in MALFORMED
-    return True
-
-
 def _xor(body: bytes) -> int:
-    value = 0
-    for byte in body:
-        value ^= byte
-    return value
+    return functools.reduce(operator.xor, body, 0)
 
 
 def number(text: str, name: str) -> float | None:

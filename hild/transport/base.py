@@ -7,7 +7,6 @@ import abc
 import asyncio
 import collections
 import dataclasses
-import enum
 import itertools
 import time
 from collections.abc import Awaitable, Callable
@@ -17,23 +16,15 @@ import structlog
 
 from hild.log import RateLimited
 from hild.transport.allow import SourceFilter
+from hild.transport.budget import SLICE_BYTES
+from hild.transport.judging import Screen, Verdict
+from hild.transport.streams import StreamGuard
 from hild.transport.url import PortSpec, format_host_port
 
 log = structlog.get_logger("hild.transport")
 
 MAX_LINE_BYTES = 256
 CLOSE_FLUSH_S = 0.2
-
-
-class Verdict(enum.IntEnum):
-    """What a received line was to the devices that read it: on_line's answer, which the
-    ports' defences go by (senders.py). Only malformed input counts against a sender: a
-    well-formed sentence no device takes is another talker's on a shared bus, as a real
-    control unit ignores the talkers it does not listen to."""
-
-    MALFORMED = -1  # not a sentence: bytes outside ASCII, no framing, bad checksum, overlong
-    IGNORED = 0  # a well-formed sentence that no device on the port takes
-    APPLIED = 1  # a command or reference taken (or a command a latched watchdog holds)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -198,12 +189,14 @@ class LineSplitter:
     def __init__(
         self,
         port: str,
-        deliver: Callable[[Inbound], object],  # what it returns is not used
+        deliver: Callable[[Inbound], object],  # returns the line's Verdict for a guard
         stats: PortStats,
         max_bytes: int = MAX_LINE_BYTES,
+        guard: StreamGuard | None = None,
     ):
         self._port = port
         self._deliver = deliver
+        self.guard = guard  # judges the lines' verdicts; a throttled stream's go through its gate
         self._stats = stats
         self._max = max_bytes
         self._buf = bytearray()
@@ -217,6 +210,10 @@ class LineSplitter:
         t_rx defaults to time.monotonic() now, taken once for every line ended by this chunk.
         """
         t = time.monotonic() if t_rx is None else t_rx
+        screen = None if self.guard is None else self.guard.screen
+        if screen is not None:
+            self._feed_screened(screen, data, peer, t)
+            return
         parts = data.replace(b"\r", b"\n").split(b"\n")
         if len(parts) == 1:
             self._append(data, peer, t)
@@ -227,6 +224,32 @@ class LineSplitter:
             if part:
                 self._emit(part, peer, t)
         self._append(parts[-1], peer, t)
+
+    def _feed_screened(
+        self, screen: Screen, data: bytes, peer: tuple[str, int] | None, t: float
+    ) -> None:
+        """A throttled stream's chunk: only its well-formed lines are delivered, the others
+        are counted in ``throttled`` (an overlong one too); nothing else is decoded."""
+        if self._skipping:  # the rest of an overlong line, up to its end, is discarded
+            ends = [i for i in (data.find(b"\n"), data.find(b"\r")) if i >= 0]
+            if not ends:
+                return
+            self._skipping = False
+            data = data[min(ends) + 1 :]
+        if self._buf:
+            data = bytes(self._buf) + data
+            self._buf.clear()
+        good, seen, consumed = screen.lines(data)
+        self._stats.throttled += seen - len(good)
+        guard = self.guard
+        assert guard is not None
+        for line in good:
+            guard.note(self._deliver(Inbound(line, self._port, peer, t)), t)
+        self._append(data[consumed:], peer, t)
+
+    def slice_bytes(self) -> int:
+        """How much input to feed at a time under the budget: more while screened."""
+        return SLICE_BYTES if self.guard is None else self.guard.slice_bytes
 
     def feed_datagram(
         self, data: bytes, peer: tuple[str, int] | None, t_rx: float | None = None
@@ -260,18 +283,26 @@ class LineSplitter:
         if self._buf:
             line = bytes(self._buf)
             self._buf.clear()
-            self._deliver(Inbound(line, self._port, peer, t))
+            self._judged(line, peer, t)
 
     def _emit(self, line: bytes, peer: tuple[str, int] | None, t: float) -> None:
         """Deliver a whole line that arrived within one chunk."""
         if len(line) > self._max:
             self._overlong(line[: self._max], peer, t)
         else:
-            self._deliver(Inbound(line, self._port, peer, t))
+            self._judged(line, peer, t)
+
+    def _judged(self, line: bytes, peer: tuple[str, int] | None, t: float) -> None:
+        """Deliver a line, to the guard's account when there is one."""
+        verdict = self._deliver(Inbound(line, self._port, peer, t))
+        if self.guard is not None:
+            self.guard.note(verdict, t)
 
     def _overlong(self, head: bytes, peer: tuple[str, int] | None, t: float) -> None:
         self._stats.overlong_lines += 1
-        self._deliver(Inbound(head, self._port, peer, t, overlong=True))
+        verdict = self._deliver(Inbound(head, self._port, peer, t, overlong=True))
+        if self.guard is not None:
+            self.guard.note(verdict, t)
 
 
 class Port(abc.ABC):
@@ -293,10 +324,10 @@ class Port(abc.ABC):
         # Returns the line's Verdict (None: no device judged it); a port throttles a sender
         # of nothing but malformed lines by it (senders.py).
         self.on_line: Callable[[Inbound], Verdict | None] | None = None
-        # Set with on_line: a cheap test that a line could be of use (a well-formed sentence
-        # as the port's devices read them), which a throttled sender's lines must pass to be
-        # read at all; None: every line passes.
-        self.screen: Callable[[bytes], bool] | None = None
+        # Set with on_line: the cheap test of which lines could be of use (well-formed
+        # sentences as the port's devices read them), which a throttled sender's lines must
+        # pass to be decoded at all; None: every line is.
+        self.screen: Screen | None = None
         self.mode: str = spec.option("mode", "both") or "both"
         self.allow = SourceFilter.parse(spec.option("allow"))
         # Set by the owner before start() when commands arrive on this port: a TCP port then
@@ -383,16 +414,15 @@ class Port(abc.ABC):
         note = self.direction_note
         return text if note is None else f"{text}, {note}"
 
-    def _new_splitter(self, allowed: bool = True) -> LineSplitter:
-        """A splitter whose lines go to on_line, or are ignored (mode=send) or refused."""
-        target: Callable[[Inbound], object]
+    def _new_splitter(self, allowed: bool = True, peer: str | None = None) -> LineSplitter:
+        """A splitter whose lines go to on_line, or are ignored (mode=send) or refused; lines
+        going to on_line are judged by a StreamGuard of their own (streams.py)."""
         if not allowed:
-            target = self._refuse_line
-        elif self.mode == "send":
-            target = self._ignore
-        else:
-            target = self._deliver
-        return LineSplitter(self.spec.url, target, self.stats)
+            return LineSplitter(self.spec.url, self._refuse_line, self.stats)
+        if self.mode == "send":
+            return LineSplitter(self.spec.url, self._ignore, self.stats)
+        guard = StreamGuard(self, peer)
+        return LineSplitter(self.spec.url, self._deliver, self.stats, guard=guard)
 
     def _deliver(self, item: Inbound) -> Verdict | None:
         """Hand a line to on_line; its verdict (see on_line)."""

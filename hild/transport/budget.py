@@ -90,6 +90,10 @@ class InputBudget:
         """How many readers wait for their turn."""
         return len(self._waiting)
 
+    def waits(self, reader: Reader) -> bool:
+        """True while reader waits for its turn (its input_resume is still to come)."""
+        return reader in self._waiting
+
     def available(self) -> bool:
         """True while the current window has budget left."""
         self._advance()

@@ -17,7 +17,8 @@ class FdChannel:
 
     on_data gets what is read, in slices of SLICE_BYTES under the loop's InputBudget (a flood
     of garbage on a tty takes its share of each tick, no more: the rest waits in the kernel);
-    on_lost is called once when reading hits an error or end of file (None); on_would_block,
+    on_lost is called once when reading hits an error or end of file (None); slice_bytes, if
+    given, says how much to hand over at a time instead; on_would_block,
     if given, is called when a write would block, before waiting for the fd to become
     writable (the pty port uses it to discard stale input).
     """
@@ -28,8 +29,10 @@ class FdChannel:
         on_data: Callable[[bytes], None],
         on_lost: Callable[[OSError | None], None],
         on_would_block: Callable[[], None] | None = None,
+        slice_bytes: Callable[[], int] | None = None,
     ):
         self.fd = fd
+        self._slice_bytes = slice_bytes  # how much to hand to on_data at a time (SLICE_BYTES)
         self._loop = asyncio.get_running_loop()
         self._on_data = on_data
         self._on_lost = on_lost
@@ -123,7 +126,8 @@ class FdChannel:
     # -- the budget's reader interface --
     def input_slice(self) -> bool:
         """Hand one slice of what was read to on_data; True while some is left."""
-        start, end = self._offset, self._offset + SLICE_BYTES
+        size = SLICE_BYTES if self._slice_bytes is None else self._slice_bytes()
+        start, end = self._offset, self._offset + size
         data = self._pending
         if start >= len(data):
             return False

@@ -106,7 +106,9 @@ class PtyPort(Port):
         loop = asyncio.get_running_loop()
         self._reader_seen_at = loop.time()  # a client attaching right after start gets it all
         splitter = self._new_splitter()
-        self._channel = FdChannel(master, splitter.feed, self._read_lost, self._flush_stale)
+        self._channel = FdChannel(
+            master, splitter.feed, self._read_lost, self._flush_stale, splitter.slice_bytes
+        )
         self._channel.start_reading()
         self._writer = asyncio.create_task(
             run_writer(self._queue, self._write, self.stats, self._begin_epoch),

@@ -13,7 +13,10 @@ port works through the inboxes in turn, one datagram from each sender with some 
   starved by a flood nor by its own other traffic. At most MAX_DELIVERING are kept as such.
 - **Other senders** share what is left: at most MAX_SENDERS are remembered, and a newcomer
   takes the place of the least recently heard of them, whatever it has waiting (discarded,
-  counted), so a flood from many source ports cannot fill the table against anyone.
+  counted), so a flood from many source ports cannot fill the table against anyone. A
+  newcomer to a full table starts throttled: a flood from more source ports than the table
+  holds would otherwise come back as new senders, each decoding its first malformed lines,
+  for ever; its well-formed lines pass the screen, so a new controller is heard at once.
 
 A datagram beyond its sender's inbox is discarded on arrival, counted (``throttled``), at the
 cost of a dictionary lookup. Only malformed lines count against a sender (Verdict.MALFORMED:
@@ -32,7 +35,8 @@ from __future__ import annotations
 import collections
 from collections.abc import Callable
 
-from hild.transport.base import PortStats, Verdict
+from hild.transport.base import PortStats
+from hild.transport.judging import DELIVERING_S, PROBE_S, THROTTLE_AFTER, Screen, Verdict
 
 SENDER_INBOX = 32  # datagrams an unknown sender may have waiting (a multiplexer's burst fits)
 DELIVERING_INBOX = 64  # datagrams a delivering sender may have waiting
@@ -40,16 +44,9 @@ INBOX_BYTES = 1 << 20  # bytes the other senders may have waiting together
 DELIVERING_BYTES = 256 << 10  # bytes one delivering sender may have waiting
 MAX_SENDERS = 64  # other senders remembered; a newcomer takes the least recently heard's place
 MAX_DELIVERING = 16  # delivering senders kept beyond MAX_SENDERS (controllers on one port)
-# A sender stays delivering this long after its last applied line: through a controller's
-# pause of a few seconds (a mode change, a reconnect of its own upstream), twenty periods of
-# the command watchdog's default lease.
-DELIVERING_S = 10.0
-# Malformed lines in a row before a sender is throttled: noise on a line now and then never
-# adds up to eight in a row with nothing well-formed between them.
-THROTTLE_AFTER = 8
-PROBE_S = 0.1  # a throttled sender has one datagram that passes the screen read this often
+# (THROTTLE_AFTER, DELIVERING_S and PROBE_S: judging.py; a throttled sender has one datagram
+# that passes the screen read every PROBE_S)
 PROBE_TRIES = 32  # datagrams one probe screens at most (a multiplexer's burst)
-SCREEN_LINES = 16  # lines of one datagram the screen looks at, at most
 
 
 class Sender:
@@ -89,7 +86,7 @@ class SenderTable:
         self._allows = allows
         self._stats = stats
         # Set by the port: the cheap test a throttled sender's lines must pass (Port.screen).
-        self.screen: Callable[[bytes], bool] | None = None
+        self.screen: Screen | None = None
         self._senders: dict[tuple, Sender] = {}  # the other senders, least recently heard first
         self._delivering: dict[tuple, Sender] = {}  # delivering senders, kept apart
         # senders with datagrams waiting, in turn order (ordered sets): delivering ones first
@@ -181,9 +178,10 @@ class SenderTable:
         place of the least recently heard when the table is full."""
         sender = self._senders.pop(address, None)
         if sender is None:
+            sender = Sender(address, self._allows(str(address[0])))
             if len(self._senders) >= MAX_SENDERS:
                 self._forget(next(iter(self._senders)))
-            sender = Sender(address, self._allows(str(address[0])))
+                sender.malformed = THROTTLE_AFTER  # screened from its first datagram
         self._senders[address] = sender
         return sender
 
@@ -244,11 +242,7 @@ class SenderTable:
         return False
 
     def _passes(self, data: bytes) -> bool:
-        screen = self.screen
-        if screen is None:
-            return True
-        lines = data.split(b"\n", SCREEN_LINES)[:SCREEN_LINES]
-        return any(screen(line.rstrip(b"\r")) for line in lines if line.strip())
+        return self.screen is None or self.screen.any_line(data)
 
     def _screen_inbox(self, sender: Sender) -> None:
         """A sender just throttled keeps of what it has waiting only what may be of use."""

@@ -128,7 +128,10 @@ class SerialPort(Port):
             if not task.cancelled() and task.exception() is not None:
                 on_lost(task.exception())
 
-        channel = FdChannel(self._serial.fileno(), self._new_splitter().feed, on_lost)
+        splitter = self._new_splitter()
+        channel = FdChannel(
+            self._serial.fileno(), splitter.feed, on_lost, slice_bytes=splitter.slice_bytes
+        )
         channel.start_reading()
         writer = asyncio.create_task(run_writer(self._queue, channel.write, self.stats))
         writer.add_done_callback(writer_done)

@@ -40,11 +40,12 @@ from hild.transport.base import (
     LineQueue,
     LineSplitter,
     Port,
-    Verdict,
     cancel_and_wait,
     run_writer,
 )
-from hild.transport.budget import SLICE_BYTES, InputBudget
+from hild.transport.budget import InputBudget
+from hild.transport.judging import PROBE_S, Verdict
+from hild.transport.streams import StreamGuard
 from hild.transport.unread import PeerQueues, send_queue_bytes
 from hild.transport.url import DEFAULT_MAX_CLIENTS, LOOPBACK, PortSpec, format_host_port
 
@@ -92,8 +93,11 @@ class _Client(asyncio.BufferedProtocol):
         self.queue = LineQueue(port.queue_lines, port.stats)
         self.task: asyncio.Task | None = None
         self.splitter = port._new_splitter(allowed)
+        self.guard: StreamGuard | None = None
         if allowed and port.mode != "send":  # a client that sends commands is alive
-            self.splitter = LineSplitter(port.spec.url, self._deliver, port.stats)
+            self.guard = StreamGuard(port, self.peer)
+            self.splitter = LineSplitter(port.spec.url, self._deliver, port.stats, guard=self.guard)
+        self._slowed: asyncio.TimerHandle | None = None  # a throttled client's next read
         self.gone = asyncio.get_running_loop().create_future()
         self.half_closed = False
         self._buffer = bytearray(READ_SIZE)
@@ -135,6 +139,9 @@ class _Client(asyncio.BufferedProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         t = time.perf_counter()
         self.port._budget.forget(self)
+        if self._slowed is not None:
+            self._slowed.cancel()
+            self._slowed = None
         self._start = self._end = 0
         if self._drained is not None and not self._drained.done():
             self._drained.set_result(None)
@@ -161,9 +168,11 @@ class _Client(asyncio.BufferedProtocol):
 
     # -- reading, under the input budget --
 
-    def _deliver(self, item: Inbound) -> None:
-        if self.port._deliver(item) == Verdict.APPLIED and self.port.accepts_commands:
+    def _deliver(self, item: Inbound) -> Verdict | None:
+        verdict = self.port._deliver(item)
+        if verdict == Verdict.APPLIED and self.port.accepts_commands:
             self.last_alive = max(self.last_alive, item.t_rx)
+        return verdict
 
     def get_buffer(self, sizehint: int) -> memoryview:
         return self._view
@@ -172,10 +181,26 @@ class _Client(asyncio.BufferedProtocol):
         self._start, self._end = 0, nbytes
         self._t_rx = time.monotonic()
         self.port._budget.run(self)
+        if self._slowed is None and self.guard is not None and self.guard.slowed(self._t_rx):
+            self._read_later()  # throttled, delivering nothing: one read every PROBE_S
+
+    def _read_later(self) -> None:
+        """Stop reading for PROBE_S (the kernel and the client hold what it sends)."""
+        if self.transport is None or self.transport.is_closing():
+            return
+        self.transport.pause_reading()
+        loop = asyncio.get_running_loop()
+        self._slowed = loop.call_later(PROBE_S, self._read_again)
+
+    def _read_again(self) -> None:
+        self._slowed = None
+        if self.port._budget.waits(self):
+            return  # its turn with the budget comes first; input_resume reads on
+        self.input_resume()
 
     def input_slice(self) -> bool:
         start = self._start
-        end = min(start + SLICE_BYTES, self._end)
+        end = min(start + self.splitter.slice_bytes(), self._end)
         if start >= end:
             return False
         self._start = end
@@ -187,6 +212,8 @@ class _Client(asyncio.BufferedProtocol):
             self.transport.pause_reading()
 
     def input_resume(self) -> None:
+        if self._slowed is not None:
+            return  # a throttled client's next read is due later
         if self.transport is not None and not self.half_closed:
             self.transport.resume_reading()
 

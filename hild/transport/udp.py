@@ -34,7 +34,8 @@ from hild.transport.base import (
     run_writer,
 )
 from hild.transport.budget import SLICE_BYTES, WINDOW_S, InputBudget
-from hild.transport.senders import THROTTLE_AFTER, Sender, SenderTable
+from hild.transport.judging import THROTTLE_AFTER
+from hild.transport.senders import Sender, SenderTable
 from hild.transport.url import (
     BROADCAST_ADDRESS,
     PortSpec,
