@@ -3,12 +3,17 @@
 `hild run` as a subprocess with a jet-controller (watchdog 0.5 s) on one command port; a
 controller in this process sends a valid TRC every 0.1 s (10 Hz) for --duration s, while
 another process floods the same port with malformed lines (a TRC with a bad checksum) at
---rate a second: datagrams from another source port for UDP, a second connection for TCP,
-another writer of the same pty. Each port type is run first without the flood (the baseline,
-in the same run), then with it. Printed: the controller's commands applied / sent, watchdog
-trips, the daemon's overruns and CPU, and what it discarded of the flood.
+--rate a second: datagrams from --sources source ports for UDP (one process, its sockets in
+turn), a second connection for TCP, another writer of the same pty (4 kB a write), or, for
+`pty-burst`, a megabyte written to the pty in one call every 2 s. Each port type is run
+first without the flood (the baseline, in the same run), then with it, once per number of
+source ports. Printed: the controller's commands applied / sent, watchdog trips, the
+daemon's overruns and CPU, its command latency (read to applied, p99), and what it did with
+the flood: decoded and refused, or discarded unread (throttled: screened out, or a UDP
+sender's datagrams not read).
 
-    python bench/bench_flood.py [--duration 20] [--rate 50000] [--ports udp,tcp,pty]
+    python bench/bench_flood.py [--duration 20] [--rate 50000] [--sources 1,16,70,200,1000]
+                                [--ports udp,tcp,pty,pty-burst]
 
 The flooder is Python too: on a loaded machine it may not reach --rate; its real rate is
 printed beside each row.
@@ -21,6 +26,7 @@ import contextlib
 import json
 import multiprocessing
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -37,6 +43,8 @@ from hild.nmea.encode import frame
 COMMAND = frame("RCTRC,0,1500.0,R,100.0,P,,B,C")
 GARBAGE = frame("RCTRC,0,1500.0,R,100.0,P,,B,C")[:-4] + b"00\r\n"  # a bad checksum
 COMMAND_PERIOD_S = 0.1
+BURST_BYTES = 1_000_000  # pty-burst: written in one call
+BURST_EVERY_S = 2.0
 
 BENCH = """
 [bench]
@@ -61,14 +69,15 @@ def command_url(kind: str) -> str:
         return f"udp://127.0.0.1:{free_port(socket.SOCK_DGRAM)}?listen=1"
     if kind == "tcp":
         return f"tcp://127.0.0.1:{free_port(socket.SOCK_STREAM)}"
-    return "pty://jets"
+    return "pty://jets"  # pty and pty-burst
 
 
 class Endpoint:
     """How a writer reaches the command port: a UDP socket, a TCP connection or the pty."""
 
-    def __init__(self, kind: str, url: str, run_dir: Path):
-        self.kind = kind
+    def __init__(self, kind: str, url: str, run_dir: Path, sources: int = 1):
+        self.kind = kind = "pty" if kind == "pty-burst" else kind
+        self.turn = 0
         if kind == "pty":
             self.fd = os.open(run_dir / "jets", os.O_RDWR | os.O_NOCTTY)
             return
@@ -76,8 +85,10 @@ class Endpoint:
         host, port = host_port.rsplit(":", 1)
         self.address = (host, int(port))
         if kind == "udp":
-            self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            self.sock.bind(("127.0.0.1", 0))
+            self.socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(sources)]
+            for sock in self.socks:
+                sock.bind(("127.0.0.1", 0))
+            self.sock = self.socks[0]
         else:
             self.sock = socket.create_connection(self.address, timeout=5)
             self.sock.settimeout(None)  # blocking: sendall waits, recv(MSG_DONTWAIT) does not
@@ -85,8 +96,9 @@ class Endpoint:
     def send(self, data: bytes) -> None:
         if self.kind == "pty":
             os.write(self.fd, data)
-        elif self.kind == "udp":
-            self.sock.sendto(data, self.address)
+        elif self.kind == "udp":  # from each source port in turn
+            self.turn = (self.turn + 1) % len(self.socks)
+            self.socks[self.turn].sendto(data, self.address)
         else:
             self.sock.sendall(data)
 
@@ -101,17 +113,28 @@ class Endpoint:
     def close(self) -> None:
         if self.kind == "pty":
             os.close(self.fd)
+        elif self.kind == "udp":
+            for sock in self.socks:
+                sock.close()
         else:
             self.sock.close()
 
 
-def flood(kind: str, url: str, run_dir: str, rate: float, stop_at: float, sent) -> None:
+def flood(
+    kind: str, url: str, run_dir: str, rate: float, stop_at: float, sent, sources: int
+) -> None:
     """Send malformed lines at rate a second until stop_at (time.monotonic()), in batches."""
-    end = Endpoint(kind, url, Path(run_dir))
+    end = Endpoint(kind, url, Path(run_dir), sources)
     n, start = 0, time.monotonic()
+    burst = GARBAGE * (BURST_BYTES // len(GARBAGE))
     try:
         while (now := time.monotonic()) < stop_at:
             due = int((now - start) * rate)
+            if kind == "pty-burst":  # a megabyte in one write (the tty takes it whole)
+                end.send(burst)
+                n += len(burst) // len(GARBAGE)
+                time.sleep(max(0.0, BURST_EVERY_S - (time.monotonic() - now)))
+                continue
             if kind == "udp":
                 with contextlib.suppress(OSError):  # nobody there (yet): a datagram lost
                     while n < due:
@@ -130,7 +153,7 @@ def flood(kind: str, url: str, run_dir: str, rate: float, stop_at: float, sent) 
         end.close()
 
 
-def run(kind: str, rate: float, duration: float) -> dict:
+def run(kind: str, rate: float, duration: float, sources: int = 1) -> dict:
     """One run: the controller for duration s, with a flood at rate a second if rate > 0."""
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "run"
@@ -154,7 +177,7 @@ def run(kind: str, rate: float, duration: float) -> dict:
         if rate > 0:
             flooder = multiprocessing.get_context("fork").Process(
                 target=flood, args=(kind, url, str(run_dir), rate, start + duration + 0.5,
-                                    sent_by_flood),
+                                    sent_by_flood, sources),
             )  # fmt: skip
             flooder.start()
             time.sleep(0.5)  # the flood is on before the first command
@@ -174,10 +197,12 @@ def run(kind: str, rate: float, duration: float) -> dict:
     events = [json.loads(line) for line in log if line.startswith("{")]
     summary = next(e for e in reversed(events) if e["event"] == "run.summary")
     jets = summary["devices"]["jets"]
-    stats = summary["ports"][url if kind != "pty" else next(iter(summary["ports"]))]
+    stats = summary["ports"][url if not url.startswith("pty") else next(iter(summary["ports"]))]
     return {
         "port": kind,
         "flood": f"{sent_by_flood.value / duration:,.0f}/s" if rate > 0 else "none",
+        "sources": sources if kind == "udp" and rate > 0 else "",
+        "latency_p99_ms": summary["command_latency_p99_ms"],
         "applied": jets["commands"],
         "sent": sent,
         "trips": jets["watchdog_trips"],
@@ -193,22 +218,34 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=20.0)
     parser.add_argument("--rate", type=float, default=50_000.0, help="flood lines per second")
-    parser.add_argument("--ports", default="udp,tcp,pty")
+    parser.add_argument("--sources", default="1,16,70,200,1000", help="UDP source ports")
+    parser.add_argument("--ports", default="udp,tcp,pty,pty-burst")
     args = parser.parse_args()
+    need = max(int(n) for n in args.sources.split(",")) + 256
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < need:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(need, hard), hard))
     print(f"controller: TRC at 10 Hz for {args.duration:g} s; flood: malformed TRC lines at "
-          f"{args.rate:,.0f}/s from another sender; 100 Hz loop")  # fmt: skip
+          f"{args.rate:,.0f}/s from another sender (pty-burst: {BURST_BYTES:,} bytes in one "
+          f"write every {BURST_EVERY_S:g} s); 100 Hz loop")  # fmt: skip
     print(
-        "| port | flood (real rate) | applied / sent | watchdog trips | overruns / ticks "
-        "| CPU | lines decoded and refused | datagrams discarded unread |"
+        "| port | flood (real rate) | source ports | applied / sent | watchdog trips "
+        "| overruns / ticks | CPU | command latency p99 | lines decoded and refused "
+        "| discarded unread |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for kind in args.ports.split(","):
-        for rate in (0.0, args.rate):
-            r = run(kind, rate, args.duration)
+        floods = [(args.rate, int(n)) for n in args.sources.split(",")] if kind == "udp" else [
+            (args.rate, 1)
+        ]  # fmt: skip
+        for rate, sources in [(0.0, 1), *floods]:
+            r = run(kind, rate, args.duration, sources)
             share = 100.0 * r["applied"] / r["sent"]
-            print(f"| {r['port']} | {r['flood']} | {r['applied']} / {r['sent']} ({share:.1f} %) "
+            print(f"| {r['port']} | {r['flood']} | {r['sources']} "
+                  f"| {r['applied']} / {r['sent']} ({share:.1f} %) "
                   f"| {r['trips']} | {r['overruns']} / {r['ticks']} | {r['cpu']} % "
-                  f"| {r['refused_lines']:,} | {r['throttled']:,} |", flush=True)  # fmt: skip
+                  f"| {r['latency_p99_ms']} ms | {r['refused_lines']:,} | {r['throttled']:,} |",
+                  flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -827,12 +827,18 @@ def test_a_flooding_sender_leaves_the_others_their_turn():
         assert not table.judge(sender, Verdict.MALFORMED, 1.0)
     assert table.judge(sender, Verdict.MALFORMED, 1.0)  # throttled: what waited is discarded
     assert not table.pending and sender.throttled
+    # A probe at once, for the rest of the burst: its malformed datagrams are discarded, the
+    # first that may be of use is read; then the next probe is due PROBE_S after this one's.
     before = stats.throttled
-    assert table.put(b"garbage", flooder, 1.0 + PROBE_S / 2) is None  # before its next probe
+    assert table.put(b"garbage", flooder, 1.001) is None
+    assert table.put(b"command", flooder, 1.002) is not None
     assert stats.throttled == before + 1
-    assert table.put(b"command", flooder, 1.0 + PROBE_S) is not None  # its probe is read
-    table.judge(sender, Verdict.APPLIED, 1.0 + PROBE_S)  # of use again: served as before
-    assert not sender.throttled
+    table.take()
+    assert table.put(b"command", flooder, 1.001 + PROBE_S / 2) is None  # its probe not due
+    assert stats.throttled == before + 2
+    assert table.put(b"command", flooder, 1.001 + PROBE_S) is not None  # the next probe
+    table.judge(sender, Verdict.APPLIED, 1.0 + PROBE_S)  # of use again: served first now
+    assert not sender.throttled and sender.delivering(1.0 + PROBE_S)
 
 
 def test_the_kernel_tells_what_a_local_client_has_not_read():

@@ -96,6 +96,21 @@ def _scan(buf, unchecked, max_chars, starts, ends):
     return lines, good, consumed
 
 
+@njit(cache=True)
+def _any(buf, unchecked, max_chars):
+    """Whether buf holds a well-formed line (a datagram: its end ends its last line)."""
+    n = buf.shape[0]
+    i = 0
+    while i < n:
+        j = i
+        while j < n and buf[j] != _LF and buf[j] != _CR:
+            j += 1
+        if j > i and _well_formed(buf, i, j, unchecked, max_chars):
+            return True
+        i = j + 1
+    return False
+
+
 class Screen:
     """The screen of one port, for its devices' most lenient checksum policy."""
 
@@ -114,13 +129,16 @@ class Screen:
 
     def any_line(self, datagram: bytes) -> bool:
         """Whether a datagram holds a well-formed line (its last line needs no end)."""
-        return bool(self.lines(datagram + b"\n")[0])
+        buf = np.frombuffer(datagram, dtype=np.uint8)
+        return bool(_any(buf, self.unchecked, MAX_LINE_CHARS))
 
     def __call__(self, line: bytes) -> bool:
         """Whether one line (without its end) is well-formed."""
-        return bool(self.lines(line + b"\n")[0])
+        return self.any_line(line)
 
 
 def warm_up() -> None:
     """Load (or compile) the scan before a run's clock starts, as the daemon does its kernels."""
-    Screen("required").lines(b"$GPHDT,1.0,T*2F\r\nx\n")
+    screen = Screen("required")
+    screen.lines(b"$GPHDT,1.0,T*2F\r\nx\n")
+    screen.any_line(b"$GPHDT,1.0,T*2F")

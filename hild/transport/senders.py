@@ -47,13 +47,20 @@ MAX_DELIVERING = 16  # delivering senders kept beyond MAX_SENDERS (controllers o
 # (THROTTLE_AFTER, DELIVERING_S and PROBE_S: judging.py; a throttled sender has one datagram
 # that passes the screen read every PROBE_S)
 PROBE_TRIES = 32  # datagrams one probe screens at most (a multiplexer's burst)
+# and those that come within this of its first: a burst's spread, a busy sender's too
+PROBE_WINDOW_S = 0.02
+# Throttled senders whose place in the table was taken are remembered here, with the time of
+# their next probe, so that their datagrams are discarded at the cost of a lookup until it is
+# due (a flood from more source ports than the table holds); the oldest go first.
+MAX_REMEMBERED = 4096
 
 
 class Sender:
     """One source address: whether allow= takes it, its inbox, how its lines fared."""
 
     __slots__ = (
-        "address", "allowed", "bytes", "delivered_t", "inbox", "malformed", "next_probe", "tries"
+        "address", "allowed", "bytes", "delivered_t", "inbox", "malformed", "next_probe",
+        "probe_t", "tries",
     )  # fmt: skip
 
     def __init__(self, address: tuple, allowed: bool):
@@ -64,6 +71,7 @@ class Sender:
         self.malformed = 0  # malformed lines in a row
         self.next_probe = 0.0  # throttled: time.monotonic() its next datagram may be read
         self.tries = 0  # datagrams the current probe has screened
+        self.probe_t = 0.0  # when the current probe screened its first
         self.delivered_t = -float("inf")  # time.monotonic() its last line was applied
 
     @property
@@ -93,6 +101,7 @@ class SenderTable:
         self._first: dict[Sender, None] = {}
         self._turns: dict[Sender, None] = {}
         self._bytes = 0  # waiting in the other senders' inboxes
+        self._remembered: dict[tuple, float] = {}  # throttled, out of the table: next probe
 
     def __len__(self) -> int:
         return len(self._senders) + len(self._delivering)
@@ -114,6 +123,10 @@ class SenderTable:
             del self._delivering[address]  # no longer delivering: one of the others again
             self._remember(sender)
         if sender is None or address not in self._delivering:
+            due = self._remembered.get(address)
+            if due is not None and t_rx < due and address not in self._senders:
+                self._stats.throttled += 1  # throttled, out of the table, its probe not due
+                return None
             sender = self._heard(address)
         if not sender.allowed:
             return sender
@@ -160,11 +173,12 @@ class SenderTable:
         sender.malformed += 1
         if sender.malformed != THROTTLE_AFTER:
             return False
-        sender.next_probe = now + PROBE_S
+        sender.next_probe, sender.tries = now, 0  # a probe at once: the rest of a burst
         self._screen_inbox(sender)
         return True
 
     def clear(self) -> None:
+        self._remembered.clear()
         self._senders.clear()
         self._delivering.clear()
         self._first.clear()
@@ -179,6 +193,9 @@ class SenderTable:
         sender = self._senders.pop(address, None)
         if sender is None:
             sender = Sender(address, self._allows(str(address[0])))
+            due = self._remembered.pop(address, None)
+            if due is not None:  # a throttled sender back in the table: still throttled
+                sender.malformed, sender.next_probe = THROTTLE_AFTER, due
             if len(self._senders) >= MAX_SENDERS:
                 self._forget(next(iter(self._senders)))
                 sender.malformed = THROTTLE_AFTER  # screened from its first datagram
@@ -197,6 +214,10 @@ class SenderTable:
 
     def _forget(self, address: tuple) -> None:
         sender = self._senders.pop(address)
+        if sender.throttled:
+            if len(self._remembered) >= MAX_REMEMBERED:
+                del self._remembered[next(iter(self._remembered))]
+            self._remembered[address] = sender.next_probe
         self._turns.pop(sender, None)
         self._stats.throttled += len(sender.inbox)
         self._bytes -= sender.bytes
@@ -228,17 +249,19 @@ class SenderTable:
         return len(sender.inbox) < SENDER_INBOX and self._bytes + size <= INBOX_BYTES
 
     def _probe(self, sender: Sender, data: bytes, t_rx: float) -> bool:
-        """Whether a throttled sender's datagram is read: its probe is due and it may be of
-        use (the screen finds a well-formed line in it). A probe looks at PROBE_TRIES
-        datagrams at most; then the next one is due PROBE_S later."""
-        if t_rx < sender.next_probe:
-            return False
+        """Whether a throttled sender's datagram is read: its probe is under way and it may
+        be of use (the screen finds a well-formed line in it). A probe begins every PROBE_S
+        and screens the datagrams that come within PROBE_WINDOW_S of its first, PROBE_TRIES
+        at most (a burst, the one of use among them perhaps last)."""
+        probing = 0 < sender.tries < PROBE_TRIES and t_rx - sender.probe_t < PROBE_WINDOW_S
+        if not probing:
+            if t_rx < sender.next_probe:
+                return False
+            sender.tries, sender.probe_t, sender.next_probe = 0, t_rx, t_rx + PROBE_S
         if self._passes(data):
-            sender.next_probe, sender.tries = t_rx + PROBE_S, 0
+            sender.tries = 0
             return True
         sender.tries += 1
-        if sender.tries >= PROBE_TRIES:
-            sender.next_probe, sender.tries = t_rx + PROBE_S, 0
         return False
 
     def _passes(self, data: bytes) -> bool:
