@@ -27,7 +27,8 @@ from hild.sensors.faults import FaultSpec
 if TYPE_CHECKING:
     from hild.coupled.simulation import Simulation
     from hild.environment.environment import Environment
-    from hild.traffic.targets import Behaviour, Motion, Target
+    from hild.traffic.targets import Behaviour, Motion
+    from hild.traffic.traffic import PreparedTarget
 
 log = structlog.get_logger("hild.control")
 
@@ -213,20 +214,27 @@ class Restart:
 
 @dataclass(frozen=True, slots=True)
 class TrafficAdd:
-    """A new traffic target (an encounter is placed against the own ship as it is now)."""
+    """A new traffic target, its rows built off the tick (hild.traffic.traffic.prepare: an
+    encounter placed against the own ship as the request found it): applying it copies them
+    into room the traffic's arrays already have."""
 
-    target: Target
+    prepared: PreparedTarget
 
     def apply(self, run: ControlTarget) -> None:
         # Checked when it was requested; the run may have changed since (another add of the
-        # same name or MMSI before this tick, an own ship that no longer admits the
-        # encounter): refused here with a warning, never an error in the tick.
-        traffic, name, mmsi = run.sim.traffic, self.target.name, self.target.identity.mmsi
-        taken = [t.name for t in traffic.targets if t.identity.mmsi == mmsi] if traffic else []
+        # same name or MMSI before this tick): refused here with a warning, never an error in
+        # the tick.
+        sim, target = run.sim, self.prepared.target
+        name, mmsi = target.name, target.identity.mmsi
+        if sim.traffic is None:
+            sim.add_traffic(())  # (empty arrays with room for every target a run may have)
+        traffic = sim.traffic
+        assert traffic is not None
+        taken = [t.name for t in traffic.targets if t.identity.mmsi == mmsi]
         try:
             if taken:
                 raise ValueError(f"MMSI {mmsi} is taken by {taken[0]}")
-            run.sim.add_target(self.target)
+            traffic.append(self.prepared, sim.x, sim.t)
         except ValueError as e:
             log.warning("control.traffic.refused", name=name, mmsi=mmsi, error=str(e))
             return
@@ -286,6 +294,12 @@ class ControlQueue:
 
     def __len__(self) -> int:
         return len(self._records)
+
+    @property
+    def full(self) -> bool:
+        """Whether the next put would drop the oldest record (runtime control refuses a
+        request then, "busy", rather than answer it and lose it)."""
+        return len(self._records) == self._records.maxlen
 
     def put(self, record: ControlRecord) -> None:
         """On the loop. Only the tick thread takes records out: a full deque drops its oldest

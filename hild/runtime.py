@@ -40,15 +40,19 @@ from hild.sensors.catalog import load_device_type
 from hild.sensors.device import Device
 from hild.traffic import layout as TL
 from hild.traffic.read import read_behaviour, read_route, read_target, speed_of
-from hild.traffic.targets import Course, Motion, Route
+from hild.traffic.targets import MAX_TARGETS, Course, Encounter, Motion, Route, Target
 from hild.transport.base import Inbound
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from hild.observers import RunningDaemon
+    from hild.traffic.traffic import PreparedTarget
 
 log = structlog.get_logger("hild.control")
 
 MAX_REQUEST_BYTES = 65536
+MAX_FAULT_S = 365 * 86400.0  # how long a fault may be timed in a run of no set duration
 MAX_REPOSITION_M = 100_000.0  # how far from the bench's origin a reposition may go, however given
 MAX_SHOWN_CHARS = 1000  # of a request that is no JSON object, as the recording keeps it
 REQUESTS = ("commands", "weather", "fault", "reposition", "traffic")
@@ -156,6 +160,10 @@ class RuntimeControl:
                 raise RequestError(f"a request of at most {MAX_REQUEST_BYTES} bytes")
             body = self._body(request, payload)
             answer["id"] = body.pop("id", None)
+            if self.daemon.queue.full:  # a put would drop a record of a request answered ok
+                raise RequestError(f"busy: {len(self.daemon.queue)} control records wait for "
+                                   "the next tick (the run is paused or far behind); try "
+                                   "again")  # fmt: skip
             if request == "commands":
                 answer.update(self._commands(body, f"{source}/{request}"))
             elif request == "weather":
@@ -290,34 +298,65 @@ class RuntimeControl:
         # end: one table, so that an unknown key's error lists every key the request takes
         table = Section({"start": t_now, **body}, "control/fault")
         table.skip("device")  # (read above)
-        if table.has("duration"):
-            if table.has("end"):
-                raise table.error("duration", body["duration"], "either duration or end, not both")
-            duration = table.number("duration", positive=True, unit="s")
-            end = table.number("start", lo=0.0, unit="s") + duration
-            if not math.isfinite(end):  # (1e308 and more: the end would be said wrong)
-                raise table.error("duration", duration, "a duration whose end is a finite time")
-            table.data["end"] = end
+        self._fault_times(table, t_now)
         quantities = load_device_type(sensors[name].config.type).quantity_units
         (spec,) = read_faults([table], quantities)
         self.daemon.queue.put(SensorFault(name, spec))
         return {"device": name, "kind": spec.kind, "start": spec.start,
                 "end": spec.end if math.isfinite(spec.end) else None}  # fmt: skip
 
+    def _fault_times(self, table: Section, t_now: float) -> None:
+        """A fault's ``start``, and its ``duration`` made the ``end`` a bench's fault gives,
+        each within the longest a fault may be timed (``fault_limit``): a duration of 1e308 s
+        was taken."""
+        limit, why = self.fault_limit()
+        duration = None
+        if table.has("duration"):
+            if table.has("end"):
+                raise table.error("duration", table.data["duration"],
+                                  "either duration or end, not both")  # fmt: skip
+            duration = table.number("duration", positive=True, unit="s")
+            if duration > limit:
+                raise table.error("duration", duration, f"a duration of at most {limit:.10g} s "
+                                  f"({why}; without one, the fault lasts for good)")  # fmt: skip
+        start = table.number("start", lo=0.0, unit="s")
+        if start > t_now + limit:
+            raise table.error("start", start, f"a start at most {limit:.10g} s from now "
+                              f"(t = {t_now:.10g} s; {why})")  # fmt: skip
+        if duration is not None:
+            table.data["end"] = start + duration
+        elif table.has("end"):
+            end = table.number("end", unit="s")
+            if end - start > limit:
+                raise table.error("end", end, f"an end at most {limit:.10g} s after the "
+                                  f"start ({why})")  # fmt: skip
+
+    def fault_limit(self) -> tuple[float, str]:
+        """The longest a fault may be timed, in seconds, and why: the run's duration when it
+        has one (a fault longer than the run is a mistake), else MAX_FAULT_S."""
+        duration = self.daemon.duration
+        if duration is not None and duration <= MAX_FAULT_S:
+            return duration, "the run's duration"
+        return MAX_FAULT_S, "a year"
+
     # --- reposition: where the boat is, which way it heads, how fast --------------------------
     def _reposition(self, body: dict) -> dict:
         s = Section(body, "control/reposition")
-        x = self.daemon.sim.x
         origin = self.daemon.bench.origin
         far = MAX_REPOSITION_M
         by_position = s.has("latitude") or s.has("longitude")
+        if not by_position and not (s.has("north") or s.has("east")):
+            # (taken as "where it is", it moved the boat to where the request found it)
+            raise ConfigError("control/reposition", "", body, "a position to move to: "
+                              "latitude and longitude [degrees], or north and east [m from the "
+                              "origin]; heading_deg and speed only with one")  # fmt: skip
         if by_position:
             lat = s.number("latitude", lo=-89.0, hi=89.0, unit="degrees north")
             lon = s.number("longitude", lo=-180.0, hi=180.0, unit="degrees east")
             north, east, _ = origin.to_ned(lat, lon)
         else:  # (each within range alone may still be too far together)
-            north = s.number("north", float(x[0]), lo=-far, hi=far, unit="m")
-            east = s.number("east", float(x[1]), lo=-far, hi=far, unit="m")
+            north = s.number("north", lo=-far, hi=far, unit="m")
+            east = s.number("east", lo=-far, hi=far, unit="m")
         distance = math.hypot(north, east)
         if distance > far:  # blamed on the coordinate that takes it farther
             keys = ("latitude", lat, "longitude", lon) if by_position else \
@@ -355,26 +394,7 @@ class RuntimeControl:
         roster = self._roster
         names = list(roster)
         if given[0] == "add":
-            table = s.table("add", required=True)
-            s.finish()
-            problems = Problems()
-            target = read_target(table, self.daemon.bench.origin, problems)
-            if target is None or problems.errors:
-                problems.raise_any()
-                raise RequestError("a target")  # (not reached: a None target has problems)
-            if target.name in names:
-                raise table.error("name", target.name, "a name no target of the run has")
-            taken = {mmsi: name for name, mmsi in roster.items()}
-            if target.identity.mmsi in taken:
-                raise table.error("mmsi", target.identity.mmsi, "an MMSI no target has (taken "
-                                  f"by {taken[target.identity.mmsi]})")  # fmt: skip
-            try:
-                await asyncio.to_thread(check_placeable, target, sim.x)  # compiles, first time
-            except ValueError as e:
-                raise table.error("encounter", table.data.get("encounter"), str(e)) from None
-            self.daemon.queue.put(TrafficAdd(target))
-            roster[target.name] = target.identity.mmsi
-            return {"added": target.name, "mmsi": target.identity.mmsi}
+            return await self._add_target(s, roster)
         key = given[0]
         name = s.string(key)
         if name not in names:
@@ -385,6 +405,39 @@ class RuntimeControl:
             del roster[name]
             return {"removed": name}
         return {"retasked": name, **self._retask(s, name)}
+
+    async def _add_target(self, s: Section, roster: dict[str, int]) -> dict:
+        """A new target: refused beyond MAX_TARGETS (as a bench's [[traffic]]), read as a
+        bench's table, its rows built off the tick (an encounter placed against the own ship
+        as it is now, the kernel compiled the first time); the record only copies them in."""
+        if len(roster) >= MAX_TARGETS:
+            raise s.error("add", s.data["add"], f"at most {MAX_TARGETS} traffic targets in a "
+                          f"run, as in a bench (it has {len(roster)}: remove one "
+                          "first)")  # fmt: skip
+        table = s.table("add", required=True)
+        s.finish()
+        problems = Problems()
+        target = read_target(table, self.daemon.bench.origin, problems)
+        if target is None or problems.errors:
+            problems.raise_any()
+            raise RequestError("a target")  # (not reached: a None target has problems)
+        if target.name in roster:
+            raise table.error("name", target.name, "a name no target of the run has")
+        taken = {mmsi: name for name, mmsi in roster.items()}
+        if target.identity.mmsi in taken:
+            raise table.error("mmsi", target.identity.mmsi, "an MMSI no target has (taken "
+                              f"by {taken[target.identity.mmsi]})")  # fmt: skip
+        sim = self.daemon.sim
+        own, t = sim.x.copy(), sim.t  # (a copy: the tick steps on while the rows are built)
+        try:
+            prepared = await asyncio.to_thread(prepare_target, target, own, t)
+        except ValueError as e:
+            if isinstance(target.motion, Encounter):
+                raise table.error("encounter", table.data.get("encounter"), str(e)) from None
+            raise RequestError(f"add: {e}") from None
+        self.daemon.queue.put(TrafficAdd(prepared))
+        roster[target.name] = target.identity.mmsi
+        return {"added": target.name, "mmsi": target.identity.mmsi}
 
     def _retask(self, s: Section, name: str) -> dict:
         """A new course and/or speed (from where the target is), a route, or a behaviour."""
@@ -422,15 +475,17 @@ class RuntimeControl:
         return answer
 
 
-def check_placeable(target, own_x) -> None:
-    """Raise ValueError when ``target`` cannot be set up against the own ship now (an
-    encounter with no solution, or one that starts farther from the origin than a course may);
-    compile the traffic kernel on the way (off the tick)."""
-    from hild.traffic.kernel import warm_up
+def prepare_target(target: Target, own_x: np.ndarray, t: float) -> PreparedTarget:
+    """``target``'s rows against the own ship's state ``own_x`` at the run's time ``t``, off
+    the tick: the traffic kernel compiled (or loaded from the cache) the first time, an
+    encounter placed (ValueError when it cannot be set up, or would start farther from the
+    origin than a course may)."""
+    from hild.traffic.kernel import warm_up  # (the kernel loads only for a run with traffic)
     from hild.traffic.read import placed
-    from hild.traffic.targets import Encounter
-    from hild.traffic.traffic import own_course
+    from hild.traffic.traffic import own_course, prepare
 
     warm_up()
-    if isinstance(target.motion, Encounter):
-        placed(target.motion, *own_course(own_x))
+    motion = target.motion
+    if isinstance(motion, Encounter):
+        motion = placed(motion, *own_course(own_x))
+    return prepare(target, own_x, t, motion)

@@ -4,6 +4,7 @@ status, the exit statuses, and a socket other users cannot reach."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -281,3 +282,222 @@ def test_status_angles_read_0_to_359_9_after_rounding():
     assert compass_deg(math.radians(359.9996), 3) == 0.0  # (the run's summary: 3 decimals)
     assert compass_deg(math.radians(90.0), 1) == 90.0
     assert compass_deg(math.radians(-90.0), 2) == 270.0
+
+
+# --- limits: requests that lack what they need, connections beyond the cap, idle ones ------------
+def test_a_reposition_without_a_position_and_a_fault_of_1e308_s_are_refused_by_name(
+    daemon, run_dir
+):
+    """`reposition {}` moved the boat to where the request found it (the origin, early in a
+    run), a heading alone likewise; a fault's duration of 1e308 s was taken."""
+    with socket.socket(socket.AF_UNIX) as s:  # (hild ctl itself sends no empty request)
+        s.settimeout(30)
+        s.connect(str(run_dir / "hild.ctl"))
+        s.sendall(b'{"request": "reposition", "payload": {}}\n')
+        empty = json.loads(s.makefile("rb").readline())
+    heading = ctl(run_dir, "reposition", "--heading", "90")[1]
+    for answer, sent in ((empty, "{}"), (heading, "{'heading_deg': 90.0}")):
+        assert answer["ok"] is False, answer
+        assert answer["error"] == (
+            f"control/reposition = {sent}: expected a position to move to: latitude and "
+            "longitude [degrees], or north and east [m from the origin]; heading_deg and speed "
+            "only with one"), answer  # fmt: skip
+    code, answer, _ = ctl(run_dir, "reposition", "--north", "100")
+    assert code == 1 and "control/reposition: east: expected this key" in answer["error"], answer
+    code, answer, _ = ctl(run_dir, "fault", "gps", "dropout", "--duration", "1e308")
+    assert code == 1 and answer["ok"] is False, answer
+    assert ("control/fault: duration = 1e+308: expected a duration of at most 31536000 s (a "
+            "year; without one, the fault lasts for good)") in answer["error"], answer  # fmt: skip
+    code, answer, _ = ctl(run_dir, "fault", "gps", "dropout", "--start", "1e308")
+    assert code == 1 and "control/fault: start = 1e+308: expected a start at most" in \
+        answer["error"], answer  # fmt: skip
+
+
+def open_fds(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def raise_fd_limit(wanted: int) -> None:
+    """The test's soft limit on descriptors up to ``wanted`` (a default is 1024), as far as
+    the hard limit allows; skipped when it cannot hold them."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        top = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (top, hard))
+        if top < wanted:
+            pytest.skip(f"a hard limit of {hard} descriptors")
+
+
+def connect_at_once(path: Path, count: int, send: bytes = b"") -> list[socket.socket]:
+    """``count`` connections made without waiting for the daemon to accept any (a
+    non-blocking connect fails at once when the listen backlog is full, as a burst of
+    clients with a timeout sees it), each sending ``send`` as it connects (a connection
+    the daemon refused, answered and closed already takes it no more: let go)."""
+    socks = []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            socks.append(s)
+            s.setblocking(False)
+            s.connect(str(path))  # (a Unix socket connects once queued in the backlog)
+            if send:
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    s.send(send)
+    except OSError:
+        for s in socks:
+            s.close()
+        raise
+    return socks
+
+
+def read_lines(socks: list[socket.socket], timeout: float,
+               closing: int | None = None) -> dict[int, list[dict]]:  # fmt: skip
+    """What each socket (by index) receives within ``timeout``: its JSON lines, until
+    ``closing`` of them (all) have closed or the time is up (``None`` appended to those
+    closed)."""
+    import selectors
+
+    got: dict[int, bytes] = {i: b"" for i in range(len(socks))}
+    closed: set[int] = set()
+    with selectors.DefaultSelector() as sel:
+        for i, s in enumerate(socks):
+            sel.register(s, selectors.EVENT_READ, i)
+        deadline = time.monotonic() + timeout
+        closing = len(socks) if closing is None else closing
+        while len(closed) < closing and time.monotonic() < deadline:
+            for key, _ in sel.select(0.2):
+                i = key.data
+                try:
+                    chunk = socks[i].recv(65536)
+                except OSError:  # (reset: counted as closed)
+                    chunk = b""
+                if chunk:
+                    got[i] += chunk
+                else:
+                    closed.add(i)
+                    sel.unregister(socks[i])
+    out: dict[int, list] = {}
+    for i, data in got.items():
+        out[i] = [json.loads(line) for line in data.splitlines() if line.strip()]
+        if i in closed:
+            out[i].append(None)
+    return out
+
+
+@pytest.fixture
+def lone_daemon(tmp_path):
+    """A daemon of the test's own (its connections must not share the module's)."""
+    run = Path(tempfile.mkdtemp(prefix="hild-ctl-limits-", dir="/tmp"))
+    bench = write_bench(tmp_path / "bench.toml", "limits", run, DEVICES)
+    d = Daemon(str(bench), tmp=tmp_path)
+    try:
+        yield d, run
+    finally:
+        d.stop()
+        shutil.rmtree(run, ignore_errors=True)
+
+
+def test_500_simultaneous_connections_are_answered_or_refused_busy(lone_daemon):
+    """With asyncio's default listen backlog of 100, a burst of 500 had 165 connections
+    refused by the kernel; all were held once accepted."""
+    from hild.live.ctl import MAX_CONNECTIONS
+
+    daemon, run = lone_daemon
+    raise_fd_limit(2048)
+    status = json.dumps({"request": "status"}).encode() + b"\n"
+    socks = connect_at_once(run / "hild.ctl", 500, status)  # raises if the backlog is full
+    try:
+        answers = read_lines(socks, 60.0)
+    finally:
+        for s in socks:
+            s.close()
+    firsts = [lines[0] if lines else None for lines in answers.values()]
+    assert None not in firsts, sum(f is None for f in firsts)  # each told something
+    served = [a for a in firsts if a["ok"] and a["request"] == "status"]
+    busy = [a for a in firsts if not a["ok"]]
+    # the served ones stay open (until this test closes them): the first MAX_CONNECTIONS
+    assert len(served) == MAX_CONNECTIONS and len(busy) == 500 - MAX_CONNECTIONS
+    assert all(a["error"].startswith(f"busy: {MAX_CONNECTIONS} hild ctl connections are "
+                                     "open") for a in busy), busy[0]  # fmt: skip
+    assert all(answers[i][-1] is None for i, a in enumerate(firsts) if not a["ok"])  # closed
+    assert ctl(run, "status")[0] == 0  # and it serves the next one
+    summary = daemon.stop()
+    assert summary["ctl"]["connections_refused"] == 500 - MAX_CONNECTIONS
+
+
+def test_3000_idle_connections_hold_a_bounded_number_of_descriptors(lone_daemon):
+    """3,000 idle clients held 2,839 of the daemon's descriptors."""
+    from hild.live.ctl import MAX_CONNECTIONS
+
+    daemon, run = lone_daemon
+    raise_fd_limit(3000 + 256)
+    pid = daemon.proc.pid
+    deadline = time.monotonic() + 10  # (the clock's timerfd is made as the first tick nears)
+    while ctl(run, "status")[1]["status"]["t"] <= 0.0 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    before = open_fds(pid)
+    socks = connect_at_once(run / "hild.ctl", 3000)
+    try:
+        answers = read_lines(socks, 60.0, closing=3000 - MAX_CONNECTIONS)
+        refused = [i for i, lines in answers.items() if lines]
+        held = [i for i, lines in answers.items() if not lines]  # told nothing, not closed
+        held_fds = open_fds(pid)
+        assert len(held) == MAX_CONNECTIONS and len(refused) == 3000 - MAX_CONNECTIONS
+        assert all(answers[i][0]["error"].startswith("busy:") and answers[i][-1] is None
+                   for i in refused)  # fmt: skip
+        assert held_fds <= before + MAX_CONNECTIONS + 2, (before, held_fds)
+        code, answer, _ = ctl(run, "status")  # the slots are all taken: refused, not held
+        assert code == 1 and answer["error"].startswith("busy:"), answer
+    finally:
+        for s in socks:
+            s.close()
+    deadline = time.monotonic() + 10
+    while open_fds(pid) > before and time.monotonic() < deadline:  # the held ones let go
+        time.sleep(0.1)
+    assert open_fds(pid) <= before
+    assert ctl(run, "status")[0] == 0
+
+
+def test_an_idle_connection_is_told_so_and_closed_and_frees_its_slot(tmp_path):
+    """A connection that sends nothing held its slot for as long as its client liked. (In
+    process, with a short idle time and one slot, so as not to wait the daemon's 30 s.)"""
+    import asyncio
+    from types import SimpleNamespace
+
+    from hild.live.ctl import ControlSocket
+    from hild.live.status import StatusBoard
+
+    run = SimpleNamespace(bench=SimpleNamespace(run_dir=tmp_path / "run"))
+    path = str(tmp_path / "run" / "hild.ctl")
+
+    async def main() -> None:
+        server = ControlSocket(StatusBoard())
+        server.idle_timeout_s, server.max_connections = 0.5, 1
+        await server.start(run)  # type: ignore[arg-type]
+        try:
+            reader, writer = await asyncio.open_unix_connection(path)
+            await asyncio.sleep(0.1)  # (accepted: it holds the one slot)
+            other, other_writer = await asyncio.open_unix_connection(path)
+            said = json.loads(await asyncio.wait_for(other.readline(), 5))
+            assert said["ok"] is False and said["error"].startswith("busy: 1 hild ctl"), said
+            assert await asyncio.wait_for(other.read(), 5) == b""
+            other_writer.close()
+            said = json.loads(await asyncio.wait_for(reader.readline(), 5))
+            assert said == {"ok": False, "error": "idle: no request in 0.5 s; connect again "
+                            "to send one"}, said  # fmt: skip
+            assert await asyncio.wait_for(reader.read(), 5) == b""  # closed by the daemon
+            writer.close()
+            # its slot is free again: a request is answered (one the run cannot take here)
+            reader, writer = await asyncio.open_unix_connection(path)
+            writer.write(b'{"request": "nothing"}\n')
+            said = json.loads(await asyncio.wait_for(reader.readline(), 5))
+            assert said["ok"] is False and said["error"].startswith("a request among"), said
+            writer.close()
+            assert server.summary()["ctl"]["connections_idle_closed"] == 1
+            assert server.summary()["ctl"]["connections_refused"] == 1
+        finally:
+            await server.stop(run)  # type: ignore[arg-type]
+
+    asyncio.run(main())

@@ -216,9 +216,11 @@ def test_a_faults_duration_is_a_finite_number_greater_than_0(running):
     for start in ("soon", None):
         error = refused(running, "fault", {**gps, "start": start, "duration": 5})
         assert f"start = {start!r}: expected a number in s" in error, error
-    # a duration that ends past the largest number is blamed, not the end it would make
+    # a duration that ends past the largest number is blamed, not the end it would make: it is
+    # longer than the run (the scenario's 650 s)
     error = refused(running, "fault", {**gps, "start": 1e308, "duration": 1e308})
-    assert "duration = 1e+308: expected a duration whose end is a finite time" in error, error
+    assert ("duration = 1e+308: expected a duration of at most 650 s (the run's duration; "
+            "without one, the fault lasts for good)") in error, error  # fmt: skip
     answer = ask(running, "fault", {**gps, "start": 10, "duration": 5})
     assert answer["ok"] and (answer["start"], answer["end"]) == (10.0, 15.0), answer
 
@@ -341,3 +343,120 @@ def test_a_bench_preset_given_by_its_path_is_what_a_partial_change_builds_on(tmp
     said = answer["weather"]
     assert (said["wind_speed"], said["gust"], said["current_speed"], said["waves"], said["hs"]) \
         == (5.0, "harris", 0.7, "ittc", 1.0), said  # fmt: skip
+
+
+# --- limits ------------------------------------------------------------------------------------
+def fresh_run():
+    """A run of its own (the module's ``running`` is shared): the scenario with one target."""
+    from hild.scenario.file import load_scenario
+    from hild.scenario.lockstep import LockstepRun
+
+    return LockstepRun(load_scenario("crossing-give-way"))
+
+
+def add_body(i: int) -> dict:
+    return {"id": f"a{i}", "add": {"name": f"t{i}", "mmsi": 257000000 + i,
+                                   "course": {"north": 1000 + i, "east": 500, "course_deg": 90,
+                                              "speed_kn": 5}}}  # fmt: skip
+
+
+def test_2000_targets_added_at_run_time_stop_at_a_benchs_cap_each_answered():
+    """All 2,000 were taken (a bench may have 200), growing the kernel's arrays in the tick;
+    578 of them were never answered over MQTT (tests/test_traffic_mqtt.py has that way)."""
+    from hild.control import TrafficAdd
+    from hild.traffic.targets import MAX_TARGETS
+
+    run = fresh_run()
+    assert run.sim.traffic is not None and run.sim.traffic.n == 1  # the scenario's tanker
+    answers = [ask(run, "traffic", add_body(i), "mqtt:control") for i in range(2000)]
+    assert [a["id"] for a in answers] == [f"a{i}" for i in range(2000)]  # each, in order
+    taken = MAX_TARGETS - 1
+    assert all(a["ok"] and a["added"] == f"t{i}" for i, a in enumerate(answers[:taken]))
+    for i, a in enumerate(answers[taken:], taken):
+        assert a["ok"] is False, a
+        assert a["error"].startswith(f"control/traffic: add = {{'name': 't{i}', "), a
+        assert a["error"].endswith(
+            f": expected at most {MAX_TARGETS} traffic targets in a run, "
+            f"as in a bench (it has {MAX_TARGETS}: remove one first)"
+        ), a
+    # the records carry their targets' rows, built off the tick: applying them copies them
+    # into the arrays the traffic has had room in from the start
+    records = run.queue.drain()
+    assert len(records) == taken and all(isinstance(r, TrafficAdd) for r in records)
+    traffic = run.sim.traffic
+    where = traffic.T.__array_interface__["data"][0], traffic.P.__array_interface__["data"][0]
+    for record in records:
+        record.apply(run)
+    assert traffic.n == MAX_TARGETS and [t.name for t in traffic.targets[1:]] == \
+        [f"t{i}" for i in range(taken)]  # fmt: skip
+    assert (traffic.T.__array_interface__["data"][0],
+            traffic.P.__array_interface__["data"][0]) == where  # fmt: skip
+    assert traffic.T[-1, 0] == 1000.0 + taken - 1  # t198 where it was asked to start
+    # one removed, one more fits
+    assert ask(run, "traffic", {"remove": "t0"})["ok"]
+    assert ask(run, "traffic", add_body(5000))["ok"]
+
+
+def test_a_control_queue_that_is_full_refuses_requests_busy_rather_than_drop_one():
+    """A full queue dropped its oldest record: a request answered ok never applied (a run
+    whose ticks wait, as ArduPilot's paused frames make them)."""
+    from hild.control import QUEUE_RECORDS, SensorFault
+
+    run = fresh_run()
+    for _ in range(QUEUE_RECORDS):
+        run.queue.put(SensorFault("gps", None))
+    answer = ask(run, "fault", {"id": "f", "device": "gps", "kind": "clear"})
+    assert answer["id"] == "f" and answer["ok"] is False, answer
+    assert answer["error"] == (f"busy: {QUEUE_RECORDS} control records wait for the next tick "
+                               "(the run is paused or far behind); try again"), answer  # fmt: skip
+    assert run.queue.dropped == 0
+    run.queue.drain()
+    assert ask(run, "fault", {"device": "gps", "kind": "clear"})["ok"]
+
+
+@pytest.mark.parametrize("source", ["ctl", "mqtt:control", "foxglove:control"])
+def test_requests_that_lack_what_they_need_or_carry_absurd_values_are_refused_by_name(
+    running, source
+):
+    """reposition {} moved the boat to where the request found it; a fault's duration of
+    1e308 s was taken. One home for the checks (hild/runtime.py), whichever way in."""
+    position = ("expected a position to move to: latitude and longitude [degrees], or north "
+                "and east [m from the origin]; heading_deg and speed only with one")  # fmt: skip
+    for body in ({}, {"heading_deg": 90}, {"speed": 2.0}):
+        answer = ask(running, "reposition", body, source)
+        assert answer["ok"] is False, answer
+        assert answer["error"] == f"control/reposition = {body!r}: {position}", answer
+    answer = ask(running, "reposition", {"north": 10.0}, source)
+    assert "control/reposition: east: expected this key to be present" in answer["error"]
+    gps = {"device": "gps", "kind": "dropout"}
+    run_limit = "(the run's duration; without one, the fault lasts for good)"  # 650 s here
+    for duration in (1e308, 651, 1e9):
+        answer = ask(running, "fault", {**gps, "duration": duration}, source)
+        assert answer["ok"] is False and answer["error"] == (
+            f"control/fault: duration = {float(duration)!r}: expected a duration of at most "
+            f"650 s {run_limit}"), answer  # fmt: skip
+    answer = ask(running, "fault", {**gps, "start": 1e308}, source)
+    assert answer["error"] == ("control/fault: start = 1e+308: expected a start at most 650 s "
+                               "from now (t = 0 s; the run's duration)"), answer  # fmt: skip
+    answer = ask(running, "fault", {**gps, "end": 1e308}, source)
+    assert answer["error"] == ("control/fault: end = 1e+308: expected an end at most 650 s "
+                               "after the start (the run's duration)"), answer  # fmt: skip
+    for key, value, says in (
+        ("duration", "NaN", "nan: expected a finite number"),
+        ("duration", -1, "-1.0: expected a number in s greater than 0"),
+        ("start", -1, "-1.0: expected a number in s of at least 0"),
+    ):
+        text = json.dumps({**gps, key: value}).replace('"NaN"', "NaN")
+        answer = ask(running, "fault", text, source)
+        assert f"control/fault: {key} = {says}" in answer["error"], answer
+    assert ask(running, "fault", {**gps, "duration": 650}, source)["ok"]  # the whole run: fine
+
+
+def test_a_run_without_a_duration_times_a_fault_for_a_year_at_most():
+    run = fresh_run()
+    run.duration = None
+    gps = {"device": "gps", "kind": "dropout"}
+    error = refused(run, "fault", {**gps, "duration": 1e308})
+    assert error == ("control/fault: duration = 1e+308: expected a duration of at most 31536000 "
+                     "s (a year; without one, the fault lasts for good)"), error  # fmt: skip
+    assert ask(run, "fault", {**gps, "duration": 365 * 86400})["ok"]

@@ -453,6 +453,38 @@ def test_traffic_add_remove_retask_and_summary():
         tr.add(target("z", Encounter(100.0, 300.0, 4.0, situation="head-on", passes="ahead")), own)
 
 
+def test_a_target_prepared_off_the_tick_joins_as_one_added_and_the_arrays_never_move():
+    """A target added while running grew T, P and WP in the tick (a copy of every row per
+    target, 2,000 of them taken at run time); now its rows are built beforehand (``prepare``)
+    and copied into room the arrays have had from the start, up to a bench's cap."""
+    from hild.traffic.targets import MAX_TARGETS
+    from hild.traffic.traffic import prepare
+
+    own = own_state()
+    added, appended = Traffic([], own), Traffic([], own)
+    where = [a.__array_interface__["data"][0] for a in (appended.T, appended.P)]
+    fleet = mixed_fleet()
+    for i in range(MAX_TARGETS):
+        t = target(f"t{i}", Course(float(i), 0.0, 0.0, 3.0), mmsi=i + 1)
+        new = fleet[i] if i < len(fleet) else t
+        added.add(new, own, 0.5)
+        appended.append(prepare(new, own, 0.0), own, 0.5)  # (its rows made at another time)
+    assert appended.T.tobytes() == added.T.tobytes() and appended.n == MAX_TARGETS
+    assert appended.P.tobytes() == added.P.tobytes()
+    assert appended.WP.tobytes() == added.WP.tobytes() and appended.WP.shape == (4, 3)
+    assert [a.__array_interface__["data"][0] for a in (appended.T, appended.P)] == where
+    with pytest.raises(ValueError, match=f"the run has {MAX_TARGETS} targets, at most "):
+        appended.add(target("one-more", Course(0.0, 0.0, 0.0, 1.0)), own)
+    prepared = prepare(target("x", Course(0.0, 0.0, 0.0, 1.0)), own)
+    assert not prepared.row.flags.writeable  # (a record on the control queue: read-only)
+    # removed, the rows close up in place and the waypoints are packed again
+    appended.remove("r")
+    assert appended.n == MAX_TARGETS - 1 and appended.WP.shape == (0, 3)
+    assert appended.T.__array_interface__["data"][0] == where[0]
+    assert appended.T[3].tobytes() == added.T[4].tobytes()
+    sail(appended, own, 1.0, 10)  # and it steps
+
+
 # --- determinism and allocation ------------------------------------------------------------
 
 

@@ -450,3 +450,49 @@ def test_traffic_added_retasked_and_removed_at_run_time(tmp_path, broker, subscr
         recorded = [json.loads(m.data) for _, _, m in make_reader(f).iter_messages(["/traffic"])]
     names = {target["name"] for m in recorded for target in m["targets"]}
     assert names == {"pilot", "tug", "twin"}, names
+
+
+def test_2000_targets_added_over_mqtt_stop_at_the_cap_and_each_request_is_answered(
+    tmp_path, broker, subscriber
+):
+    """2,000 adds published back to back: all were taken (a bench may have 200), the ticks
+    fell behind (two resyncs) and 578 requests were never answered (the answers waiting for
+    the broker were a deque of 64 that dropped its oldest)."""
+    from hild.traffic.targets import MAX_TARGETS
+
+    bench = traffic_bench(tmp_path, broker.port, control=True)
+    daemon = start(tmp_path, bench)
+    stopped = False
+    try:
+        assert wait_until(lambda: subscriber.on(f"{PREFIX}/state"), 15.0)
+        bodies = [{"id": f"a{i}", "add": {"name": f"t{i}", "mmsi": 257000000 + i, "course": {
+            "north": 1000 + i, "east": 500, "course_deg": 90, "speed_kn": 5}}}
+            for i in range(2000)]  # fmt: skip
+        for body in bodies:
+            subscriber.client.publish(f"{PREFIX}/control/traffic", json.dumps(body), qos=1)
+
+        def answers() -> list[dict]:
+            return [a for a in subscriber.on(f"{PREFIX}/control/result")
+                    if a["request"] == "traffic"]  # fmt: skip
+
+        assert wait_until(lambda: len(answers()) >= 2000, 120.0, 0.5), len(answers())
+        said = answers()
+        assert [a["id"] for a in said] == [b["id"] for b in bodies]  # each once, in order
+        assert all(a["ok"] and a["added"] == f"t{i}" for i, a in enumerate(said[:MAX_TARGETS]))
+        rest = said[MAX_TARGETS:]
+        assert not any(a["ok"] for a in rest)
+        assert all(a["error"].endswith(f"expected at most {MAX_TARGETS} traffic targets in a run, "
+                                       f"as in a bench (it has {MAX_TARGETS}: remove one first)")
+                   for a in rest), rest[0]  # fmt: skip
+        last = f"{PREFIX}/traffic/t{MAX_TARGETS - 1}"
+        assert wait_until(lambda: subscriber.on(last), 10.0)  # the last taken sails
+        time.sleep(1.5)  # (a traffic period more)
+        assert not subscriber.on(f"{PREFIX}/traffic/t{MAX_TARGETS}")
+        summary = stop(daemon)
+        stopped = True
+    finally:
+        if not stopped:
+            stop(daemon)
+    assert len(summary["traffic"]) == MAX_TARGETS and summary["control_dropped"] == 0
+    assert not daemon.events("control.traffic.refused")  # every one taken was applied
+    assert not daemon.events("loop.resync"), daemon.events("loop.resync")

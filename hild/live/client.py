@@ -8,6 +8,7 @@ the run directory's socket (ctl.py) and prints the answer. Exit status: 0 applie
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -139,7 +140,10 @@ def run_ctl(args: argparse.Namespace) -> int:
     path = socket_path(Path(args.run_dir))
     try:
         with connect(path, args.timeout) as sock:
-            sock.sendall(json.dumps({"request": name, "payload": payload}).encode() + b"\n")
+            # a daemon that serves all the connections it may answers this one "busy" and
+            # closes it, maybe before the request is sent: its answer is read all the same
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                sock.sendall(json.dumps({"request": name, "payload": payload}).encode() + b"\n")
             answer = json.loads(_read_line(sock))
     except (OSError, ValueError) as e:
         reason = getattr(e, "strerror", None) or str(e)

@@ -13,6 +13,12 @@ looked at every second while the run goes on: one removed under the run (with it
 directory, by a cleanup of /tmp, or alone) is made again, so ``hild ctl`` reaches the run
 again (``ctl.recreated``); a run directory gone with it is made again first, with its lock
 and links, by the run's hold on it (``RunDir.keep``, hild.rundir) when the run holds one.
+
+Limits (hild/live/connections.py): at most MAX_CONNECTIONS connections at once, each beyond
+answered ``{"ok": false, "error": "busy: ..."}`` and closed; a connection that sends no whole
+request line for IDLE_TIMEOUT_S is answered ``{"ok": false, "error": "idle: ..."}`` and
+closed; a listen backlog of ``socket.SOMAXCONN``, so a burst of connections waits to be
+answered rather than being refused by the kernel.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import structlog
 
 from hild.config import json_value
 from hild.live.address import STATUS, socket_path
+from hild.live.connections import BoundedServer, listen_unix
 from hild.live.status import StatusBoard, snapshot
 from hild.observers import TickObserver
 from hild.rundir import WATCH_INTERVAL_S, RunDir, RunDirError, make_private_dir
@@ -39,12 +46,29 @@ if TYPE_CHECKING:
 log = structlog.get_logger("hild.ctl")
 
 SOURCE = "ctl"  # requests' source in the recording: ctl/<request>
+# Connections served at once. `hild ctl` holds one for a request and its answer (milliseconds
+# but a weather's rebuild); 64 lets a script fan out (xargs -P) and keeps what ctl may hold of
+# the daemon's descriptors (which its ports, ptys, MQTT and Foxglove need too, under a soft
+# limit of 1024 by default) and memory (a 65 KB line buffer each) small.
+MAX_CONNECTIONS = 64
+# A connection that sends no request (or no whole line) for this long is told so and closed:
+# `hild ctl` sends its request as it connects; a held connection costs a slot of 64.
+IDLE_TIMEOUT_S = 30.0
+
+
+def busy(max_connections: int) -> bytes:
+    """The line a connection beyond ``max_connections`` is answered with before it closes."""
+    error = (f"busy: {max_connections} hild ctl connections are open, the most a run serves at "
+             "once; try again")  # fmt: skip
+    return json.dumps({"ok": False, "error": error}).encode() + b"\n"
 
 
 class ControlSocket(TickObserver):
     """Serves ``hild ctl`` for one run (see the module's description)."""
 
     keep_interval_s = WATCH_INTERVAL_S  # how soon a socket removed under the run is made again
+    max_connections = MAX_CONNECTIONS
+    idle_timeout_s = IDLE_TIMEOUT_S
 
     def __init__(self, board: StatusBoard, run_dir: RunDir | None = None) -> None:
         """``run_dir``: the run's hold on its run directory, when it has one (pty links go
@@ -52,10 +76,12 @@ class ControlSocket(TickObserver):
         self.board = board  # (an observer of the run itself, which keeps it current)
         self.run_dir = run_dir
         self.path: Path | None = None
-        self._server: asyncio.AbstractServer | None = None
+        self._server: BoundedServer | None = None
         self._made: os.stat_result | None = None  # the socket file this run made and serves
         self._keeper: asyncio.Task | None = None
         self.requests = 0
+        self.refused = 0  # connections refused by the servers of sockets made before this one
+        self.idle_closed = 0  # connections closed for sending nothing for idle_timeout_s
 
     async def start(self, daemon: RunningDaemon) -> None:
         self._daemon = daemon
@@ -78,14 +104,16 @@ class ControlSocket(TickObserver):
                 path.unlink()  # left by a daemon that is gone
             old = os.umask(0o177)  # the socket is made 0600: this user only
             try:
-                server = await asyncio.start_unix_server(
-                    self._serve, path=str(path), limit=MAX_REQUEST_BYTES + 1024
-                )
+                sock = listen_unix(str(path))
             finally:
                 os.umask(old)
             made = os.stat(path, follow_symlinks=False)
         except (OSError, RunDirError) as e:
             return {"reason": e.strerror if isinstance(e, OSError) and e.strerror else str(e)}
+        cap = self.max_connections
+        server = BoundedServer(sock, self._serve, max_connections=cap, refusal=busy(cap),
+                               limit=MAX_REQUEST_BYTES + 1024)  # fmt: skip
+        server.start()
         self._server, self._made, self.path = server, made, path
         return {}
 
@@ -110,6 +138,7 @@ class ControlSocket(TickObserver):
             gone, self._server = self._server, None
             if gone is not None:
                 gone.close()  # (its file is gone or another's: nothing of it to remove)
+                self.refused += gone.refused
             found = await self._listen(path)
             if not found:
                 log.warning("ctl.recreated", socket=str(path))
@@ -132,26 +161,46 @@ class ControlSocket(TickObserver):
                 self.path.unlink()
 
     def summary(self) -> dict:
-        return {"ctl": {"socket": str(self.path), "requests": self.requests}} if self.path else {}
+        if not self.path:
+            return {}
+        refused = self.refused + (self._server.refused if self._server is not None else 0)
+        return {"ctl": {"socket": str(self.path), "requests": self.requests,
+                        "connections_refused": refused,
+                        "connections_idle_closed": self.idle_closed}}  # fmt: skip
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """One client: a request per line, each answered, until it closes, sends a line
+        longer than the limit or sends nothing for ``idle_timeout_s`` (told why, then
+        closed)."""
         try:
             while True:
                 try:
-                    line = await reader.readline()
+                    line = await asyncio.wait_for(reader.readline(), self.idle_timeout_s)
                 except ValueError:  # longer than the limit: answered, then the connection ends
-                    await _send(writer, {"ok": False, "error": "a request of at most "
-                                         f"{MAX_REQUEST_BYTES} bytes"})  # fmt: skip
+                    await self._send(writer, {"ok": False, "error": "a request of at most "
+                                              f"{MAX_REQUEST_BYTES} bytes"})  # fmt: skip
+                    return
+                except TimeoutError:
+                    self.idle_closed += 1
+                    await self._send(writer, {"ok": False, "error": "idle: no request in "
+                                              f"{self.idle_timeout_s:g} s; connect again to "
+                                              "send one"})  # fmt: skip
                     return
                 if not line:
                     return
-                await _send(writer, await self._handle(line))
-        except (ConnectionError, OSError):
+                await self._send(writer, await self._handle(line))
+        except (ConnectionError, OSError, TimeoutError):
             return
         finally:
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
+
+    async def _send(self, writer: asyncio.StreamWriter, answer: dict) -> None:
+        """An answer, as one line; a client that does not read it within the idle time
+        (TimeoutError) loses its connection."""
+        writer.write(json.dumps(answer).encode() + b"\n")
+        await asyncio.wait_for(writer.drain(), self.idle_timeout_s)
 
     async def _handle(self, line: bytes) -> dict[str, Any]:
         self.requests += 1
@@ -169,11 +218,6 @@ class ControlSocket(TickObserver):
         payload = message.get("payload", {})
         data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
         return await self._daemon.runtime_control.handle(request, data, SOURCE)
-
-
-async def _send(writer: asyncio.StreamWriter, answer: dict) -> None:
-    writer.write(json.dumps(answer).encode() + b"\n")
-    await writer.drain()
 
 
 async def _answers(path: Path) -> bool:

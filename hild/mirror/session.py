@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import aiomqtt
+import paho.mqtt.client as mqtt
 import structlog
 
 from hild.log import RateLimited
@@ -27,7 +28,10 @@ from hild.mirror.store import LatestStore, Message
 
 log = structlog.get_logger("hild.mirror")
 
-RESULTS_KEPT = 64  # control answers waiting for the broker; the oldest go first
+# control answers waiting for the broker: while this many wait, no further control message is
+# taken (the broker's and the client's queues hold them): every request is answered, none is
+# dropped (a deque of 64 that dropped its oldest left 127 of 200 quick requests unanswered)
+RESULTS_KEPT = 64
 ControlHandler = Callable[[str, bytes], Awaitable[None]]
 
 
@@ -70,7 +74,9 @@ class Session:
         self.control_topic = control_topic
         self.on_control = on_control
         self.stats = SessionStats()
-        self.results: collections.deque[Message] = collections.deque(maxlen=RESULTS_KEPT)
+        self.results: collections.deque[Message] = collections.deque()
+        self._results_room = asyncio.Event()  # set while fewer than RESULTS_KEPT wait
+        self._results_room.set()
         self._closing = asyncio.Event()
         self._offline: dict | None = None
         self._log_error = RateLimited(log, "mirror.broker_error")
@@ -86,9 +92,26 @@ class Session:
         return tls_context(self.config)
 
     def answer(self, message: Message) -> None:
-        """Queue a control answer (published before the telemetry, at its own QoS)."""
+        """Queue a control answer (published before the telemetry, at its own QoS). Never
+        dropped: the control reader waits for room before it takes the next request."""
         self.results.append(message)
+        if len(self.results) >= RESULTS_KEPT:
+            self._results_room.clear()
         self.store.ready.set()
+
+    async def _publish_results(self) -> None:
+        """The answers waiting, oldest first; one whose publish finds the client disconnected
+        (raised: the session reconnects) stays first, for the next connection."""
+        while self.results:
+            try:
+                await self._publish(self.results[0])
+            except aiomqtt.MqttCodeError as e:
+                if e.rc != mqtt.MQTT_ERR_NO_CONN:  # (this answer's own fault: never kept)
+                    self.results.popleft()
+                raise
+            self.results.popleft()
+            if len(self.results) < RESULTS_KEPT:
+                self._results_room.set()
 
     async def run(self) -> None:
         delay = self.config.reconnect_min_s
@@ -134,13 +157,11 @@ class Session:
                     await asyncio.wait_for(self.store.ready.wait(), 1.0)
                 except TimeoutError:
                     continue
-                while self.results:
-                    await self._publish(self.results.popleft())
+                await self._publish_results()
                 for message in self.store.take():
                     await self._publish(message)
             if self._offline is not None:
-                while self.results:
-                    await self._publish(self.results.popleft())
+                await self._publish_results()
                 await self._publish(Message(self.status_topic, self._offline, 1, True))
         finally:
             if reader is not None:
@@ -153,6 +174,7 @@ class Session:
             if not isinstance(payload, bytes | bytearray):
                 payload = str(payload).encode()
             await self.on_control(str(message.topic), bytes(payload))
+            await self._results_room.wait()  # (the answers before it published, or most)
 
     async def _publish(self, message: Message) -> None:
         """One publish with the short timeout; a timeout drops the message (counted), as does

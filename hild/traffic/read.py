@@ -31,6 +31,7 @@ from hild.traffic.targets import (
     AIS_CLASSES,
     BEHAVIOURS,
     KNOT,
+    MAX_TARGETS,
     PASSING_SIDES,
     SITUATIONS,
     Behaviour,
@@ -49,7 +50,6 @@ TRAFFIC = FileKind(
     searched=builtin_candidates("profiles/traffic"),
 )  # fmt: skip
 
-MAX_TARGETS = 200  # far more than a receiver shows a bench's controller; a typo's guard
 MAX_WAYPOINTS = 1000
 MAX_DISTANCE_M = 200_000.0  # a target this far from the origin is out of any AIS range
 MAX_SPEED_KN = 60.0  # the fastest ships (fast ferries, patrol craft) stay under this

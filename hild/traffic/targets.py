@@ -16,6 +16,10 @@ BEHAVIOURS = ("hold", "colreg")
 # its starboard side), in "crossing-stand-on" the target must (it comes from the port side).
 SITUATIONS = ("head-on", "crossing-give-way", "crossing-stand-on", "overtaking", "overtaken")
 PASSING_SIDES = ("ahead", "astern", "port", "starboard")
+# The most targets a run has: a bench's [[traffic]] (hild/traffic/read.py) and the targets
+# added while it runs (hild/runtime.py) alike. Far more than a receiver shows a bench's
+# controller; a typo's guard, and what bounds the traffic's arrays and reports.
+MAX_TARGETS = 200
 
 
 @dataclass(frozen=True)

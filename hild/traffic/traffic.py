@@ -1,12 +1,18 @@
 """The traffic around the own ship: the targets' records and the arrays the compiled core
 steps (hild/traffic/kernel.py). ``step`` runs inside a tick and allocates nothing; ``add``,
-``remove`` and ``retask`` run between ticks (from the control queue) and may reallocate."""
+``remove`` and ``retask`` run between ticks (from the control queue).
+
+The arrays have room for MAX_TARGETS rows from the start (the kernel steps the first ``n``),
+so a target joining a running run costs no reallocation: its rows are built off the tick
+(``prepare``: an encounter placed, its parameters and waypoints laid out) and ``append``
+copies them in between two ticks."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -57,10 +63,20 @@ from hild.traffic.layout import (
     T_YAW_RATE,
     WP_SIZE,
 )  # fmt: skip
-from hild.traffic.targets import BEHAVIOURS, Behaviour, Course, Encounter, Motion, Route, Target
+from hild.traffic.targets import (
+    BEHAVIOURS,
+    MAX_TARGETS,
+    Behaviour,
+    Course,
+    Encounter,
+    Motion,
+    Route,
+    Target,
+)
 from hild.traffic.view import TrafficView
 
 TWO_PI = 2.0 * math.pi
+WAYPOINT_ROOM = 64  # rows of waypoints the arrays start with room for; doubled when short
 
 
 def _bearing(n0: float, e0: float, n1: float, e1: float) -> float:
@@ -72,6 +88,30 @@ def own_course(own_x: np.ndarray) -> tuple[float, float, float, float]:
     return float(own_x[0]), float(own_x[1]), float(own_x[5]) % TWO_PI, float(own_x[6])
 
 
+@dataclass(frozen=True, slots=True)
+class PreparedTarget:
+    """A target with its rows built, ready to join the traffic between two ticks
+    (``Traffic.append``): ``row`` and ``params`` (layout.py's T_* and P_*), its route's
+    ``waypoints`` (k x WP_SIZE). Read-only arrays: the control queue carries it as a record."""
+
+    target: Target
+    row: np.ndarray
+    params: np.ndarray
+    waypoints: np.ndarray
+
+
+def prepare(
+    target: Target, own_x: np.ndarray, t: float = 0.0, motion: Motion | None = None
+) -> PreparedTarget:
+    """``target``'s rows at the run's time ``t``, sailing ``motion`` (an encounter's placed
+    course, say) or its own (an encounter placed against ``own_x``). ValueError when it
+    cannot be set up. Pure: runs anywhere, off the tick."""
+    row, params, waypoints = _rows(target, own_x, t, motion)
+    for array in (row, params, waypoints):
+        array.setflags(write=False)
+    return PreparedTarget(target, row, params, waypoints)
+
+
 class Traffic:
     """The targets of a run and their state, one row each in ``T`` and ``P`` (layout.py).
 
@@ -81,23 +121,29 @@ class Traffic:
     judged; ``t`` the run's time now, when the targets' records start."""
 
     def __init__(self, targets: Sequence[Target], own_x: np.ndarray, t: float = 0.0) -> None:
-        self.targets: tuple[Target, ...] = ()
         self.t = float(t)
-        self._waypoints: list[np.ndarray] = []  # each target's route (k x WP_SIZE), or empty
-        self.T = np.zeros((0, T_SIZE))
-        self.P = np.zeros((0, P_SIZE))
-        self.WP = np.zeros((0, WP_SIZE))
         names = [target.name for target in targets]
         dup = sorted({name for name in names if names.count(name) > 1})
         if dup:
             raise ValueError(f"traffic target names must be unique: {', '.join(dup)} repeated")
-        rows = [self._row(target, own_x, t) for target in targets]
-        self.targets = tuple(targets)
-        self._waypoints = [wp for _, _, wp in rows]
-        self.T = np.array([r for r, _, _ in rows], dtype=np.float64).reshape(-1, T_SIZE)
-        self.P = np.array([p for _, p, _ in rows], dtype=np.float64).reshape(-1, P_SIZE)
+        rows = [_rows(target, own_x, t) for target in targets]
+        room = max(len(rows), MAX_TARGETS)  # rows for every target a run may have
+        self._T = np.zeros((room, T_SIZE))
+        self._P = np.zeros((room, P_SIZE))
+        for i, (row, params, _) in enumerate(rows):
+            self._T[i], self._P[i] = row, params
+        self._WP = np.zeros((WAYPOINT_ROOM, WP_SIZE))
+        self.WP = self._WP[:0]
+        self.targets: tuple[Target, ...] = tuple(targets)
+        self._waypoints: list[np.ndarray] = [wp for _, _, wp in rows]  # each target's route
+        self._show(len(rows))
         self._pack_waypoints()
         self._geometry(own_x, t)
+
+    def _show(self, n: int) -> None:
+        """``T`` and ``P``: the first ``n`` rows of the arrays (views: no copy)."""
+        self.T = self._T[:n]
+        self.P = self._P[:n]
 
     @property
     def n(self) -> int:
@@ -136,26 +182,51 @@ class Traffic:
 
     def add(self, target: Target, own_x: np.ndarray, t: float = 0.0) -> None:
         """A new target (placed against ``own_x`` if an encounter) at the run's time t."""
+        self._check_joins(target)
+        self.append(prepare(target, own_x, t), own_x, t)
+
+    def append(self, prepared: PreparedTarget, own_x: np.ndarray, t: float = 0.0) -> None:
+        """A target whose rows were built off the tick (``prepare``) joins at the run's time
+        t: its rows copied in, no reallocation (but of the waypoints' array, when a long
+        route outgrows it: doubled). ValueError for a name the traffic has, or a target
+        beyond MAX_TARGETS."""
+        target = prepared.target
+        self._check_joins(target)
+        i, first, k = self.n, len(self.WP), len(prepared.waypoints)
+        self._T[i] = prepared.row
+        self._T[i, T_MIN_RANGE_T] = t
+        self._P[i] = prepared.params
+        self._P[i, P_WP_FIRST], self._P[i, P_WP_COUNT] = first, k
+        self._room_for_waypoints(first + k)
+        self._WP[first : first + k] = prepared.waypoints
+        self.WP = self._WP[: first + k]
+        self.targets = (*self.targets, target)
+        self._waypoints.append(prepared.waypoints)
+        self._show(i + 1)
+        self._geometry(own_x, t)
+
+    def _check_joins(self, target: Target) -> None:
         if any(existing.name == target.name for existing in self.targets):
             raise ValueError(
                 f"a traffic target named {target.name!r} is already in the run; remove it "
                 f"first or give the new one another name"
             )
-        row, params, waypoints = self._row(target, own_x, t)
-        self.targets = (*self.targets, target)
-        self._waypoints.append(waypoints)
-        self.T = np.vstack([self.T, row[None, :]])
-        self.P = np.vstack([self.P, params[None, :]])
-        self._pack_waypoints()
-        self._geometry(own_x, t)
+        if self.n >= MAX_TARGETS:
+            raise ValueError(
+                f"traffic target {target.name!r}: the run has {self.n} targets, at most "
+                f"{MAX_TARGETS}; remove one first"
+            )
 
     def remove(self, name: str) -> None:
         """Take a target out of the run (KeyError if there is none of that name)."""
         i = self.index(name)
+        n = self.n
+        self._T[i : n - 1] = self._T[i + 1 : n]  # (overlapping: numpy copies as it must)
+        self._P[i : n - 1] = self._P[i + 1 : n]
+        self._T[n - 1], self._P[n - 1] = 0.0, 0.0
         self.targets = self.targets[:i] + self.targets[i + 1 :]
         del self._waypoints[i]
-        self.T = np.delete(self.T, i, axis=0)
-        self.P = np.delete(self.P, i, axis=0)
+        self._show(n - 1)
         self._pack_waypoints()
 
     def retask(
@@ -185,9 +256,7 @@ class Traffic:
                         f"retasking {name!r} with an encounter needs the own ship's state "
                         f"(own_x) to place it against"
                     )
-                row, params, waypoints = self._row(
-                    dataclasses.replace(target, motion=motion), own_x, t
-                )
+                row, params, waypoints = _rows(dataclasses.replace(target, motion=motion), own_x, t)
                 for k in (T_MIN_RANGE, T_MIN_RANGE_T, T_SITUATION):  # the run's record
                     row[k] = T[i, k]
                 T[i] = row
@@ -224,7 +293,7 @@ class Traffic:
             T[i, T_MODE] = MODE_SAIL
             if P[i, P_MOTION] == MOTION_COURSE:
                 T[i, T_COURSE_CMD] = T[i, T_BASE_COURSE]
-        self.T, self.P = T, P
+        self.T[:], self.P[:] = T, P
         self._waypoints[i] = waypoints
         self.targets = (
             *self.targets[:i],
@@ -256,83 +325,97 @@ class Traffic:
         return out
 
     # --- packing ---------------------------------------------------------------------------
-    def _row(
-        self, target: Target, own_x: np.ndarray, t: float = 0.0
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """A target's state row, parameter row and waypoints at its start."""
-        T = np.zeros(T_SIZE)
-        P = np.zeros(P_SIZE)
-        d = target.dynamics
-        for value, what in (
-            (d.speed_time_constant_s, "speed_time_constant_s"),
-            (d.yaw_time_constant_s, "yaw_time_constant_s"),
-            (d.turning_radius_m, "turning_radius_m"),
-        ):
-            if not (value > 0.0 and math.isfinite(value)):
-                raise ValueError(
-                    f"traffic target {target.name!r}: dynamics {what} = {value}; give a "
-                    f"positive number"
-                )
-        P[P_SPEED_TAU] = d.speed_time_constant_s
-        P[P_YAW_TAU] = d.yaw_time_constant_s
-        P[P_TURN_RADIUS] = d.turning_radius_m
-        _behaviour_params(P, target.behaviour, target.name)
-        waypoints = np.zeros((0, WP_SIZE))
-        motion = target.motion
-        if isinstance(motion, Encounter):
-            n, e, c, u = own_course(own_x)
-            try:
-                motion = place(motion, n, e, c, u)
-            except ValueError as err:
-                raise ValueError(f"traffic target {target.name!r}: {err}") from None
-        if isinstance(motion, Course):
-            _check_course(motion, target.name)
-            P[P_MOTION] = MOTION_COURSE
-            course = motion.course % TWO_PI
-            T[T_NORTH], T[T_EAST] = motion.north, motion.east
-            T[T_SPEED] = T[T_SPEED_CMD] = motion.speed
-            T[T_WAYPOINT] = 0.0
-        elif isinstance(motion, Route):
-            waypoints = _route_array(motion, target.name)
-            P[P_MOTION] = MOTION_ROUTE
-            P[P_WP_LOOP] = 1.0 if motion.loop else 0.0
-            P[P_ACCEPTANCE] = motion.acceptance_m or d.turning_radius_m
-            T[T_NORTH], T[T_EAST] = waypoints[0, 0], waypoints[0, 1]
-            if len(waypoints) > 1:  # heading for the second at its speed
-                course = _bearing(*waypoints[0, :2], *waypoints[1, :2])
-                T[T_SPEED] = T[T_SPEED_CMD] = waypoints[1, 2]
-                T[T_WAYPOINT] = 1.0
-            else:  # a route of one point: there already
-                course = 0.0
-                T[T_MODE] = MODE_STOPPED
-        else:
-            raise TypeError(
-                f"traffic target {target.name!r}: motion {motion!r} is not a Route, Course or "
-                f"Encounter"
-            )
-        T[T_HEADING] = T[T_COURSE_CMD] = T[T_BASE_COURSE] = course
-        T[T_YAW_RATE] = 0.0
-        T[T_MIN_RANGE] = math.inf
-        T[T_MIN_RANGE_T] = t
-        T[T_SITUATION] = SIT_NONE
-        return T, P, waypoints
-
     def _pack_waypoints(self) -> None:
+        """Every target's waypoints one after another in ``WP``, each target's first and
+        count in its parameters."""
         first = 0
         for i, wp in enumerate(self._waypoints):
             self.P[i, P_WP_FIRST] = first
             self.P[i, P_WP_COUNT] = len(wp)
             first += len(wp)
-        self.WP = (
-            np.ascontiguousarray(np.vstack(self._waypoints), dtype=np.float64)
-            if first
-            else np.zeros((0, WP_SIZE))
-        )
+        self._room_for_waypoints(first)
+        if first:
+            self._WP[:first] = np.vstack(self._waypoints)
+        self.WP = self._WP[:first]
+
+    def _room_for_waypoints(self, rows: int) -> None:
+        """The waypoints' array with room for ``rows``: doubled when short (what it holds is
+        kept)."""
+        if rows > len(self._WP):
+            grown = np.zeros((max(rows, 2 * len(self._WP)), WP_SIZE))
+            grown[: len(self.WP)] = self.WP
+            self._WP = grown
+            self.WP = grown[: len(self.WP)]
 
     def _geometry(self, own_x: np.ndarray, t: float) -> None:
         """Every target's range, bearing, CPA and TCPA against the own ship now, by the
         compiled pass the ticks use (a target just placed has its smallest range so far)."""
         traffic_geometry(self.T, self.n, np.asarray(own_x, dtype=np.float64), t)
+
+
+def _rows(
+    target: Target, own_x: np.ndarray, t: float = 0.0, motion: Motion | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A target's state row, parameter row and waypoints at its start, sailing ``motion``
+    (default: its own, an encounter placed against ``own_x``)."""
+    T = np.zeros(T_SIZE)
+    P = np.zeros(P_SIZE)
+    _dynamics_params(P, target)
+    _behaviour_params(P, target.behaviour, target.name)
+    motion = target.motion if motion is None else motion
+    if isinstance(motion, Encounter):
+        n, e, c, u = own_course(own_x)
+        try:
+            motion = place(motion, n, e, c, u)
+        except ValueError as err:
+            raise ValueError(f"traffic target {target.name!r}: {err}") from None
+    waypoints = np.zeros((0, WP_SIZE))
+    if isinstance(motion, Course):
+        _check_course(motion, target.name)
+        P[P_MOTION] = MOTION_COURSE
+        course = motion.course % TWO_PI
+        T[T_NORTH], T[T_EAST] = motion.north, motion.east
+        T[T_SPEED] = T[T_SPEED_CMD] = motion.speed
+        T[T_WAYPOINT] = 0.0
+    elif isinstance(motion, Route):
+        waypoints = _route_array(motion, target.name)
+        P[P_MOTION] = MOTION_ROUTE
+        P[P_WP_LOOP] = 1.0 if motion.loop else 0.0
+        P[P_ACCEPTANCE] = motion.acceptance_m or target.dynamics.turning_radius_m
+        T[T_NORTH], T[T_EAST] = waypoints[0, 0], waypoints[0, 1]
+        if len(waypoints) > 1:  # heading for the second at its speed
+            course = _bearing(*waypoints[0, :2], *waypoints[1, :2])
+            T[T_SPEED] = T[T_SPEED_CMD] = waypoints[1, 2]
+            T[T_WAYPOINT] = 1.0
+        else:  # a route of one point: there already
+            course = 0.0
+            T[T_MODE] = MODE_STOPPED
+    else:
+        raise TypeError(
+            f"traffic target {target.name!r}: motion {motion!r} is not a Route, Course or Encounter"
+        )
+    T[T_HEADING] = T[T_COURSE_CMD] = T[T_BASE_COURSE] = course
+    T[T_YAW_RATE] = 0.0
+    T[T_MIN_RANGE] = math.inf
+    T[T_MIN_RANGE_T] = t
+    T[T_SITUATION] = SIT_NONE
+    return T, P, waypoints
+
+
+def _dynamics_params(P: np.ndarray, target: Target) -> None:
+    d = target.dynamics
+    for value, what in (
+        (d.speed_time_constant_s, "speed_time_constant_s"),
+        (d.yaw_time_constant_s, "yaw_time_constant_s"),
+        (d.turning_radius_m, "turning_radius_m"),
+    ):
+        if not (value > 0.0 and math.isfinite(value)):
+            raise ValueError(
+                f"traffic target {target.name!r}: dynamics {what} = {value}; give a positive number"
+            )
+    P[P_SPEED_TAU] = d.speed_time_constant_s
+    P[P_YAW_TAU] = d.yaw_time_constant_s
+    P[P_TURN_RADIUS] = d.turning_radius_m
 
 
 def _check_course(course: Course, name: str) -> None:
