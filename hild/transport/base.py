@@ -55,7 +55,9 @@ class PortStats:
     unsent_lines: int = 0  # send() with nowhere to go: mode=receive, or no UDP peer heard yet
     refused: int = 0  # input from outside allow= (datagrams, TCP lines or TCP connections)
     ignored_lines: int = 0  # lines read and discarded by a mode=send port
-    throttled: int = 0  # datagrams discarded unread: a flooding or throttled sender's (udp.py)
+    # datagrams or lines discarded unread: a flooding or throttled sender's (senders.py,
+    # streams.py)
+    throttled: int = 0
     dropped_clients: int = 0  # TCP clients dropped for not reading (tcp.py)
 
     def as_dict(self) -> dict:

@@ -7,8 +7,9 @@ is (so nothing from outside this machine reaches it) and whatever arrives on it 
 dropped and counted in ``refused``. Bound addresses are never shared (no SO_REUSEADDR, no
 SO_REUSEPORT): a port another socket already holds fails at start, naming the address.
 Received datagrams are worked through under the process-wide input budget (see tcp.py), in
-turn by sender (senders.py): a sender that floods the port, or sends nothing of use, is
-throttled and leaves the others their turn. The socket is drained as fast as datagrams arrive
+turn by sender (senders.py), a sender whose lines are applied first: a sender that floods
+the port, or sends nothing but malformed lines, is throttled and leaves the others their
+turn. The socket is drained as fast as datagrams arrive
 (up to DRAIN_PER_WINDOW a window, DRAIN_BATCH per wake-up, into a receive buffer of
 RECEIVE_BUFFER_BYTES), so the kernel does not drop them for want of room: a datagram the
 kernel drops is lost whoever sent it, one the port discards is the flooder's.
