@@ -21,6 +21,7 @@ import time
 
 import pytest
 from endpoints import free_tcp_port, free_udp_port, nmea_line
+from test_net_hardening import UDP_JETS as JETS  # one jet-controller on {url}
 from test_net_hardening import Run, raise_own_fd_limit, write_bench
 
 from hild.transport.budget import SLICE_BYTES
@@ -137,14 +138,6 @@ while True:
     time.sleep(0.001)
 """
 
-UDP_JETS = """
-[[device]]
-name = "jets"
-type = "jet-controller"
-rate_hz = 5
-ports = ["{url}"]
-"""
-
 
 @pytest.mark.parametrize("source_ports", [MAX_SENDERS + 6, 1000])
 def test_a_flood_from_many_source_ports_leaves_the_controller_its_commands(tmp_path, source_ports):
@@ -156,7 +149,7 @@ def test_a_flood_from_many_source_ports_leaves_the_controller_its_commands(tmp_p
     raise_own_fd_limit(source_ports + 200)
     udp = free_udp_port()
     url = f"udp://127.0.0.1:{udp}?listen=1"
-    run = Run(write_bench(tmp_path, UDP_JETS, url=url), tmp_path).ready()
+    run = Run(write_bench(tmp_path, JETS, url=url), tmp_path).ready()
     flooder = subprocess.Popen(
         [sys.executable, "-c", FLOODER, str(udp), "20000", str(source_ports)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -191,22 +184,13 @@ def test_a_flood_from_many_source_ports_leaves_the_controller_its_commands(tmp_p
     assert stats["throttled"] + sum(jets["rejected"].values()) > 10 * SENT, (stats, jets)
 
 
-TCP_JETS = """
-[[device]]
-name = "jets"
-type = "jet-controller"
-rate_hz = 5
-ports = ["tcp://127.0.0.1:{tcp}"]
-"""
-
-
 def test_a_garbage_only_tcp_client_is_throttled_and_the_controller_served(tmp_path):
     # Reproduces: a TCP client sending only garbage was not throttled as a UDP sender is: every
     # line decoded and refused, about a quarter of a core. Now a client of malformed lines
     # only is throttled as a UDP sender is: its lines screened before decoding, and read
     # once every PROBE_S; the controller on its own connection has its commands applied.
     tcp = free_tcp_port()
-    run = Run(write_bench(tmp_path, TCP_JETS, tcp=tcp), tmp_path).ready()
+    run = Run(write_bench(tmp_path, JETS, url=f"tcp://127.0.0.1:{tcp}"), tmp_path).ready()
     stop, flooded = threading.Event(), [0]
 
     def flood() -> None:
