@@ -423,7 +423,7 @@ class Port(abc.ABC):
             return LineSplitter(self.spec.url, self._refuse_line, self.stats)
         if self.mode == "send":
             return LineSplitter(self.spec.url, self._ignore, self.stats)
-        guard = StreamGuard(self, peer)
+        guard = StreamGuard(self.spec.url, lambda: self.screen, peer)
         return LineSplitter(self.spec.url, self._deliver, self.stats, guard=guard)
 
     def _deliver(self, item: Inbound) -> Verdict | None:

@@ -18,7 +18,7 @@ nothing; a client whose lines are applied is never slowed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 import structlog
 
@@ -32,9 +32,6 @@ from hild.transport.judging import (
     Verdict,
 )
 
-if TYPE_CHECKING:
-    from hild.transport.base import Port
-
 log = structlog.get_logger("hild.transport")
 
 
@@ -42,8 +39,9 @@ class StreamGuard:
     """One stream's account: its lines' verdicts, and the screen a throttled stream's lines
     pass (a LineSplitter's ``guard``)."""
 
-    def __init__(self, port: Port, peer: str | None = None):
-        self._port = port
+    def __init__(self, url: str, screen_of: Callable[[], Screen | None], peer: str | None = None):
+        self._url = url  # the port's
+        self._screen_of = screen_of  # the port's screen (Port.screen), once it is set
         self._peer = peer
         self.malformed = 0  # malformed lines in a row
         self.delivered_t = -float("inf")  # time.monotonic() its last line was applied
@@ -60,7 +58,7 @@ class StreamGuard:
     @property
     def screen(self) -> Screen | None:
         """The port's screen while the stream is throttled, else None (every line decoded)."""
-        return self._port.screen if self.malformed >= THROTTLE_AFTER else None
+        return self._screen_of() if self.malformed >= THROTTLE_AFTER else None
 
     @property
     def slice_bytes(self) -> int:
@@ -77,8 +75,7 @@ class StreamGuard:
             self.malformed += 1
             if self.malformed == THROTTLE_AFTER:
                 self._log_throttled(
-                    url=self._port.spec.url,
-                    peer=self._peer,
-                    reason=f"{THROTTLE_AFTER} malformed lines in a row",
-                    throttled=self._port.stats.throttled,
-                )
+                    url=self._url, peer=self._peer,
+                    reason=f"{THROTTLE_AFTER} malformed lines in a row; what is malformed "
+                    "is screened out unread (the port's `throttled`)",
+                )  # fmt: skip

@@ -95,7 +95,7 @@ class _Client(asyncio.BufferedProtocol):
         self.splitter = port._new_splitter(allowed)
         self.guard: StreamGuard | None = None
         if allowed and port.mode != "send":  # a client that sends commands is alive
-            self.guard = StreamGuard(port, self.peer)
+            self.guard = StreamGuard(port.spec.url, lambda: port.screen, self.peer)
             self.splitter = LineSplitter(port.spec.url, self._deliver, port.stats, guard=self.guard)
         self._slowed: asyncio.TimerHandle | None = None  # a throttled client's next read
         self.gone = asyncio.get_running_loop().create_future()
