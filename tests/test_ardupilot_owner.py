@@ -17,20 +17,8 @@ from hild.control import ControlRecord, Restart
 from hild.daemon import initial_simulation
 from hild.transport.url import parse_port_url
 from tests.ardupilot_client import Sitl
+from tests.test_ardupilot import bench_file
 
-BENCH = """[bench]
-name = "ap"
-rate_hz = 1200
-[vessel]
-profile = "odin"
-[origin]
-latitude = 59.41
-longitude = 10.48
-[[device]]
-name = "autopilot"
-type = "ardupilot-sitl"
-port = "udp://127.0.0.1:0?listen=1"
-"""
 SILENT_S = 1.0  # the owner's silence before a new SITL may take over, shortened for the tests
 
 
@@ -38,9 +26,7 @@ class Link:
     """The ardupilot-sitl device listening on an ephemeral port of 127.0.0.1."""
 
     def __init__(self, tmp_path):
-        path = tmp_path / "bench.toml"
-        path.write_text(BENCH)
-        bench = load_bench(path)
+        bench = load_bench(bench_file(tmp_path, port="udp://127.0.0.1:0?listen=1"))
         (config,) = bench.devices
         self.device = ArduPilotSitl(config, 0, bench.origin, bench.vessel)
         self.device.open(parse_port_url(config.ports[0]))

@@ -8,10 +8,8 @@ of a core under a flood are figures of bench/bench_flood.py, not judged here.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -88,20 +86,14 @@ def test_a_controller_on_a_shared_stream_has_every_command_applied(tmp_path):
         case: burst(case[0], case[1], OTHER_SENTENCES if case[2] == "other" else GARBAGE)
         for case in CASES
     }
+
+    def send(n: int) -> None:  # the bursts, then (the daemon stopping) the commands alone
+        for case, datagrams in bursts.items():
+            for datagram in datagrams if n < SENT else [TRC]:
+                senders[case].sendto(datagram, ("127.0.0.1", ports[case]))
+
     try:
-        start = time.monotonic()
-        for n in range(SENT):
-            for case, datagrams in bursts.items():
-                for datagram in datagrams:
-                    senders[case].sendto(datagram, ("127.0.0.1", ports[case]))
-            time.sleep(max(0.0, start + (n + 1) * PERIOD_S - time.monotonic()))
-        run.proc.send_signal(signal.SIGTERM)
-        # the lease runs on while the daemon stops: keep sending until it has ended
-        while run.proc.poll() is None:
-            for case in CASES:
-                senders[case].sendto(TRC, ("127.0.0.1", ports[case]))
-            time.sleep(PERIOD_S)
-        summary = run.finish()
+        summary = run.drive(send, SENT, PERIOD_S)
     finally:
         run.kill()
         for s in senders.values():
@@ -160,16 +152,7 @@ def test_a_flood_from_many_source_ports_leaves_the_controller_its_commands(tmp_p
         flooder.stdin.close()
         assert flooder.stdout.readline() == b"ready\n"
         time.sleep(0.5)
-        start, sent = time.monotonic(), 0
-        while sent < SENT:
-            controller.sendto(TRC, ("127.0.0.1", udp))
-            sent += 1
-            time.sleep(max(0.0, start + sent * PERIOD_S - time.monotonic()))
-        run.proc.send_signal(signal.SIGTERM)
-        while run.proc.poll() is None:
-            controller.sendto(TRC, ("127.0.0.1", udp))
-            time.sleep(PERIOD_S)
-        summary = run.finish()
+        summary = run.drive(lambda n: controller.sendto(TRC, ("127.0.0.1", udp)), SENT, PERIOD_S)
     finally:
         flooder.kill()
         flooder.wait()
@@ -210,17 +193,7 @@ def test_a_garbage_only_tcp_client_is_throttled_and_the_controller_served(tmp_pa
     controller = socket.create_connection(("127.0.0.1", tcp))
     try:
         time.sleep(0.5)
-        start, sent = time.monotonic(), 0
-        while sent < SENT:
-            controller.sendall(TRC)
-            sent += 1
-            time.sleep(max(0.0, start + sent * PERIOD_S - time.monotonic()))
-        run.proc.send_signal(signal.SIGTERM)
-        while run.proc.poll() is None:
-            with contextlib.suppress(OSError):
-                controller.sendall(TRC)
-            time.sleep(PERIOD_S)
-        summary = run.finish()
+        summary = run.drive(lambda n: controller.sendall(TRC), SENT, PERIOD_S)
     finally:
         stop.set()
         flooder.join(5)
@@ -260,22 +233,16 @@ def test_a_megabyte_written_at_once_on_a_pty_leaves_the_controller_its_commands(
     flooder = os.open(link, os.O_RDWR | os.O_NOCTTY)
     megabyte = GARBAGE[0] * (1_000_000 // len(GARBAGE[0]))
     written = threading.Thread(target=os.write, args=(flooder, megabyte), daemon=True)
+
+    def send(n: int) -> None:
+        if n == 5:  # the megabyte, written at once beside the controller's sixth command
+            written.start()
+        os.write(controller, TRC)
+
     try:
-        start, sent = time.monotonic(), 0
-        while sent < SENT:
-            if sent == 5:
-                written.start()
-            os.write(controller, TRC)
-            sent += 1
-            time.sleep(max(0.0, start + sent * PERIOD_S - time.monotonic()))
+        summary = run.drive(send, SENT, PERIOD_S)
         written.join(10)
         assert not written.is_alive(), "the megabyte was not read within 10 s"
-        run.proc.send_signal(signal.SIGTERM)
-        while run.proc.poll() is None:
-            with contextlib.suppress(OSError):
-                os.write(controller, TRC)
-            time.sleep(PERIOD_S)
-        summary = run.finish()
     finally:
         os.close(controller)
         os.close(flooder)

@@ -8,6 +8,7 @@ says what it reproduces: the finding it guards against, which it failed on befor
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import gc
 import json
@@ -20,6 +21,7 @@ import sys
 import textwrap
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -104,6 +106,23 @@ class Run:
                 break
             time.sleep(0.05)
         raise AssertionError(f"no banner\n{self.stderr_path.read_text()}")
+
+    def drive(self, send: Callable[[int], None], count: int, period_s: float = 0.1) -> dict:
+        """A controller: ``send(n)`` every period_s for n = 0 .. count - 1, then SIGTERM, and
+        ``send(n)`` on at that pace until the daemon has ended, so that its lease never runs
+        out while the daemon still runs (what counts is what was sent before); the summary."""
+        start, n = time.monotonic(), 0
+        while n < count or self.proc.poll() is None:
+            if n == count:
+                self.proc.send_signal(signal.SIGTERM)
+            if n < count:
+                send(n)
+            else:
+                with contextlib.suppress(OSError):  # the port may be closing
+                    send(n)
+            n += 1
+            time.sleep(max(0.0, start + n * period_s - time.monotonic()))
+        return self.finish()
 
     def finish(self, timeout: float = 30.0, stop: bool = False) -> dict:
         """Wait for the end of the run (SIGTERM first if stop); check the log; the summary."""
@@ -764,20 +783,10 @@ def test_a_udp_command_port_serves_its_controller_under_a_flood_from_another_sen
     flooder = threading.Thread(target=flood_garbage, daemon=True)
     flooder.start()
     controller = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    sent, stopped = 0, None
+    stopped = 50  # commands sent before the daemon is stopped
     try:
         time.sleep(0.5)
-        start = time.monotonic()
-        # The controller sends at 10 Hz until the daemon has ended, so that its lease never
-        # runs out while the daemon is still running; what counts is what it sent before.
-        while run.proc.poll() is None:
-            controller.sendto(TRC, ("127.0.0.1", udp))
-            sent += 1
-            if sent == 50 and stopped is None:
-                stopped = sent
-                run.proc.send_signal(signal.SIGTERM)
-            time.sleep(max(0.0, start + sent * 0.1 - time.monotonic()))
-        summary = run.finish()
+        summary = run.drive(lambda n: controller.sendto(TRC, ("127.0.0.1", udp)), stopped)
     finally:
         stop.set()
         flooder.join(5)
@@ -785,7 +794,7 @@ def test_a_udp_command_port_serves_its_controller_under_a_flood_from_another_sen
         run.kill()
     jets = summary["devices"]["jets"]
     stats = summary["ports"][url]
-    print(f"flood: {flooded[0]} datagrams; commands sent {sent}, applied {jets['commands']}")
+    print(f"flood: {flooded[0]} datagrams; commands sent {stopped}, applied {jets['commands']}")
     assert flooded[0] > 50 * 0.1 * FLOOD_PER_S * 0.5  # the flood ran, near its rate
     assert jets["watchdog_trips"] == 0, jets
     assert jets["commands"] >= 0.95 * stopped, (jets["commands"], stopped)
