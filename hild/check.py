@@ -3,20 +3,43 @@ it now. Imports neither the daemon nor, for a profile whose step limit is rememb
 
 from __future__ import annotations
 
+import argparse
 import socket
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from hild.bench import Bench, load_bench
 from hild.config import MISSING, ConfigError, looks_like_path
 from hild.profiles import BENCHES, SCENARIOS
 from hild.transport.probe import bind_problem, listen_address
 from hild.transport.url import parse_port_url
 
+if TYPE_CHECKING:
+    from hild.bench import Bench
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """`hild check`'s parser, on the subparsers ``sub`` of `hild`."""
+    parser = sub.add_parser(
+        "check",
+        help="validate a bench file without running it",
+        description="Check a bench file: keys, values, profiles, device types, port URLs and the "
+        "byte budget of every serial line. Exits with 2 and lists every problem.",
+    )
+    parser.add_argument("bench", nargs="?", help="bench file, or a built-in bench name (default)")
+    parser.set_defaults(handler=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """`hild check`."""
+    return check_bench(args.bench)
+
 
 def check_bench(name_or_path: str | None) -> int:
     """Validate a bench (or a scenario) and print what it would run; errors raise
     BenchError (ScenarioError), or a ConfigError for a path to no file at all."""
+    from hild.bench import load_bench  # (imported here: `hild --help` needs no bench)
     from hild.scenario.check import check_scenario, is_scenario
 
     if is_scenario(name_or_path):

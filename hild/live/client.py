@@ -18,12 +18,14 @@ from hild.arguments import finite, number
 from hild.config import json_value
 from hild.live.address import STATUS, connect, socket_path
 from hild.log import write_or_drop
+from hild.rundir import DEFAULT_RUN_DIR
 
 EXIT_REFUSED = 1
 EXIT_NO_DAEMON = 2
 
 
-def add_parser(sub: Any, run_dir_default: str) -> argparse.ArgumentParser:
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """`hild ctl`'s parser, on the subparsers ``sub`` of `hild`."""
     ctl = sub.add_parser(
         "ctl", help="change a running hild run: weather, faults, reposition, commands, status",
         description="Runtime control of a running `hild run` over the Unix socket in its run "
@@ -36,9 +38,9 @@ def add_parser(sub: Any, run_dir_default: str) -> argparse.ArgumentParser:
     )  # fmt: skip
     ctl.add_argument(
         "--run-dir",
-        default=run_dir_default,
+        default=DEFAULT_RUN_DIR,
         metavar="DIR",
-        help=f"the run's directory, which holds its socket ({run_dir_default})",
+        help=f"the run's directory, which holds its socket ({DEFAULT_RUN_DIR})",
     )
     ctl.add_argument("--timeout", type=number("seconds", hi=3600.0), default=10.0,
                      metavar="SECONDS", help="how long to wait for the answer (10)")  # fmt: skip
@@ -76,6 +78,7 @@ def add_parser(sub: Any, run_dir_default: str) -> argparse.ArgumentParser:
     for parser in (weather, fault, move, commands, requests.choices["traffic"]):
         parser.add_argument("--json", metavar="OBJECT", help="request fields as a JSON "
                             "object, merged over the options'")  # fmt: skip
+    ctl.set_defaults(handler=run_ctl)
     return ctl
 
 

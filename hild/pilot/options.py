@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import replace
+from typing import Any
 
 from hild.arguments import number, whole_number
 from hild.config import ConfigError
@@ -48,6 +49,21 @@ def waypoints(text: str) -> tuple[tuple[float, float], ...]:
         return tuple(parse_waypoints(text))
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """`hild pilot`'s parser, on the subparsers ``sub`` of `hild`."""
+    parser = sub.add_parser(
+        "pilot",
+        help="a reference autopilot: sail a waypoint mission through the daemon's ports",
+        description="Sail a four-waypoint mission (thesis ch. 5) as an external controller "
+        "would: read NMEA sensor sentences, send actuator commands (LOS guidance, PID heading, "
+        "PI speed). Exits 0 when the mission is complete, 1 on --timeout or a signal, 3 when "
+        "an AIS target would pass closer than --stop-cpa.",
+    )
+    add_arguments(parser)
+    parser.set_defaults(handler=run_from_args)
+    return parser
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
