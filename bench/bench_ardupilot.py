@@ -35,7 +35,7 @@ from common import REPO, free_port, last_events
 
 from hild.ardupilot.protocol import MAGIC_16
 from hild.bench import load_bench
-from hild.daemon import initial_simulation
+from hild.world.build import initial_simulation
 
 BENCH = """
 [bench]

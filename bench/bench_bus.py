@@ -30,9 +30,9 @@ import pynmea2
 from hild.bench import load_bench
 from hild.bus.dispatch import Dispatcher
 from hild.control import ControlQueue
+from hild.devices.registry import build_device
 from hild.log import configure_logging
 from hild.nmea.encode import frame
-from hild.sensors.factory import build_device
 from hild.transport.base import Inbound, LineSplitter, PortStats
 
 
@@ -86,7 +86,7 @@ def decoding() -> None:
     def inbound_path():
         device = build_device(config, 0, bench.origin, bench.vessel)
         queue = ControlQueue(maxlen=len(lines))
-        dispatcher = Dispatcher(queue)
+        dispatcher = Dispatcher(queue, lambda: 0.0)
         dispatcher.attach("bench", device)
         splitter = LineSplitter("bench", dispatcher.receive, PortStats())
         for i in range(0, len(stream), 4096):  # as a pty or serial port reads it

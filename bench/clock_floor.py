@@ -54,7 +54,7 @@ async def asyncio_ticks(rate_hz: float, duration_s: float, late: list[float]) ->
 def default_step():
     """The default bench's simulation, warmed up: its tick is the model's work per tick."""
     from hild.bench import load_bench
-    from hild.daemon import initial_simulation
+    from hild.world.build import initial_simulation
 
     sim = initial_simulation(load_bench())
     sim.tick()

@@ -14,8 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from hild.ardupilot.link import ArduPilotSitl
-from hild.bus.models import COMMAND_MODELS
 from hild.clock import MAX_TIME_SCALE, MIN_TIME_SCALE, TIME_SCALE_EXPECTED
 from hild.config import (
     ConfigError,
@@ -27,6 +25,18 @@ from hild.config import (
     load_toml,
     located,
 )
+from hild.devices.catalog import (
+    MAX_RATE_HZ,
+    MIN_RATE_HZ,
+    SETTING_CHOICES,
+    SETTING_LIMITS,
+    DeviceType,
+    available_device_types,
+    load_device_type,
+    read_sentences,
+    talker,
+)
+from hild.devices.registry import COMMANDS, FRAMES, KINDS, build_device, models
 from hild.environment.weather import Weather
 from hild.mirror.config import MirrorConfig, read_mirror
 from hild.model.layout import METHODS
@@ -38,19 +48,7 @@ from hild.profiles.vessel import load_profile
 from hild.profiles.weather import PRESETS, load_weather
 from hild.record.config import RecordConfig, read_record
 from hild.rundir import DEFAULT_RUN_DIR, RUN_DIR_EXPECTED, usable_run_dir_name
-from hild.sensors.catalog import (
-    MAX_RATE_HZ,
-    MIN_RATE_HZ,
-    SETTING_CHOICES,
-    SETTING_LIMITS,
-    DeviceType,
-    available_device_types,
-    load_device_type,
-    read_sentences,
-    talker,
-)
 from hild.sensors.device import DeviceConfig
-from hild.sensors.factory import build_device
 from hild.sensors.faults import FAULT_KINDS, FaultSpec
 from hild.sensors.geodesy import DEFAULT_ORIGIN, Origin
 from hild.sensors.noise import NoiseSpec
@@ -267,9 +265,9 @@ def _device_rules(
                     f"at most the loop rate, bench.rate_hz = {loop_rate:g} Hz",
                 )
             )
-    links = [d for d in read if d.config.model == ArduPilotSitl.model]
+    links = [d for d in read if d.config.model in models(FRAMES)]
     for d in links[1:]:  # one autopilot paces the loop
-        expected = (f"one {ArduPilotSitl.model} device per bench ({links[0].config.name} is "
+        expected = (f"one {d.config.model} device per bench ({links[0].config.name} is "
                     "one already): its frames pace the loop")  # fmt: skip
         problems.add(d.error("type", d.config.type, expected))
     seen: set[str] = set()
@@ -748,11 +746,13 @@ def _string_table(section: Section, key: str) -> dict[str, str]:
 
 def _command_device_errors(d: _Device, vessel: Vessel | None) -> list[ConfigError]:
     """What a command device's settings cannot do with the bench's vessel."""
-    model = CHECKED_MODELS.get(d.config.model)
-    if model is None or vessel is None or not d.usable("type", "settings", "ports"):
+    kind = KINDS.get(d.config.model)
+    if kind is None or not kind.needs_vessel:  # (its settings checked against the vessel)
+        return []
+    if vessel is None or not d.usable("type", "settings", "ports"):
         return []
     errors = []
-    for problem in model.check(d.config, vessel):
+    for problem in kind.load().check(d.config, vessel):
         key = problem.key if problem.key in ("type", "ports") else f"settings.{problem.key}"
         error = ConfigError(d.section.file, d.section.key(key), problem.value, problem.expected)
         errors.append(located(error, d.section.position(key.split(".")[0])))
@@ -765,7 +765,7 @@ def _shared_command_port_errors(read: list[_Device], run_dir: Path) -> list[Conf
     disjoint (the bench says which sentences each takes)."""
     by_port: dict[tuple, list[tuple[str, _Device]]] = {}
     for d in read:
-        if d.config.model not in COMMAND_MODELS or not d.usable("ports", "settings"):
+        if d.config.model not in models(COMMANDS) or not d.usable("ports", "settings"):
             continue
         for url in d.config.ports:
             spec = parse_port_url(url, run_dir)  # checked with the device
@@ -795,8 +795,6 @@ def _protocols(config: DeviceConfig) -> list[str]:
     return [p for p in protocols if isinstance(p, str)] if isinstance(protocols, list) else []
 
 
-# models whose settings are checked against the vessel (``check(config, vessel)``)
-CHECKED_MODELS: dict[str, Any] = {**COMMAND_MODELS, ArduPilotSitl.model: ArduPilotSitl}
 BUDGET_KEYS = ("type", "rate_hz", "baud", "sentences", "ports", "settings")
 
 
@@ -830,7 +828,7 @@ def _budgets(
             ), sharing[-1].end()))  # fmt: skip
             continue
         baud = bauds.pop()
-        if vessel is None and any(c.model in COMMAND_MODELS for c in configs):
+        if vessel is None and any(KINDS[c.model].needs_vessel for c in configs):
             continue  # the vessel's own error is reported; feedback cannot be sized without it
         load = sum(build_device(c, 0, origin, vessel).bytes_per_s(utc, traffic)
                    for c in configs)  # fmt: skip

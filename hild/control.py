@@ -6,22 +6,22 @@ immutable record here, and the loop drains the queue at a tick boundary, so a ru
 same seed and the same records at the same ticks repeats exactly.
 
 Each record applies itself, ``record.apply(run)``, to what the loop owns (``ControlTarget``:
-the simulation, the devices, the actuators' arbiter). A new kind of change is a new record
-here and nothing else: the daemon drains the queue and calls ``apply``.
+the simulation, the sensors, the actuators' arbiter). A new kind of change is a new record
+here and nothing else: the world (hild/world/world.py) drains the queue and calls ``apply``.
 """
 
 from __future__ import annotations
 
 import collections
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Protocol
 
 import structlog
 
 from hild.bus.mapping import Demand
-from hild.sensors.device import Device, DeviceConfig
+from hild.sensors.device import DeviceConfig
 from hild.sensors.faults import FaultSpec
 
 if TYPE_CHECKING:
@@ -44,11 +44,13 @@ class Controller(Protocol):
     def config(self) -> DeviceConfig: ...
 
 
-class HeldDevice(Protocol):
-    """A device as the loop holds it (hild.device_runtime.DeviceRuntime is one)."""
+class FaultySensor(Protocol):
+    """A sensor as a fault record changes it (hild.sensors.device.Device is one)."""
+
+    faults: list[FaultSpec]
 
     @property
-    def device(self) -> object: ...
+    def config(self) -> DeviceConfig: ...
 
 
 class Applier(Protocol):
@@ -66,7 +68,7 @@ class ControlTarget(Protocol):
     def sim(self) -> Simulation: ...
 
     @property
-    def devices(self) -> Sequence[HeldDevice]: ...
+    def sensors(self) -> Mapping[str, FaultySensor]: ...
 
     @property
     def command_devices(self) -> Sequence[Controller]: ...
@@ -139,13 +141,12 @@ class SensorFault:
     fault: FaultSpec | None
 
     def apply(self, run: ControlTarget) -> None:
-        for rt in run.devices:
-            device = rt.device
-            if isinstance(device, Device) and device.config.name == self.device:
-                if self.fault is None:
-                    device.faults = list(device.config.faults)
-                else:
-                    device.faults.append(self.fault)
+        device = run.sensors.get(self.device)
+        if device is not None:
+            if self.fault is None:
+                device.faults = list(device.config.faults)
+            else:
+                device.faults.append(self.fault)
         log.info("control.fault", device=self.device,
                  fault=None if self.fault is None else asdict(self.fault))  # fmt: skip
 

@@ -19,15 +19,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from hild.bench import Bench
     from hild.bus.arbiter import Arbiter
-    from hild.bus.device import CommandDevice
     from hild.bus.dispatch import Dispatcher
     from hild.clock import JitterStats
     from hild.control import ActuatorCommand, ControlQueue, ControlRecord
     from hild.coupled.simulation import Simulation
-    from hild.device_runtime import DeviceRuntime
+    from hild.devices.roles import TakesCommands
     from hild.sensors.truth import Truth
     from hild.transport import Port
     from hild.transport.base import Inbound
+    from hild.world.devices import DeviceRuntime
 
 
 class RunningDaemon(Protocol):
@@ -43,7 +43,8 @@ class RunningDaemon(Protocol):
     duration: float | None
     start_utc: datetime | None
     devices: list[DeviceRuntime]
-    command_devices: list[CommandDevice]
+    command_devices: list[TakesCommands]
+    sensors: dict[str, Any]  # the sensor devices, by name
     ports: dict[tuple, Port]
     queue: ControlQueue
     dispatcher: Dispatcher
@@ -112,3 +113,7 @@ class TickObserver:
     def summary(self) -> dict:
         """What the observer adds to ``run.summary`` (after ``stop``): a key of its own."""
         return {}
+
+    def describe(self) -> str | None:
+        """The banner's line for it, once started (where to find what it serves), if any."""
+        return None

@@ -8,9 +8,8 @@ from dataclasses import replace
 
 from hild.ardupilot.howto import sitl_commands
 from hild.bench import Bench, load_bench
-from hild.bus.device import CommandDevice
 from hild.config import MISSING, ConfigError
-from hild.daemon import Daemon
+from hild.drivers.realtime import Daemon
 from hild.examples import command_example, read_example
 from hild.firstcontact import checked_before_compiling
 from hild.kernel_cache import announce_compiling
@@ -45,42 +44,25 @@ def banner(daemon: Daemon) -> str:
         "Connect to:",
     ]
     readers: dict[str, str] = {}  # one way to read a sensor per kind of port
-    for rt in daemon.devices:
+    world = daemon.world
+    for rt in world.devices:
         c = rt.device.config
-        if isinstance(rt.device, CommandDevice):
-            protocols = " ".join(p.name for p in rt.device.protocols)
-            what = f"{c.name} ({c.type}: {protocols} in)"
-        else:
-            what = f"{c.name} ({c.type}: {' '.join(c.sentences)} {rt.device.cadence()})"
+        what = rt.device.describe()
         for port in rt.ports:
             where = port.describe()
             if port.spec.scheme == "pty":  # a serial port names its baud rate itself
                 where += f", {port.spec.baud or c.baud} baud"
             lines.append(f"  {what:<50} {where}")
-            if not isinstance(rt.device, CommandDevice) and port.spec.scheme not in readers:
+            if not rt.takes_commands and port.spec.scheme not in readers:
                 readers[port.spec.scheme] = read_example(port, port.spec.baud or c.baud)
     link = daemon.link
     if link is not None:
-        what = f"{link.config.name} ({link.config.type}: servo frames in, state out)"
         where = link.socket.where if link.socket is not None else link.config.ports[0]
-        lines.append(f"  {what:<50} {where}; its frames pace the loop")
+        lines.append(f"  {link.describe():<50} {where}; its frames pace the loop")
     lines.extend(how_to_connect([r for r in readers.values() if r], daemon))
     if link is not None:
         lines.extend(sitl_commands(bench, link))
-    for observer in daemon.observers:
-        if isinstance(observer, Mirror):
-            where = f"MQTT: {observer.config.url}, topics {observer.prefix}/#"
-            if observer.runtime is not None:
-                where += f", runtime control on {observer.prefix}/control/..."
-            lines.append(where + f"  (mosquitto_sub -t '{observer.prefix}/#' -v)")
-        if isinstance(observer, Recorder) and observer.writer is not None:
-            nmea = observer.writer.nmea_path
-            lines.append(f"Recording: {observer.writer.path}" + (f" and {nmea}" if nmea else "")
-                         + f" (hild plot {observer.writer.path})")  # fmt: skip
-        if isinstance(observer, FoxgloveLive) and observer.server is not None:
-            lines.append(f"Foxglove: {observer.url} (open a connection there in Foxglove or "
-                         "Lichtblick; hild layout > hild-layout.json for a layout), runtime "
-                         "control as services /control/...")  # fmt: skip
+    lines.extend(d for d in (o.describe() for o in daemon.observers) if d)
     lines.append("Ctrl-C stops. Logs go to stderr.")
     return "\n".join(lines)
 
@@ -111,11 +93,12 @@ def how_to_connect(readers: list[str], daemon: Daemon) -> list[str]:
     if readers:
         lines.append("Read the sensors, e.g.:")
         lines.extend(f"  {r}" for r in readers)
-    if any(p.spec.scheme == "serial" for rt in daemon.devices for p in rt.ports):
+    devices = daemon.world.devices
+    if any(p.spec.scheme == "serial" for rt in devices for p in rt.ports):
         lines.append("The serial lines above are the controller's: connect it to their other end.")
-    for rt in daemon.devices:
+    for rt in devices:
         device = rt.device
-        if not isinstance(device, CommandDevice):
+        if not rt.takes_commands:
             continue
         mine = [d for d in (command_example(device, p) for p in rt.ports) if d]
         if not mine:

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from hild.bench import read_faults
-from hild.bus.device import CommandDevice
 from hild.config import ConfigError, Problems, Section, deep_merge, json_value, load_toml
 from hild.control import (
     ACTUATOR_FAULTS,
@@ -34,10 +33,10 @@ from hild.control import (
     TrafficRetask,
     WeatherChange,
 )
+from hild.devices.catalog import load_device_type
+from hild.devices.roles import TakesCommands
 from hild.environment.environment import Environment
 from hild.profiles.weather import PRESETS, read_weather
-from hild.sensors.catalog import load_device_type
-from hild.sensors.device import Device
 from hild.traffic import layout as TL
 from hild.traffic.read import read_behaviour, read_route, read_target, speed_of
 from hild.traffic.targets import MAX_TARGETS, Course, Encounter, Motion, Route, Target
@@ -224,7 +223,7 @@ class RuntimeControl:
                 results.append(self._command_line(devices, line, port))
         return {"results": results, "applied": results.count("applied")}
 
-    def _command_line(self, devices: list[CommandDevice], line: bytes, port: str) -> str:
+    def _command_line(self, devices: list[TakesCommands], line: bytes, port: str) -> str:
         """'applied', or the reason the first device refused it."""
         reasons = []
         for device in devices:
@@ -285,8 +284,7 @@ class RuntimeControl:
             self.daemon.queue.put(ActuatorFault(index, kind))
             return {"actuator": name, "kind": kind}
         name = s.string("device")
-        sensors = {rt.device.config.name: rt.device for rt in self.daemon.devices
-                   if isinstance(rt.device, Device)}  # fmt: skip
+        sensors = self.daemon.sensors
         if name not in sensors:
             raise s.error("device", name, "a sensor device: " + ", ".join(sensors))
         if body.get("kind") == "clear":

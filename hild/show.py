@@ -8,10 +8,10 @@ import sys
 
 from hild.builtin import builtin_candidates, builtin_folder
 from hild.config import ConfigError, FileKind
+from hild.devices.catalog import DEVICE_TYPES
 from hild.profiles import ARDUPILOT_PARAMS, BENCHES, SCENARIOS
 from hild.profiles.vessel import PROFILES
 from hild.profiles.weather import PRESETS
-from hild.sensors.catalog import DEVICE_TYPES
 from hild.traffic.read import TRAFFIC
 
 # the units go by their full file names (hild.service, hild@.service)

@@ -23,8 +23,8 @@ from hild.ardupilot.protocol import (
 )
 from hild.ardupilot.servos import build_mapping
 from hild.bench import BenchError, load_bench
+from hild.devices.catalog import load_device_type
 from hild.model import layout as L
-from hild.sensors.catalog import load_device_type
 from tests.ardupilot_client import AnswerError, frame, parse_answer
 from tests.conftest import vessel
 
@@ -293,7 +293,7 @@ def test_the_start_command_names_home_instance_and_parameters(tmp_path):
 def test_restart_record_puts_the_vessel_back(tmp_path):
     """The record a SITL restart queues restores state and actuators, nothing else."""
     from hild.control import Restart
-    from hild.daemon import initial_simulation
+    from hild.world.build import initial_simulation
 
     bench = load_bench(bench_file(tmp_path))
     sim = initial_simulation(bench)

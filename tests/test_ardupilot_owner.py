@@ -14,8 +14,8 @@ from hild.ardupilot.link import MAX_LOST_FRAMES, RESTART_BELOW, ArduPilotSitl
 from hild.ardupilot.protocol import ServoFrame
 from hild.bench import load_bench
 from hild.control import ControlRecord, Restart
-from hild.daemon import initial_simulation
 from hild.transport.url import parse_port_url
+from hild.world.build import initial_simulation
 from tests.ardupilot_client import Sitl
 from tests.test_ardupilot import bench_file
 

@@ -33,9 +33,9 @@ from hild.bus.protocols import PROTOCOLS
 from hild.bus.sentence import REASONS, Rejected, parse_sentence
 from hild.bus.watchdog import ACTIVE, TRIPPED, WAITING, Watchdog
 from hild.control import ActuatorCommand, ControlQueue, HeadingReference, SafeState
+from hild.devices.catalog import DEVICE_DIR, load_device_type
 from hild.mirror import payloads
 from hild.model import layout as L
-from hild.sensors.catalog import DEVICE_DIR, load_device_type
 from hild.sensors.device import DeviceConfig
 from hild.sensors.geodesy import Origin
 from hild.sensors.truth import Truth
@@ -1223,7 +1223,7 @@ def test_hsc_renews_no_lease_and_does_not_release_a_latch():
 def test_a_reference_is_queued_and_the_listeners_hear_an_accepted_line():
     dev = device("odin", name="jets")
     queue = ControlQueue()
-    dispatcher = Dispatcher(queue)
+    dispatcher = Dispatcher(queue, lambda: 2.0)  # (the simulated time the line came at)
     dispatcher.attach(PORT_URL, dev)
     heard = []
     dispatcher.listeners.append(lambda *args: heard.append(args))

@@ -681,7 +681,7 @@ def test_ports_are_keyed_by_their_whole_url_options_included(tmp_path):
     import asyncio
 
     from hild.bench import load_bench
-    from hild.daemon import Daemon as InProcessDaemon
+    from hild.drivers.realtime import Daemon as InProcessDaemon
 
     target, bind_a, bind_b = free_udp_port(), free_udp_port(), free_udp_port()
     urls = {
@@ -702,12 +702,12 @@ def test_ports_are_keyed_by_their_whole_url_options_included(tmp_path):
     async def opened() -> dict:
         await daemon.open()  # no clock, no ticks: only the ports are wanted
         try:
-            return {rt.device.config.name: rt.ports[0] for rt in daemon.devices}
+            return {rt.device.config.name: rt.ports[0] for rt in daemon.world.devices}
         finally:
             await daemon.close()
 
     ports = asyncio.run(opened())
-    assert len(daemon.ports) == 4
+    assert len(daemon.world.ports) == 4
     assert ports["gps"] is ports["gps2"]
     assert len({id(ports[n]) for n in ("gps", "wind", "speed", "heading")}) == 4
     assert {n: port.spec.url for n, port in ports.items()} == urls

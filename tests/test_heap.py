@@ -9,7 +9,7 @@ import gc
 import weakref
 
 from hild.bench import load_bench
-from hild.daemon import Daemon
+from hild.drivers.realtime import Daemon
 from hild.heap import frozen_heap
 from hild.observers import TickObserver
 from hild.scenario.file import load_scenario

@@ -18,8 +18,8 @@ import numpy as np
 import pynmea2
 import pytest
 
+from hild.devices.catalog import load_device_type
 from hild.nmea import sentences as s
-from hild.sensors.catalog import load_device_type
 from hild.sensors.device import DeviceConfig
 from hild.sensors.faults import FaultSpec
 from hild.sensors.geodesy import Origin

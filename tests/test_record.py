@@ -58,11 +58,12 @@ def test_a_recorded_run_has_every_channel_and_its_metadata(tmp_path):
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
             s.sendto(b"$RCTRC,1,1200.0,R,100.0,P,,B,C*00\r\n", ("127.0.0.1", commands))  # bad sum
             s.sendto(frame("RCTRC,1,1200.0,R,100.0,P,,B,C"), ("127.0.0.1", commands))
-            # a heading reference late in the command's lease (0.5 s wall): it must not renew
-            # it (if it arrived after the trip instead, on a slow machine, nothing is lost)
-            time.sleep(0.35)
+            # a heading reference within the command's lease (0.5 s of simulated time, 0.25 s
+            # of wall at --time-scale 2): it must not renew it (if it arrived after the trip
+            # instead, on a slow machine, nothing is lost)
+            time.sleep(0.1)
             s.sendto(frame("APHSC,271.5,T,,M"), ("127.0.0.1", commands))
-            time.sleep(2.65)
+            time.sleep(2.9)
     finally:
         run = daemon.stop()
     assert run["received_lines"] == 3
@@ -153,18 +154,18 @@ def test_a_recorded_run_has_every_channel_and_its_metadata(tmp_path):
     assert reference["device"] == "jets"
     assert reference["heading_ref"] == pytest.approx(math.radians(271.5), abs=1e-12)
     assert abs(reference["t"] - bus[2]["t"]) <= 0.02 + 1e-9, (reference, bus[2])
-    # half a second (of wall time: 1 s simulated at --time-scale 2) after that one command the
-    # jets' watchdog tripped, the HSC 0.35 s after it notwithstanding (had it renewed the lease,
-    # the trip would come about 1.4-1.7 s after): a control change. Both times are the ticks at
-    # which the loop took them in, so a busy machine that holds the loop off for a few ticks
-    # while the command waits shortens the interval seen by as much (seen: 0.97 s); below 0.9 s
-    # (0.45 s of wall) the lease would be a tenth short.
+    # half a second of simulated time (the watchdog's clock, at any time scale) after that one
+    # command the jets' watchdog tripped, at the first 10 ms tick past the lease, the HSC about
+    # 0.2 s after it notwithstanding (had it renewed the lease, the trip would come 0.7 s or
+    # more after): a control change. The lease starts at the simulated time the command came
+    # in, which is the /bus line's stamp, within a tick; below 0.45 s the lease would be a
+    # tenth short.
     control = [m.payload for m in messages(record, [channels.CONTROL])]
     assert [(c["kind"], c["source"]) for c in control] == [("watchdog", "jets")], control
     # in the bench's names: the [[device]] table's on_timeout_angle (hold by default)
     assert control[0]["result"] == {"ok": True, "watchdog": "tripped",
                                     "on_timeout_angle": "hold"}, control  # fmt: skip
-    assert 0.9 < control[0]["t"] - bus[1]["t"] < 1.3, (control, bus)
+    assert 0.45 < control[0]["t"] - bus[1]["t"] < 0.65, (control, bus)
     # the simulated times: the state at 20 Hz from 0 s, its UTC the run's start plus t
     state = [m for m in messages(record, [channels.STATE])]
     assert abs(state[1].payload["t"] - state[0].payload["t"] - 0.05) < 1e-9

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from hild.bench import load_bench
-from hild.daemon import Daemon
+from hild.drivers.realtime import Daemon
 from hild.nmea import sentences as s
 from hild.nmea.encode import MAX_SENTENCE_CHARS, fixed, latitude, longitude
 
@@ -68,7 +68,7 @@ def test_a_device_that_fails_is_skipped_and_counted_and_the_run_goes_on(tmp_path
 
     async def run():
         await daemon.open()
-        gps = next(rt for rt in daemon.devices if rt.device.config.name == "gps")
+        gps = next(rt for rt in daemon.world.devices if rt.device.config.name == "gps")
         monkeypatch.setattr(gps.device, "sample", broken)
         daemon.open = _no_open  # already open
         return await daemon.run()

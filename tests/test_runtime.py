@@ -171,12 +171,12 @@ def test_a_fault_without_end_lasts_for_good():
 # --- runtime requests, answered by RuntimeControl in this process (no daemon, no socket) ---------
 @pytest.fixture(scope="module")
 def running():
-    """A run as a front end's requests find it (hild.observers.RunningDaemon): the in-process
-    run of a scenario, never stepped, with a GPS, the jets' command device and traffic."""
+    """A run as a front end's requests find it (hild.observers.RunningDaemon): the world of a
+    scenario's run, never stepped, with a GPS, the jets' command device and traffic."""
     from hild.scenario.file import load_scenario
     from hild.scenario.lockstep import LockstepRun
 
-    return LockstepRun(load_scenario("crossing-give-way"))
+    return LockstepRun(load_scenario("crossing-give-way")).world
 
 
 def ask(run, request: str, body: dict | str, source: str = "ctl") -> dict:
@@ -337,7 +337,7 @@ def test_a_bench_preset_given_by_its_path_is_what_a_partial_change_builds_on(tmp
         "speed = 0.5 ", "speed = 0.7 "))  # fmt: skip
     scenario = load_scenario("crossing-give-way")
     bench = dataclasses.replace(scenario.bench, weather=load_weather(str(own)))
-    run = LockstepRun(dataclasses.replace(scenario, bench=bench))
+    run = LockstepRun(dataclasses.replace(scenario, bench=bench)).world
     answer = ask(run, "weather", {"wind": {"speed": 5}})
     assert answer["ok"], answer
     said = answer["weather"]
@@ -351,7 +351,7 @@ def fresh_run():
     from hild.scenario.file import load_scenario
     from hild.scenario.lockstep import LockstepRun
 
-    return LockstepRun(load_scenario("crossing-give-way"))
+    return LockstepRun(load_scenario("crossing-give-way")).world
 
 
 def add_body(i: int) -> dict:

@@ -8,9 +8,9 @@ import numpy as np
 import pynmea2
 import pytest
 
+from hild.devices.registry import build_device
 from hild.nmea import extra_types  # noqa: F401
 from hild.sensors.device import DeviceConfig
-from hild.sensors.factory import build_device
 from hild.sensors.faults import FaultSpec
 from hild.sensors.geodesy import Origin
 from hild.sensors.noise import NoiseSpec, QuantityNoise

@@ -19,13 +19,12 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from hild.bus.models import COMMAND_MODELS
+from hild.devices.catalog import load_device_type
+from hild.devices.registry import COMMANDS, SENSOR, build_device, models
 from hild.model import layout as L
 from hild.nmea import sentences as s
 from hild.profiles.vessel import load_profile
-from hild.sensors.catalog import SENSOR_MODELS, load_device_type
 from hild.sensors.device import DeviceConfig
-from hild.sensors.factory import build_device
 from hild.sensors.geodesy import Origin
 from hild.sensors.truth import Truth
 
@@ -446,7 +445,7 @@ OWN_TESTS = {"ais"}
 
 
 def test_every_sensor_model_is_covered():
-    assert set(SENSOR_TYPES) | OWN_TESTS == set(SENSOR_MODELS)
+    assert set(SENSOR_TYPES) | OWN_TESTS == set(models(SENSOR))
 
 
 @pytest.mark.parametrize("model", sorted(SENSOR_TYPES))
@@ -471,7 +470,7 @@ PROFILES = {"jet-controller": "odin", "thruster-controller": "wamv", "frontseat"
 
 
 def test_every_command_model_is_covered():
-    assert set(PROFILES) == set(COMMAND_MODELS)
+    assert set(PROFILES) == set(models(COMMANDS))
 
 
 @pytest.mark.parametrize("type_name", ["jet-controller", "thruster-controller"])

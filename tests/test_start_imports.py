@@ -18,7 +18,7 @@ PROBE = """
 import sys
 import hild.cli, hild.run
 from hild.bench import load_bench
-from hild.sensors.factory import build_device
+from hild.devices.registry import build_device
 imported = ["pyais" in sys.modules]
 bench = load_bench(sys.argv[1])
 imported.append("pyais" in sys.modules)
@@ -52,7 +52,7 @@ def test_a_bench_with_ais_imports_pyais_when_its_devices_are_made(bench):
 DEVICE_PROBE = """
 import pickle, sys
 config, seed, origin = pickle.loads(sys.stdin.buffer.read())
-from hild.sensors.factory import build_device
+from hild.devices.registry import build_device
 before = "pyais" in sys.modules
 build_device(config, seed, origin)
 print(before, "pyais" in sys.modules)

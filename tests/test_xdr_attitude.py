@@ -20,8 +20,8 @@ import pynmea2
 import pytest
 
 from hild.bench import load_bench
+from hild.devices.registry import build_device
 from hild.sensors.device import DeviceConfig
-from hild.sensors.factory import build_device
 from hild.sensors.faults import FaultSpec
 from hild.sensors.geodesy import Origin
 from hild.sensors.heading import attitude_xdr
@@ -173,6 +173,6 @@ def test_a_bench_chooses_xdr_and_its_line_budget_counts_it(tmp_path):
 
 
 def test_the_default_heading_sentences_are_unchanged():
-    from hild.sensors.catalog import load_device_type
+    from hild.devices.catalog import load_device_type
 
     assert load_device_type("heading").sentences == ("HDT", "THS", "ROT", "PASHR")

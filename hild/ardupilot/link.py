@@ -381,6 +381,9 @@ class ArduPilotSitl(Device):
     def cadence(self) -> str:
         return "one answer per ArduPilot frame (the loop's pace)"
 
+    def describe(self) -> str:
+        return f"{self.config.name} ({self.config.type}: servo frames in, state out)"
+
     def summary(self) -> dict[str, Any]:
         return {
             **vars(self.link),

@@ -336,11 +336,12 @@ def render(name: str, rows: Sequence[tuple[str, str, str]]) -> str:
 
 def parameters(name: str, settings: Mapping[str, object] | None = None) -> str:
     """The .parm text for a profile, measured now."""
+    from hild.builtin import builtin_folder
+    from hild.config import load_toml
     from hild.profiles.vessel import load_profile
-    from hild.sensors.catalog import load_device_type
 
-    if settings is None:
-        settings = load_device_type(DEVICE_TYPE).settings
+    if settings is None:  # the shipped device type's (what the shipped .parm files are for)
+        settings = load_toml(builtin_folder("devices") / f"{DEVICE_TYPE}.toml")["settings"]
     vessel = load_profile(name)
     mapping = build_mapping(settings, vessel)
     return render(name, parameter_lines(name, vessel, mapping, measure(vessel, mapping)))

@@ -182,9 +182,15 @@ class CommandDevice:
         return []
 
     # --- commands in --------------------------------------------------------------------
-    def receive(self, inbound: Inbound) -> ActuatorCommand | HeadingReference | None:
-        """Decode one received line: a control record for a valid command or heading reference,
-        else None (counted)."""
+    def receive(
+        self, inbound: Inbound, t: float | None = None
+    ) -> ActuatorCommand | HeadingReference | None:
+        """Decode one received line, at simulated time ``t`` (the watchdog's clock, so a paused
+        or scaled run holds the lease as its time holds; by default the line's own stamp, for
+        lines stamped on the simulated clock): a control record for a valid command or heading
+        reference, else None (counted)."""
+        if t is None:
+            t = inbound.t_rx
         self.stats.lines += 1
         self.last_rejection = None
         was_tripped = self.watchdog.state == TRIPPED
@@ -198,7 +204,7 @@ class CommandDevice:
                 heading = decode_hsc(sentence)
             else:
                 demands = self._decode(sentence)
-                if not self.watchdog.admit(inbound.t_rx, self.amap.is_neutral(demands)):
+                if not self.watchdog.admit(t, self.amap.is_neutral(demands)):
                     raise Rejected("latched", "send a neutral command (idle, deflector 0, "
                                    "no thrust)")  # fmt: skip
         except Rejected as r:
@@ -281,6 +287,11 @@ class CommandDevice:
                     timeout_s=self.watchdog.timeout_s, trips=self.watchdog.trips,
                     release=self.watchdog.release)  # fmt: skip
         return safe
+
+    def describe(self) -> str:
+        """What it is and takes, for the banner."""
+        protocols = " ".join(p.name for p in self.protocols)
+        return f"{self.config.name} ({self.config.type}: {protocols} in)"
 
     def summary(self) -> dict:
         """The counters and the watchdog; ``heading_ref`` [rad] once the loop has applied a

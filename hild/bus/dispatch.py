@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from hild.bus.device import CommandDevice
 from hild.bus.screen import Screen
 from hild.bus.sentence import CHECKSUMS, MALFORMED
 from hild.control import ActuatorCommand, ControlQueue, HeadingReference
 from hild.transport.base import Inbound, Verdict
+
+if TYPE_CHECKING:
+    from hild.devices.roles import TakesCommands
 
 # (device name, the line, its command or None, (reason, detail) when refused)
 Listener = Callable[[str, Inbound, ActuatorCommand | None, tuple[str, str] | None], None]
@@ -22,13 +25,14 @@ class Dispatcher:
     device are only counted here.
     """
 
-    def __init__(self, queue: ControlQueue):
+    def __init__(self, queue: ControlQueue, now: Callable[[], float]):
         self.queue = queue
+        self.now = now  # the simulated time, the watchdogs' clock (the world's)
         self.received_lines = 0
-        self._devices: dict[str, list[CommandDevice]] = {}
+        self._devices: dict[str, list[TakesCommands]] = {}
         self.listeners: list[Listener] = []  # told of every decoding (the recorder)
 
-    def attach(self, port_url: str, device: CommandDevice) -> None:
+    def attach(self, port_url: str, device: TakesCommands) -> None:
         """Send the lines of the port named ``port_url`` (its PortSpec.url) to ``device``."""
         devices = self._devices.setdefault(port_url, [])
         if device not in devices:
@@ -67,13 +71,13 @@ class Dispatcher:
         return Screen(max(policies, key=CHECKSUMS.index, default=CHECKSUMS[-1]))
 
     def deliver(
-        self, device: CommandDevice, inbound: Inbound
+        self, device: TakesCommands, inbound: Inbound
     ) -> ActuatorCommand | HeadingReference | None:
         """One device decodes one line: a valid command or reference is queued, and the
         listeners hear of it either way (a reference as neither command nor rejection: it
         reaches them applied, as a control record). Lines from outside the ports (MQTT
         control/commands) come in here too."""
-        record = device.receive(inbound)
+        record = device.receive(inbound, self.now())
         if record is not None:
             self.queue.put(record)
         command = record if isinstance(record, ActuatorCommand) else None

@@ -7,22 +7,13 @@ from typing import Any
 
 import numpy as np
 
-from hild.ardupilot.link import ArduPilotSitl
 from hild.ardupilot.servos import MAPPINGS
 from hild.builtin import builtin_candidates, builtin_folder
-from hild.bus.device import CommandDevice
 from hild.bus.frontseat import CPNVG_HEADINGS
-from hild.bus.models import COMMAND_MODELS
 from hild.config import ConfigError, FileKind, Problems, Reading, Section, load_toml
+from hild.devices.registry import KINDS
 from hild.nmea.sentences import TTM_UNITS
-from hild.sensors.ais import Ais
-from hild.sensors.anemometer import Anemometer
 from hild.sensors.course import COG_AT_REST
-from hild.sensors.device import Device
-from hild.sensors.gps import Gps
-from hild.sensors.heading import Heading
-from hild.sensors.radar import Radar
-from hild.sensors.speed_log import SpeedLog
 
 # A device's sentence rate: from once per 100 s (a slow status sentence) to 100 Hz (the
 # fastest heading and IMU outputs on an NMEA bus); never more than the loop's rate either.
@@ -78,12 +69,6 @@ SETTING_CHOICES: dict[str, tuple[str, ...]] = {
 }
 
 DEVICE_DIR = builtin_folder("devices")
-SENSOR_MODELS: dict[str, type[Device]] = {
-    cls.model: cls for cls in (Gps, Heading, Anemometer, SpeedLog, Ais, Radar)
-}
-MODELS: dict[str, type[Device] | type[CommandDevice]] = {
-    **SENSOR_MODELS, **COMMAND_MODELS, ArduPilotSitl.model: ArduPilotSitl,
-}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -93,7 +78,7 @@ class DeviceType:
     name: str
     file: str
     description: str
-    model: type[Device] | type[CommandDevice]
+    model: Any  # the kind's class (hild/devices/registry.py)
     talker: str
     rate_hz: float
     baud: int
@@ -122,9 +107,10 @@ def load_device_type(name: str) -> DeviceType:
     dev = problems.attempt(lambda: root.table("device", required=True)) or root.child("device")
     r = Reading(problems)
     model_name = r.get("model", dev.string, "model", name)
-    model = MODELS.get(model_name) if model_name is not None else None
-    if model_name is not None and model is None:
-        problems.add(dev.error("model", model_name, "one of " + ", ".join(sorted(MODELS))))
+    kind = KINDS.get(model_name) if model_name is not None else None
+    if model_name is not None and kind is None:
+        problems.add(dev.error("model", model_name, "one of " + ", ".join(sorted(KINDS))))
+    model = kind.load() if kind is not None else None
     sentences: tuple[str, ...] = ()
     if model is not None and model.sentences_available:
         sentences = r.get("sentences", sentence_list, dev, "sentences",
@@ -145,7 +131,7 @@ def load_device_type(name: str) -> DeviceType:
         name=name,
         file=str(path),
         description=r.get("description", dev.string, "description", "", default=""),
-        model=model or Gps,
+        model=model or KINDS["gps"].load(),
         talker=r.get("talker", talker, dev, "talker", *optional("GP"), default="GP"),
         rate_hz=r.get("rate_hz", dev.number, "rate_hz", lo=MIN_RATE_HZ, hi=MAX_RATE_HZ,
                       unit="Hz", default=1.0),
@@ -162,9 +148,7 @@ def load_device_type(name: str) -> DeviceType:
     return result
 
 
-def _quantity_units(
-    root: Section, model: type[Device] | type[CommandDevice] | None, problems: Problems
-) -> dict[str, str]:
+def _quantity_units(root: Section, model: Any, problems: Problems) -> dict[str, str]:
     """The [quantities] table: each a noise component of the model (unchecked without one)."""
     quantities = problems.attempt(root.table, "quantities") or root.child("quantities")
     quantity_units = dict(quantities.data)
@@ -227,4 +211,4 @@ def read_sentences(
     return known, problem
 
 
-__all__ = ["ConfigError", "DeviceType", "MODELS", "available_device_types", "load_device_type"]
+__all__ = ["ConfigError", "DeviceType", "available_device_types", "load_device_type"]

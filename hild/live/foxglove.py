@@ -142,6 +142,14 @@ class FoxgloveLive(TickObserver):
             await asyncio.to_thread(self.server.stop)
             log.info("foxglove.stop", url=self.url, calls=self.calls, logged=self.logged)
 
+    def describe(self) -> str | None:
+        if self.server is None:
+            return None
+        return (
+            f"Foxglove: {self.url} (open a connection there in Foxglove or Lichtblick; hild "
+            "layout > hild-layout.json for a layout), runtime control as services /control/..."
+        )
+
     def summary(self) -> dict:
         if self.server is None:
             return {}

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 import structlog
 
 from hild import __version__
-from hild.bus.device import CommandDevice
 from hild.mirror import payloads
 from hild.mirror.config import MirrorConfig
 from hild.mirror.store import LatestStore, Message
@@ -83,7 +82,7 @@ class Mirror(TickObserver):
         if not self.config.signalk:
             self._due.pop("signalk", None)
         for rt in daemon.devices:
-            if not isinstance(rt.device, CommandDevice):
+            if not rt.takes_commands:
                 name = rt.device.config.name
                 self._sentences[name] = collections.deque(maxlen=SENTENCES_KEPT)
                 self._sentences_dropped[name] = 0
@@ -185,6 +184,12 @@ class Mirror(TickObserver):
             "control_dropped": daemon.queue.dropped,
             **{f"mqtt_{k}": v for k, v in self.summary().items()},
         }
+
+    def describe(self) -> str:
+        where = f"MQTT: {self.config.url}, topics {self.prefix}/#"
+        if self.runtime is not None:
+            where += f", runtime control on {self.prefix}/control/..."
+        return where + f"  (mosquitto_sub -t '{self.prefix}/#' -v)"
 
     def summary(self) -> dict:
         s = self.session.stats if self.session is not None else None

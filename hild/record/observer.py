@@ -281,5 +281,12 @@ class Recorder(TickObserver):
         """The recording stopped on an error before the run did (``hild run`` exits 3)."""
         return self.writer is not None and self.writer.error is not None
 
+    def describe(self) -> str | None:
+        if self.writer is None:
+            return None
+        nmea = self.writer.nmea_path
+        also = f" and {nmea}" if nmea else ""
+        return f"Recording: {self.writer.path}{also} (hild plot {self.writer.path})"
+
     def summary(self) -> dict:
         return {"record": self.writer.summary()} if self.writer is not None else {}

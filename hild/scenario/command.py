@@ -21,7 +21,7 @@ from hild.observers import TickObserver
 from hild.record.config import RecordConfig
 from hild.record.observer import Recorder
 from hild.scenario.controller import check_factory
-from hild.scenario.file import Scenario, ScenarioError, load_scenario
+from hild.scenario.file import Scenario, load_scenario
 from hild.scenario.report import junit_xml, report_page, result_json, verdict_text
 from hild.scenario.runs import run_scenario
 
@@ -92,15 +92,11 @@ def run_scenario_command(args: argparse.Namespace) -> int:
         tracks = TargetTracks()
         observers.append(tracks)
     if args.record is not None:
-        if scenario.controller.kind == "command":
-            raise ScenarioError([ConfigError("--record", "", args.record, "a scenario whose "
-                                             "controller runs in lockstep (pilot or python): "
-                                             "record an external controller's run with the "
-                                             "bench's [record] table")])  # fmt: skip
         # as `hild run --record` records: the bench's [record] table's rate and log, if any
         config = RecordConfig.chosen(scenario.bench.record, args.record, scenario.bench.rate_hz)
         assert config is not None  # (a file was given)
-        observers.append(Recorder(config, lossless=True))
+        # lossless in lockstep (no clock to keep); an external run records as `hild run` does
+        observers.append(Recorder(config, lossless=scenario.controller.kind != "command"))
     result = run_scenario(
         scenario,
         keep_track=args.report is not None,

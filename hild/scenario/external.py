@@ -24,10 +24,10 @@ import asyncio
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from hild.daemon import Daemon
+from hild.drivers.realtime import Daemon
 from hild.log import routed_to
 from hild.observers import RunningDaemon, TickObserver
 from hild.scenario.file import Scenario
@@ -91,15 +91,21 @@ class ProgramRunner(TickObserver):
 
 def exit_grace_s(daemon: RunningDaemon) -> float:
     """Simulated seconds to go on after the controller's exit: EXIT_GRACE_S, and at least two
-    of the command watchdogs' leases (wall seconds) so that a trip shows."""
+    of the command watchdogs' leases (simulated seconds, as every timer of the world) so that
+    a trip shows."""
     leases = [d.watchdog.timeout_s for d in daemon.command_devices]
-    return max([EXIT_GRACE_S, *(2.0 * lease * daemon.bench.time_scale for lease in leases)])
+    return max([EXIT_GRACE_S, *(2.0 * lease for lease in leases)])
 
 
 def run_external(
-    scenario: Scenario, *, keep_track: bool = False, output_dir: Path | str | None = None
+    scenario: Scenario,
+    *,
+    keep_track: bool = False,
+    output_dir: Path | str | None = None,
+    observers: Sequence[TickObserver] = (),
 ) -> RunResult:
-    """Run the scenario once with its ``command`` controller against the real daemon."""
+    """Run the scenario once with its ``command`` controller against the real daemon, watched
+    by ``observers`` as well (the report's target tracks, a recorder)."""
     spec = scenario.controller
     if spec.kind != "command":
         raise ValueError(f"run_external runs command controllers, not {spec.kind!r}")
@@ -121,25 +127,32 @@ def run_external(
             raise
         out.mkdir(parents=True, exist_ok=True)
         with routed_to(out / LOG_FILE) as logged:
-            return _run(scenario, wiring, argv, out, keep_track,
-                        str(out / LOG_FILE) if logged else None)  # fmt: skip
+            log_file = str(out / LOG_FILE) if logged else None
+            return _run(scenario, wiring, argv, out, keep_track, log_file, observers)
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
 
 
-def _run(scenario: Scenario, wiring: RunWiring, argv: tuple[str, ...], out: Path,
-         keep_track: bool, log_file: str | None) -> RunResult:  # fmt: skip
+def _run(
+    scenario: Scenario,
+    wiring: RunWiring,
+    argv: tuple[str, ...],
+    out: Path,
+    keep_track: bool,
+    log_file: str | None,
+    observers: Sequence[TickObserver],
+) -> RunResult:
     started = time.perf_counter()
     bench = wiring.bench
     track = RunTrack(scenario, 1.0 / bench.rate_hz)
     process = ControllerProcess(argv, out, scenario.controller.stop_timeout_s)
-    daemon = Daemon(bench, scenario.duration_s)
+    daemon = Daemon(bench, scenario.duration_s, list(observers))
     feed = TrackFeed(scenario, track, daemon.stop)
     program = ProgramRunner(process, feed)
     daemon.observers.extend([feed, program])  # (neither listens to received lines)
     summary = asyncio.run(daemon.run())
     ended = daemon.stop_reason
-    trips = sum(d.watchdog.trips for d in daemon.command_devices)
+    trips = sum(d.watchdog.trips for d in daemon.world.command_devices)
     controller = {
         **process.summary(),
         "exited_at_s": program.exited_at_s,
@@ -149,7 +162,7 @@ def _run(scenario: Scenario, wiring: RunWiring, argv: tuple[str, ...], out: Path
         "ports": wiring.urls(),
         "daemon": {k: summary[k] for k in DAEMON_KEYS if k in summary},
     }
-    return track.result(ended, approaches(daemon.sim.traffic), trips, controller,
+    return track.result(ended, approaches(daemon.world.sim.traffic), trips, controller,
                         time.perf_counter() - started, keep_track)  # fmt: skip
 
 

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from hild.bench import Bench, BenchError, bench_from_document, resolve_bench
-from hild.bus.models import COMMAND_MODELS
 from hild.config import (
     MISSING,
     ConfigError,
@@ -28,6 +27,7 @@ from hild.config import (
     deep_merge,
     load_toml,
 )
+from hild.devices.registry import COMMANDS, models
 from hild.pilot.wire import PROTOCOLS
 from hild.profiles import SCENARIOS
 from hild.sensors.geodesy import Origin
@@ -347,7 +347,7 @@ def _controller(root: Section, bench: Bench | None) -> ControllerSpec:
     options = dict(options_table.data) if options_table is not None else {}
     attempt(problems, section.finish)
     if bench is not None and not problems.errors:
-        names = [d.name for d in bench.devices if d.model in COMMAND_MODELS]
+        names = [d.name for d in bench.devices if d.model in models(COMMANDS)]
         if device is None and len(names) != 1:
             problems.add(section.error("device", None, "the command device the controller talks "
                                        f"to: one of {', '.join(names)}" if names else

@@ -1,10 +1,11 @@
 """One scenario run in one process, in lockstep: the simulation, the bench's devices and the
 controller under test, stepped as fast as the machine goes, on simulated time only.
 
-Each tick does what the daemon's tick does (hild/daemon.py), in the same order, with the
-simulated time where the daemon reads its clock: apply the control queue (the watchdogs
-polled at the tick's time), step the simulation, let each device whose epoch has come sample
-the truth. The sentences go to the controller instead of to ports, and its answers go
+This is the lockstep driver: it steps the run's world (hild/world/world.py) with the world's
+own tick, the one the real-time driver uses: apply the control queue (the watchdogs polled at
+the tick's time), step the simulation, let each device whose epoch has come sample the truth.
+Between events it steps quiet stretches in one compiled call. The sentences go to the
+controller instead of to ports, and its answers go
 through the command device (decoded, leased, refused) onto the control queue, applied
 before the next step: a command sent in answer to an epoch acts one tick later, as on a
 bench where it arrives between two ticks. Same scenario, same seed: the same run, bit for bit.
@@ -18,25 +19,15 @@ stepped in the caller's thread, as it always was.
 from __future__ import annotations
 
 import asyncio
-import functools
 import math
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime, timedelta
 
 from hild.bench import Bench
-from hild.bus.arbiter import Arbiter
-from hild.bus.device import CommandDevice
-from hild.bus.dispatch import Dispatcher
 from hild.bus.watchdog import ACTIVE
-from hild.clock import JitterStats
-from hild.control import ActuatorCommand, ControlQueue
-from hild.daemon import STATE_CHECK_S, initial_simulation
-from hild.device_runtime import DeviceRuntime
 from hild.heap import frozen_heap
 from hild.observers import TickObserver
-from hild.runtime import RuntimeControl
 from hild.scenario.controller import (
     Controller,
     ControllerContext,
@@ -53,9 +44,8 @@ from hild.scenario.judge import (
     run_watched,
 )
 from hild.scenario.track import RunResult, RunTrack, approaches
-from hild.sensors.factory import build_device
-from hild.sensors.truth import Truth
-from hild.transport.base import Inbound, Port
+from hild.transport.base import Inbound
+from hild.world.world import Outbox, World
 
 CONTROLLER_PORT = "scenario:controller"  # the port name a lockstep controller's lines carry
 TRACK_COLUMNS = ("t", "north", "east", "down", "roll")  # a run's track, one row per tick
@@ -101,7 +91,8 @@ def judge_of(scenario: Scenario) -> Judge | None:
 
 
 class LockstepRun:
-    """The loop's parts without its clock or ports (a ``ControlTarget`` for the records)."""
+    """The lockstep driver: a scenario's world stepped as fast as the machine goes, its
+    controller in process, on simulated time only (a ``ControlTarget`` is its world)."""
 
     def __init__(
         self,
@@ -113,48 +104,27 @@ class LockstepRun:
         self.scenario = scenario
         bench: Bench = scenario.bench
         self.bench = bench
-        self.dt = 1.0 / bench.rate_hz
-        self.sim = initial_simulation(bench, scenario.duration_s)
-        self.queue = ControlQueue()
-        self.arbiter = Arbiter(bench.vessel.actuators, self.sim.act_cmd, self.sim.act_state)
-        self.devices: list[DeviceRuntime] = []
-        self.command_devices: list[CommandDevice] = []
-        self.target: CommandDevice | None = None
-        for config in bench.devices:
-            device = build_device(config, bench.seed, bench.origin, bench.vessel)
-            if isinstance(device, CommandDevice):
-                self.command_devices.append(device)
-                if config.name == scenario.controller.device:
-                    self.target = device
-            self.devices.append(DeviceRuntime(device, [], 1.0 / config.rate_hz))
         assert bench.start_time is not None  # a scenario's bench always has a fixed start
-        self.start_utc: datetime | None = bench.start_time
+        self.world = World(bench, scenario.duration_s, observers)
+        self.dt = self.world.dt
+        self.sim = self.world.sim
+        self.target = next(
+            (d for d in self.world.command_devices if d.config.name == scenario.controller.device),
+            None,
+        )
         self.judge = judge_of(scenario)
         self.controller: Controller  # made as the run starts (a python one: judged)
         self.fault: str | None = None  # what the controller did, when it failed the run
         self.track = RunTrack(scenario, self.dt)
+        self.world.on_command = lambda _record, t: self.track.command_at(t)
         self.keep_track = keep_track
         self.stretches = stretches  # False: tick by tick (the reference the stretches equal)
         self.ended = "duration"
-        # what a tick observer may see of a run (hild.observers.RunningDaemon): no clock, no
-        # ports; a recorder or a plot follows a lockstep run as it follows the daemon
-        self.observers: list[TickObserver] = list(observers)
-        self.duration: float | None = scenario.duration_s
-        self.tick_period_s = self.dt
-        self.ports: dict[tuple, Port] = {}
-        self.dispatcher = Dispatcher(self.queue)
-        self.jitter = JitterStats()
-        self.late_s = 0.0
         self.stop_reason = "duration"
 
-    def truth(self, t: float) -> Truth:
-        assert self.start_utc is not None
-        return Truth.of(self.sim, t, self.start_utc + timedelta(seconds=t))
-
-    @functools.cached_property
-    def runtime_control(self) -> RuntimeControl:
-        """(A RunningDaemon's; no front end takes requests in a lockstep run today.)"""
-        return RuntimeControl(self)
+    @property
+    def observers(self) -> list[TickObserver]:
+        return self.world.observers
 
     def run(self) -> RunResult:
         with frozen_heap():  # (no gc.collect first: hild/heap.py)
@@ -183,52 +153,51 @@ class LockstepRun:
         return lambda t, lines: judge.step(controller, t, lines)
 
     def _loop(self, step: Callable[[float, Sequence[bytes]], Iterable[bytes]]) -> None:
-        scenario, sim = self.scenario, self.sim
+        scenario, world = self.scenario, self.world
         last_k = len(self.track.rows) - 1
-        check_every = max(1, round(STATE_CHECK_S / self.dt))
         step_every = 1.0 / scenario.controller.rate_hz
         next_step = 0.0
-        lines = self._emit(0.0)
-        k = 0
+        lines = _controller_lines(world.first_epoch())
+        stretch = self.stretches and not world.observers  # observers see every tick
+
+        def advance(k: int) -> int:
+            """Step from tick k to the next at which anything but the step happens."""
+            n = self._quiet_ticks(k, last_k, next_step) if stretch else 1
+            if n == 1:
+                world.sim.tick()
+                self.track.record((k + 1) * self.dt, world.sim.x)
+                return 1
+            n = world.sim.tick_track(n, self.track.rows, k + 1, self._stop_point())
+            self.track.written(n)
+            return n
+
         while True:
-            t = k * self.dt
+            t = world.t
             if lines or t + 1e-9 >= next_step:
                 self._command(t, step(t, lines))
                 next_step = t + step_every
-            if k >= last_k:
+            if world.k >= last_k:
                 break
-            self._apply(t)
-            stretch = self.stretches and not self.observers  # observers see every tick
-            n = self._quiet_ticks(k, last_k, next_step, check_every) if stretch else 1
-            if n == 1:
-                sim.tick()
-                k += 1
-                self.track.record(k * self.dt, sim.x)
-            else:
-                n = sim.tick_track(n, self.track.rows, k + 1, self._stop_point())
-                self.track.written(n)
-                k += n
-            t = k * self.dt
-            lines = self._emit(t)
-            for observer in self.observers:
-                observer.on_tick(self, t)
-            if k % check_every == 0 and sim.state_problem():
-                self.ended = "diverged"
+            lines = _controller_lines(world.tick(advance))
+            if world.stopped:  # (diverged)
+                self.ended = world.stop_reason
                 break
             if scenario.stop_when_complete and self.track.walk.complete:
                 self.ended = "completed"
                 break
 
     # --- the quiet stretches between events --------------------------------------------------
-    def _quiet_ticks(self, k: int, last_k: int, next_step: float, check_every: int) -> int:
+    def _quiet_ticks(self, k: int, last_k: int, next_step: float) -> int:
         """How many ticks from tick k to the next at which anything but the step happens (a
         device's epoch, the controller's step, a watchdog's trip, a state check, the end):
         every tick in between is ``sim.tick()`` and ``track.record`` alone."""
+        world = self.world
+        check_every = world.check_every
         end = min(last_k, (k // check_every + 1) * check_every)
         end = min(end, self._first_tick(k, next_step))
-        for rt in self.devices:
+        for rt in world.devices:
             end = min(end, self._first_tick(k, rt.next_due_s))
-        for device in self.command_devices:
+        for device in world.command_devices:
             watchdog = device.watchdog
             if watchdog.state == ACTIVE:
                 end = min(end, self._first_tick_after(k, watchdog.lease_until))
@@ -261,48 +230,14 @@ class LockstepRun:
         _, _, north, east = walk.targets[-1]
         return north, east, walk.r2
 
-    # --- a tick's parts ---------------------------------------------------------------------
-    def _apply(self, t: float) -> None:
-        for device in self.command_devices:
-            device.poll(t, self.queue.put)
-        if not self.queue:
-            return
-        for record in self.queue.drain():
-            record.apply(self)
-            if isinstance(record, ActuatorCommand):
-                self.track.command_at(t)
-            else:
-                for observer in self.observers:
-                    observer.on_control(self, record)
-
-    def _emit(self, t: float) -> list[bytes]:
-        truth = None
-        out: list[bytes] = []
-        for rt in self.devices:
-            if t + 1e-9 < rt.next_due_s:
-                continue
-            rt.next_due_s += rt.period_s
-            truth = truth or self.truth(t)
-            lines = rt.device.sample(truth)
-            for line in lines:
-                out.append(line.rstrip(b"\r\n"))
-            if lines:
-                for observer in self.observers:
-                    observer.on_sentences(rt.device.config.name, lines)
-        return out
-
+    # --- the controller's lines --------------------------------------------------------------
     def _command(self, t: float, lines: Iterable[bytes]) -> None:
         target = self.target
         if target is None or not lines:
             return
+        deliver = self.world.dispatcher.deliver
         for line in lines:
-            inbound = Inbound(bytes(line).rstrip(b"\r\n"), CONTROLLER_PORT, None, t)
-            record = target.receive(inbound)
-            if record is not None:
-                self.queue.put(record)
-            for observer in self.observers:
-                command = record if isinstance(record, ActuatorCommand) else None
-                observer.on_received(target.config.name, inbound, command, target.last_rejection)
+            deliver(target, Inbound(bytes(line).rstrip(b"\r\n"), CONTROLLER_PORT, None, t))
 
     # --- the end ----------------------------------------------------------------------------
     def _summary(self) -> dict:
@@ -319,7 +254,7 @@ class LockstepRun:
         return self._result(time.perf_counter() - started, {})
 
     def _result(self, wall_s: float, summary: dict) -> RunResult:
-        trips = sum(d.watchdog.trips for d in self.command_devices)
+        trips = sum(d.watchdog.trips for d in self.world.command_devices)
         return self.track.result(self.ended, approaches(self.sim.traffic), trips, summary,
                                  wall_s, self.keep_track, self.fault)  # fmt: skip
 
@@ -337,9 +272,15 @@ def run_lockstep(
 
 async def _observed(run: LockstepRun) -> RunResult:
     for observer in run.observers:
-        await observer.start(run)
+        await observer.start(run.world)
     try:
         return run.run()
     finally:
+        run.world.stop_reason = run.stop_reason
         for observer in run.observers:
-            await observer.stop(run)
+            await observer.stop(run.world)
+
+
+def _controller_lines(out: Outbox) -> list[bytes]:
+    """A tick's lines as a lockstep controller reads them: every device's, without CR LF."""
+    return [line.rstrip(b"\r\n") for _, lines in out for line in lines]

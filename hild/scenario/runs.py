@@ -21,11 +21,14 @@ def run_scenario(
 ) -> RunResult:
     """Run the scenario once and judge it. ``output_dir``: where an external controller's
     output and the daemon's log go (a new temporary directory when None); lockstep runs
-    write nothing. ``observers``: tick observers of a lockstep run (a recorder, say)."""
+    write nothing. ``observers``: tick observers of the run (a recorder, the report's target
+    tracks), in either driver."""
     if scenario.controller.kind == "command":
         from hild.scenario.external import run_external  # (the daemon: only when needed)
 
-        return run_external(scenario, keep_track=keep_track, output_dir=output_dir)
+        return run_external(
+            scenario, keep_track=keep_track, output_dir=output_dir, observers=observers
+        )
     from hild.scenario.lockstep import run_lockstep
 
     return run_lockstep(scenario, keep_track, observers)

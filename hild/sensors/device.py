@@ -113,6 +113,11 @@ class Device:
         out because they could not be encoded, by type)."""
         return {**vars(self.stats), "sentences_failed": self.failures.summary()}
 
+    def describe(self) -> str:
+        """What it is and says, for the banner."""
+        c = self.config
+        return f"{c.name} ({c.type}: {' '.join(c.sentences)} {self.cadence()})"
+
     def cadence(self) -> str:
         """When it speaks, for the banner: at its epoch rate."""
         return f"at {self.config.rate_hz:g} Hz"

@@ -1,27 +1,33 @@
-"""A device as the running daemon holds it: the device, its open ports, its schedule and its
-failures (read by the tick observers through ``RunningDaemon.devices``)."""
+"""A device as the world holds it: the device, its role, its open ports (a driver's), its
+schedule on simulated time and its failures (read by the tick observers through
+``World.devices``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import structlog
 
-from hild.bus.device import CommandDevice
+from hild.devices.roles import COMMANDS, SENSOR
 from hild.log import RateLimited
-from hild.sensors.device import Device
 from hild.transport import Port
 
-log = structlog.get_logger("hild.daemon")  # the daemon's events, under its name
+log = structlog.get_logger("hild.daemon")  # the run's events, under the daemon's name
 
 
 @dataclass
 class DeviceRuntime:
-    device: Device | CommandDevice
+    device: Any  # a Sampled device (hild/devices/roles.py)
     ports: list[Port]
     period_s: float
     next_due_s: float = 0.0
     failures: int = 0  # epochs lost to an error in sampling or encoding
+    role: str = SENSOR  # its kind's (hild/devices/registry.py)
     log_failure: RateLimited = field(
         default_factory=lambda: RateLimited(log, "device.sample_failed", level="error")
     )
+
+    @property
+    def takes_commands(self) -> bool:
+        return self.role == COMMANDS

@@ -1,0 +1,87 @@
+"""The registry of device kinds: a type name (a device file's ``model``) to its class and role.
+
+Kinds are named here by module and class and loaded when first used, so that this room sits
+below the ones it names (sensors/, bus/, ardupilot/ import nothing of it) and a run loads
+only the kinds its bench has.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from hild.devices.roles import COMMANDS, FRAMES, SENSOR
+
+if TYPE_CHECKING:
+    from hild.model.vessel import Vessel
+    from hild.sensors.device import DeviceConfig
+    from hild.sensors.geodesy import Origin
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One device kind: its type name, its role (hild/devices/roles.py) and where it lives."""
+
+    model: str
+    role: str
+    module: str
+    name: str
+
+    @property
+    def needs_vessel(self) -> bool:
+        """A kind that drives the actuators is built for (and checked against) the vessel."""
+        return self.role != SENSOR
+
+    def load(self) -> Any:
+        """The kind's class."""
+        return getattr(importlib.import_module(self.module), self.name)
+
+
+KINDS: dict[str, Kind] = {
+    k.model: k
+    for k in (
+        Kind("gps", SENSOR, "hild.sensors.gps", "Gps"),
+        Kind("heading", SENSOR, "hild.sensors.heading", "Heading"),
+        Kind("anemometer", SENSOR, "hild.sensors.anemometer", "Anemometer"),
+        Kind("speed-log", SENSOR, "hild.sensors.speed_log", "SpeedLog"),
+        Kind("ais", SENSOR, "hild.sensors.ais", "Ais"),
+        Kind("radar", SENSOR, "hild.sensors.radar", "Radar"),
+        Kind("jet-controller", COMMANDS, "hild.bus.device", "JetController"),
+        Kind("thruster-controller", COMMANDS, "hild.bus.device", "ThrusterController"),
+        Kind("frontseat", COMMANDS, "hild.bus.frontseat", "Frontseat"),
+        Kind("ardupilot-sitl", FRAMES, "hild.ardupilot.link", "ArduPilotSitl"),
+    )
+}
+
+
+def role_of(model: str) -> str:
+    """The role of the kind named ``model`` (a checked configuration's)."""
+    return KINDS[model].role
+
+
+def models(role: str) -> tuple[str, ...]:
+    """The type names of the kinds that play ``role``."""
+    return tuple(k.model for k in KINDS.values() if k.role == role)
+
+
+def build_device(
+    config: DeviceConfig, seed: int, origin: Origin, vessel: Vessel | None = None
+) -> Any:
+    """The runnable device for ``config``, its random streams derived from ``seed``.
+
+    Kinds that drive the actuators (the controller's bus, ArduPilot's link) need the
+    ``vessel`` whose actuators they drive.
+    """
+    kind = KINDS[config.model]
+    cls = kind.load()
+    if not kind.needs_vessel:
+        return cls(config, seed, origin)
+    if vessel is None:
+        raise ValueError(f"device {config.name}: a {config.model} needs the vessel")
+    if kind.role == FRAMES:
+        return cls(config, seed, origin, vessel)
+    return cls(config, vessel, origin)
+
+
+__all__ = ["COMMANDS", "FRAMES", "KINDS", "SENSOR", "Kind", "build_device", "models", "role_of"]

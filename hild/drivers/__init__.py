@@ -1,0 +1,1 @@
+"""Drivers own time and nothing else: each steps a world (hild/world/) on its own clock."""

@@ -1,0 +1,20 @@
+"""The frames driver: ArduPilot's SITL owns time. One frame, one step, answered first (the
+world answers its links before anything else of the tick); no frame, no step (a paused SITL
+pauses the world, and with it every lease and epoch, which run on simulated time)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from hild.world.world import Outbox, World
+
+
+def run_frames(
+    world: World, link, last_k: int | None, after_tick: Callable[[Outbox], None]
+) -> None:
+    """Step ``world`` once per frame of ``link`` (a PacesFrames device) until it is stopped or
+    has made ``last_k`` steps; ``after_tick`` takes each tick's lines."""
+    while not world.stopped and (last_k is None or world.k < last_k):
+        if link.next_frame(world.queue.put, world.k) is None:
+            continue
+        after_tick(world.tick())

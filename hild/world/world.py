@@ -1,0 +1,265 @@
+"""One world: everything a run is, with no clock and no I/O of its own.
+
+A world holds the simulation (the own ship, its weather and the traffic), the devices (each in
+the role its kind says: hild/devices/roles.py), the control queue and the runtime control, and
+the tick observers. ``tick`` steps it one tick, in the one order every driver uses:
+
+1. the controls: the watchdogs polled at the world's simulated time, the queue applied;
+2. the step (or, in lockstep, a quiet stretch of steps ending in this tick);
+3. the frames' answers (ArduPilot's SITL waits on them: first);
+4. the devices whose epoch is due sample the truth: their lines, per device, are returned;
+5. the observers are told (they never await);
+6. once a simulated second, the state is checked (a diverged run stops).
+
+Whoever owns time (hild/drivers/) calls it: the real-time driver on its deadlines, the frames
+driver once per frame, the lockstep driver as fast as the machine goes. Every timer inside
+runs on simulated time: the watchdogs' leases, the devices' epochs, the statistics windows.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import threading
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+import structlog
+
+from hild.bench import Bench
+from hild.bus.arbiter import Arbiter
+from hild.bus.dispatch import Dispatcher
+from hild.clock import JitterStats
+from hild.control import ActuatorCommand, ControlQueue
+from hild.devices.registry import COMMANDS, FRAMES, KINDS, SENSOR, build_device
+from hild.devices.roles import TakesCommands
+from hild.model.layout import S_SIZE
+from hild.observers import TickObserver
+from hild.runtime import RuntimeControl
+from hild.sensors.truth import Truth
+from hild.traffic.report import closest_approaches
+from hild.transport import Port
+from hild.units import compass_deg
+from hild.world.build import initial_simulation
+from hild.world.devices import DeviceRuntime
+
+log = structlog.get_logger("hild.daemon")
+
+STATE_CHECK_S = 1.0  # simulated seconds between checks that the simulation has not diverged
+
+Outbox = list[tuple[DeviceRuntime, list[bytes]]]  # a tick's lines, per device
+
+
+class World:
+    """A bench's run: built once, stepped by a driver (``tick``), read by the observers."""
+
+    def __init__(
+        self,
+        bench: Bench,
+        duration: float | None = None,
+        observers: Sequence[TickObserver] = (),
+        weather_may_change: bool = False,
+    ):
+        self.bench = bench
+        self.duration = duration
+        self.dt = 1.0 / bench.rate_hz
+        self.sim = initial_simulation(bench, duration, weather_may_change)
+        self.k = 0  # ticks stepped
+        self.t = 0.0  # the simulated time [s]: k dt
+        self.check_every = max(1, round(STATE_CHECK_S / self.dt))
+        self.start_utc: datetime | None = bench.start_time  # (a wall-clock run: its driver's)
+        self.queue = ControlQueue()
+        self.dispatcher = Dispatcher(self.queue, self.now)
+        self.arbiter = Arbiter(bench.vessel.actuators, self.sim.act_cmd, self.sim.act_state)
+        self.observers: list[TickObserver] = list(observers)
+        self.dispatcher.listeners.extend(
+            o.on_received
+            for o in self.observers
+            if type(o).on_received is not TickObserver.on_received  # a call per line otherwise
+        )
+        self.devices: list[DeviceRuntime] = []  # sampled on their epochs (sensors, buses)
+        self.command_devices: list[TakesCommands] = []  # the devices that take commands
+        self.sensors: dict[str, Any] = {}  # the sensors, by name (faults apply to them)
+        self.links: list = []  # the devices whose frames pace the loop (PacesFrames)
+        for config in bench.devices:
+            device = build_device(config, bench.seed, bench.origin, bench.vessel)
+            role = KINDS[config.model].role
+            if role == FRAMES:
+                self.links.append(device)
+                continue
+            if role == COMMANDS:
+                self.command_devices.append(device)
+            elif role == SENSOR:
+                self.sensors[config.name] = device
+            self.devices.append(DeviceRuntime(device, [], 1.0 / config.rate_hz, role=role))
+        # a driver's hook for each command applied, with the simulated time it applied at
+        self.on_command: Callable[[ActuatorCommand, float], None] | None = None
+        self.stop_reason = "duration"
+        self._stopped = threading.Event()  # set by stop(), from any thread
+        # The driver's clock as the observers see it: the wall time a tick takes, the ticks'
+        # lateness, the last tick's, and the open ports (none in lockstep).
+        self.tick_period_s = self.dt
+        self.jitter = JitterStats()
+        self.late_s = 0.0
+        self.ports: dict[tuple, Port] = {}
+
+    # --- time -------------------------------------------------------------------------------
+    def now(self) -> float:
+        """The simulated time (the watchdogs' clock, read from any thread)."""
+        return self.t
+
+    def truth(self, t: float) -> Truth:
+        assert self.start_utc is not None
+        return Truth.of(self.sim, t, self.start_utc + timedelta(seconds=t))
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped.is_set()
+
+    def stop(self, reason: str = "stop") -> None:
+        """End the run after the current tick (from any thread; the last reason is kept)."""
+        self.stop_reason = reason
+        self._stopped.set()
+
+    # --- the tick ---------------------------------------------------------------------------
+    def first_epoch(self) -> Outbox:
+        """The devices' lines of step 0, before the first tick."""
+        return self.sample_due(0.0)
+
+    def tick(self, advance: Callable[[int], int] | None = None) -> Outbox:
+        """One tick (the module's order); its lines, per device. ``advance(k)``, when given,
+        steps the simulation from tick k and says how many steps it made (the lockstep
+        driver's quiet stretches: nothing is due on the steps before the last); by default
+        one step."""
+        self.apply_controls()
+        if advance is None:
+            self.sim.tick()
+            self.k += 1
+        else:
+            self.k += advance(self.k)
+        t = self.t = self.k * self.dt
+        truth = None
+        if self.links:
+            truth = self.truth(t)
+            for link in self.links:
+                link.answer(truth, self.k)
+        out = self.sample_due(t, truth)
+        for observer in self.observers:
+            observer.on_tick(self, t)
+        if self.k % self.check_every == 0:
+            self.check_state()
+        return out
+
+    def apply_controls(self) -> None:
+        """Between two ticks: trip the watchdogs whose lease ran out, apply what is queued."""
+        t = self.t
+        for device in self.command_devices:
+            device.poll(t, self.queue.put)  # a trip's safe state goes on the queue
+        if not self.queue:
+            return
+        for record in self.queue.drain():
+            record.apply(self)  # hild/control.py: each kind of record applies itself
+            if isinstance(record, ActuatorCommand):
+                if self.on_command is not None:
+                    self.on_command(record, t)
+            else:
+                for observer in self.observers:
+                    observer.on_control(self, record)
+
+    def sample_due(self, t: float, truth: Truth | None = None) -> Outbox:
+        """Let each device whose epoch has come sample the truth (``truth``, when the tick has
+        made it already); their lines, per device."""
+        out: Outbox = []
+        for rt in self.devices:
+            if t + 1e-9 < rt.next_due_s:
+                continue
+            rt.next_due_s += rt.period_s
+            if rt.next_due_s <= t:  # fell behind (resync): skip the missed epochs
+                rt.next_due_s = t + rt.period_s
+            truth = truth or self.truth(t)
+            try:
+                lines = rt.device.sample(truth)
+            except Exception as e:  # one device's bug or absurd value must not end the run
+                rt.failures += 1
+                rt.log_failure(
+                    device=rt.device.config.name,
+                    t=round(t, 3),
+                    error=repr(e)[:300],
+                    failures=rt.failures,
+                )
+                continue
+            if lines:
+                out.append((rt, lines))
+                for observer in self.observers:
+                    observer.on_sentences(rt.device.config.name, lines)
+        return out
+
+    def check_state(self) -> None:
+        """Stop a run whose simulation has diverged (a non-finite or absurd state): its sensors
+        would send nonsense. Once per simulated second, off the hot path."""
+        problem = self.sim.state_problem()
+        if problem:
+            log.error(
+                "sim.diverged",
+                t=round(self.t, 3),
+                problem=problem,
+                hint="a higher rate_hz (a shorter step) or a milder weather may hold it; if "
+                "not, the model does not hold this boat in this sea",
+            )
+            self.stop("diverged")
+
+    @functools.cached_property
+    def runtime_control(self) -> RuntimeControl:
+        """The run's one runtime control (hild/runtime.py), made when a front end that takes
+        requests (MQTT control, hild ctl, Foxglove) first asks for it: each hands it theirs."""
+        return RuntimeControl(self)
+
+    # --- what the run did -------------------------------------------------------------------
+    def bus_summary(self, latency: dict) -> dict:
+        """The controller's side: commands applied and refused, the queue's drops, the
+        ``latency`` a driver measured, each actuator's commanded and actual state."""
+        if not self.command_devices:
+            return {}
+        rejected = sum(sum(d.stats.rejected.values()) for d in self.command_devices)
+        return {
+            "commands_applied": self.arbiter.commands,
+            "commands_rejected": rejected,
+            "control_dropped": self.queue.dropped,
+            **latency,
+            "actuators": self.actuator_summary(),
+        }
+
+    def actuator_summary(self) -> dict:
+        """Each actuator's commanded and actual speed, angle [deg] and deflector."""
+        out = {}
+        for a in self.bench.vessel.actuators:
+            span = slice(a.index * S_SIZE, (a.index + 1) * S_SIZE)
+            cmd, state = self.sim.act_cmd[span], self.sim.act_state[span]
+            out[a.name] = {
+                "commanded": [_r(cmd[0], 2), round(math.degrees(cmd[1]), 2), _r(cmd[2], 3)],
+                "actual": [_r(state[0], 2), round(math.degrees(state[1]), 2), _r(state[2], 3)],
+            }
+        return out
+
+    def device_summaries(self) -> dict:
+        return {
+            **{
+                rt.device.config.name: {**rt.device.summary(), "failures": rt.failures}
+                for rt in self.devices
+            },
+            **{link.config.name: link.summary() for link in self.links},
+        }
+
+    def vessel_summary(self) -> dict:
+        """Where the own ship ended, and each target's closest approach to it (and when)."""
+        x, traffic = self.sim.x, self.sim.traffic
+        return {
+            "position_ned": [round(float(v), 3) for v in x[:3]],
+            "heading_deg": compass_deg(float(x[5]), 3),
+            **({"traffic": closest_approaches(traffic.view())} if traffic is not None else {}),
+        }
+
+
+def _r(value: float, digits: int) -> float:
+    return round(float(value), digits)

@@ -1,0 +1,225 @@
+"""One world, stepped by whoever owns time (hild/world/): the real-time driver and the lockstep
+driver step the same tick, and every timer of the world runs on simulated time, so a paused
+ArduPilot SITL trips no watchdog while a lockstep run trips a silent controller on time."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import socket
+import time
+from pathlib import Path
+
+import pytest
+from mcap.reader import make_reader
+
+from hild.drivers.realtime import Daemon as RealTime
+from hild.observers import TickObserver
+from hild.record import channels
+from hild.record.config import RecordConfig
+from hild.record.observer import Recorder
+from hild.scenario.file import load_scenario
+from hild.scenario.lockstep import LockstepRun, run_lockstep
+from hild.scenario.wiring import wire_run
+from tests.ardupilot_client import Sitl
+from tests.endpoints import Daemon, free_udp_port, nmea_line, write_bench
+
+SILENT = """
+[scenario]
+name = "silent"
+bench = "default"
+duration_s = {duration}
+
+[mission]
+speed = 5.0
+acceptance_m = 15
+waypoints = [[100, 0], [100, 100]]
+
+[controller]
+python = "tests.controllers:{factory}"
+{options}
+
+[weather]
+preset = "gale-hs1"
+"""
+
+
+def scenario(tmp_path: Path, factory: str, duration: float, options: str = ""):
+    path = tmp_path / f"{factory}.toml"
+    path.write_text(SILENT.format(factory=factory, duration=duration, options=options))
+    return load_scenario(str(path))
+
+
+def recorded(path: Path) -> dict[str, list[bytes]]:
+    """A recording's messages by topic, without the stats (wall-clock figures) and without
+    log times (a real-time run stamps its messages as they are written)."""
+    out: dict[str, list[bytes]] = {}
+    with path.open("rb") as f:
+        for _, channel, message in make_reader(f).iter_messages(log_time_order=False):
+            if channel.topic != channels.STATS:
+                out.setdefault(channel.topic, []).append(message.data)
+    return out
+
+
+def test_the_real_time_and_the_lockstep_driver_record_the_same_truth(tmp_path):
+    """One bench (the default one's devices, in a gale with waves and gusts, whose random
+    streams run on the tick) through both drivers, with a controller that sends nothing:
+    the same states, poses and sentences, message for message. The real-time run goes at
+    50x, so its ticks are late and early on the wall clock: none of it may reach the world."""
+    run = scenario(tmp_path, "recorder", duration=6.0)
+    lockstep_file, realtime_file = tmp_path / "lockstep.mcap", tmp_path / "realtime.mcap"
+    rate = run.bench.rate_hz
+    run_lockstep(run, observers=[Recorder(RecordConfig.for_file(lockstep_file, rate), True)])
+    bench = wire_run(run.bench, tmp_path / "run", 50.0).bench
+    observers = [Recorder(RecordConfig.for_file(realtime_file, rate))]
+    asyncio.run(RealTime(bench, run.duration_s, observers).run())
+    lockstep, realtime = recorded(lockstep_file), recorded(realtime_file)
+    assert set(lockstep) == set(realtime)
+    assert {channels.STATE, channels.POSE} <= set(lockstep)
+    assert any(topic.startswith(channels.SENSORS) for topic in lockstep)
+    for topic in lockstep:
+        assert len(lockstep[topic]) == len(realtime[topic]), topic
+        assert lockstep[topic] == realtime[topic], topic
+
+
+class SafeStates(TickObserver):
+    """The simulated times at which a watchdog's safe state was applied."""
+
+    def __init__(self) -> None:
+        self.world = None
+        self.at: list[float] = []
+
+    async def start(self, world) -> None:
+        self.world = world
+
+    def on_control(self, world, record) -> None:
+        if type(record).__name__ == "SafeState":
+            self.at.append(world.t)
+
+
+def test_a_lockstep_run_trips_a_silent_controller_after_its_lease_in_simulated_time(tmp_path):
+    """hild's pilot, silent from 4 s on: the jets' watchdog (0.5 s) trips at 4.5 s of the
+    run's time, whatever the wall clock did; the run goes as fast as the machine (~1000x)."""
+    run = scenario(tmp_path, "falls_silent", 12.0, "[controller.options]\nsilent_after_s = 4.0")
+    seen = SafeStates()
+    started = time.perf_counter()
+    result = asyncio.run(_observed(LockstepRun(run, observers=[seen])))
+    wall = time.perf_counter() - started
+    assert result.metrics["watchdog_trips"] == 1 and len(seen.at) == 1
+    # The last command went out at the pilot's last step before 4.0 s (10 Hz: 3.9 s); its
+    # lease ends 0.5 s later, and the first tick past it (50 Hz) applies the safe state.
+    assert seen.at[0] == pytest.approx(4.4 + 0.02, abs=0.021)
+    assert wall < 12.0  # (not a timing bound: it shows the run was not on the wall clock)
+
+
+async def _observed(run: LockstepRun):
+    for observer in run.observers:
+        await observer.start(run.world)
+    return run.run()
+
+
+AP_AND_JETS = """
+[weather]
+preset = "calm"
+[[device]]
+name = "autopilot"
+type = "ardupilot-sitl"
+port = "udp://127.0.0.1:{ap}?listen=1"
+[[device]]
+name = "jets"
+type = "jet-controller"
+port = "udp://127.0.0.1:{jets}?listen=1"
+[device.settings]
+watchdog_s = 0.5
+"""
+
+
+def test_ardupilots_frames_held_back_for_two_seconds_trip_no_watchdog(tmp_path):
+    """A SITL paused for 2 s of wall time (a breakpoint, a slow machine) holds the world: the
+    jets' lease, granted on simulated time, is still running when the frames come back, so
+    nothing trips; the same silence in simulated time does trip it."""
+    ap, jets = free_udp_port(), free_udp_port()
+    bench = write_bench(
+        tmp_path / "ap.toml",
+        "ap",
+        tmp_path / "run",
+        AP_AND_JETS.format(ap=ap, jets=jets),
+        rate_hz=1200,
+    )
+    daemon = Daemon(str(bench), tmp=tmp_path)
+    sitl, controller = Sitl(ap), socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        count = 0
+        for _ in range(120):  # 0.1 s of frames
+            sitl.step(count)
+            count += 1
+        neutral = nmea_line("RCTRC,0,0.0,P,,V,,B,C")
+        for line in (neutral, nmea_line("RCTRC,0,40.0,P,,V,,B,C")):
+            controller.sendto(line, ("127.0.0.1", jets))
+        time.sleep(0.3)  # both applied at the next frame
+        for _ in range(120):  # 0.1 s more, the lease running
+            sitl.step(count)
+            count += 1
+        time.sleep(2.0)  # the SITL is paused: no frame, no tick
+        for _ in range(240):  # 0.2 s after the pause: still within the 0.5 s lease
+            sitl.step(count)
+            count += 1
+        held = daemon.stop()
+        assert held["devices"]["jets"]["commands"] == 2
+        assert held["devices"]["jets"]["watchdog_trips"] == 0, held["devices"]["jets"]
+    finally:
+        sitl.close()
+        controller.close()
+
+
+def test_the_same_silence_on_simulated_time_trips_it(tmp_path):
+    """The control for the test above: 0.6 s of frames after the last command trips it."""
+    ap, jets = free_udp_port(), free_udp_port()
+    bench = write_bench(
+        tmp_path / "ap.toml",
+        "ap",
+        tmp_path / "run",
+        AP_AND_JETS.format(ap=ap, jets=jets),
+        rate_hz=1200,
+    )
+    daemon = Daemon(str(bench), tmp=tmp_path)
+    sitl, controller = Sitl(ap), socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        count = 0
+        for _ in range(120):
+            sitl.step(count)
+            count += 1
+        for line in (nmea_line("RCTRC,0,0.0,P,,V,,B,C"), nmea_line("RCTRC,0,40.0,P,,V,,B,C")):
+            controller.sendto(line, ("127.0.0.1", jets))
+        time.sleep(0.3)
+        for _ in range(720):  # 0.6 s of simulated time: past the lease
+            sitl.step(count)
+            count += 1
+        tripped = daemon.stop()
+        assert tripped["devices"]["jets"]["watchdog_trips"] == 1, tripped["devices"]["jets"]
+    finally:
+        sitl.close()
+        controller.close()
+
+
+def test_an_external_run_gets_the_same_observers(tmp_path):
+    """`hild scenario run --report` of a command controller draws the target tracks: the
+    observers an external run is given watch its world as they watch a lockstep one."""
+    from hild.scenario.command import TargetTracks
+    from hild.scenario.runs import run_scenario
+
+    base = load_scenario("crossing-give-way")
+    spec = dataclasses.replace(
+        base.controller,
+        kind="command",
+        target=("{python}", "-c", "import time; time.sleep(30)"),
+        time_scale=20.0,
+    )
+    external = dataclasses.replace(base, controller=spec, duration_s=4.0)
+    tracks = TargetTracks()
+    run_scenario(external, output_dir=tmp_path / "out", observers=[tracks])
+    arrays = tracks.arrays()
+    assert arrays, "no target tracks"
+    for name, (t, north, east) in arrays.items():  # a point a second, from the first tick
+        assert len(t) == 5 and list(t[1:]) == pytest.approx([1.0, 2.0, 3.0, 4.0]), name
+        assert abs(north[-1] - north[0]) + abs(east[-1] - east[0]) > 10.0, name  # it moved
