@@ -38,6 +38,7 @@ from hild.devices.catalog import (
 )
 from hild.devices.registry import COMMANDS, FRAMES, KINDS, build_device, models
 from hild.environment.weather import Weather
+from hild.geodesy import DEFAULT_ORIGIN, Origin
 from hild.mirror.config import MirrorConfig, read_mirror
 from hild.model.layout import METHODS
 from hild.model.stability import StepLimit, remembered_step_limit, step_limit
@@ -50,7 +51,6 @@ from hild.record.config import RecordConfig, read_record
 from hild.rundir import DEFAULT_RUN_DIR, RUN_DIR_EXPECTED, usable_run_dir_name
 from hild.sensors.device import DeviceConfig
 from hild.sensors.faults import FAULT_KINDS, FaultSpec
-from hild.sensors.geodesy import DEFAULT_ORIGIN, Origin
 from hild.sensors.noise import NoiseSpec
 from hild.traffic.read import read_traffic
 from hild.traffic.targets import Target

@@ -40,7 +40,7 @@ def check_bench(name_or_path: str | None) -> int:
     """Validate a bench (or a scenario) and print what it would run; errors raise
     BenchError (ScenarioError), or a ConfigError for a path to no file at all."""
     from hild.bench import load_bench  # (imported here: `hild --help` needs no bench)
-    from hild.scenario.check import check_scenario, is_scenario
+    from hild.scenario.check import is_scenario
 
     if is_scenario(name_or_path):
         assert name_or_path is not None
@@ -62,6 +62,36 @@ def check_bench(name_or_path: str | None) -> int:
     if name_or_path and SCENARIOS.builtin_path(name_or_path).is_file():
         out.write(f"  (also a built-in scenario: hild check {SCENARIOS.builtin_path(name_or_path)} "
                   "checks that)\n")  # fmt: skip
+    return 0
+
+
+def check_scenario(name_or_path: str) -> int:
+    """Validate a scenario (its tables, its bench's, its sweep's) and say what it would run;
+    errors raise."""
+    from hild.scenario.check import check_controller
+    from hild.scenario.file import load_scenario
+
+    scenario = load_scenario(name_or_path)
+    check_controller(scenario)
+    bench, mission, spec = scenario.bench, scenario.mission, scenario.controller
+    criteria = [name for name, value in vars(scenario.criteria).items()
+                if value not in (None, False)]  # fmt: skip
+    controller = {"pilot": "hild's pilot in lockstep", "python": f"{spec.target} in lockstep",
+                  "command": f"the program {' '.join(spec.target or ())!r}"}[spec.kind]  # fmt: skip
+    out = sys.stdout
+    out.write(f"{scenario.file}: OK: scenario '{scenario.name}': {bench.profile} in "
+              f"{bench.weather.preset} weather, {len(bench.traffic)} target(s), "
+              f"{len(mission.waypoints)} waypoint(s) x {mission.laps} lap(s), "
+              f"{scenario.duration_s:g} s; controller: {controller} by {spec.protocol} to "
+              f"{spec.device}; criteria: {', '.join(criteria) or 'none'}\n")  # fmt: skip
+    if "sweep" in scenario.document:
+        from hild.sweep.plan import check_runs, plan_sweep
+
+        plan = plan_sweep(scenario)
+        check_runs(scenario, plan)
+        swept = ", ".join(plan.paths) or "seeds only"
+        out.write(f"  sweep '{plan.name}': {len(plan.runs)} run(s), {plan.mode} over {swept}, "
+                  f"{plan.seeds} seed(s) each, sweep seed {plan.seed}\n")  # fmt: skip
     return 0
 
 

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Protocol
 
 import structlog
 
-from hild.bus.mapping import Demand
 from hild.sensors.device import DeviceConfig
 from hild.sensors.faults import FaultSpec
 
 if TYPE_CHECKING:
+    from hild.bus.mapping import Demand
     from hild.coupled.simulation import Simulation
     from hild.environment.environment import Environment
     from hild.traffic.targets import Behaviour, Motion

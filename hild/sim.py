@@ -15,6 +15,7 @@ from hild.config import MISSING, ConfigError, Problems, read_text
 from hild.coupled.loop import ROW_ACTUATORS, ROW_STATE, ROW_T, row_environment
 from hild.coupled.simulation import CommandError, DivergedError, Simulation
 from hild.environment.environment import Environment
+from hild.geodesy import DEFAULT_ORIGIN
 from hild.kernel_cache import announce_compiling
 from hild.log import json_line
 from hild.model import layout as L
@@ -25,7 +26,6 @@ from hild.profiles.vessel import load_profile
 from hild.profiles.weather import load_weather
 from hild.record.config import filled_name
 from hild.record.observer import run_metadata, sample
-from hild.sensors.geodesy import DEFAULT_ORIGIN
 from hild.units import KNOTS_PER_MS
 
 

@@ -18,10 +18,10 @@ from functools import reduce
 import numpy as np
 import pytest
 
+from hild.geodesy import Origin
 from hild.sensors.ais import NM, Ais
 from hild.sensors.device import DeviceConfig
 from hild.sensors.faults import FaultSpec
-from hild.sensors.geodesy import Origin
 from hild.sensors.noise import NoiseSpec
 from hild.sensors.truth import Truth
 from hild.traffic import ais

@@ -34,10 +34,10 @@ from hild.bus.sentence import REASONS, Rejected, parse_sentence
 from hild.bus.watchdog import ACTIVE, TRIPPED, WAITING, Watchdog
 from hild.control import ActuatorCommand, ControlQueue, HeadingReference, SafeState
 from hild.devices.catalog import DEVICE_DIR, load_device_type
+from hild.geodesy import Origin
 from hild.mirror import payloads
 from hild.model import layout as L
 from hild.sensors.device import DeviceConfig
-from hild.sensors.geodesy import Origin
 from hild.sensors.truth import Truth
 from hild.transport import Inbound
 from hild.transport.base import LineSplitter, PortStats

@@ -27,9 +27,9 @@ def test_each_kind_loads_a_class_of_its_name(model):
 def test_every_shipped_device_type_builds_a_device_that_plays_its_kinds_role():
     """Each file in devices/ names a registered kind; built, it has what its role's protocol
     asks (and a sensor has nothing of the others': it takes no command, paces nothing)."""
+    from hild.geodesy import Origin
     from hild.profiles.vessel import load_profile
     from hild.sensors.device import DeviceConfig
-    from hild.sensors.geodesy import Origin
 
     origin = Origin(59.41, 10.48)
     vessels = {"jets": load_profile("odin"), "thrusters": load_profile("otter")}

@@ -23,11 +23,11 @@ from structlog.testing import capture_logs
 from hild.bench import BenchError, load_bench
 from hild.devices.catalog import load_device_type
 from hild.devices.registry import build_device
+from hild.geodesy import Origin
 from hild.mirror import payloads
 from hild.nmea import extra_types  # noqa: F401  (the CP sentences)
 from hild.profiles.vessel import load_profile
 from hild.sensors.device import DeviceConfig
-from hild.sensors.geodesy import Origin
 from hild.sensors.truth import Truth
 
 ORIGIN = Origin(59.41, 10.48)

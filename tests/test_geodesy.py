@@ -5,7 +5,7 @@ import math
 import pytest
 from scipy.integrate import quad
 
-from hild.sensors.geodesy import Origin, meridian_radius, prime_vertical_radius
+from hild.geodesy import Origin, meridian_radius, prime_vertical_radius
 
 HORTEN = Origin(59.41, 10.48)
 

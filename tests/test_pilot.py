@@ -24,6 +24,7 @@ import pytest
 
 from hild.coupled.simulation import Simulation
 from hild.environment.environment import Environment
+from hild.geodesy import Origin
 from hild.nmea import sentences as s
 from hild.nmea.decode import SentenceDecoder
 from hild.pilot.actuation import Actuation, Setpoint
@@ -37,7 +38,6 @@ from hild.pilot.mission import default_waypoints, parse_waypoints
 from hild.pilot.wire import ProtocolError, encoder_for, hsc, iec, phldc, pydir
 from hild.profiles.vessel import load_profile
 from hild.profiles.weather import load_weather
-from hild.sensors.geodesy import Origin
 from hild.units import KNOTS_PER_MS
 from tests.endpoints import free_udp_port
 from tests.forked_cli import run_hild
@@ -590,9 +590,9 @@ def test_ais_on_the_sensor_line_is_ignored_and_watched_for_stop_cpa():
     west at 5 m/s (10 kn = 5.144 m/s in AIS's 0.1 kn) meets it: relative velocity (-5, -5.144)
     from (0, 2000), so TCPA = 2000 * 5.144 / (25 + 5.144^2) = 197 s, CPA = 2000 * 5 /
     sqrt(25 + 5.144^2) = 1394 m."""
+    from hild.geodesy import Origin
     from hild.nmea.decode import SentenceDecoder
     from hild.pilot.traffic_watch import TrafficWatch
-    from hild.sensors.geodesy import Origin
     from hild.traffic import ais
 
     origin = Origin(59.41, 10.48)

@@ -19,10 +19,10 @@ import pynmea2
 import pytest
 
 from hild.devices.catalog import load_device_type
+from hild.geodesy import Origin
 from hild.nmea import sentences as s
 from hild.sensors.device import DeviceConfig
 from hild.sensors.faults import FaultSpec
-from hild.sensors.geodesy import Origin
 from hild.sensors.noise import NoiseSpec
 from hild.sensors.radar import NM, Radar
 from hild.sensors.truth import Truth

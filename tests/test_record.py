@@ -25,13 +25,13 @@ from mcap.reader import NonSeekingReader, make_reader
 
 from hild.coupled.simulation import Simulation
 from hild.environment.environment import Environment
+from hild.geodesy import Origin
 from hild.profiles.weather import load_weather
 from hild.record import channels
 from hild.record.observer import sample
 from hild.record.reader import inspect, messages
 from hild.record.replay import ReplayPlan, replay
 from hild.record.writer import FLUSH_INTERVAL_S, RecordWriter
-from hild.sensors.geodesy import Origin
 from tests.endpoints import Daemon, PtyClient, UdpClient, free_udp_port
 from tests.forked_cli import run_hild
 from tests.test_daemon import default_bench_on_free_ports

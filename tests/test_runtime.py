@@ -21,10 +21,10 @@ from hild.control import ActuatorCommand, ActuatorFault, SafeState
 from hild.coupled.simulation import Simulation
 from hild.environment import layout as EL
 from hild.environment.environment import Environment
+from hild.geodesy import Origin
 from hild.mirror import payloads
 from hild.mirror.store import LatestStore, Message
 from hild.profiles.weather import load_weather
-from hild.sensors.geodesy import Origin
 from hild.sensors.truth import Truth
 
 UTC0 = datetime(2026, 6, 1, 12, 0, 0, tzinfo=UTC)

@@ -9,10 +9,10 @@ import pynmea2
 import pytest
 
 from hild.devices.registry import build_device
+from hild.geodesy import Origin
 from hild.nmea import extra_types  # noqa: F401
 from hild.sensors.device import DeviceConfig
 from hild.sensors.faults import FaultSpec
-from hild.sensors.geodesy import Origin
 from hild.sensors.noise import NoiseSpec, QuantityNoise
 from hild.sensors.truth import Truth
 

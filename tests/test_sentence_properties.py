@@ -21,11 +21,11 @@ from hypothesis import strategies as st
 
 from hild.devices.catalog import load_device_type
 from hild.devices.registry import COMMANDS, SENSOR, build_device, models
+from hild.geodesy import Origin
 from hild.model import layout as L
 from hild.nmea import sentences as s
 from hild.profiles.vessel import load_profile
 from hild.sensors.device import DeviceConfig
-from hild.sensors.geodesy import Origin
 from hild.sensors.truth import Truth
 
 EPS = 1e-9

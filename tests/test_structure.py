@@ -44,7 +44,7 @@ LAYERS: dict[str, list[str]] = {
         "traffic",
         "nmea",
         "units",
-        "sensors/geodesy",  # (traffic/ uses it too: one of the sensors <-> traffic loop's edges)
+        "geodesy",  # the origin and its local frame (traffic/ and sensors/ use it)
         "profiles",
         "builtin",
         # and the leaves every layer uses: files, names, options, logging, clocks, threads, heap
@@ -119,9 +119,9 @@ ALLOWED_UP: set[tuple[str, str]] = set()
 MAX_ALLOWED_UP = 3
 
 # Lockstep runs and sweeps step the world themselves: they must not reach the real-time driver
-# (hild/daemon.py, now hild/drivers/realtime.py) through any chain of imports, lazy ones too.
+# (hild/drivers/realtime.py) through any chain of imports, lazy ones too.
 LOCKSTEP_AND_SWEEP = ("scenario/lockstep", "sweep")
-REALTIME_DRIVER = frozenset({"daemon", "drivers/realtime"})
+REALTIME_DRIVER = frozenset({"drivers/realtime"})
 
 # The sensors make sentences; what carries them or takes commands is not theirs to import.
 SENSORS = "sensors"
@@ -589,12 +589,15 @@ RULES = [
     ("environment", ("hild.model", "hild.coupled")),
     # the port URLs take their default run directory from hild.rundir: not the other way round
     ("rundir", ("hild.transport",)),
-    # the tick observers see the daemon through observers.RunningDaemon: none imports it
-    ("observers", ("hild.daemon",)),
-    ("mirror", ("hild.daemon",)),
-    ("record", ("hild.daemon",)),
-    ("systemd", ("hild.daemon",)),
-    ("runtime", ("hild.daemon",)),
+    # the tick observers see the world through observers.RunningDaemon: none imports a driver
+    ("observers", ("hild.drivers",)),
+    ("mirror", ("hild.drivers", "hild.world")),
+    ("record", ("hild.drivers", "hild.world")),
+    ("systemd", ("hild.drivers", "hild.world")),
+    ("live", ("hild.drivers", "hild.world")),
+    ("runtime", ("hild.drivers", "hild.world")),
+    # the world has no clock: it imports no driver
+    ("world", ("hild.drivers",)),
 ]
 
 

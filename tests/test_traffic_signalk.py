@@ -18,7 +18,7 @@ import urllib.request
 
 import pytest
 
-from hild.sensors.geodesy import Origin
+from hild.geodesy import Origin
 from tests.endpoints import Daemon, free_tcp_port, free_udp_port
 
 SIGNALK = os.environ.get("HILD_SIGNALK_SERVER") or shutil.which("signalk-server")

@@ -21,9 +21,9 @@ import pytest
 
 from hild.bench import load_bench
 from hild.devices.registry import build_device
+from hild.geodesy import Origin
 from hild.sensors.device import DeviceConfig
 from hild.sensors.faults import FaultSpec
-from hild.sensors.geodesy import Origin
 from hild.sensors.heading import attitude_xdr
 from hild.sensors.noise import NoiseSpec
 from hild.sensors.truth import Truth

@@ -71,11 +71,11 @@ from hild.ardupilot.state import physics_state
 from hild.bus.device import SettingError
 from hild.clock import JitterStats
 from hild.control import ActuatorCommand, ControlRecord, Restart
+from hild.geodesy import Origin
 from hild.log import RateLimited
 from hild.model.vessel import Vessel
 from hild.sensors import kinematics
 from hild.sensors.device import Device, DeviceConfig
-from hild.sensors.geodesy import Origin
 from hild.sensors.noise import NoiseSpec
 from hild.sensors.truth import Truth
 from hild.transport.allow import SourceFilter

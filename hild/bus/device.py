@@ -27,6 +27,7 @@ from hild.bus.reference import decode_hsc, is_hsc
 from hild.bus.sentence import CHECKSUMS, REASONS, Rejected, Sentence, parse_sentence
 from hild.bus.watchdog import NEUTRAL, RELEASES, TRIPPED, Watchdog
 from hild.control import ActuatorCommand, HeadingReference, SafeState
+from hild.geodesy import Origin
 from hild.log import RateLimited
 from hild.model import layout as L
 from hild.model.vessel import Vessel
@@ -34,7 +35,6 @@ from hild.nmea import sentences as nmea
 from hild.nmea.encode import frame as nmea_frame
 from hild.nmea.epoch import SentenceFailures, build_all
 from hild.sensors.device import DeviceConfig
-from hild.sensors.geodesy import Origin
 from hild.sensors.truth import Truth
 from hild.traffic.targets import Target
 from hild.transport.base import Inbound

@@ -31,13 +31,13 @@ from typing import ClassVar
 import numpy as np
 
 from hild.bus.device import CommandDevice, SettingError
+from hild.geodesy import Origin
 from hild.model.vessel import Vessel
 from hild.nmea import sentences as nmea
 from hild.nmea.epoch import build_all
 from hild.sensors import kinematics
 from hild.sensors.course import CourseOverGround
 from hild.sensors.device import DeviceConfig
-from hild.sensors.geodesy import Origin
 from hild.sensors.truth import Truth
 from hild.units import KNOTS_PER_MS
 

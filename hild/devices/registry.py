@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 from hild.devices.roles import COMMANDS, FRAMES, SENSOR
 
 if TYPE_CHECKING:
+    from hild.geodesy import Origin
     from hild.model.vessel import Vessel
     from hild.sensors.device import DeviceConfig
-    from hild.sensors.geodesy import Origin
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,9 @@ import numpy as np
 import orjson
 
 from hild.environment.environment import Environment
+from hild.geodesy import Origin
 from hild.model import layout as L
 from hild.model.vessel import ActuatorSpec
-from hild.sensors.geodesy import Origin
 from hild.sensors.kinematics import velocity_ned, water_velocity_body
 from hild.sensors.truth import Truth
 

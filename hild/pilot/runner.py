@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from hild.geodesy import Origin
 from hild.nmea.decode import SentenceDecoder
 from hild.pilot.actuation import Actuation
 from hild.pilot.autopilot import Autopilot, NavFix, PilotConfig, PilotStep
@@ -31,7 +32,6 @@ from hild.pilot.mission import default_waypoints
 from hild.pilot.traffic_watch import Approach, TrafficWatch
 from hild.pilot.wire import encoder_for, hsc
 from hild.profiles.vessel import load_profile
-from hild.sensors.geodesy import Origin
 
 NEUTRAL_REPEATS = 5
 NEUTRAL_SPACING_S = 0.05

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from hild.sensors.geodesy import Origin
+from hild.geodesy import Origin
 from hild.units import KNOTS_PER_MS
 
 POSITION_TYPES = (1, 2, 3, 18)

@@ -25,12 +25,12 @@ from hild import __version__
 from hild.clock import JitterStats
 from hild.environment import layout as EL
 from hild.environment.environment import current_ned_of, wind_ned_of
+from hild.geodesy import Origin
 from hild.mirror import payloads
 from hild.names import TemplateError
 from hild.observers import TickObserver
 from hild.record import channels, events
 from hild.record.config import RecordConfig, filled_name
-from hild.sensors.geodesy import Origin
 from hild.sensors.truth import Truth
 from hild.traffic.report import target_reports
 

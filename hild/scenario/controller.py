@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from hild.config import ConfigError
+from hild.geodesy import Origin
 from hild.model.vessel import Vessel
 from hild.nmea.decode import SentenceDecoder
 from hild.pilot.actuation import Actuation
@@ -36,7 +37,6 @@ from hild.pilot.fixes import FixAssembler, GeoFix
 from hild.pilot.guidance import GuidanceConfig
 from hild.pilot.wire import encoder_for, hsc
 from hild.scenario.file import ControllerSpec
-from hild.sensors.geodesy import Origin
 
 SETTLE_S = 0.25  # hild/pilot/fixes.py: a burst's sentences come within this of each other
 

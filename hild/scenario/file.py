@@ -28,9 +28,9 @@ from hild.config import (
     load_toml,
 )
 from hild.devices.registry import COMMANDS, models
+from hild.geodesy import Origin
 from hild.pilot.wire import PROTOCOLS
 from hild.profiles import SCENARIOS
-from hild.sensors.geodesy import Origin
 from hild.traffic.read import position_of, speed_of
 
 SCENARIO_TABLES = ("scenario", "mission", "controller", "criteria", "sweep")

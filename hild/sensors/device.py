@@ -10,9 +10,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from hild.geodesy import Origin
 from hild.nmea.epoch import SentenceFailures, build_all
 from hild.sensors.faults import FaultSpec
-from hild.sensors.geodesy import Origin
 from hild.sensors.noise import NoiseSpec, QuantityNoise
 from hild.sensors.truth import Truth
 from hild.traffic.targets import Target

@@ -8,11 +8,11 @@ from datetime import datetime
 
 import numpy as np
 
+from hild.geodesy import Origin
 from hild.nmea import sentences as nmea
 from hild.sensors import kinematics
 from hild.sensors.course import CourseOverGround
 from hild.sensors.device import Device, DeviceConfig, Measurement
-from hild.sensors.geodesy import Origin
 from hild.sensors.truth import Truth
 from hild.units import KNOTS_PER_MS
 

@@ -63,10 +63,10 @@ from typing import Any
 
 import numpy as np
 
+from hild.geodesy import Origin
 from hild.nmea import sentences as nmea
 from hild.sensors import kinematics
 from hild.sensors.device import Device, DeviceConfig, Measurement
-from hild.sensors.geodesy import Origin
 from hild.sensors.truth import Truth
 from hild.traffic.layout import T_EAST, T_HEADING, T_NORTH, T_SPEED
 from hild.traffic.targets import Target

@@ -25,8 +25,8 @@ from hild.config import (
     Section,
     load_toml,
 )
+from hild.geodesy import Origin
 from hild.names import is_name
-from hild.sensors.geodesy import Origin
 from hild.traffic.targets import (
     AIS_CLASSES,
     BEHAVIOURS,

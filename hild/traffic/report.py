@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from hild.sensors.geodesy import Origin
+from hild.geodesy import Origin
 from hild.traffic import layout as TL
 from hild.traffic.targets import KNOT
 from hild.traffic.view import TrafficView
