@@ -42,11 +42,21 @@ def test_hild_pilot_sails_the_mission_against_hild_run(tmp_path, weather, protoc
     bench = Path(default_bench_on_free_ports(tmp_path, sensors, commands))
     text = bench.read_text()
     assert 'preset = "calm"' in text
+    # The jets' lease runs on simulated time: at --time-scale 10 the default 0.5 s is 50 ms of
+    # wall time, which a Python controller on a loaded two-core machine does not always hold
+    # (a stall of the pilot's process trips it). 3 s of the run's time is 0.3 s of wall time,
+    # the margin of a 0.5 s lease's pilot at 1x less its 10 Hz re-send; the watchdog itself is
+    # tested in test_bus*.py and test_one_world.py.
+    assert text.rstrip().endswith(
+        'ports = ["pty://jets", "udp://127.0.0.1:' + f'{commands}?listen=1"]'
+    )
+    text += "[device.settings]\nwatchdog_s = 3.0\n"
     bench.write_text(text.replace('preset = "calm"', f'preset = "{weather}"'))
     pilot = subprocess.Popen(
         [sys.executable, "-m", "hild.cli", "pilot",
          "--nmea", f"udp://127.0.0.1:{sensors}", "--commands", f"udp://127.0.0.1:{commands}",
-         "--protocol", protocol, "--timeout", str(MISSION_LIMIT_S)],
+         "--protocol", protocol, "--timeout", str(MISSION_LIMIT_S),
+         "--time-scale", str(TIME_SCALE)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     record = tmp_path / "mission.mcap"

@@ -145,7 +145,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=rate_hz,
         default=DEFAULTS.rate_hz,
         metavar="HZ",
-        help=f"re-send the commands this often, wall clock ({DEFAULTS.rate_hz:g})",
+        help=f"re-send the commands this often, in the sensors' time ({DEFAULTS.rate_hz:g})",
+    )
+    p.add_argument(
+        "--time-scale",
+        type=number("a time scale", 0.0, 1000.0),
+        metavar="X",
+        help="the run's time scale, as hild run's --time-scale (default: read from the fixes' "
+        "timestamps; given, the commands keep the watchdog's lease from the first one)",
     )
     p.add_argument(
         "--timeout",
@@ -182,7 +189,7 @@ def options_from(args: argparse.Namespace) -> PilotOptions:
         nmea=args.nmea, commands=args.commands, protocol=args.protocol, profile=args.profile,
         waypoints=args.waypoints, laps=args.laps, config=config, rate_hz=args.rate,
         timeout_s=args.timeout, heading_reference=args.hsc, stop_cpa_m=args.stop_cpa,
-        cpa_horizon_s=args.cpa_horizon,
+        cpa_horizon_s=args.cpa_horizon, time_scale=args.time_scale,
     )  # fmt: skip
 
 

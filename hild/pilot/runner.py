@@ -2,8 +2,10 @@
 
 One thread and ``select``: read whatever the sensor link has, assemble fixes,
 update the autopilot on each new fix and send its commands at once, re-send
-the latest commands every ``1 / rate_hz`` seconds of wall time (the daemon's
-command watchdog idles the actuators after 0.5 s without one, and a jet or
+the latest commands every ``1 / rate_hz`` seconds of the sensors' time (the daemon's
+command watchdog idles the actuators after 0.5 s of its simulated time without one; the
+pilot reads the run's time scale from the fixes' timestamps against its clock, so at
+``--time-scale 10`` it re-sends ten times as often in wall time; and a jet or
 thruster controller then takes only a neutral command (its ``release``): the
 pilot sends one first after any gap of its own, whatever the device),
 and send neutral before the first fix and while the fixes have stopped. At
@@ -38,7 +40,9 @@ NEUTRAL_SPACING_S = 0.05
 STALE_MIN_S = 3.0  # wall seconds without a fix before the pilot warns and holds neutral
 XTE_REPORT_S = 10.0  # sensor seconds between cross-track reports
 HEADING_WAIT_FIXES = 5  # fixes to wait for a heading before laying out the mission without one
-REARM_AFTER_S = 0.4  # a gap in our commands this long may trip the daemon's 0.5 s watchdog
+REARM_AFTER_S = 0.4  # a gap in our commands this long (of the sensors' time) may trip the
+# daemon's 0.5 s watchdog
+TIME_SCALE_RANGE = (0.01, 1000.0)  # what a time scale read from two fixes may be
 
 Emit = Callable[[str], None]
 
@@ -54,6 +58,7 @@ class PilotOptions:
     config: PilotConfig = field(default_factory=PilotConfig)
     rate_hz: float = 10.0
     timeout_s: float | None = None  # of sensor (simulated) time
+    time_scale: float | None = None  # the run's, when known ahead (None: read from the fixes)
     heading_reference: bool = True  # send HSC (the heading to steer) with each command set
     stop_cpa_m: float | None = None  # stop when an AIS target's CPA falls under this [m]
     cpa_horizon_s: float = 300.0  # ... within this time [s]
@@ -115,6 +120,10 @@ class PilotSession:
         self.references_sent = 0
         self.last_fix_wall: float | None = None
         self.fix_interval_wall: float | None = None
+        self.fix_interval_s: float | None = None  # of the sensors' time, smoothed alike
+        # the sensors' seconds per wall second: given, or read once two fixes came
+        self.time_scale = options.time_scale or 1.0
+        self._last_fix_s: float | None = None
         self.stale = False
         self.next_xte_t = XTE_REPORT_S
         self.reason = "stopped"
@@ -135,9 +144,8 @@ class PilotSession:
             f"pilot: {self.vessel.name} by {o.protocol} to {o.commands}, sensors from {o.nmea}; "
             "waiting for a fix"
         )
-        period = 1.0 / o.rate_hz
         started = self._started = time.monotonic()
-        next_send = started + period
+        next_send = started + self._period()
         with _Signals() as signals:
             try:
                 while True:
@@ -164,6 +172,7 @@ class PilotSession:
                         break
                     now = time.monotonic()
                     self._check_stale(now)
+                    period = self._period()
                     if now >= next_send:
                         # neutral until the first fix and while the fixes are away
                         self._send(self.latest if self.latest and not self.stale else self.neutral)
@@ -176,6 +185,26 @@ class PilotSession:
         if self.too_close is not None:
             return 3
         return 0 if self.reason == "completed" else 1
+
+    def _period(self) -> float:
+        """The wall seconds between two re-sends: ``1 / rate_hz`` of the sensors' time."""
+        return 1.0 / (self.options.rate_hz * self.time_scale)
+
+    def _learn_time_scale(self, fix: GeoFix, wall_gap: float | None) -> None:
+        """The run's time scale: the fixes' interval in their own time over the wall's."""
+        last, self._last_fix_s = self._last_fix_s, fix.time_s
+        if self.options.time_scale is not None or last is None or wall_gap is None:
+            return
+        if not fix.time_s > last or wall_gap <= 0.0:
+            return
+        gap = fix.time_s - last
+        if self.fix_interval_s is None:
+            self.fix_interval_s = gap
+        else:
+            self.fix_interval_s += 0.2 * (gap - self.fix_interval_s)
+        assert self.fix_interval_wall is not None
+        lo, hi = TIME_SCALE_RANGE
+        self.time_scale = min(max(self.fix_interval_s / self.fix_interval_wall, lo), hi)
 
     def _on_ais(self, line: str) -> None:
         assert self.watch is not None
@@ -224,12 +253,14 @@ class PilotSession:
     # --- fixes -----------------------------------------------------------------------------
     def _on_fix(self, fix: GeoFix, now: float) -> None:
         self.fixes += 1
+        gap = None
         if self.last_fix_wall is not None:
             gap = now - self.last_fix_wall
             if self.fix_interval_wall is None:
                 self.fix_interval_wall = gap
             else:
                 self.fix_interval_wall += 0.2 * (gap - self.fix_interval_wall)
+        self._learn_time_scale(fix, gap)
         if self.stale:
             since = self.last_fix_wall if self.last_fix_wall is not None else self._started
             self.emit(f"pilot: fixes {'again ' if self.last_fix_wall else ''}after "
@@ -306,7 +337,9 @@ class PilotSession:
         if not sentences or not self.commands.is_open:
             return
         now = time.monotonic()
-        lapsed = self._last_send is None or now - self._last_send > REARM_AFTER_S
+        lapsed = (
+            self._last_send is None or (now - self._last_send) * self.time_scale > REARM_AFTER_S
+        )
         if lapsed and sentences is not self.neutral:
             for line in self.neutral:
                 self.commands.send(line)
@@ -369,7 +402,7 @@ class PilotSession:
             "sentences": self.decoder.used, "ignored": self.decoder.ignored,
             "malformed": self.decoder.malformed + self.nmea.lines.overlong,
             "commands_sent": self.commands.sent - self.references_sent,
-            "references_sent": self.references_sent,
+            "references_sent": self.references_sent, "time_scale": round(self.time_scale, 2),
         })  # fmt: skip
         if self.watch is not None:
             base["ais_contacts"] = len(self.watch.contacts)
