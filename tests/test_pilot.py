@@ -623,3 +623,24 @@ def test_ais_on_the_sensor_line_is_ignored_and_watched_for_stop_cpa():
     short.feed(heard[0], 0.0)
     assert short.closest(origin, 0.0, 0.0, 5.0, 0.0, 0.0) is None
     assert decoder.decode("!AIVDM,1,1,,A,garbage,0*00") is None and decoder.malformed == 0
+
+
+def test_the_pilot_reads_the_time_scale_from_its_fixes_and_re_sends_on_their_time():
+    """Fixes a second apart in their own time, a tenth of a second apart on the pilot's clock:
+    a run at 10x, so the 10 Hz re-send is every 10 ms of wall time (the lease is the run's)."""
+    from hild.pilot.fixes import GeoFix
+    from hild.pilot.runner import PilotOptions, PilotSession
+
+    # (links are opened by run(), never here: the URLs name a free port all the same)
+    url = f"udp://127.0.0.1:{free_udp_port()}"
+    session = PilotSession(PilotOptions(nmea=url, commands=url), lambda _: None)
+    assert not session.commands.is_open and session._period() == pytest.approx(0.1)  # 1x
+    wall = 100.0
+    for i in range(6):
+        session._on_fix(GeoFix(50_000.0 + i, 59.41, 10.48, 0.0, 0.0, 0.0), wall + 0.1 * i)
+    assert session.time_scale == pytest.approx(10.0)
+    assert session._period() == pytest.approx(0.01)
+    given = PilotSession(PilotOptions(nmea=url, commands=url, time_scale=5.0), lambda _: None)
+    given._on_fix(GeoFix(50_000.0, 59.41, 10.48, 0.0, 0.0, 0.0), wall)
+    given._on_fix(GeoFix(50_001.0, 59.41, 10.48, 0.0, 0.0, 0.0), wall + 0.1)
+    assert given.time_scale == 5.0  # given: kept, whatever the fixes say
