@@ -5,9 +5,10 @@ rules as a bench file; a valid one becomes a control record on the loop's contro
 applied at the next tick boundary, and every request is answered with its ``id`` and either
 ``ok: true`` or the error. Transport-agnostic: the MQTT control topic, ``hild ctl``'s socket
 and Foxglove's services all hand their requests to the run's one ``RuntimeControl``
-(``daemon.runtime_control``), one at a time, so what one of them changed is what the next
-request of any of them builds on: a partial weather is laid over the weather last asked for,
-whoever asked, and a target added through one is a target of the run for the others.
+(``world.runtime_control``; an observer's ``view.runtime_control``), one at a time, so what
+one of them changed is what the next request of any of them builds on: a partial weather is
+laid over the weather last asked for, whoever asked, and a target added through one is a
+target of the run for the others.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import copy
 import math
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog
 
@@ -45,7 +46,11 @@ from hild.transport.base import Inbound
 if TYPE_CHECKING:
     import numpy as np
 
-    from hild.observers import RunningDaemon
+    from hild.bench import Bench
+    from hild.bus.dispatch import Dispatcher
+    from hild.control import ControlQueue
+    from hild.coupled.simulation import Simulation
+    from hild.observers import RunView, TickObserver
     from hild.traffic.traffic import PreparedTarget
 
 log = structlog.get_logger("hild.control")
@@ -104,16 +109,57 @@ def no_line_applied(results: list[str]) -> str:
             "(send one first, then repeat the commands within the watchdog's lease)")  # fmt: skip
 
 
-class RuntimeControl:
-    """Turns requests into control records for one daemon, and answers each one: the run's
-    one (``daemon.runtime_control``), whichever front end a request came through."""
+class ControlledRun(Protocol):
+    """What the runtime control works on: a world (hild/world/world.py), named by this protocol
+    because this module may not import it. Not an observer's view: a front end checks a
+    request against the simulation as it is (its time, its state, its traffic), delivers
+    command lines through the dispatcher as a port would (decoded, leased, counted), puts the
+    records it makes on the control queue (refusing a request when it is full), and tells the
+    observers, handing them the world's ``view`` as every hook is."""
 
-    def __init__(self, daemon: RunningDaemon):
-        self.daemon = daemon
+    @property
+    def bench(self) -> Bench: ...
+
+    @property
+    def sim(self) -> Simulation: ...
+
+    @property
+    def dt(self) -> float: ...
+
+    @property
+    def duration(self) -> float | None: ...
+
+    @property
+    def queue(self) -> ControlQueue: ...
+
+    @property
+    def dispatcher(self) -> Dispatcher: ...
+
+    @property
+    def command_devices(self) -> list[TakesCommands]: ...
+
+    @property
+    def sensors(self) -> dict[str, Any]:
+        """The sensor devices, by name (faults apply to them)."""
+        ...
+
+    @property
+    def observers(self) -> list[TickObserver]: ...
+
+    @property
+    def view(self) -> RunView: ...
+
+
+class RuntimeControl:
+    """Turns requests into control records for one world, and answers each one: the run's
+    one (``world.runtime_control``), whichever front end a request came through."""
+
+    def __init__(self, run: ControlledRun):
+        self.run = run
         # the weather last asked for, as a weather file would say it, and its preset's name:
         # what a partial change is laid over (its record may not have reached the tick yet)
         self.weather_doc = self._initial_weather_doc()
-        self.weather_name = daemon.bench.weather.preset
+        self.weather_name = run.bench.weather.preset
         self.requests = 0
         self.refused = 0
         # name -> MMSI of the run's targets once the traffic records queued are applied: the
@@ -124,7 +170,7 @@ class RuntimeControl:
     def _initial_weather_doc(self) -> dict:
         """The running weather as a weather file would say it: its preset, with the bench's
         mean overrides written in, so that a partial change keeps them."""
-        weather = self.daemon.bench.weather
+        weather = self.run.bench.weather
         try:
             # the file it was read from (a bench may name its preset by a path: looked up by its
             # name, a partial change was laid over nothing, and lost the file's gusts and waves)
@@ -147,8 +193,9 @@ class RuntimeControl:
         log.info("control.request", source=source,
                  **{k: v for k, v in answer.items() if k != "results"})  # fmt: skip
         sent = as_sent(payload)
-        for observer in self.daemon.observers:
-            observer.on_request(self.daemon, request, f"{source}/{request}", sent, answer)
+        view = self.run.view
+        for observer in self.run.observers:
+            observer.on_request(view, request, f"{source}/{request}", sent, answer)
         return answer
 
     async def _answer(self, request: str, payload: bytes, source: str) -> dict[str, Any]:
@@ -159,8 +206,8 @@ class RuntimeControl:
                 raise RequestError(f"a request of at most {MAX_REQUEST_BYTES} bytes")
             body = self._body(request, payload)
             answer["id"] = body.pop("id", None)
-            if self.daemon.queue.full:  # a put would drop a record of a request answered ok
-                raise RequestError(f"busy: {len(self.daemon.queue)} control records wait for "
+            if self.run.queue.full:  # a put would drop a record of a request answered ok
+                raise RequestError(f"busy: {len(self.run.queue)} control records wait for "
                                    "the next tick (the run is paused or far behind); try "
                                    "again")  # fmt: skip
             if request == "commands":
@@ -182,7 +229,7 @@ class RuntimeControl:
             self.refused += 1
             answer["ok"] = False
             answer["error"] = str(e)
-        answer["t"] = round(self.daemon.sim.t, 6)
+        answer["t"] = round(self.run.sim.t, 6)
         return answer
 
     @staticmethod
@@ -208,13 +255,13 @@ class RuntimeControl:
             lines = [s.string("line")]
         if not isinstance(lines, list) or not lines or not all(isinstance(x, str) for x in lines):
             raise s.error("lines", lines, "a list of NMEA sentences")
-        devices = list(self.daemon.command_devices)
+        devices = list(self.run.command_devices)
         name = s.string("device", "")
         if name:
             devices = [d for d in devices if d.config.name == name]
         s.finish()
         if not devices:
-            names = ", ".join(d.config.name for d in self.daemon.command_devices) or "none"
+            names = ", ".join(d.config.name for d in self.run.command_devices) or "none"
             raise RequestError(f"device = {name or None!r}: expected a command device of the "
                                f"bench ({names})")  # fmt: skip
         results = []
@@ -228,7 +275,7 @@ class RuntimeControl:
         reasons = []
         for device in devices:
             inbound = Inbound(line, port, None, time.monotonic())
-            if self.daemon.dispatcher.deliver(device, inbound) is not None:
+            if self.run.dispatcher.deliver(device, inbound) is not None:
                 return "applied"
             if device.last_rejection is not None:  # (reason, detail) of the line just refused
                 reasons.append(device.last_rejection[0])
@@ -260,37 +307,37 @@ class RuntimeControl:
         root = Section(read, "control/weather")
         weather = read_weather(root, name, "control/weather")
         root.finish()
-        d = self.daemon
+        run = self.run
         # the spectra, tables and wave components take a while: off the loop's thread
         environment = await asyncio.to_thread(
-            Environment, weather, d.bench.vessel, d.dt, d.bench.seed, d.duration
+            Environment, weather, run.bench.vessel, run.dt, run.bench.seed, run.duration
         )
-        d.queue.put(WeatherChange(environment))
+        run.queue.put(WeatherChange(environment))
         self.weather_doc, self.weather_name = doc, name
         return {"weather": environment.summary()}
 
     # --- faults: a sensor's dropout, freeze, invalid data or bias jump; an actuator's ----------
     def _fault(self, body: dict) -> dict:
         s = Section(body, "control/fault")
-        t_now = self.daemon.sim.t
+        t_now = self.run.sim.t
         if s.has("actuator"):
             name = s.string("actuator")
             kind = s.string("kind", choices=ACTUATOR_FAULTS)
             s.finish()
-            specs = self.daemon.bench.vessel.actuators
+            specs = self.run.bench.vessel.actuators
             index = next((a.index for a in specs if a.name == name), None)
             if index is None:
                 raise s.error("actuator", name, "an actuator: " + ", ".join(a.name for a in specs))
-            self.daemon.queue.put(ActuatorFault(index, kind))
+            self.run.queue.put(ActuatorFault(index, kind))
             return {"actuator": name, "kind": kind}
         name = s.string("device")
-        sensors = self.daemon.sensors
+        sensors = self.run.sensors
         if name not in sensors:
             raise s.error("device", name, "a sensor device: " + ", ".join(sensors))
         if body.get("kind") == "clear":
             s.raw("kind")
             s.finish()
-            self.daemon.queue.put(SensorFault(name, None))
+            self.run.queue.put(SensorFault(name, None))
             return {"device": name, "kind": "clear"}
         # the request is a bench's [[device.fault]] with its device, and a duration for its
         # end: one table, so that an unknown key's error lists every key the request takes
@@ -299,7 +346,7 @@ class RuntimeControl:
         self._fault_times(table, t_now)
         quantities = load_device_type(sensors[name].config.type).quantity_units
         (spec,) = read_faults([table], quantities)
-        self.daemon.queue.put(SensorFault(name, spec))
+        self.run.queue.put(SensorFault(name, spec))
         return {"device": name, "kind": spec.kind, "start": spec.start,
                 "end": spec.end if math.isfinite(spec.end) else None}  # fmt: skip
 
@@ -332,7 +379,7 @@ class RuntimeControl:
     def fault_limit(self) -> tuple[float, str]:
         """The longest a fault may be timed, in seconds, and why: the run's duration when it
         has one (a fault longer than the run is a mistake), else MAX_FAULT_S."""
-        duration = self.daemon.duration
+        duration = self.run.duration
         if duration is not None and duration <= MAX_FAULT_S:
             return duration, "the run's duration"
         return MAX_FAULT_S, "a year"
@@ -340,7 +387,7 @@ class RuntimeControl:
     # --- reposition: where the boat is, which way it heads, how fast --------------------------
     def _reposition(self, body: dict) -> dict:
         s = Section(body, "control/reposition")
-        origin = self.daemon.bench.origin
+        origin = self.run.bench.origin
         far = MAX_REPOSITION_M
         by_position = s.has("latitude") or s.has("longitude")
         if not by_position and not (s.has("north") or s.has("east")):
@@ -370,7 +417,7 @@ class RuntimeControl:
         if speed is not None:
             speed = s.number("speed", lo=-20.0, hi=30.0, unit="m/s")
         s.finish()
-        self.daemon.queue.put(Reposition(north, east, heading, speed))
+        self.run.queue.put(Reposition(north, east, heading, speed))
         return {"north": round(north, 3), "east": round(east, 3)}
 
     # --- traffic: add a target, remove one, re-task one -----------------------------------------
@@ -385,7 +432,7 @@ class RuntimeControl:
             raise RequestError('one of {"add": {TARGET}}, {"remove": NAME} or '
                                '{"retask": NAME, ...}, with a target as a bench\'s '
                                "[[traffic]] table gives it")  # fmt: skip
-        sim = self.daemon.sim
+        sim = self.run.sim
         if self._roster is None:
             targets = sim.traffic.targets if sim.traffic is not None else ()
             self._roster = {t.name: t.identity.mmsi for t in targets}
@@ -399,7 +446,7 @@ class RuntimeControl:
             raise s.error(key, name, "a target of the run: " + (", ".join(names) or "none"))
         if key == "remove":
             s.finish()
-            self.daemon.queue.put(TrafficRemove(name))
+            self.run.queue.put(TrafficRemove(name))
             del roster[name]
             return {"removed": name}
         return {"retasked": name, **self._retask(s, name)}
@@ -415,7 +462,7 @@ class RuntimeControl:
         table = s.table("add", required=True)
         s.finish()
         problems = Problems()
-        target = read_target(table, self.daemon.bench.origin, problems)
+        target = read_target(table, self.run.bench.origin, problems)
         if target is None or problems.errors:
             problems.raise_any()
             raise RequestError("a target")  # (not reached: a None target has problems)
@@ -425,7 +472,7 @@ class RuntimeControl:
         if target.identity.mmsi in taken:
             raise table.error("mmsi", target.identity.mmsi, "an MMSI no target has (taken "
                               f"by {taken[target.identity.mmsi]})")  # fmt: skip
-        sim = self.daemon.sim
+        sim = self.run.sim
         own, t = sim.x.copy(), sim.t  # (a copy: the tick steps on while the rows are built)
         try:
             prepared = await asyncio.to_thread(prepare_target, target, own, t)
@@ -433,13 +480,13 @@ class RuntimeControl:
             if isinstance(target.motion, Encounter):
                 raise table.error("encounter", table.data.get("encounter"), str(e)) from None
             raise RequestError(f"add: {e}") from None
-        self.daemon.queue.put(TrafficAdd(prepared))
+        self.run.queue.put(TrafficAdd(prepared))
         roster[target.name] = target.identity.mmsi
         return {"added": target.name, "mmsi": target.identity.mmsi}
 
     def _retask(self, s: Section, name: str) -> dict:
         """A new course and/or speed (from where the target is), a route, or a behaviour."""
-        traffic = self.daemon.sim.traffic
+        traffic = self.run.sim.traffic
         if traffic is None or name not in {t.name for t in traffic.targets}:
             raise RequestError(
                 f"retask = {name!r}: a target that is sailing (it was added "
@@ -449,7 +496,7 @@ class RuntimeControl:
         motion: Motion | None = None
         if s.has("route"):
             route = s.table("route", required=True)
-            motion = read_route(route, self.daemon.bench.origin, from_here=True)
+            motion = read_route(route, self.run.bench.origin, from_here=True)
             s.skip("course_deg", "speed", "speed_kn")
         elif s.has("course_deg") or s.has("speed") or s.has("speed_kn"):
             course = math.radians(s.number("course_deg", math.degrees(row[TL.T_BASE_COURSE]),
@@ -461,7 +508,7 @@ class RuntimeControl:
         s.finish()
         if motion is None and behaviour is None:
             raise RequestError("a new course_deg, speed_kn (or speed), route or behaviour")
-        self.daemon.queue.put(TrafficRetask(name, motion, behaviour))
+        self.run.queue.put(TrafficRetask(name, motion, behaviour))
         answer: dict[str, Any] = {}
         if isinstance(motion, Course):
             answer.update(course_deg=round(math.degrees(motion.course), 2),

@@ -35,7 +35,7 @@ from hild.log import RateLimited
 from hild.observers import TickObserver
 
 if TYPE_CHECKING:
-    from hild.observers import RunningDaemon
+    from hild.observers import RunView
 
 log = structlog.get_logger("hild.systemd")
 
@@ -134,11 +134,11 @@ class SystemdNotifier(TickObserver):
         self.sent += 1
         return True
 
-    async def start(self, daemon: RunningDaemon) -> None:
+    async def start(self, run: RunView) -> None:
         now = self._clock()
         assignments = [
             "READY=1",
-            "STATUS=" + self.starting_status(daemon),
+            "STATUS=" + self.starting_status(run),
             f"MAINPID={os.getpid()}",
         ]
         if self.watchdog_interval_s is not None:
@@ -148,7 +148,7 @@ class SystemdNotifier(TickObserver):
             self.watchdog_pings += 1
             self._next_watchdog = now + self.watchdog_interval_s
             self.loop_seen_at = now
-            self._loop_watch = asyncio.create_task(self._watch_the_loop(daemon))
+            self._loop_watch = asyncio.create_task(self._watch_the_loop(run))
         self._next_status = now + self.status_interval_s
         self._next_due = min(self._next_watchdog, self._next_status)
         self._started = True
@@ -156,7 +156,7 @@ class SystemdNotifier(TickObserver):
         log.info("systemd.ready", watchdog_interval_s=self.watchdog_interval_s,
                  status_interval_s=self.status_interval_s)  # fmt: skip
 
-    async def _watch_the_loop(self, daemon: RunningDaemon) -> None:
+    async def _watch_the_loop(self, run: RunView) -> None:
         """Marks the event loop alive twice per ping interval; until the first tick it also
         sends the pings, on the same schedule as on_tick.
 
@@ -167,12 +167,12 @@ class SystemdNotifier(TickObserver):
         while True:
             now = self._clock()
             self.loop_seen_at = now
-            if daemon.jitter.ticks == 0 and now >= self._next_watchdog:
+            if run.ticks == 0 and now >= self._next_watchdog:
                 self.watchdog_pings += 1
                 self.send(self._watchdog_due(now))
                 self._next_due = min(self._next_watchdog, self._next_status)
             pause = self.watchdog_interval_s / 2
-            if daemon.jitter.ticks == 0:
+            if run.ticks == 0:
                 pause = min(pause, max(0.0, self._next_watchdog - now))
             await asyncio.sleep(pause)
 
@@ -184,7 +184,7 @@ class SystemdNotifier(TickObserver):
             self._next_watchdog = now + self.watchdog_interval_s
         return "WATCHDOG=1"
 
-    def on_tick(self, daemon: RunningDaemon, t: float) -> None:
+    def on_tick(self, run: RunView, t: float) -> None:
         now = self._clock()
         if now < self._next_due:
             return
@@ -200,17 +200,17 @@ class SystemdNotifier(TickObserver):
                 self.withheld += 1
                 self._log_stalled(stalled_s=round(stalled_s, 3), withheld=self.withheld)
         if now >= self._next_status:
-            assignments.append("STATUS=" + self.running_status(daemon, t))
+            assignments.append("STATUS=" + self.running_status(run, t))
             self._next_status = now + self.status_interval_s
         self._next_due = min(self._next_watchdog, self._next_status)
         if assignments:
             self.send(*assignments)
 
-    async def stop(self, daemon: RunningDaemon) -> None:
+    async def stop(self, run: RunView) -> None:
         if self._started:
-            status = self.stopping_status(daemon)
+            status = self.stopping_status(run)
         else:
-            status = f"{daemon.bench.name}: could not start (see the journal)"
+            status = f"{run.bench.name}: could not start (see the journal)"
         self._next_due = math.inf
         if self._loop_watch is not None:
             self._loop_watch.cancel()
@@ -222,28 +222,25 @@ class SystemdNotifier(TickObserver):
             self._sock = None
 
     @staticmethod
-    def starting_status(daemon: RunningDaemon) -> str:
-        b = daemon.bench
+    def starting_status(run: RunView) -> str:
+        b = run.bench
         return _one_line(f"{b.name}: {b.vessel.name} in {b.weather.preset} weather, running "
                          f"({b.rate_hz:g} Hz, time scale {b.time_scale:g})")  # fmt: skip
 
     @staticmethod
-    def _counters(daemon: RunningDaemon, t: float) -> str:
-        j = daemon.jitter
-        return (f"t={t:.1f} s, {j.ticks} ticks, {j.overruns} overruns, "
-                f"{daemon.arbiter.commands} commands applied")  # fmt: skip
+    def _counters(run: RunView, t: float) -> str:
+        return (f"t={t:.1f} s, {run.ticks} ticks, {run.overruns} overruns, "
+                f"{run.commands_applied} commands applied")  # fmt: skip
 
-    def running_status(self, daemon: RunningDaemon, t: float) -> str:
-        return _one_line(f"{daemon.bench.name}: running, {self._counters(daemon, t)}")
+    def running_status(self, run: RunView, t: float) -> str:
+        return _one_line(f"{run.bench.name}: running, {self._counters(run, t)}")
 
-    def stopping_status(self, daemon: RunningDaemon) -> str:
-        reason = daemon.stop_reason
-        # "duration" is the reason the daemon starts with: if the run did not reach its
+    def stopping_status(self, run: RunView) -> str:
+        reason = run.stop_reason
+        # "duration" is the reason the run starts with: if the run did not reach its
         # duration (or had none), the loop ended on an error instead.
-        if reason == "duration" and (
-            daemon.duration is None or daemon.sim.t + 0.5 * daemon.dt < daemon.duration
-        ):
+        if reason == "duration" and (run.duration is None or run.t + 0.5 * run.dt < run.duration):
             reason = "error"
         # t as run.summary gives it (to the microsecond), so both print the same tenth
-        t = round(daemon.sim.t, 6)
-        return f"{daemon.bench.name}: stopping ({reason}), {self._counters(daemon, t)}"
+        t = round(run.t, 6)
+        return f"{run.bench.name}: stopping ({reason}), {self._counters(run, t)}"

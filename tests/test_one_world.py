@@ -86,15 +86,15 @@ class SafeStates(TickObserver):
     """The simulated times at which a watchdog's safe state was applied."""
 
     def __init__(self) -> None:
-        self.world = None
+        self.run = None
         self.at: list[float] = []
 
-    async def start(self, world) -> None:
-        self.world = world
+    async def start(self, run) -> None:
+        self.run = run
 
-    def on_control(self, world, record) -> None:
+    def on_control(self, run, record) -> None:
         if type(record).__name__ == "SafeState":
-            self.at.append(world.t)
+            self.at.append(run.t)
 
 
 def test_a_lockstep_run_trips_a_silent_controller_after_its_lease_in_simulated_time(tmp_path):
@@ -114,7 +114,7 @@ def test_a_lockstep_run_trips_a_silent_controller_after_its_lease_in_simulated_t
 
 async def _observed(run: LockstepRun):
     for observer in run.observers:
-        await observer.start(run.world)
+        await observer.start(run.world.view)
     return run.run()
 
 
@@ -223,3 +223,111 @@ def test_an_external_run_gets_the_same_observers(tmp_path):
     for name, (t, north, east) in arrays.items():  # a point a second, from the first tick
         assert len(t) == 5 and list(t[1:]) == pytest.approx([1.0, 2.0, 3.0, 4.0]), name
         assert abs(north[-1] - north[0]) + abs(east[-1] - east[0]) > 10.0, name  # it moved
+
+
+# --- what the observers see: the world's one read-only view ---------------------------------
+
+
+class Keeps(TickObserver):
+    """Reads what ``reads`` reads of the view after every tick, and keeps it (so that anything
+    the view made for it stays alive for tracemalloc to see), with the object it was handed."""
+
+    def __init__(self, reads) -> None:
+        self.reads = reads
+        self.kept: list = []
+        self.handed: set[int] = set()
+
+    def on_tick(self, run, t: float) -> None:
+        self.handed.add(id(run))
+        self.kept.append(self.reads(run))
+
+
+def per_tick(run) -> tuple:
+    """What the observers read of the view on every tick (the recorder, Foxglove, the systemd
+    notifier, the external run's track feed, the status board's cheap part)."""
+    environment, jets = run.environment, run.command_devices[0]
+    state = (run.t, run.dt, run.x, run.act_state, run.act_cmd, run.actuator_force)
+    clock = (run.late_s, run.tick_period_s, run.ticks, run.overruns, run.stop_reason)
+    facts = (run.start_utc, run.duration, run.bench, run.devices, run.command_devices)
+    bus = (run.commands_applied, run.received_lines, run.control_dropped)
+    jets_seen = (jets.watchdog_state, jets.commands, jets.lease_s)
+    return state, clock, facts, bus, jets_seen, environment.O, environment.weather
+
+
+def allocated_in_view(reads, ticks: int = 300) -> int:
+    """Memory blocks allocated by hild/world/view.py, still alive, over ``ticks`` ticks of a
+    scenario's world whose one observer keeps what ``reads`` reads of the view."""
+    import tracemalloc
+
+    import hild.world.view
+
+    keeps = Keeps(reads)
+    world = LockstepRun(load_scenario("square-calm"), observers=[keeps]).world
+    only_the_view = [tracemalloc.Filter(True, hild.world.view.__file__)]
+    tracemalloc.start()
+    try:
+        for _ in range(20):  # warm: what the view makes once (its environment's) is made
+            world.tick()
+        before = tracemalloc.take_snapshot().filter_traces(only_the_view)
+        for _ in range(ticks):
+            world.tick()
+        after = tracemalloc.take_snapshot().filter_traces(only_the_view)
+    finally:
+        tracemalloc.stop()
+    assert keeps.handed == {id(world.view)}  # one view, made once, handed every tick
+    assert len(keeps.kept) == 20 + ticks
+    return sum(max(0, s.count_diff) for s in after.compare_to(before, "lineno"))
+
+
+def test_the_observers_view_costs_no_allocation_per_tick():
+    """An observer that reads the view's per-tick fields for 300 ticks and keeps them: the
+    view made nothing for it (its arrays are read-only views made once, its figures the
+    world's own). The measure sees what a view makes on a call: ``clients()`` builds a dict
+    each time, and those kept are blocks of view.py's."""
+    assert allocated_in_view(per_tick) == 0
+    assert allocated_in_view(lambda run: run.clients()) > 100  # (the rest: free lists)
+
+
+def test_the_observers_view_is_read_only_and_follows_the_world():
+    import numpy as np
+
+    world = LockstepRun(load_scenario("square-calm")).world
+    view = world.view
+    for _ in range(10):
+        world.tick()
+    assert view.t == world.t == world.sim.t and view.x.tolist() == world.sim.x.tolist()
+    assert np.shares_memory(view.x, world.sim.x)  # the simulation's own state: no copy
+    tried = {"t": 1.0, "x": None, "bench": None, "stop_reason": "mine", "new": 1, "_world": None}
+    for name, value in tried.items():
+        with pytest.raises(AttributeError):
+            setattr(view, name, value)
+    with pytest.raises(AttributeError):
+        del view.t
+    environment = view.environment
+    assert environment is not None
+    arrays = (view.x, view.act_state, view.act_cmd, view.actuator_force, environment.O)
+    for array in arrays:
+        with pytest.raises(ValueError, match="read-only"):
+            array[0] = 1.0
+    with pytest.raises(AttributeError):
+        view.devices[0].name = "other"
+    with pytest.raises(AttributeError):
+        view.command_devices[0].commands = 0
+    with pytest.raises(AttributeError):
+        environment.weather = None
+    # what an observer may do: put a record on the world's queue, applied between two ticks
+    from hild.control import Reposition
+
+    view.put(Reposition(123.0, -45.0))
+    assert len(world.queue) == 1
+    world.apply_controls()
+    assert (view.x[0], view.x[1]) == (123.0, -45.0)
+    # a new weather is a new environment: the view's follows it
+    request = view.runtime_control.handle("weather", b'{"preset": "gale-calm-sea"}', "test")
+    answer = asyncio.run(request)
+    assert answer["ok"], answer
+    world.apply_controls()
+    seen = view.environment
+    assert seen is not None and seen.weather.preset == "gale-calm-sea"
+    assert world.sim.environment is not None
+    assert np.shares_memory(seen.O, world.sim.environment.O)

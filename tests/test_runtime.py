@@ -171,7 +171,7 @@ def test_a_fault_without_end_lasts_for_good():
 # --- runtime requests, answered by RuntimeControl in this process (no daemon, no socket) ---------
 @pytest.fixture(scope="module")
 def running():
-    """A run as a front end's requests find it (hild.observers.RunningDaemon): the world of a
+    """A run as a front end's requests find it (hild.runtime.ControlledRun): the world of a
     scenario's run, never stepped, with a GPS, the jets' command device and traffic."""
     from hild.scenario.file import load_scenario
     from hild.scenario.lockstep import LockstepRun

@@ -589,7 +589,7 @@ RULES = [
     ("environment", ("hild.model", "hild.coupled")),
     # the port URLs take their default run directory from hild.rundir: not the other way round
     ("rundir", ("hild.transport",)),
-    # the tick observers see the world through observers.RunningDaemon: none imports a driver
+    # the tick observers see the world through observers.RunView: none imports a driver
     ("observers", ("hild.drivers",)),
     ("mirror", ("hild.drivers", "hild.world")),
     ("record", ("hild.drivers", "hild.world")),

@@ -112,8 +112,8 @@ def test_the_units_are_hardened(name):
 # --- the notifier on its own ----------------------------------------------------------------
 
 
-def fake_daemon(**changes) -> SimpleNamespace:
-    """The few attributes of hild.daemon.Daemon that the notifier reads."""
+def fake_view(**changes) -> SimpleNamespace:
+    """The few attributes of a run's view (hild.observers.RunView) that the notifier reads."""
     bench = SimpleNamespace(
         name="default",
         vessel=SimpleNamespace(name="odin"),
@@ -121,11 +121,18 @@ def fake_daemon(**changes) -> SimpleNamespace:
         rate_hz=100.0,
         time_scale=1.0,
     )
-    daemon = SimpleNamespace(bench=bench, jitter=SimpleNamespace(ticks=0, overruns=0),
-                             arbiter=SimpleNamespace(commands=0), stop_reason="SIGTERM",
-                             sim=SimpleNamespace(t=0.0), duration=None, dt=0.01)  # fmt: skip
-    daemon.__dict__.update(changes)
-    return daemon
+    run = SimpleNamespace(
+        bench=bench,
+        ticks=0,
+        overruns=0,
+        commands_applied=0,
+        stop_reason="SIGTERM",
+        t=0.0,
+        duration=None,
+        dt=0.01,
+    )
+    run.__dict__.update(changes)
+    return run
 
 
 class Receiver:
@@ -179,9 +186,9 @@ def test_status_and_watchdog_are_due_on_the_wall_clock(tmp_path):
     receiver = Receiver(str(tmp_path / "notify"))
     now = [100.0]
     notifier = SystemdNotifier(receiver.env, watchdog_usec=3_000_000, clock=lambda: now[0])
-    daemon = fake_daemon()
+    run = fake_view()
     try:
-        asyncio.run(notifier.start(daemon))
+        asyncio.run(notifier.start(run))
         (ready,) = receiver.pending()
         assert ready.splitlines() == [
             "READY=1", "STATUS=default: odin in calm weather, running (100 Hz, time scale 1)",
@@ -189,10 +196,10 @@ def test_status_and_watchdog_are_due_on_the_wall_clock(tmp_path):
         sent = []
         for k in range(1, 601):  # 6 s of ticks at 100 Hz
             now[0] = 100.0 + k / 100
-            daemon.jitter.ticks, daemon.sim.t = k, k * 0.01
-            daemon.arbiter.commands = k // 10
+            run.ticks, run.t = k, k * 0.01
+            run.commands_applied = k // 10
             notifier.loop_seen_at = now[0]  # the event loop's task, running alongside
-            notifier.on_tick(daemon, k * 0.01)
+            notifier.on_tick(run, k * 0.01)
             sent += [(k, d) for d in receiver.pending()]
         assert [k for k, _ in sent] == [100, 200, 300, 400, 500, 600]
         assert all(d.startswith("WATCHDOG=1") for _, d in sent)
@@ -202,14 +209,14 @@ def test_status_and_watchdog_are_due_on_the_wall_clock(tmp_path):
         )
         now[0] = 120.0  # the loop stood still for 14 s (systemd would have killed it)
         notifier.loop_seen_at = now[0]
-        notifier.on_tick(daemon, 6.01)
-        notifier.on_tick(daemon, 6.02)
+        notifier.on_tick(run, 6.01)
+        notifier.on_tick(run, 6.02)
         assert receiver.pending() == [
             "WATCHDOG=1\nSTATUS=default: running, t=6.0 s, 600 ticks, 0 overruns, "
             "60 commands applied"
         ]
-        daemon.sim.t = 6.02
-        asyncio.run(notifier.stop(daemon))
+        run.t = 6.02
+        asyncio.run(notifier.stop(run))
         assert receiver.pending() == [
             "STOPPING=1\nSTATUS=default: stopping (SIGTERM), "
             "t=6.0 s, 600 ticks, 0 overruns, 60 commands applied"
@@ -228,17 +235,17 @@ def test_a_stalled_event_loop_stops_the_pings_while_the_ticks_go_on(tmp_path):
     now = [100.0]
     notifier = SystemdNotifier(receiver.env, watchdog_usec=3_000_000, status_interval_s=1e9,
                                clock=lambda: now[0])  # fmt: skip
-    daemon = fake_daemon()
+    run = fake_view()
     try:
-        asyncio.run(notifier.start(daemon))
+        asyncio.run(notifier.start(run))
         receiver.pending()
         pinged = []
         for k in range(1, 801):  # 8 s of ticks; the event loop last seen at 102.5 s
             now[0] = 100.0 + k / 100
-            daemon.jitter.ticks = k
+            run.ticks = k
             if now[0] <= 102.5 or now[0] >= 107.0:
                 notifier.loop_seen_at = now[0]
-            notifier.on_tick(daemon, k * 0.01)
+            notifier.on_tick(run, k * 0.01)
             pinged += [round(now[0] - 100.0, 2) for _ in receiver.pending()]
         # due every 1 s; 103 and 104 within 2 s of 102.5; 105 and 106 withheld
         assert pinged == [1.0, 2.0, 3.0, 4.0, 7.0, 8.0], pinged
@@ -250,9 +257,9 @@ def test_a_stalled_event_loop_stops_the_pings_while_the_ticks_go_on(tmp_path):
 def test_a_vanished_or_full_socket_never_raises_nor_blocks(tmp_path):
     receiver = Receiver(str(tmp_path / "notify"))
     notifier = SystemdNotifier(receiver.env, watchdog_usec=3_000)  # a ping due every 1 ms
-    daemon = fake_daemon()
+    run = fake_view()
     try:
-        asyncio.run(notifier.start(daemon))
+        asyncio.run(notifier.start(run))
         # Full: systemd does not read (a small queue, see /proc/sys/net/unix/max_dgram_qlen).
         started = time.monotonic()
         for _ in range(2000):
@@ -266,12 +273,12 @@ def test_a_vanished_or_full_socket_never_raises_nor_blocks(tmp_path):
         while time.monotonic() < end:
             tick = time.monotonic()
             notifier.loop_seen_at = tick  # the event loop's task, running alongside
-            notifier.on_tick(daemon, 0.0)
+            notifier.on_tick(run, 0.0)
             slowest = max(slowest, time.monotonic() - tick)
             time.sleep(0.002)
         assert notifier.failed - failed >= 20  # every ping that was due was tried and counted
         assert slowest < 0.01
-        asyncio.run(notifier.stop(daemon))  # STOPPING=1 fails too, quietly
+        asyncio.run(notifier.stop(run))  # STOPPING=1 fails too, quietly
     finally:
         receiver.close()
 

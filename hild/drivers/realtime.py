@@ -53,7 +53,7 @@ GIL_SWITCH_S = 0.0005
 
 class Daemon:
     """Runs a bench's world in real time (or scaled time, or ArduPilot's frames) until stopped
-    or ``duration`` simulated seconds; the world is what its observers see."""
+    or ``duration`` simulated seconds; its observers see the world's view (``World.view``)."""
 
     def __init__(self, bench: Bench, duration: float | None = None, observers: list | None = None):
         self.bench = bench
@@ -165,7 +165,7 @@ class Daemon:
             gc.collect()  # before the ports open: a client told they are ready waits for none
             await self.open()
             for observer in self.observers:
-                await observer.start(self.world)
+                await observer.start(self.world.view)
             if on_ready:
                 on_ready(self)
             with frozen_heap():  # what start-up made needs no scanning in a tick
@@ -173,7 +173,7 @@ class Daemon:
         finally:
             for observer in self.observers:
                 try:
-                    await observer.stop(self.world)
+                    await observer.stop(self.world.view)
                 except Exception:  # an observer's trouble must not keep the ports open
                     log.exception("observer.stop_failed", observer=type(observer).__name__)
             await self.close()

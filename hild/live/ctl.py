@@ -41,7 +41,7 @@ from hild.rundir import WATCH_INTERVAL_S, RunDir, RunDirError, make_private_dir
 from hild.runtime import MAX_REQUEST_BYTES, REQUESTS
 
 if TYPE_CHECKING:
-    from hild.observers import RunningDaemon
+    from hild.observers import RunView
 
 log = structlog.get_logger("hild.ctl")
 
@@ -83,9 +83,9 @@ class ControlSocket(TickObserver):
         self.refused = 0  # connections refused by the servers of sockets made before this one
         self.idle_closed = 0  # connections closed for sending nothing for idle_timeout_s
 
-    async def start(self, daemon: RunningDaemon) -> None:
-        self._daemon = daemon
-        path = socket_path(daemon.bench.run_dir)
+    async def start(self, run: RunView) -> None:
+        self._run = run
+        path = socket_path(run.bench.run_dir)
         problem = await self._listen(path)
         if problem:  # (a run without hild ctl is still a run)
             log.warning("ctl.unavailable", socket=str(path), **problem)
@@ -146,7 +146,7 @@ class ControlSocket(TickObserver):
                 log.warning("ctl.unavailable", socket=str(path), **found)
             problem = found
 
-    async def stop(self, daemon: RunningDaemon) -> None:
+    async def stop(self, run: RunView) -> None:
         if self._keeper is not None:
             self._keeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -210,14 +210,14 @@ class ControlSocket(TickObserver):
             return {"ok": False, "error": f"a JSON object per line ({e})"}
         request = message.get("request") if isinstance(message, dict) else None
         if request == STATUS:
-            status = self.board.latest or snapshot(self._daemon, self._daemon.sim.t, None)
+            status = self.board.latest or snapshot(self._run, self._run.t, None)
             return {"ok": True, "request": STATUS, "status": status}
         if request not in REQUESTS:
             return {"ok": False, "request": request,
                     "error": f"a request among: {', '.join((*REQUESTS, STATUS))}"}  # fmt: skip
         payload = message.get("payload", {})
         data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
-        return await self._daemon.runtime_control.handle(request, data, SOURCE)
+        return await self._run.runtime_control.handle(request, data, SOURCE)
 
 
 async def _answers(path: Path) -> bool:

@@ -54,7 +54,7 @@ from hild.traffic.report import target_reports
 
 if TYPE_CHECKING:
     from hild.control import ActuatorCommand, ControlRecord
-    from hild.observers import RunningDaemon, RuntimeRequests
+    from hild.observers import RuntimeRequests, RunView
     from hild.transport.base import Inbound
 
 log = structlog.get_logger("hild.foxglove")
@@ -83,7 +83,7 @@ class FoxgloveLive(TickObserver):
         self._fox: Any = None  # the foxglove module, imported only for a run that serves
         self._context: Any = None
         self._channels: dict[str, Any] = {}
-        self._daemon: RunningDaemon | None = None
+        self._run: RunView | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._every = 1
         self._tick = 0
@@ -99,20 +99,20 @@ class FoxgloveLive(TickObserver):
         return f"ws://{host}:{self.port}"
 
     # --- start and stop ------------------------------------------------------------------------
-    async def start(self, daemon: RunningDaemon) -> None:
+    async def start(self, run: RunView) -> None:
         import foxglove  # (a run without --foxglove never loads the SDK)
         from foxglove.websocket import Capability
 
         self._fox = foxglove
-        self._daemon = daemon
+        self._run = run
         self._loop = asyncio.get_running_loop()
-        self._every = max(1, round(daemon.bench.rate_hz / self.rate_hz))
+        self._every = max(1, round(run.bench.rate_hz / self.rate_hz))
         self._context = foxglove.Context()  # its own: nothing else logs to this server
-        self.runtime = daemon.runtime_control
+        self.runtime = run.runtime_control
         services = [self._service(request) for request in REQUESTS]
         try:
             self.server = foxglove.start_server(
-                name=f"hild {daemon.bench.name}", host=self.host, port=self.port,
+                name=f"hild {run.bench.name}", host=self.host, port=self.port,
                 capabilities=[Capability.Services], supported_encodings=["json"],
                 services=services, context=self._context,
             )  # fmt: skip
@@ -122,13 +122,13 @@ class FoxgloveLive(TickObserver):
         self.port = self.server.port  # the one it took for port 0 (the server reads 0 once stopped)
         # a viewer that vanishes without a goodbye is the SDK's error; here, just a viewer gone
         logging.getLogger("foxglove.websocket.connected_client").setLevel(logging.CRITICAL)
-        self._declare(daemon)
+        self._declare(run)
         log.info("foxglove.listening", url=self.url, services=len(services))
 
-    def _declare(self, daemon: RunningDaemon) -> None:
+    def _declare(self, run: RunView) -> None:
         """The channels whose keys are known before the first tick (the recorder's); the
         sampled ones open with their first payload, as the recorder's do."""
-        for topic, example in events.declared(daemon):
+        for topic, example in events.declared(run):
             self._open(topic, example)
 
     def _open(self, topic: str, payload: dict) -> Any:
@@ -137,7 +137,7 @@ class FoxgloveLive(TickObserver):
         self._channels[topic] = channel
         return channel
 
-    async def stop(self, daemon: RunningDaemon) -> None:
+    async def stop(self, run: RunView) -> None:
         if self.server is not None:
             await asyncio.to_thread(self.server.stop)
             log.info("foxglove.stop", url=self.url, calls=self.calls, logged=self.logged)
@@ -170,36 +170,36 @@ class FoxgloveLive(TickObserver):
         return channel is None or bool(channel.has_sinks())
 
     def _now(self) -> tuple[float, Any, int]:
-        daemon = self._daemon
-        assert daemon is not None and daemon.start_utc is not None
-        t = daemon.sim.t
-        utc = daemon.start_utc + timedelta(seconds=t)
+        run = self._run
+        assert run is not None and run.start_utc is not None
+        t = run.t
+        utc = run.start_utc + timedelta(seconds=t)
         return t, utc, utc_ns(utc)
 
-    def on_tick(self, daemon: RunningDaemon, t: float) -> None:
+    def on_tick(self, run: RunView, t: float) -> None:
         if self.server is None:
             return
-        self._window.add(daemon.late_s, daemon.tick_period_s)
+        self._window.add(run.late_s, run.tick_period_s)
         self._tick += 1
         if self._tick % self._every == 0 and any(self._watched(c) for c in SAMPLED):
-            self._sample(daemon, t)
+            self._sample(run, t)
         if t + 1e-9 >= self._stats_due:
             self._stats_due += STATS_PERIOD_S
-            self._stats(daemon, t)
+            self._stats(run, t)
 
-    def _sample(self, daemon: RunningDaemon, t: float) -> None:
+    def _sample(self, run: RunView, t: float) -> None:
         """The recorder's ``sample``: the truth's channels at one instant, and /tf."""
-        truth = daemon.truth(t)
+        truth = run.truth(t)
         ns = utc_ns(truth.utc)
-        state = payloads.state(truth, daemon.bench.origin)
+        state = payloads.state(truth, run.bench.origin)
         if self._watched(channels.STATE):
             self._log(channels.STATE, ns, channels.nested(state))
         if self._watched(channels.ACTUATORS):
             self._log(channels.ACTUATORS, ns, channels.nested(payloads.actuators(
-                truth, daemon.bench.vessel.actuators, daemon.sim.actuator_force)))  # fmt: skip
+                truth, run.bench.vessel.actuators, run.actuator_force)))  # fmt: skip
         if self._watched(channels.ENVIRONMENT):
             self._log(channels.ENVIRONMENT, ns, channels.nested(
-                payloads.environment(truth, daemon.sim.environment)))  # fmt: skip
+                payloads.environment(truth, run.environment)))  # fmt: skip
         if self._watched(channels.LOCATION):
             self._log(channels.LOCATION, ns, channels.location_fix(
                 ns, cast(float, state["latitude"]), cast(float, state["longitude"]),
@@ -209,14 +209,14 @@ class FoxgloveLive(TickObserver):
             self._log(channels.POSE, ns, pose)
             self._log(channels.TF, ns, channels.frame_transform(pose))
 
-    def _stats(self, daemon: RunningDaemon, t: float) -> None:
+    def _stats(self, run: RunView, t: float) -> None:
         _, utc, ns = self._now()
         self._log(channels.STATS, ns, {**payloads.stamp(t, utc), **self._window.summary(),
                                        "record_dropped": 0})  # fmt: skip
         self._window.reset()
-        traffic = daemon.sim.traffic
-        if traffic is not None and self._watched(channels.TRAFFIC):
-            reports = target_reports(traffic.view(), daemon.bench.origin)
+        traffic = run.traffic() if self._watched(channels.TRAFFIC) else None
+        if traffic is not None:
+            reports = target_reports(traffic, run.bench.origin)
             self._log(channels.TRAFFIC, ns, {**payloads.stamp(t, utc), "targets": reports})
 
     def on_sentences(self, device: str, lines: Sequence[bytes]) -> None:
@@ -245,7 +245,7 @@ class FoxgloveLive(TickObserver):
         t, utc, ns = self._now()
         self._log(topic, ns, events.bus_line(payloads.stamp(t, utc), inbound, command, rejected))
 
-    def on_control(self, daemon: RunningDaemon, record: ControlRecord) -> None:
+    def on_control(self, run: RunView, record: ControlRecord) -> None:
         """As the recorder (hild/record/events.py)."""
         if self.server is None:
             return
@@ -254,9 +254,7 @@ class FoxgloveLive(TickObserver):
         if event is not None:
             self._log(event[0], ns, event[1])
 
-    def on_request(
-        self, daemon: RunningDaemon, request: str, source: str, sent: dict, answer: dict
-    ) -> None:
+    def on_request(self, run: RunView, request: str, source: str, sent: dict, answer: dict) -> None:
         if self.server is None:
             return
         t, utc, ns = self._now()

@@ -16,7 +16,7 @@ from hild.observers import TickObserver
 from hild.units import compass_deg
 
 if TYPE_CHECKING:
-    from hild.observers import RunningDaemon
+    from hild.observers import RunView
 
 STATUS_PERIOD_S = 0.5  # wall seconds between snapshots
 
@@ -32,32 +32,32 @@ def watchdog_word(state: str, release: str) -> str:
     return state
 
 
-def snapshot(daemon: RunningDaemon, t: float, time_scale: float | None) -> dict[str, Any]:
+def snapshot(run: RunView, t: float, time_scale: float | None) -> dict[str, Any]:
     """The status at simulated time ``t`` (``time_scale``: held over the last period)."""
-    truth = daemon.truth(t)
+    truth = run.truth(t)
     eta = truth.eta
-    lat, lon, _ = daemon.bench.origin.to_geodetic(float(eta[0]), float(eta[1]), float(eta[2]))
+    lat, lon, _ = run.bench.origin.to_geodetic(float(eta[0]), float(eta[1]), float(eta[2]))
     v = truth.rotation @ truth.nu[:3]  # NED velocity over ground (thesis eq. 2.13)
-    sim = daemon.sim
+    act_state = run.act_state
     actuators = {}
-    for a in daemon.bench.vessel.actuators:
+    for a in run.bench.vessel.actuators:
         base = a.index * L.S_SIZE
-        state = {"speed": round(float(sim.act_state[base + L.S_SPEED]), 2)}
+        state = {"speed": round(float(act_state[base + L.S_SPEED]), 2)}
         if a.angle_kind != "none":
-            state["angle_deg"] = round(math.degrees(sim.act_state[base + L.S_ANGLE]), 2)
+            state["angle_deg"] = round(math.degrees(act_state[base + L.S_ANGLE]), 2)
         if a.has_deflector:
-            state["deflector"] = round(float(sim.act_state[base + L.S_DEFLECTOR]), 3)
+            state["deflector"] = round(float(act_state[base + L.S_DEFLECTOR]), 3)
         actuators[a.name] = state
     devices = {
-        d.config.name: {
-            "watchdog": watchdog_word(d.watchdog.state, d.watchdog.release),
-            "commands": d.stats.commands,
-            "refused": sum(d.stats.rejected.values()),
+        d.name: {
+            "watchdog": watchdog_word(d.watchdog_state, d.watchdog_release),
+            "commands": d.commands,
+            "refused": d.refused,
         }  # fmt: skip
-        for d in daemon.command_devices
+        for d in run.command_devices
     }
     return {
-        "bench": daemon.bench.name,
+        "bench": run.bench.name,
         "t": round(t, 3),
         "utc": truth.utc.isoformat(),
         "time_scale": None if time_scale is None else round(time_scale, 3),
@@ -68,9 +68,9 @@ def snapshot(daemon: RunningDaemon, t: float, time_scale: float | None) -> dict[
         "heading_deg": compass_deg(float(eta[5]), 1),
         "actuators": actuators,
         "command_devices": devices,
-        "clients": {p.spec.url: p.stats.clients for p in daemon.ports.values()},
-        "ticks": daemon.jitter.ticks,
-        "overruns": daemon.jitter.overruns,
+        "clients": run.clients(),
+        "ticks": run.ticks,
+        "overruns": run.overruns,
     }
 
 
@@ -82,7 +82,7 @@ class StatusBoard(TickObserver):
         self._next = 0.0
         self._last: tuple[float, float] | None = None  # (t, wall) of the last snapshot
 
-    def on_tick(self, daemon: RunningDaemon, t: float) -> None:
+    def on_tick(self, run: RunView, t: float) -> None:
         now = time.monotonic()
         if now < self._next:
             return
@@ -91,4 +91,4 @@ class StatusBoard(TickObserver):
         if self._last is not None and now > self._last[1]:
             scale = (t - self._last[0]) / (now - self._last[1])
         self._last = (t, now)
-        self.latest = snapshot(daemon, t, scale)  # (one assignment: readers see a whole one)
+        self.latest = snapshot(run, t, scale)  # (one assignment: readers see a whole one)

@@ -22,7 +22,7 @@ from hild.log import LOG_STREAM
 from hild.observers import TickObserver
 
 if TYPE_CHECKING:
-    from hild.observers import RunningDaemon
+    from hild.observers import RunView
 
 REFRESH_PER_S = 2.0
 
@@ -94,7 +94,7 @@ class StatusLine(TickObserver):
         self.live: Live | None = None
         self._route: Any = None
 
-    async def start(self, daemon: RunningDaemon) -> None:
+    async def start(self, run: RunView) -> None:
         if not self.stream.isatty():
             return
         console = Console(file=self.stream)
@@ -106,7 +106,7 @@ class StatusLine(TickObserver):
             self._route = _LogAbove(console)
             LOG_STREAM.routes.append(self._route)
 
-    async def stop(self, daemon: RunningDaemon) -> None:
+    async def stop(self, run: RunView) -> None:
         if self._route is not None:
             LOG_STREAM.routes.remove(self._route)
             self._route = None

@@ -26,7 +26,7 @@ from hild.traffic.report import signalk_paths, target_reports
 
 if TYPE_CHECKING:
     from hild.mirror.session import Session
-    from hild.observers import RunningDaemon, RuntimeRequests
+    from hild.observers import RuntimeRequests, RunView
 
 log = structlog.get_logger("hild.mirror")
 
@@ -55,12 +55,12 @@ class Mirror(TickObserver):
         return f"{self.prefix}/{name}"
 
     # --- the observer's hooks -------------------------------------------------------------
-    async def start(self, daemon: RunningDaemon) -> None:
-        bench = daemon.bench
+    async def start(self, run: RunView) -> None:
+        bench = run.bench
         self.prefix = self.config.topic_prefix(bench.name)
         self.store = LatestStore()
         if self.config.control:
-            self.runtime = daemon.runtime_control
+            self.runtime = run.runtime_control
         online = {
             "state": "online", "bench": bench.name, "file": bench.file,
             "vessel": bench.vessel.name, "profile": bench.profile,
@@ -81,9 +81,9 @@ class Mirror(TickObserver):
         self._due = {name: now for name in self.config.topics}
         if not self.config.signalk:
             self._due.pop("signalk", None)
-        for rt in daemon.devices:
-            if not rt.takes_commands:
-                name = rt.device.config.name
+        for device in run.devices:
+            if not device.takes_commands:
+                name = device.name
                 self._sentences[name] = collections.deque(maxlen=SENTENCES_KEPT)
                 self._sentences_dropped[name] = 0
         self._task = asyncio.create_task(self.session.run(), name="hild-mirror")
@@ -106,22 +106,22 @@ class Mirror(TickObserver):
                 self._sentences_dropped[device] += overflow
             kept.extend(lines)
 
-    def on_tick(self, daemon: RunningDaemon, t: float) -> None:
+    def on_tick(self, run: RunView, t: float) -> None:
         now = time.monotonic()
         if now < self._next_due:
             return
-        truth = daemon.truth(t)
+        truth = run.truth(t)
         for name, due in self._due.items():
             if now >= due:
-                self._publish_topic(name, daemon, truth)
+                self._publish_topic(name, run, truth)
                 period = 1.0 / self.config.topics[name].rate_hz
                 self._due[name] = due + period if now - due < period else now + period
         self._next_due = min(self._due.values())
 
-    async def stop(self, daemon: RunningDaemon) -> None:
+    async def stop(self, run: RunView) -> None:
         if self.session is None or self._task is None:
             return
-        await self.session.close({"state": "offline", "reason": daemon.stop_reason})
+        await self.session.close({"state": "offline", "reason": run.stop_reason})
         try:
             await asyncio.wait_for(asyncio.shield(self._task), STOP_TIMEOUT_S)
         except (TimeoutError, Exception):
@@ -129,16 +129,16 @@ class Mirror(TickObserver):
         log.info("mirror.stop", **self.summary())
 
     # --- the payloads ---------------------------------------------------------------------
-    def _publish_topic(self, name: str, daemon: RunningDaemon, truth) -> None:
+    def _publish_topic(self, name: str, run: RunView, truth) -> None:
         put, qos = self._put, self.config.topics[name].qos
-        sim = daemon.sim
+        bench = run.bench
         if name == "state":
-            put("state", payloads.state(truth, daemon.bench.origin), qos)
+            put("state", payloads.state(truth, bench.origin), qos)
         elif name == "actuators":
-            force = sim.actuator_force
-            put("actuators", payloads.actuators(truth, daemon.bench.vessel.actuators, force), qos)
+            force = run.actuator_force
+            put("actuators", payloads.actuators(truth, bench.vessel.actuators, force), qos)
         elif name == "environment":
-            put("environment", payloads.environment(truth, sim.environment), qos)
+            put("environment", payloads.environment(truth, run.environment), qos)
         elif name == "sensors":
             for sensor, kept in self._sentences.items():
                 dropped = self._sentences_dropped[sensor]
@@ -146,42 +146,41 @@ class Mirror(TickObserver):
                     qos)  # fmt: skip
                 kept.clear()
         elif name == "bus":
-            for device in daemon.command_devices:
-                put(f"bus/{device.config.name}",
+            for device in run.command_devices:
+                put(f"bus/{device.name}",
                     payloads.bus(truth.t, truth.utc, device.summary()), qos)  # fmt: skip
         elif name == "stats":
-            put("stats", self._stats(daemon, truth), qos)
+            put("stats", self._stats(run, truth), qos)
         elif name == "signalk":
             base = self.config.signalk_prefix
-            paths = payloads.signalk(truth, daemon.bench.origin, daemon.bench.vessel.actuators)
+            paths = payloads.signalk(truth, bench.origin, bench.vessel.actuators)
             assert self.store is not None
             for path, value in paths.items():
                 self.store.put(Message(f"{base}/{path}", value, qos))
             if truth.traffic is not None:  # the other vessels, beside vessels/self
                 others = base.rsplit("/", 1)[0] if "/" in base else base
-                for path, value in signalk_paths(truth.traffic, daemon.bench.origin).items():
+                for path, value in signalk_paths(truth.traffic, bench.origin).items():
                     self.store.put(Message(f"{others}/{path}", value, qos))
         elif name == "traffic" and truth.traffic is not None:
             stamp = payloads.stamp(truth.t, truth.utc)
-            for report in target_reports(truth.traffic, daemon.bench.origin):
+            for report in target_reports(truth.traffic, bench.origin):
                 put(f"traffic/{report['name']}", {**stamp, **report}, qos)
 
     def _put(self, name: str, payload: object, qos: int) -> None:
         assert self.store is not None
         self.store.put(Message(self.topic(name), payload, qos))
 
-    def _stats(self, daemon: RunningDaemon, truth) -> dict:
+    def _stats(self, run: RunView, truth) -> dict:
         wall, cpu = time.monotonic(), time.process_time()
         cpu_percent = 100.0 * (cpu - self._cpu[1]) / max(wall - self._cpu[0], 1e-9)
         self._cpu = (wall, cpu)
-        ports = [p.stats for p in daemon.ports.values()]
         return {
             **payloads.stamp(truth.t, truth.utc),
-            **daemon.jitter.summary(),
+            **run.jitter(),
             "cpu_percent": round(cpu_percent, 2),
-            "dropped_lines": sum(s.dropped_lines for s in ports),
-            "received_lines": daemon.dispatcher.received_lines,
-            "control_dropped": daemon.queue.dropped,
+            "dropped_lines": run.dropped_lines,
+            "received_lines": run.received_lines,
+            "control_dropped": run.control_dropped,
             **{f"mqtt_{k}": v for k, v in self.summary().items()},
         }
 

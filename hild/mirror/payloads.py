@@ -12,16 +12,19 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import numpy as np
 import orjson
 
-from hild.environment.environment import Environment
 from hild.geodesy import Origin
 from hild.model import layout as L
 from hild.model.vessel import ActuatorSpec
 from hild.sensors.kinematics import velocity_ned, water_velocity_body
 from hild.sensors.truth import Truth
+
+if TYPE_CHECKING:
+    from hild.observers import EnvironmentView
 
 Payload = dict[str, object]
 ORIGIN_POINT = np.zeros(3)  # the body frame's origin, CO
@@ -98,8 +101,9 @@ def actuators(truth: Truth, specs: Sequence[ActuatorSpec], force: np.ndarray) ->
     return out
 
 
-def environment(truth: Truth, env: Environment | None) -> Payload:
-    """True wind at 10 m, current, the sea surface at the vessel and the sea state's Hs."""
+def environment(truth: Truth, env: EnvironmentView | None) -> Payload:
+    """True wind at 10 m, current, the sea surface at the vessel and the sea state's Hs
+    (``env``: a run's environment, or an observer's view of it)."""
     if env is None:
         return environment_of(truth, 0.0, 0.0, "")
     return environment_of(truth, env.elevation, env.weather.waves.hs, env.weather.preset)

@@ -17,7 +17,7 @@ from hild.record import channels, fixes
 
 if TYPE_CHECKING:
     from hild.control import ActuatorCommand, ControlRecord
-    from hild.observers import RunningDaemon
+    from hild.observers import RunView
     from hild.transport.base import Inbound
 
 Message = dict[str, object]
@@ -25,25 +25,25 @@ DEMAND_FIELDS = tuple(f.name for f in dataclasses.fields(Demand))
 STAMP: Message = {"t": 0.0, "utc": ""}
 
 
-def declared(daemon: RunningDaemon) -> list[tuple[str, Message]]:
+def declared(run: RunView) -> list[tuple[str, Message]]:
     """Every channel of a run known before its first tick, with an example of its keys (the
     sampled channels open with their first payload): what the recording declares and the live
     view advertises. A /fix/<device> is filled from the sentences (its schema is Foxglove's)."""
     found: list[tuple[str, Message]] = []
-    for rt in daemon.devices:
-        found.append((channels.SENSORS + rt.device.config.name, {**STAMP, "sentence": ""}))
-        if fixes.reports_fixes(rt.device.config.sentences):
-            found.append((channels.FIX + rt.device.config.name, {}))
-    for device in daemon.command_devices:
-        found.append((channels.BUS + device.config.name, {
+    for device in run.devices:
+        found.append((channels.SENSORS + device.name, {**STAMP, "sentence": ""}))
+        if fixes.reports_fixes(device.config.sentences):
+            found.append((channels.FIX + device.name, {}))
+    for command_device in run.command_devices:
+        found.append((channels.BUS + command_device.name, {
             **STAMP, "port": "", "peer": "", "line": "", "ok": True, "reason": "", "detail": "",
             "demands": [],
         }))  # fmt: skip
-    if daemon.command_devices:
+    if run.command_devices:
         found.append((channels.REFERENCE, {**STAMP, "device": "", "heading_ref": 0.0}))
     found.append((channels.CONTROL, {**STAMP, "kind": "", "source": "", "request": {},
                                      "result": {}}))  # fmt: skip
-    if daemon.bench.traffic:  # (a target added at run time opens it with its first message)
+    if run.bench.traffic:  # (a target added at run time opens it with its first message)
         found.append((channels.TRAFFIC, {**STAMP, "targets": []}))
     found.append((channels.STATS, {
         **STAMP, "ticks": 0, "overruns": 0, "jitter_p50_ms": 0.0, "jitter_p99_ms": 0.0,

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 import numpy as np
 import structlog
@@ -36,9 +36,8 @@ from hild.traffic.report import target_reports
 
 if TYPE_CHECKING:
     from hild.control import ActuatorCommand, ControlRecord
-    from hild.coupled.simulation import Simulation
     from hild.model.vessel import ActuatorSpec
-    from hild.observers import RunningDaemon
+    from hild.observers import EnvironmentView, RunView
     from hild.record.writer import RecordWriter
     from hild.transport.base import Inbound
 
@@ -112,10 +111,30 @@ def sample_messages(t: float, utc: datetime, x: np.ndarray, actuators: np.ndarra
 SAMPLE_MESSAGES = 6  # a sample's messages in the file: the five above and the pose's /tf
 
 
-def sample(writer: RecordWriter, sim: Simulation, t: float, utc: datetime, origin: Origin,
+class Sampled(Protocol):
+    """What ``sample`` copies: a simulation's arrays and environment (`hild sim`'s simulation,
+    or a run's view: hild.observers.RunView)."""
+
+    @property
+    def x(self) -> np.ndarray: ...
+
+    @property
+    def act_state(self) -> np.ndarray: ...
+
+    @property
+    def act_cmd(self) -> np.ndarray: ...
+
+    @property
+    def actuator_force(self) -> np.ndarray: ...
+
+    @property
+    def environment(self) -> EnvironmentView | None: ...
+
+
+def sample(writer: RecordWriter, sim: Sampled, t: float, utc: datetime, origin: Origin,
            specs: Sequence[ActuatorSpec]) -> None:  # fmt: skip
     """The truth's channels at the simulation's present state, time ``t`` and ``utc`` (shared
-    by the daemon's recorder and `hild sim`): copied here, built and written in the writer's
+    by the run's recorder and `hild sim`): copied here, built and written in the writer's
     thread. The tick pays for the copies only (the environment's outputs are copied whole, the
     weather's two fields read; ``sample_messages`` and everything from it are the thread's)."""
     environment = sim.environment
@@ -130,22 +149,22 @@ def sample(writer: RecordWriter, sim: Simulation, t: float, utc: datetime, origi
 
 
 class Recorder(TickObserver):
-    """Records a daemon run to MCAP (and its sentences to a Signal K log) while it runs."""
+    """Records a run to MCAP (and its sentences to a Signal K log) while it runs."""
 
     def __init__(self, config: RecordConfig, lossless: bool = False):
         """``lossless``: wait for the writer rather than drop (a run on no clock: lockstep)."""
         self.config = config
         self.lossless = lossless
         self.writer: RecordWriter | None = None
-        self._daemon: RunningDaemon | None = None
+        self._run: RunView | None = None
         self._every = 1
         self._tick = 0
         self._stats_due = STATS_PERIOD_S
         self._window = JitterStats()  # tick lateness over the current /stats period
 
-    async def start(self, daemon: RunningDaemon) -> None:
-        bench = daemon.bench
-        self._daemon = daemon
+    async def start(self, run: RunView) -> None:
+        bench = run.bench
+        self._run = run
         self._every = max(1, round(bench.rate_hz / self.config.rate_hz))
         metadata = run_metadata(
             "run", bench.origin,
@@ -166,14 +185,14 @@ class Recorder(TickObserver):
         except OSError as e:
             self.writer = None
             raise self.config.unwritable(path, e.strerror or str(e)) from None
-        self._declare(daemon)
+        self._declare(run)
         log.info("record.start", file=str(self.writer.path), rate_hz=self.config.rate_hz,
                  nmea_log=str(self.writer.nmea_path or ""))  # fmt: skip
 
-    def _declare(self, daemon: RunningDaemon) -> None:
+    def _declare(self, run: RunView) -> None:
         """Every channel of the run, with its keys, before the first tick."""
         assert self.writer is not None
-        for topic, example in events.declared(daemon):
+        for topic, example in events.declared(run):
             self.writer.declare(topic, example)
 
     def file_for(self, bench: str, start: datetime | None) -> Path:
@@ -186,27 +205,27 @@ class Recorder(TickObserver):
 
     def _now(self) -> tuple[float, datetime, int]:
         """Simulation time, its UTC and that in ns (cheap: no copy of the state)."""
-        daemon = self._daemon
-        assert daemon is not None and daemon.start_utc is not None
-        t = daemon.sim.t
-        utc = daemon.start_utc + timedelta(seconds=t)
+        run = self._run
+        assert run is not None and run.start_utc is not None
+        t = run.t
+        utc = run.start_utc + timedelta(seconds=t)
         return t, utc, utc_ns(utc)
 
-    def on_tick(self, daemon: RunningDaemon, t: float) -> None:
+    def on_tick(self, run: RunView, t: float) -> None:
         writer = self.writer
         if writer is None:
             return
-        self._window.add(daemon.late_s, daemon.tick_period_s)
+        self._window.add(run.late_s, run.tick_period_s)
         self._tick += 1
         if self._tick % self._every == 0:
-            assert daemon.start_utc is not None
-            sample(writer, daemon.sim, t, daemon.start_utc + timedelta(seconds=t),
-                   daemon.bench.origin, daemon.bench.vessel.actuators)  # fmt: skip
+            assert run.start_utc is not None
+            sample(writer, run, t, run.start_utc + timedelta(seconds=t), run.bench.origin,
+                   run.bench.vessel.actuators)  # fmt: skip
         if t + 1e-9 >= self._stats_due:
             self._stats_due += STATS_PERIOD_S
-            self._put_stats(daemon, t)
+            self._put_stats(run, t)
 
-    def _put_stats(self, daemon: RunningDaemon, t: float) -> None:
+    def _put_stats(self, run: RunView, t: float) -> None:
         _, truth_utc, ns = self._now()
         assert self.writer is not None
         self.writer.put(channels.STATS, ns, {
@@ -214,9 +233,9 @@ class Recorder(TickObserver):
             "record_dropped": self.writer.dropped,
         })  # fmt: skip
         self._window.reset()
-        traffic = daemon.sim.traffic
+        traffic = run.traffic()
         if traffic is not None:
-            reports = target_reports(traffic.view(), daemon.bench.origin)
+            reports = target_reports(traffic, run.bench.origin)
             self.writer.put(channels.TRAFFIC, ns, {**payloads.stamp(t, truth_utc),
                                                    "targets": reports})  # fmt: skip
 
@@ -237,7 +256,7 @@ class Recorder(TickObserver):
         self, device: str, inbound: Inbound, command: ActuatorCommand | None,
         rejected: tuple[str, str] | None,
     ) -> None:  # fmt: skip
-        if self.writer is None or self._daemon is None or self._daemon.start_utc is None:
+        if self.writer is None or self._run is None or self._run.start_utc is None:
             return
         t, utc, ns = self._now()
         topic = channels.BUS + device
@@ -248,7 +267,7 @@ class Recorder(TickObserver):
 
         self.writer.defer(ns, build, 1)
 
-    def on_control(self, daemon: RunningDaemon, record: ControlRecord) -> None:
+    def on_control(self, run: RunView, record: ControlRecord) -> None:
         """A heading reference goes to /reference, a watchdog's trip and a SITL restart to
         /control; the runtime requests behind the other records are on /control already
         (``on_request``)."""
@@ -259,9 +278,7 @@ class Recorder(TickObserver):
         if event is not None:
             self.writer.put(event[0], ns, event[1])
 
-    def on_request(
-        self, daemon: RunningDaemon, request: str, source: str, sent: dict, answer: dict
-    ) -> None:
+    def on_request(self, run: RunView, request: str, source: str, sent: dict, answer: dict) -> None:
         """A runtime request as its sender sent it, and the answer it got."""
         if self.writer is None:
             return
@@ -269,7 +286,7 @@ class Recorder(TickObserver):
         message = events.request(payloads.stamp(t, utc), request, source, sent, answer)
         self.writer.put(channels.CONTROL, ns, message)
 
-    async def stop(self, daemon: RunningDaemon) -> None:
+    async def stop(self, run: RunView) -> None:
         if self.writer is None:
             return
         stats = await asyncio.to_thread(self.writer.close)  # joins the thread: off the loop

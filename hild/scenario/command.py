@@ -17,7 +17,7 @@ import numpy as np
 from hild.arguments import check_writable
 from hild.config import MAX_NESTING, NESTING_EXPECTED, ConfigError, nesting
 from hild.log import configure_logging, write_or_drop
-from hild.observers import TickObserver
+from hild.observers import RunView, TickObserver
 from hild.record.config import RecordConfig
 from hild.record.observer import Recorder
 from hild.scenario.controller import check_factory
@@ -62,13 +62,14 @@ class TargetTracks(TickObserver):
         self.rows: dict[str, list[tuple[float, float, float]]] = {}
         self._due = 0.0
 
-    def on_tick(self, daemon, t: float) -> None:
-        traffic = daemon.sim.traffic
-        if traffic is None or t + 1e-9 < self._due:
+    def on_tick(self, run: RunView, t: float) -> None:
+        if t + 1e-9 < self._due:
+            return
+        traffic = run.traffic()  # (a copy: only once a second)
+        if traffic is None:
             return
         self._due += TARGET_SAMPLE_S
-        view = traffic.view()
-        for target, row in zip(view.targets, view.state, strict=True):
+        for target, row in zip(traffic.targets, traffic.state, strict=True):
             self.rows.setdefault(target.name, []).append((t, float(row[0]), float(row[1])))
 
     def arrays(self) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:

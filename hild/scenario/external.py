@@ -29,7 +29,7 @@ from pathlib import Path
 
 from hild.drivers.realtime import Daemon
 from hild.log import routed_to
-from hild.observers import RunningDaemon, TickObserver
+from hild.observers import RunView, TickObserver
 from hild.scenario.file import Scenario
 from hild.scenario.placeholders import RunFacts, check_program, expand_command
 from hild.scenario.process import ControllerProcess
@@ -52,16 +52,16 @@ class TrackFeed(TickObserver):
         self.commands = 0  # the arbiter's count of applied commands at the last tick
         self.stop_at_s: float | None = None  # set (on the loop) when the controller ended
 
-    async def start(self, daemon: RunningDaemon) -> None:
-        self.track.record(0.0, daemon.sim.x)
-        self.commands = daemon.arbiter.commands
+    async def start(self, run: RunView) -> None:
+        self.track.record(0.0, run.x)
+        self.commands = run.commands_applied
 
-    def on_tick(self, daemon: RunningDaemon, t: float) -> None:
-        self.track.record(t, daemon.sim.x)
-        applied = daemon.arbiter.commands
+    def on_tick(self, run: RunView, t: float) -> None:
+        self.track.record(t, run.x)
+        applied = run.commands_applied
         if applied != self.commands:  # applied between the last tick and this one
             self.commands = applied
-            self.track.command_at(t - daemon.dt)
+            self.track.command_at(t - run.dt)
         if self.scenario.stop_when_complete and self.track.walk.complete:
             self.stop_run("completed")
         elif self.stop_at_s is not None and t + 1e-9 >= self.stop_at_s:
@@ -76,24 +76,24 @@ class ProgramRunner(TickObserver):
         self.feed = feed
         self.exited_at_s: float | None = None
 
-    async def start(self, daemon: RunningDaemon) -> None:
-        grace = exit_grace_s(daemon)
+    async def start(self, run: RunView) -> None:
+        grace = exit_grace_s(run)
 
         def exited(_code: int) -> None:
-            self.exited_at_s = daemon.sim.t
-            self.feed.stop_at_s = daemon.sim.t + grace
+            self.exited_at_s = run.t
+            self.feed.stop_at_s = run.t + grace
 
         self.process.start(exited)
 
-    async def stop(self, daemon: RunningDaemon) -> None:
+    async def stop(self, run: RunView) -> None:
         await self.process.stop()
 
 
-def exit_grace_s(daemon: RunningDaemon) -> float:
+def exit_grace_s(run: RunView) -> float:
     """Simulated seconds to go on after the controller's exit: EXIT_GRACE_S, and at least two
     of the command watchdogs' leases (simulated seconds, as every timer of the world) so that
     a trip shows."""
-    leases = [d.watchdog.timeout_s for d in daemon.command_devices]
+    leases = [d.lease_s for d in run.command_devices]
     return max([EXIT_GRACE_S, *(2.0 * lease for lease in leases)])
 
 

@@ -272,13 +272,13 @@ def run_lockstep(
 
 async def _observed(run: LockstepRun) -> RunResult:
     for observer in run.observers:
-        await observer.start(run.world)
+        await observer.start(run.world.view)
     try:
         return run.run()
     finally:
         run.world.stop_reason = run.stop_reason
         for observer in run.observers:
-            await observer.stop(run.world)
+            await observer.stop(run.world.view)
 
 
 def _controller_lines(out: Outbox) -> list[bytes]:

@@ -1,6 +1,6 @@
 """A device as the world holds it: the device, its role, its open ports (a driver's), its
-schedule on simulated time and its failures (read by the tick observers through
-``World.devices``)."""
+schedule on simulated time and its failures (the observers see it through the world's view,
+hild/world/view.py)."""
 
 from __future__ import annotations
 

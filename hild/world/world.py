@@ -8,7 +8,8 @@ the tick observers. ``tick`` steps it one tick, in the one order every driver us
 2. the step (or, in lockstep, a quiet stretch of steps ending in this tick);
 3. the frames' answers (ArduPilot's SITL waits on them: first);
 4. the devices whose epoch is due sample the truth: their lines, per device, are returned;
-5. the observers are told (they never await);
+5. the observers are told (they never await), each handed the world's one read-only view
+   (``view``, hild/world/view.py), not the world;
 6. once a simulated second, the state is checked (a diverged run stops).
 
 Whoever owns time (hild/drivers/) calls it: the real-time driver on its deadlines, the frames
@@ -43,6 +44,7 @@ from hild.transport import Port
 from hild.units import compass_deg
 from hild.world.build import initial_simulation
 from hild.world.devices import DeviceRuntime
+from hild.world.view import WorldView
 
 log = structlog.get_logger("hild.daemon")
 
@@ -52,7 +54,8 @@ Outbox = list[tuple[DeviceRuntime, list[bytes]]]  # a tick's lines, per device
 
 
 class World:
-    """A bench's run: built once, stepped by a driver (``tick``), read by the observers."""
+    """A bench's run: built once, stepped by a driver (``tick``), seen by the observers through
+    its ``view`` (read-only, made once)."""
 
     def __init__(
         self,
@@ -103,6 +106,8 @@ class World:
         self.jitter = JitterStats()
         self.late_s = 0.0
         self.ports: dict[tuple, Port] = {}
+        # what the observers see of it: made once, handed to every hook (hild/world/view.py)
+        self.view = WorldView(self)
 
     # --- time -------------------------------------------------------------------------------
     def now(self) -> float:
@@ -145,8 +150,9 @@ class World:
             for link in self.links:
                 link.answer(truth, self.k)
         out = self.sample_due(t, truth)
+        view = self.view
         for observer in self.observers:
-            observer.on_tick(self, t)
+            observer.on_tick(view, t)
         if self.k % self.check_every == 0:
             self.check_state()
         return out
@@ -165,7 +171,7 @@ class World:
                     self.on_command(record, t)
             else:
                 for observer in self.observers:
-                    observer.on_control(self, record)
+                    observer.on_control(self.view, record)
 
     def sample_due(self, t: float, truth: Truth | None = None) -> Outbox:
         """Let each device whose epoch has come sample the truth (``truth``, when the tick has

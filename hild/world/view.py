@@ -1,0 +1,296 @@
+"""What the observers see of a world: one read-only view, made once per world (``World.view``).
+
+Every hook of a tick observer (hild/observers.py) is handed it instead of the world: the tick's
+simulated time and the own ship's state, the run's facts, its devices and ports as counters,
+the driver's clock, and ``put`` to put a control record on the world's queue. Nothing of it
+can be written: it has no setters and takes no attributes, and its arrays are read-only
+views of the simulation's own (made once: a tick reads them without a copy or an allocation).
+Reading a per-tick field costs an attribute's read; what a snapshot needs (``truth``,
+``traffic``, ``clients``, ``summary``) is made when an observer asks for it.
+
+It satisfies hild.observers.RunView, which the observers name (they import neither the world
+nor this module).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, NoReturn
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from hild.bench import Bench
+    from hild.control import ControlRecord
+    from hild.devices.roles import TakesCommands
+    from hild.environment.environment import Environment
+    from hild.environment.weather import Weather
+    from hild.observers import RuntimeRequests
+    from hild.sensors.device import DeviceConfig
+    from hild.sensors.truth import Truth
+    from hild.traffic.view import TrafficView
+    from hild.world.devices import DeviceRuntime
+    from hild.world.world import World
+
+
+def read_only(array: np.ndarray) -> np.ndarray:
+    """A view of ``array`` that cannot be written (``array`` still can: the view follows it)."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+class _ReadOnly:
+    """A view's base: its attributes are set once, by its own ``__init__`` (``_init``)."""
+
+    __slots__ = ()
+
+    def _init(self, **values: object) -> None:
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise AttributeError(f"{type(self).__name__} is read-only: {name} cannot be set")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError(f"{type(self).__name__} is read-only: {name} cannot be deleted")
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceSeen:
+    """A device sampled on its epochs (hild.observers.DeviceView)."""
+
+    name: str
+    config: DeviceConfig
+    takes_commands: bool
+
+    @classmethod
+    def of(cls, rt: DeviceRuntime) -> DeviceSeen:
+        return cls(rt.device.config.name, rt.device.config, rt.takes_commands)
+
+
+class CommandDeviceSeen(_ReadOnly):
+    """A device that takes commands: its counters and its watchdog, read where they are kept
+    (hild.observers.CommandDeviceView)."""
+
+    __slots__ = ("_device",)
+    _device: TakesCommands
+
+    def __init__(self, device: TakesCommands) -> None:
+        self._init(_device=device)
+
+    @property
+    def name(self) -> str:
+        return self._device.config.name
+
+    @property
+    def config(self) -> DeviceConfig:
+        return self._device.config
+
+    @property
+    def watchdog_state(self) -> str:
+        return self._device.watchdog.state
+
+    @property
+    def watchdog_release(self) -> str:
+        return self._device.watchdog.release
+
+    @property
+    def lease_s(self) -> float:
+        return self._device.watchdog.timeout_s
+
+    @property
+    def commands(self) -> int:
+        return self._device.stats.commands
+
+    @property
+    def refused(self) -> int:
+        return sum(self._device.stats.rejected.values())
+
+    def summary(self) -> dict:
+        return self._device.summary()
+
+
+class EnvironmentSeen(_ReadOnly):
+    """An environment's outputs (read-only) and its weather (hild.observers.EnvironmentView);
+    one per environment the world runs (a weather change brings a new one)."""
+
+    __slots__ = ("_source", "_O")
+    _source: Environment
+    _O: np.ndarray
+
+    def __init__(self, environment: Environment) -> None:
+        self._init(_source=environment, _O=read_only(environment.O))
+
+    def of(self, environment: Environment) -> bool:
+        """Whether this is a view of ``environment``."""
+        return self._source is environment
+
+    @property
+    def O(self) -> np.ndarray:  # noqa: E743 (the environment's own name)
+        return self._O
+
+    @property
+    def weather(self) -> Weather:
+        return self._source.weather
+
+    @property
+    def elevation(self) -> float:
+        return self._source.elevation
+
+
+class WorldView(_ReadOnly):
+    """A world as its observers see it (hild.observers.RunView): made once, with the world."""
+
+    __slots__ = (
+        "_world",
+        "_x",
+        "_act_state",
+        "_act_cmd",
+        "_force",
+        "_devices",
+        "_command_devices",
+        "_environment",
+        "_put",
+    )
+    _world: World
+    _x: np.ndarray
+    _act_state: np.ndarray
+    _act_cmd: np.ndarray
+    _force: np.ndarray
+    _devices: tuple[DeviceSeen, ...]
+    _command_devices: tuple[CommandDeviceSeen, ...]
+    _environment: EnvironmentSeen | None
+    _put: Callable[[ControlRecord], None]
+
+    def __init__(self, world: World) -> None:
+        sim = world.sim  # (its arrays are written in place, never replaced: views stay true)
+        self._init(
+            _world=world,
+            _x=read_only(sim.x),
+            _act_state=read_only(sim.act_state),
+            _act_cmd=read_only(sim.act_cmd),
+            _force=read_only(sim.actuator_force),
+            _devices=tuple(DeviceSeen.of(rt) for rt in world.devices),
+            _command_devices=tuple(CommandDeviceSeen(d) for d in world.command_devices),
+            _environment=None,
+            _put=world.queue.put,
+        )
+
+    # --- the run's facts ----------------------------------------------------------------------
+    @property
+    def bench(self) -> Bench:
+        return self._world.bench
+
+    @property
+    def dt(self) -> float:
+        return self._world.dt
+
+    @property
+    def duration(self) -> float | None:
+        return self._world.duration
+
+    @property
+    def start_utc(self) -> datetime | None:
+        return self._world.start_utc
+
+    # --- the tick -----------------------------------------------------------------------------
+    @property
+    def t(self) -> float:
+        return self._world.t
+
+    @property
+    def x(self) -> np.ndarray:
+        return self._x
+
+    @property
+    def act_state(self) -> np.ndarray:
+        return self._act_state
+
+    @property
+    def act_cmd(self) -> np.ndarray:
+        return self._act_cmd
+
+    @property
+    def actuator_force(self) -> np.ndarray:
+        return self._force
+
+    @property
+    def environment(self) -> EnvironmentSeen | None:
+        environment = self._world.sim.environment
+        if environment is None:
+            return None
+        seen = self._environment
+        if seen is None or not seen.of(environment):  # the first look, or a new weather
+            seen = EnvironmentSeen(environment)
+            object.__setattr__(self, "_environment", seen)
+        return seen
+
+    def truth(self, t: float) -> Truth:
+        return self._world.truth(t)
+
+    def traffic(self) -> TrafficView | None:
+        traffic = self._world.sim.traffic
+        return None if traffic is None else traffic.view()
+
+    # --- the devices, the bus and the ports ---------------------------------------------------
+    @property
+    def devices(self) -> tuple[DeviceSeen, ...]:
+        return self._devices
+
+    @property
+    def command_devices(self) -> tuple[CommandDeviceSeen, ...]:
+        return self._command_devices
+
+    @property
+    def commands_applied(self) -> int:
+        return self._world.arbiter.commands
+
+    @property
+    def received_lines(self) -> int:
+        return self._world.dispatcher.received_lines
+
+    @property
+    def control_dropped(self) -> int:
+        return self._world.queue.dropped
+
+    def clients(self) -> dict[str, int]:
+        return {p.spec.url: p.stats.clients for p in self._world.ports.values()}
+
+    @property
+    def dropped_lines(self) -> int:
+        return sum(p.stats.dropped_lines for p in self._world.ports.values())
+
+    # --- the driver's clock -------------------------------------------------------------------
+    @property
+    def tick_period_s(self) -> float:
+        return self._world.tick_period_s
+
+    @property
+    def late_s(self) -> float:
+        return self._world.late_s
+
+    @property
+    def ticks(self) -> int:
+        return self._world.jitter.ticks
+
+    @property
+    def overruns(self) -> int:
+        return self._world.jitter.overruns
+
+    def jitter(self) -> dict[str, float | int]:
+        return self._world.jitter.summary()
+
+    @property
+    def stop_reason(self) -> str:
+        return self._world.stop_reason
+
+    # --- what an observer may do --------------------------------------------------------------
+    def put(self, record: ControlRecord) -> None:
+        self._put(record)
+
+    @property
+    def runtime_control(self) -> RuntimeRequests:
+        return self._world.runtime_control
