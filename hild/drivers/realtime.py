@@ -30,6 +30,7 @@ import structlog
 from hild.bench import Bench
 from hild.clock import BlockingClock
 from hild.drivers.frames import run_frames
+from hild.drivers.ports import close_ports, open_ports
 from hild.drivers.stats import LoopStats
 from hild.heap import frozen_heap
 from hild.kernel_cache import started_cold
@@ -37,7 +38,6 @@ from hild.log import route_asyncio_errors
 from hild.observers import TickObserver
 from hild.rundir import STOP_SIGNALS
 from hild.threads import name_os_thread
-from hild.transport import open_port, parse_port_url
 from hild.transport.pacer import TickPacer
 from hild.transport.pty import PACE_QUANTUM_S, PtyPort
 from hild.world.build import warm_up
@@ -80,58 +80,15 @@ class Daemon:
         return self.world.stop_reason
 
     async def open(self) -> None:
-        """Open every port (ptys, sockets, serial lines) and attach it to its devices."""
-        world, opened = self.world, {}
-        for rt in world.devices:
-            config = rt.device.config
-            for url in config.ports:
-                spec = parse_port_url(url, self.bench.run_dir)
-                if spec.identity not in opened:
-                    port = open_port(spec, default_baud=config.baud)
-                    port.on_line = world.dispatcher.receive
-                    opened[spec.identity] = (port, url)
-                port = opened[spec.identity][0]
-                if rt.takes_commands:
-                    port.accepts_commands = True
-                    world.dispatcher.attach(port.spec.url, rt.device)
-                    port.screen = world.dispatcher.screen(port.spec.url)
-                rt.ports.append(port)
-        for key, (port, url) in opened.items():
-            try:
-                await port.start()
-            except OSError as e:
-                # Name the port: "address already in use" alone is a puzzle.
-                owners = [c.name for c in self.bench.devices if url in c.ports]
-                where = f"device {', '.join(owners)}, port {url}"
-                raise OSError(e.errno, f"{where}: {e.strerror or e}") from e
-            finally:
-                world.ports[key] = port  # started or not, close() releases it
-        if self.link is not None:
-            self._open_link(self.link)
-        elif world.tick_period_s <= PACE_QUANTUM_S:  # a fine, steady grid
-            for port in world.ports.values():
+        """Open every port and link; pace the ptys from the tick thread on a fine grid."""
+        await open_ports(self.world)
+        if self.link is None and self.world.tick_period_s <= PACE_QUANTUM_S:  # fine, steady
+            for port in self.world.ports.values():
                 if isinstance(port, PtyPort):
                     port.pace_from(self.pacer)
 
-    def _open_link(self, link) -> None:
-        """ArduPilot's link: its own socket, read by the tick thread (frames pace the loop)."""
-        url = link.config.ports[0]
-        try:
-            link.open(parse_port_url(url, self.bench.run_dir))
-        except OSError as e:
-            where = f"device {link.config.name}, port {url}"
-            raise OSError(e.errno, f"{where}: {e.strerror or e}") from e
-        sim = self.world.sim
-        link.start(sim.x, sim.act_state, sim.act_cmd, self.world.dt)
-        if self.bench.time_scale != 1.0:
-            note = "ArduPilot's frames pace the run: its --speedup sets the scale"
-            log.warning("ardupilot.time_scale_unused", time_scale=self.bench.time_scale, note=note)
-
     async def close(self) -> None:
-        for port in self.world.ports.values():
-            await port.close()
-        if self.link is not None:
-            self.link.close()
+        await close_ports(self.world)
 
     def hand_over(self, out: Outbox) -> None:
         """From the tick thread: give the loop the tick's lines to send, in one call, and only
