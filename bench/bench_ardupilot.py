@@ -110,9 +110,11 @@ def echo_floor(frames: int, rate: int) -> float:
         b'\n{"timestamp":0.0,"imu":{"gyro":[0.0,0.0,0.0],"accel_body":[0.0,0.0,-9.81]},'
         b'"position":[0.0,0.0,0.0],"attitude":[0.0,0.0,0.0],"velocity":[0.0,0.0,0.0]}\n'
     )
-    code = (f"import socket\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\n"
-            f"s.bind(('127.0.0.1',{port}))\nwhile True:\n d,a=s.recvfrom(100)\n"
-            f" s.sendto({answer!r},a)\n")  # fmt: skip
+    code = (
+        f"import socket\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\n"
+        f"s.bind(('127.0.0.1',{port}))\nwhile True:\n d,a=s.recvfrom(100)\n"
+        f" s.sendto({answer!r},a)\n"
+    )
     echo = subprocess.Popen([sys.executable, "-c", code])
     try:
         return drive(port, frames, rate)
@@ -133,8 +135,9 @@ def step_floor(bench_path: Path, frames: int) -> float:
 def hild_row(folder: Path, weather: str, rate: int, frames: int) -> tuple[float, float, dict]:
     port, nmea = free_port(socket.SOCK_DGRAM), free_port(socket.SOCK_DGRAM)
     bench = folder / f"{weather}-{rate}.toml"
-    bench.write_text(BENCH.format(rate=rate, run_dir=folder / "run", weather=weather, port=port,
-                                  nmea=nmea))  # fmt: skip
+    bench.write_text(
+        BENCH.format(rate=rate, run_dir=folder / "run", weather=weather, port=port, nmea=nmea)
+    )
     sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # the NMEA's reader
     sink.bind(("127.0.0.1", nmea))
     sink.settimeout(0.2)
@@ -151,10 +154,21 @@ def hild_row(folder: Path, weather: str, rate: int, frames: int) -> tuple[float,
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     with open(log, "w") as err:
         daemon = subprocess.Popen(
-            [sys.executable, "-m", "hild.cli", "run", str(bench), "--log-format", "json",
-             "--duration", str(frames / rate)],
-            stdout=subprocess.DEVNULL, stderr=err, env=env,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "hild.cli",
+                "run",
+                str(bench),
+                "--log-format",
+                "json",
+                "--duration",
+                str(frames / rate),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            env=env,
+        )
         try:
             fps = drive(port, frames, rate)
         finally:
@@ -174,16 +188,20 @@ def main() -> None:
         folder = Path(tmp)
         echo = echo_floor(args.frames, 1200)
         print(f"exchange floor (a bare Python UDP echo): {echo:,.0f} frames/s")
-        print(f"{'weather':10} {'rate':>6} {'frames/s':>9} {'speedup':>8} {'of echo':>8} "
-              f"{'step floor/s':>13} {'answer p50/p99 ms':>18} {'cpu %':>6}")  # fmt: skip
+        print(
+            f"{'weather':10} {'rate':>6} {'frames/s':>9} {'speedup':>8} {'of echo':>8} "
+            f"{'step floor/s':>13} {'answer p50/p99 ms':>18} {'cpu %':>6}"
+        )
         for weather in ("calm", "gale-hs1"):
             for rate in (1200, 200):
                 fps, floor, summary = hild_row(folder, weather, rate, args.frames)
                 link = summary["devices"]["autopilot"]
-                print(f"{weather:10} {rate:>6} {fps:>9,.0f} {fps / rate:>7.1f}x "
-                      f"{fps / echo:>7.0%} {floor:>13,.0f} "
-                      f"{link['answer_p50_ms']:>9.3f}/{link['answer_p99_ms']:<8.3f} "
-                      f"{summary['cpu_percent']:>6.1f}")  # fmt: skip
+                print(
+                    f"{weather:10} {rate:>6} {fps:>9,.0f} {fps / rate:>7.1f}x "
+                    f"{fps / echo:>7.0%} {floor:>13,.0f} "
+                    f"{link['answer_p50_ms']:>9.3f}/{link['answer_p99_ms']:<8.3f} "
+                    f"{summary['cpu_percent']:>6.1f}"
+                )
 
 
 if __name__ == "__main__":

@@ -102,8 +102,10 @@ def decoding() -> None:
     print(f"  hild bus decode (framing to control record): {bus_rate:10,.0f} lines/s")
     print(f"  pynmea2.parse (framing and fields only):     {base_rate:10,.0f} lines/s")
     print(f"  ratio: hild decodes {bus_rate / base_rate:.2f}x as many lines/s as pynmea2 parses")
-    print(f"  whole inbound path from bytes (split, dispatch, decode, queue): {path_rate:,.0f} "
-          "lines/s")  # fmt: skip
+    print(
+        f"  whole inbound path from bytes (split, dispatch, decode, queue): {path_rate:,.0f} "
+        "lines/s"
+    )
 
 
 BENCH = """
@@ -129,8 +131,10 @@ def latency(duration: float, rate: float) -> None:
         bench.write_text(textwrap.dedent(BENCH).format(run_dir=Path(tmp) / "run", port=port))
         proc = subprocess.Popen(
             [sys.executable, "-m", "hild.cli", "run", str(bench), "--log-format", "json"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for line in proc.stdout:
             if "Ctrl-C stops" in line:
                 break
@@ -147,13 +151,19 @@ def latency(duration: float, rate: float) -> None:
         proc.terminate()
         _, err = proc.communicate(timeout=30)
     summary = next(json.loads(x) for x in reversed(err.splitlines()) if '"run.summary"' in x)
-    print(f"\nlatency: {summary['commands_applied']} commands over UDP at {rate:g} Hz for "
-          f"{duration:g} s, 100 Hz loop:")  # fmt: skip
-    print(f"  arrival to the tick that applies it: p50 {summary['command_latency_p50_ms']} ms, "
-          f"p99 {summary['command_latency_p99_ms']} ms, max {summary['command_latency_max_ms']} ms"
-          f" (a tick is 10 ms: a uniform arrival waits 5 ms on average)")  # fmt: skip
-    print(f"  loop: jitter p99 {summary['jitter_p99_ms']} ms, overruns {summary['overruns']}, "
-          f"CPU {summary['cpu_percent']} %")  # fmt: skip
+    print(
+        f"\nlatency: {summary['commands_applied']} commands over UDP at {rate:g} Hz for "
+        f"{duration:g} s, 100 Hz loop:"
+    )
+    print(
+        f"  arrival to the tick that applies it: p50 {summary['command_latency_p50_ms']} ms, "
+        f"p99 {summary['command_latency_p99_ms']} ms, max {summary['command_latency_max_ms']} ms"
+        f" (a tick is 10 ms: a uniform arrival waits 5 ms on average)"
+    )
+    print(
+        f"  loop: jitter p99 {summary['jitter_p99_ms']} ms, overruns {summary['overruns']}, "
+        f"CPU {summary['cpu_percent']} %"
+    )
 
 
 def main() -> None:

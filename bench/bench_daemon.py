@@ -144,8 +144,9 @@ def thread_cpu(pid: int, stop: threading.Event, seconds: dict) -> None:
         seconds[name] = seconds.get(name, 0.0) + cpu_s
 
 
-def run(bench_args: list[str], run_dir: Path, duration: float, sock: socket.socket,
-        tree: Path = REPO) -> dict:  # fmt: skip
+def run(
+    bench_args: list[str], run_dir: Path, duration: float, sock: socket.socket, tree: Path = REPO
+) -> dict:
     """One `hild run` of the checkout ``tree`` (its folder is the daemon's working directory,
     so ``python -m hild.cli`` imports that checkout's hild), read by clients as a user's."""
     cmd = [
@@ -163,8 +164,9 @@ def run(bench_args: list[str], run_dir: Path, duration: float, sock: socket.sock
         "--stats-interval",
         "1000",
     ]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=tree)  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tree
+    )
     banner = []
     while not any(line.startswith("Ctrl-C stops") for line in banner):
         line = proc.stdout.readline()
@@ -185,16 +187,21 @@ def run(bench_args: list[str], run_dir: Path, duration: float, sock: socket.sock
     summary = [json.loads(x) for x in stderr.splitlines() if '"run.summary"' in x][-1]
     summary["client_bytes"] = counts
     # the recording thread's CPU over the loop's wall time (the last quarter second unseen)
-    summary["thread_percent"] = {name: 100.0 * cpu_s / summary["loop_wall_s"]
-                                 for name, cpu_s in threads.items()}  # fmt: skip
+    summary["thread_percent"] = {
+        name: 100.0 * cpu_s / summary["loop_wall_s"] for name, cpu_s in threads.items()
+    }
     return summary
 
 
 def floor(kind: str, duration: float) -> dict:
     """One of bench/clock_floor.py's loops, as a subprocess."""
     script = Path(__file__).resolve().parent / "clock_floor.py"
-    p = subprocess.run([sys.executable, str(script), kind, "--duration", str(duration)],
-                       capture_output=True, text=True, check=True)  # fmt: skip
+    p = subprocess.run(
+        [sys.executable, str(script), kind, "--duration", str(duration)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
@@ -208,8 +215,15 @@ def default_bench_on(folder: Path, udp: int) -> Path:
     return path
 
 
-def run_into(results: dict, key: int, bench_args: list[str], run_dir: Path, duration: float,
-             sock: socket.socket, tree: Path) -> None:  # fmt: skip
+def run_into(
+    results: dict,
+    key: int,
+    bench_args: list[str],
+    run_dir: Path,
+    duration: float,
+    sock: socket.socket,
+    tree: Path,
+) -> None:
     results[key] = run(bench_args, run_dir, duration, sock, tree)
 
 
@@ -240,13 +254,18 @@ def side_by_side(duration: float, repeat: int, sides: tuple[Side, Side]) -> None
     change's, less the machine's noise than in runs one after the other. Plain against
     --record of this checkout by default; with --against, another checkout against this one."""
     first, second = sides
-    what = "plain and --record" if first.tree == second.tree else (
-        f"{first.label} and {second.label}{' --record' if first.record else ''}")  # fmt: skip
+    what = (
+        "plain and --record"
+        if first.tree == second.tree
+        else (f"{first.label} and {second.label}{' --record' if first.record else ''}")
+    )
     rate = second.record_rate_hz
     if second.record and rate is not None:
         what += f" (recording the truth at {rate:g} Hz)"
-    print(f"hild run, 100 Hz, {duration:g} s, {what} at the same time, {repeat} time(s) each "
-          f"bench, {os.cpu_count()} cores:")  # fmt: skip
+    print(
+        f"hild run, 100 Hz, {duration:g} s, {what} at the same time, {repeat} time(s) each "
+        f"bench, {os.cpu_count()} cores:"
+    )
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         for name in ("4 devices", "default bench"):
@@ -270,9 +289,13 @@ def side_by_side(duration: float, repeat: int, sides: tuple[Side, Side]) -> None
                     socks.append(sock)
                     argv.append(([str(bench), *extra], folder / "run"))
                 results: dict[int, dict] = {}
-                workers = [threading.Thread(target=run_into, args=(results, k, *argv[k], duration,
-                                                                   socks[k], sides[k].tree))
-                           for k in (0, 1)]  # fmt: skip
+                workers = [
+                    threading.Thread(
+                        target=run_into,
+                        args=(results, k, *argv[k], duration, socks[k], sides[k].tree),
+                    )
+                    for k in (0, 1)
+                ]
                 for worker in workers:
                     worker.start()
                 for worker in workers:
@@ -284,35 +307,55 @@ def side_by_side(duration: float, repeat: int, sides: tuple[Side, Side]) -> None
                 threads.append(b["thread_percent"].get("hild-record", 0.0))
                 recorded = ""
                 if second.record:
-                    recorded = (f"  (the recording thread {threads[-1]:.2f} %; "
-                                f"{b['record']['messages']} messages, "
-                                f"{b['record']['dropped']} dropped)")  # fmt: skip
-                print(f"  {name:<14} {first.label} {a['cpu_percent']:.2f} %  {second.label} "
-                      f"{b['cpu_percent']:.2f} %  difference {differences[-1]:+.2f} %{recorded}",
-                      flush=True)  # fmt: skip
+                    recorded = (
+                        f"  (the recording thread {threads[-1]:.2f} %; "
+                        f"{b['record']['messages']} messages, "
+                        f"{b['record']['dropped']} dropped)"
+                    )
+                print(
+                    f"  {name:<14} {first.label} {a['cpu_percent']:.2f} %  {second.label} "
+                    f"{b['cpu_percent']:.2f} %  difference {differences[-1]:+.2f} %{recorded}",
+                    flush=True,
+                )
             thread = f", the recording thread {median(threads):.2f} %" if second.record else ""
             spread = f"range {min(differences):+.2f} to {max(differences):+.2f}"
-            print(f"  {name:<14} median difference {median(differences):+.2f} % of a core "
-                  f"({spread}){thread}")  # fmt: skip
+            print(
+                f"  {name:<14} median difference {median(differences):+.2f} % of a core "
+                f"({spread}){thread}"
+            )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=60.0, help="seconds per run (60)")
-    parser.add_argument("--repeat", type=int, default=1,
-                        help="plain and --record runs of each bench, alternated (1)")  # fmt: skip
-    parser.add_argument("--side-by-side", action="store_true",
-                        help="only: plain and --record of each bench at the same time")  # fmt: skip
-    parser.add_argument("--against", type=Path, metavar="CHECKOUT",
-                        help="only: another checkout of hild (e.g. `git worktree add --detach "
-                        "DIR REV`) and this one at the same time, each bench; the difference is "
-                        "this one's CPU less that one's")  # fmt: skip
-    parser.add_argument("--record", action="store_true",
-                        help="with --against: both sides record")  # fmt: skip
-    parser.add_argument("--record-rate", type=float, metavar="HZ",
-                        help="with --side-by-side: record the truth (state, actuators, "
-                        "environment, location, pose) at HZ instead of hild's default 20 Hz "
-                        "(a [record] table's rate_hz)")  # fmt: skip
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="plain and --record runs of each bench, alternated (1)",
+    )
+    parser.add_argument(
+        "--side-by-side",
+        action="store_true",
+        help="only: plain and --record of each bench at the same time",
+    )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        metavar="CHECKOUT",
+        help="only: another checkout of hild (e.g. `git worktree add --detach "
+        "DIR REV`) and this one at the same time, each bench; the difference is "
+        "this one's CPU less that one's",
+    )
+    parser.add_argument("--record", action="store_true", help="with --against: both sides record")
+    parser.add_argument(
+        "--record-rate",
+        type=float,
+        metavar="HZ",
+        help="with --side-by-side: record the truth (state, actuators, "
+        "environment, location, pose) at HZ instead of hild's default 20 Hz "
+        "(a [record] table's rate_hz)",
+    )
     args = parser.parse_args()
     if args.record_rate is not None and not args.side_by_side:
         parser.error("--record-rate goes with --side-by-side")
@@ -320,14 +363,15 @@ def main() -> None:
         other = args.against.resolve()
         if not (other / "hild" / "cli.py").is_file():
             sys.exit(f"--against {args.against}: not a checkout of hild (no hild/cli.py there)")
-        sides = (Side(f"that ({other.name})", other, args.record),
-                 Side("this", REPO, args.record))  # fmt: skip
+        sides = (Side(f"that ({other.name})", other, args.record), Side("this", REPO, args.record))
         side_by_side(args.duration, args.repeat, sides)
         return
     if args.side_by_side:
-        side_by_side(args.duration, args.repeat,
-                     (Side("plain", REPO, False),
-                      Side("--record", REPO, True, args.record_rate)))  # fmt: skip
+        side_by_side(
+            args.duration,
+            args.repeat,
+            (Side("plain", REPO, False), Side("--record", REPO, True, args.record_rate)),
+        )
         return
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.bind(("127.0.0.1", 0))
@@ -342,29 +386,36 @@ def main() -> None:
             for _ in range(args.repeat):
                 for suffix, extra in (("", []), (" --record", record)):
                     run_dir = Path(tmp) / f"run{len(rows)}"
-                    rows.append((name + suffix, run([*bench_args, *extra], run_dir,
-                                                    args.duration, sock)))  # fmt: skip
+                    rows.append(
+                        (name + suffix, run([*bench_args, *extra], run_dir, args.duration, sock))
+                    )
     for kind in FLOORS:  # again after the daemon's runs: the floor is their mean
         floors[kind].append(floor(kind, args.duration))
     base = mean(f["cpu_percent"] for f in floors["bare-step"])
     print(f"hild run, 100 Hz, {args.duration:g} s each, {os.cpu_count()} cores")
-    print(f"{'loop':<30} {'ticks':>6} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} "
-          f"{'overruns':>8} {'CPU %':>6} {'us/tick':>7} {'vs floor':>8} {'sentences':>9} "
-          f"{'dropped':>7}")  # fmt: skip
+    print(
+        f"{'loop':<30} {'ticks':>6} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} "
+        f"{'overruns':>8} {'CPU %':>6} {'us/tick':>7} {'vs floor':>8} {'sentences':>9} "
+        f"{'dropped':>7}"
+    )
     for kind in FLOORS:
         for f in floors[kind]:
-            print(f"{FLOORS[kind]:<30} {f['ticks']:>6} {f['jitter_p50_ms']:>7.3f} "
-                  f"{f['jitter_p99_ms']:>7.3f} {f['jitter_max_ms']:>7.3f} {f['overruns']:>8} "
-                  f"{f['cpu_percent']:>6.2f} {f['cpu_per_tick_us']:>7.0f} "
-                  f"{f['cpu_percent'] - base:>+8.2f} {'':>9} {'':>7}")  # fmt: skip
+            print(
+                f"{FLOORS[kind]:<30} {f['ticks']:>6} {f['jitter_p50_ms']:>7.3f} "
+                f"{f['jitter_p99_ms']:>7.3f} {f['jitter_max_ms']:>7.3f} {f['overruns']:>8} "
+                f"{f['cpu_percent']:>6.2f} {f['cpu_per_tick_us']:>7.0f} "
+                f"{f['cpu_percent'] - base:>+8.2f} {'':>9} {'':>7}"
+            )
     for name, s in rows:
         sentences = sum(d["sentences"] for d in s["devices"].values())
         dropped = sum(p["dropped_lines"] for p in s["ports"].values())
         per_tick_us = 1e6 * s["cpu_percent"] / 100.0 * s["loop_wall_s"] / s["ticks"]
-        print(f"{'hild: ' + name:<30} {s['ticks']:>6} {s['jitter_p50_ms']:>7.3f} "
-              f"{s['jitter_p99_ms']:>7.3f} {s['jitter_max_ms']:>7.3f} {s['overruns']:>8} "
-              f"{s['cpu_percent']:>6.2f} {per_tick_us:>7.0f} {s['cpu_percent'] - base:>+8.2f} "
-              f"{sentences:>9} {dropped:>7}")  # fmt: skip
+        print(
+            f"{'hild: ' + name:<30} {s['ticks']:>6} {s['jitter_p50_ms']:>7.3f} "
+            f"{s['jitter_p99_ms']:>7.3f} {s['jitter_max_ms']:>7.3f} {s['overruns']:>8} "
+            f"{s['cpu_percent']:>6.2f} {per_tick_us:>7.0f} {s['cpu_percent'] - base:>+8.2f} "
+            f"{sentences:>9} {dropped:>7}"
+        )
     print(
         f"recording, the difference (median of {args.repeat} alternated pair(s) each), and "
         "the threads' own CPU (from /proc):"
@@ -377,18 +428,22 @@ def main() -> None:
         plain_tick = [s["thread_percent"].get("hild-tick", 0.0) for n, s in rows if n == name]
         tick = median(s["thread_percent"].get("hild-tick", 0.0) for s in recorded)
         messages = median(s["record"]["messages"] / s["loop_wall_s"] for s in recorded)
-        print(f"  {'hild: ' + name:<28} plain {plain:.2f} %  --record {cpu:.2f} %  "
-              f"difference {cpu - plain:+.2f} % of a core; the recording thread {thread:.2f} %, "
-              f"the tick thread {median(plain_tick):.2f} -> {tick:.2f} %; "
-              f"{messages:.0f} messages/s")  # fmt: skip
+        print(
+            f"  {'hild: ' + name:<28} plain {plain:.2f} %  --record {cpu:.2f} %  "
+            f"difference {cpu - plain:+.2f} % of a core; the recording thread {thread:.2f} %, "
+            f"the tick thread {median(plain_tick):.2f} -> {tick:.2f} %; "
+            f"{messages:.0f} messages/s"
+        )
     if args.repeat > 1:
         print(f"median (range) of {args.repeat} alternated runs each:")
         for name in dict.fromkeys(n for n, _ in rows):
             runs = [s for n, s in rows if n == name]
             p99 = sorted(s["jitter_p99_ms"] for s in runs)
             cpu = sorted(s["cpu_percent"] for s in runs)
-            print(f"  {'hild: ' + name:<28} p99 {median(p99):.3f} ms ({p99[0]:.3f}-{p99[-1]:.3f})"
-                  f"  CPU {median(cpu):.2f} % ({cpu[0]:.2f}-{cpu[-1]:.2f})")  # fmt: skip
+            print(
+                f"  {'hild: ' + name:<28} p99 {median(p99):.3f} ms ({p99[0]:.3f}-{p99[-1]:.3f})"
+                f"  CPU {median(cpu):.2f} % ({cpu[0]:.2f}-{cpu[-1]:.2f})"
+            )
     print("CPU %: process CPU time over the loop's wall time, of one core; us/tick: the same")
     print(f"per tick; vs floor: CPU % minus the stepping floor's mean ({base:.2f} %), the floors")
     print("measured before and after the daemon's runs.")

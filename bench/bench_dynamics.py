@@ -75,8 +75,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=1.0, help="time per measurement")
     args = parser.parse_args()
-    print(f"hild dynamics benchmark: {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} cores, Python {platform.python_version()}, dt = {DT} s")  # fmt: skip
+    print(
+        f"hild dynamics benchmark: {platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} cores, Python {platform.python_version()}, dt = {DT} s"
+    )
     header = (
         f"{'profile':8} {'rk4 steps/s':>12} {'RTF@100Hz':>10} {'dopri5 steps/s':>15} "
         f"{'RTF@100Hz':>10} {'dopri5/rk4':>10} {'rk4 tick/s':>11} {'tick/loop':>9} "

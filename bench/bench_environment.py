@@ -68,9 +68,11 @@ def main() -> None:
     parser.add_argument("--profile", default="odin")
     args = parser.parse_args()
     vessel = load_profile(args.profile)
-    print(f"hild environment benchmark: {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} cores, Python {platform.python_version()}, dt = {DT} s, "
-          f"{vessel.name}")  # fmt: skip
+    print(
+        f"hild environment benchmark: {platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} cores, Python {platform.python_version()}, dt = {DT} s, "
+        f"{vessel.name}"
+    )
     header = f"{'weather':14} {'steps/s':>10} {'no env steps/s':>15} {'ns/step':>8} {'overhead':>9}"
     print(header)
     print("-" * len(header))
@@ -88,10 +90,11 @@ def main() -> None:
         )
     # the waves alone: the same gale (wind, gust, current, seed) with and without its sea
     with_waves, without_waves = (
-        under_way(Simulation(vessel, DT, environment=Environment(load_weather(p), vessel, DT,
-                                                                  seed=1)))
+        under_way(
+            Simulation(vessel, DT, environment=Environment(load_weather(p), vessel, DT, seed=1))
+        )
         for p in (WAVES_ON, WAVES_OFF)
-    )  # fmt: skip
+    )
     with_rate, without_rate = paired_rates(with_waves, without_waves, args.seconds)
     print(
         f"the waves alone ({WAVES_ON} against {WAVES_OFF}, the same wind, gust and current): "

@@ -164,8 +164,11 @@ def run(kind: str, rate: float, duration: float, sources: int = 1) -> dict:
         with open(err_path, "wb") as err:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "hild.cli", "run", str(bench), "--log-format", "json"],
-                stdout=subprocess.PIPE, stderr=err, text=True, cwd=REPO,
-            )  # fmt: skip
+                stdout=subprocess.PIPE,
+                stderr=err,
+                text=True,
+                cwd=REPO,
+            )
         assert proc.stdout is not None
         for line in proc.stdout:
             if "Ctrl-C stops" in line:
@@ -176,9 +179,17 @@ def run(kind: str, rate: float, duration: float, sources: int = 1) -> dict:
         flooder = None
         if rate > 0:
             flooder = multiprocessing.get_context("fork").Process(
-                target=flood, args=(kind, url, str(run_dir), rate, start + duration + 0.5,
-                                    sent_by_flood, sources),
-            )  # fmt: skip
+                target=flood,
+                args=(
+                    kind,
+                    url,
+                    str(run_dir),
+                    rate,
+                    start + duration + 0.5,
+                    sent_by_flood,
+                    sources,
+                ),
+            )
             flooder.start()
             time.sleep(0.5)  # the flood is on before the first command
         sent = 0
@@ -225,9 +236,11 @@ def main() -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < need:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(need, hard), hard))
-    print(f"controller: TRC at 10 Hz for {args.duration:g} s; flood: malformed TRC lines at "
-          f"{args.rate:,.0f}/s from another sender (pty-burst: {BURST_BYTES:,} bytes in one "
-          f"write every {BURST_EVERY_S:g} s); 100 Hz loop")  # fmt: skip
+    print(
+        f"controller: TRC at 10 Hz for {args.duration:g} s; flood: malformed TRC lines at "
+        f"{args.rate:,.0f}/s from another sender (pty-burst: {BURST_BYTES:,} bytes in one "
+        f"write every {BURST_EVERY_S:g} s); 100 Hz loop"
+    )
     print(
         "| port | flood (real rate) | source ports | applied / sent | watchdog trips "
         "| overruns / ticks | CPU | command latency p99 | lines decoded and refused "
@@ -235,17 +248,21 @@ def main() -> None:
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for kind in args.ports.split(","):
-        floods = [(args.rate, int(n)) for n in args.sources.split(",")] if kind == "udp" else [
-            (args.rate, 1)
-        ]  # fmt: skip
+        floods = (
+            [(args.rate, int(n)) for n in args.sources.split(",")]
+            if kind == "udp"
+            else [(args.rate, 1)]
+        )
         for rate, sources in [(0.0, 1), *floods]:
             r = run(kind, rate, args.duration, sources)
             share = 100.0 * r["applied"] / r["sent"]
-            print(f"| {r['port']} | {r['flood']} | {r['sources']} "
-                  f"| {r['applied']} / {r['sent']} ({share:.1f} %) "
-                  f"| {r['trips']} | {r['overruns']} / {r['ticks']} | {r['cpu']} % "
-                  f"| {r['latency_p99_ms']} ms | {r['refused_lines']:,} | {r['throttled']:,} |",
-                  flush=True)  # fmt: skip
+            print(
+                f"| {r['port']} | {r['flood']} | {r['sources']} "
+                f"| {r['applied']} / {r['sent']} ({share:.1f} %) "
+                f"| {r['trips']} | {r['overruns']} / {r['ticks']} | {r['cpu']} % "
+                f"| {r['latency_p99_ms']} ms | {r['refused_lines']:,} | {r['throttled']:,} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

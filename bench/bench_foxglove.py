@@ -82,9 +82,20 @@ def viewer(port: int, reads: bool, stop: threading.Event, counts: dict) -> None:
 
 def run(folder: Path, duration: float, foxglove: bool, view: str | None) -> dict:
     port = free_port(socket.SOCK_STREAM)
-    command = [sys.executable, "-m", "hild.cli", "run", str(bench_file(folder)), "--duration",
-               str(duration), "--run-dir", str(folder / "run"), "--log-format", "json",
-               "--quiet"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "hild.cli",
+        "run",
+        str(bench_file(folder)),
+        "--duration",
+        str(duration),
+        "--run-dir",
+        str(folder / "run"),
+        "--log-format",
+        "json",
+        "--quiet",
+    ]
     if foxglove:
         command += ["--foxglove", f"127.0.0.1:{port}"]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
@@ -95,8 +106,9 @@ def run(folder: Path, duration: float, foxglove: bool, view: str | None) -> dict
     stop, counts = threading.Event(), {}
     thread = None
     if view is not None:
-        thread = threading.Thread(target=viewer, args=(port, view == "reads", stop, counts),
-                                  daemon=True)  # fmt: skip
+        thread = threading.Thread(
+            target=viewer, args=(port, view == "reads", stop, counts), daemon=True
+        )
         thread.start()
     proc.wait(duration + 120)
     stop.set()
@@ -120,13 +132,14 @@ def main() -> None:
             ("no --foxglove", run(folder, args.duration, False, None)),
             ("--foxglove, no viewer", run(folder, args.duration, True, None)),
             ("--foxglove, a viewer on every channel", run(folder, args.duration, True, "reads")),
-            ("--foxglove, a stalled viewer on every channel",
-             run(folder, args.duration, True, "stalled")),
-        ]  # fmt: skip
+            (
+                "--foxglove, a stalled viewer on every channel",
+                run(folder, args.duration, True, "stalled"),
+            ),
+        ]
     for _, r in rows:
         r["observer"] = r["viewer"]
-    print_cpu_table(rows, "plain", {"channels": "channels", "received": "messages"},
-                    args.duration)  # fmt: skip
+    print_cpu_table(rows, "plain", {"channels": "channels", "received": "messages"}, args.duration)
 
 
 if __name__ == "__main__":

@@ -41,10 +41,23 @@ def bench_file(folder: Path, mqtt_url: str | None, signalk: bool) -> Path:
 def run(folder: Path, mqtt_url: str | None, duration: float, signalk: bool = False) -> dict:
     bench = bench_file(folder, mqtt_url, signalk)
     p = subprocess.run(
-        [sys.executable, "-m", "hild.cli", "run", str(bench), "--duration", str(duration),
-         "--run-dir", str(folder / "run"), "--log-format", "json"],
-        capture_output=True, text=True, timeout=duration + 120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "hild.cli",
+            "run",
+            str(bench),
+            "--duration",
+            str(duration),
+            "--run-dir",
+            str(folder / "run"),
+            "--log-format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=duration + 120,
+    )
     events = last_events(p.stderr.splitlines(), "run.summary", "mirror.stop")
     summary, mirror = events.get("run.summary", {}), events.get("mirror.stop", {})
     if not summary:
@@ -72,26 +85,32 @@ def main() -> None:
         port = free_port(socket.SOCK_STREAM)
         conf = folder / "mosquitto.conf"
         conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\n")
-        broker = subprocess.Popen([mosquitto, "-c", str(conf)], stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL)  # fmt: skip
+        broker = subprocess.Popen(
+            [mosquitto, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         stalled = NeverReads()
         time.sleep(0.5)
         try:
             rows = [
                 ("no mirror", run(folder, None, args.duration)),
                 ("mirror to mosquitto", run(folder, f"mqtt://127.0.0.1:{port}", args.duration)),
-                ("mirror and Signal K to mosquitto",
-                 run(folder, f"mqtt://127.0.0.1:{port}", args.duration, signalk=True)),
-                ("mirror to a broker that never reads",
-                 run(folder, f"mqtt://127.0.0.1:{stalled.port}", args.duration)),
-            ]  # fmt: skip
+                (
+                    "mirror and Signal K to mosquitto",
+                    run(folder, f"mqtt://127.0.0.1:{port}", args.duration, signalk=True),
+                ),
+                (
+                    "mirror to a broker that never reads",
+                    run(folder, f"mqtt://127.0.0.1:{stalled.port}", args.duration),
+                ),
+            ]
         finally:
             broker.terminate()
             stalled.server.close()
     for _, r in rows:
         r["observer"] = r.get("mirror", {})
-    print_cpu_table(rows, "no mirror", {"published": "published", "dropped": "dropped"},
-                    args.duration)  # fmt: skip
+    print_cpu_table(
+        rows, "no mirror", {"published": "published", "dropped": "dropped"}, args.duration
+    )
 
 
 if __name__ == "__main__":

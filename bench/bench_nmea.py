@@ -23,8 +23,22 @@ def ours() -> bytes:
 def with_pynmea2() -> bytes:
     lat, ns = latitude(59.41234567)
     lon, ew = longitude(10.48765432)
-    fields = (utc_time(UTC_NOW), lat, ns, lon, ew, "1", "10", fixed(0.9, 1), fixed(1.5, 1), "M",
-              fixed(39.2, 1), "M", "", "")  # fmt: skip
+    fields = (
+        utc_time(UTC_NOW),
+        lat,
+        ns,
+        lon,
+        ew,
+        "1",
+        "10",
+        fixed(0.9, 1),
+        fixed(1.5, 1),
+        "M",
+        fixed(39.2, 1),
+        "M",
+        "",
+        "",
+    )
     return (pynmea2.GGA("GP", "GGA", fields).render() + "\r\n").encode("ascii")
 
 

@@ -44,10 +44,26 @@ def start(tmp: Path, name: str, time_scale: float, *extra: str) -> tuple[subproc
     stderr = tmp / f"{name}.stderr"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hild.cli", "run", str(bench), "--run-dir", str(tmp / name),
-         "--time-scale", str(time_scale), "--log-format", "json", *extra],
-        stdout=subprocess.PIPE, stderr=open(stderr, "w"), text=True, cwd=REPO, env=env,  # noqa: SIM115
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "hild.cli",
+            "run",
+            str(bench),
+            "--run-dir",
+            str(tmp / name),
+            "--time-scale",
+            str(time_scale),
+            "--log-format",
+            "json",
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=open(stderr, "w"),  # noqa: SIM115
+        text=True,
+        cwd=REPO,
+        env=env,
+    )
     assert proc.stdout is not None
     while "Ctrl-C stops" not in (line := proc.stdout.readline()):
         if not line and proc.poll() is not None:
@@ -88,14 +104,20 @@ def main() -> None:
     )
     for key, points in samples.items():
         fitted = [(t, k) for t, k in points if t >= args.warm_up]
-        print(f"  {key:<17} {points[0][1] / 1024:6.1f} MiB at start, "
-              f"{points[-1][1] / 1024:6.1f} MiB at the end, growth "
-              f"{slope_per_minute(fitted):+7.1f} KiB/min")  # fmt: skip
+        print(
+            f"  {key:<17} {points[0][1] / 1024:6.1f} MiB at start, "
+            f"{points[-1][1] / 1024:6.1f} MiB at the end, growth "
+            f"{slope_per_minute(fitted):+7.1f} KiB/min"
+        )
     recorded = summaries["with --record"].get("record", {})
-    print(f"  recording: {size / 1e6:.1f} MB, {recorded.get('messages')} messages, "
-          f"dropped {recorded.get('dropped')}, error {recorded.get('error')!r}")  # fmt: skip
-    print("  samples (s, KiB without, KiB with): " + ", ".join(
-        f"{t:.0f} {a} {b}" for (t, a), (_, b) in zip(*samples.values(), strict=True)))  # fmt: skip
+    print(
+        f"  recording: {size / 1e6:.1f} MB, {recorded.get('messages')} messages, "
+        f"dropped {recorded.get('dropped')}, error {recorded.get('error')!r}"
+    )
+    print(
+        "  samples (s, KiB without, KiB with): "
+        + ", ".join(f"{t:.0f} {a} {b}" for (t, a), (_, b) in zip(*samples.values(), strict=True))
+    )
 
 
 if __name__ == "__main__":

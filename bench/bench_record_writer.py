@@ -41,17 +41,36 @@ def recorded(tmp: Path, duration: float) -> list[tuple[str, int, dict]]:
     text = FOUR_DEVICES.format(run_dir=tmp / "run", udp=9)  # the discard port: never read
     bench.write_text(re.sub(r'ports = \["pty://\w+", (".*?")\]', r"ports = [\1]", text))
     record = tmp / "source.mcap"
-    subprocess.run([sys.executable, "-m", "hild.cli", "run", str(bench), "--record", str(record),
-                    "--duration", str(duration), "--time-scale", "5", "--quiet",
-                    "--log-format", "json"], check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hild.cli",
+            "run",
+            str(bench),
+            "--record",
+            str(record),
+            "--duration",
+            str(duration),
+            "--time-scale",
+            "5",
+            "--quiet",
+            "--log-format",
+            "json",
+        ],
+        check=True,
+        capture_output=True,
+    )
     # what the daemon puts (the writer makes /tf and /fix/<device> from them itself)
-    return [(m.topic, m.log_time_ns, m.payload) for m in messages(record)
-            if m.topic != channels.TF and not m.topic.startswith(channels.FIX)]  # fmt: skip
+    return [
+        (m.topic, m.log_time_ns, m.payload)
+        for m in messages(record)
+        if m.topic != channels.TF and not m.topic.startswith(channels.FIX)
+    ]
 
 
 def hild_writer(path: Path, items: list) -> tuple[float, int]:
-    writer = RecordWriter(path, {"hild": {"bench": "four-devices"}}, nmea_log=True,
-                          lossless=True)  # fmt: skip
+    writer = RecordWriter(path, {"hild": {"bench": "four-devices"}}, nmea_log=True, lossless=True)
     writer.start()
     cpu0 = time.process_time()
     for item in items:
@@ -79,8 +98,9 @@ def sdk_writer(path: Path, items: list) -> tuple[float, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=float, default=60.0,
-                        help="simulated seconds of the recorded run (60)")  # fmt: skip
+    parser.add_argument(
+        "--duration", type=float, default=60.0, help="simulated seconds of the recorded run (60)"
+    )
     parser.add_argument("--repeat", type=int, default=3, help="writes per writer (3)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp_name:
@@ -94,8 +114,10 @@ def main() -> None:
                 cpu_s, written = write(path, items)
                 rows[name].append(1e6 * cpu_s / len(items))
                 sizes[name] = os.path.getsize(path)
-                print(json.dumps({"writer": name, "cpu_s": round(cpu_s, 4), "messages": written}),
-                      file=sys.stderr)  # fmt: skip
+                print(
+                    json.dumps({"writer": name, "cpu_s": round(cpu_s, 4), "messages": written}),
+                    file=sys.stderr,
+                )
     base = median(rows["hild"])
     per_s = len(items) / args.duration
     print(
@@ -103,9 +125,11 @@ def main() -> None:
         f"{args.repeat} times each, alternated; CPU of the whole process per message put:"
     )
     for name, us in rows.items():
-        print(f"  {name:<13} {median(us):6.1f} us (range {min(us):.1f}-{max(us):.1f})  "
-              f"{median(us) / base:5.2f}x hild's  {per_s * median(us) / 1e4:.2f} % of a core at "
-              f"{per_s:.0f} messages/s  file {sizes[name] / 1e6:.2f} MB")  # fmt: skip
+        print(
+            f"  {name:<13} {median(us):6.1f} us (range {min(us):.1f}-{max(us):.1f})  "
+            f"{median(us) / base:5.2f}x hild's  {per_s * median(us) / 1e4:.2f} % of a core at "
+            f"{per_s:.0f} messages/s  file {sizes[name] / 1e6:.2f} MB"
+        )
 
 
 if __name__ == "__main__":

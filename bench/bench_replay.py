@@ -35,8 +35,11 @@ def write_recording(path: Path) -> None:
     t0 = 1_780_315_200 * 10**9
     for i, offset in enumerate(OFFSETS):
         sentence = frame(f"GPTXT,01,01,02,line {i}").decode().rstrip()
-        writer.put(channels.SENSORS + "gps", t0 + round(offset * 1e9),
-                   {"t": offset, "utc": "", "sentence": sentence})  # fmt: skip
+        writer.put(
+            channels.SENSORS + "gps",
+            t0 + round(offset * 1e9),
+            {"t": offset, "utc": "", "sentence": sentence},
+        )
     writer.close()
 
 
@@ -62,10 +65,22 @@ def one_replay(record: Path, run_dir: Path) -> list[float]:
     """The lines' errors against their recorded offsets [ms], signed (late is positive)."""
     link = run_dir / "replay"
     replaying = subprocess.Popen(
-        [sys.executable, "-m", "hild.cli", "replay", str(record), "--to", "gps=pty://replay?pace=0",
-         "--run-dir", str(run_dir), "--wait", "1.5"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "hild.cli",
+            "replay",
+            str(record),
+            "--to",
+            "gps=pty://replay?pace=0",
+            "--run-dir",
+            str(run_dir),
+            "--wait",
+            "1.5",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 30.0
     while not link.exists() and time.monotonic() < deadline:
         time.sleep(0.01)

@@ -40,8 +40,10 @@ HELD = ["port.rpm=1800", "starboard.rpm=1800", "port.deflector=1", "starboard.de
 
 # Where a run's time goes: the first part whose marker is in a profiled function's file.
 PARTS = (
-    ("stepping (compiled: vessel, weather, traffic)", ("coupled/", "model/", "environment/",
-                                                       "traffic/")),
+    (
+        "stepping (compiled: vessel, weather, traffic)",
+        ("coupled/", "model/", "environment/", "traffic/"),
+    ),
     ("pilot: NMEA decoding (pynmea2 and hild.nmea.decode)", ("pynmea2", "nmea/decode")),
     ("pilot: fixes, autopilot, command encoding", ("pilot/", "scenario/controller")),
     ("command device: parse, decode, watchdog, arbiter", ("bus/", "hild/control")),
@@ -49,7 +51,7 @@ PARTS = (
     ("track and criteria", ("scenario/track", "scenario/criteria")),
     ("the lockstep loop itself", ("scenario/lockstep",)),
     ("numpy", ("numpy",)),
-)  # fmt: skip
+)
 
 
 def timed(fn: Callable[[], object]) -> float:
@@ -60,8 +62,10 @@ def timed(fn: Callable[[], object]) -> float:
 
 def spread(times: list[float], duration: float) -> str:
     med, lo, hi = (1e3 * v for v in (statistics.median(times), min(times), max(times)))
-    return (f"{1e3 / med:7.2f} runs/s  {1e3 * duration / med:7.0f}x real time  "
-            f"(median {med:.0f} ms, range {lo:.0f}-{hi:.0f})")  # fmt: skip
+    return (
+        f"{1e3 / med:7.2f} runs/s  {1e3 * duration / med:7.0f}x real time  "
+        f"(median {med:.0f} ms, range {lo:.0f}-{hi:.0f})"
+    )
 
 
 def breakdown(run: Callable[[], object]) -> list[tuple[str, float]]:
@@ -81,9 +85,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scenario", default=str(DEFAULT_SCENARIO), help="a file or a name")
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--record", action="store_true",
-                        help="also the scenario run recorded (`hild scenario run --record`: "
-                        "lossless, MCAP and the Signal K log in a temporary folder)")  # fmt: skip
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="also the scenario run recorded (`hild scenario run --record`: "
+        "lossless, MCAP and the Signal K log in a temporary folder)",
+    )
     args = parser.parse_args()
     configure_logging(level="warning")  # (a recorder says where it records, each run)
 
@@ -99,9 +106,15 @@ def main() -> None:
 
     def sim() -> object:
         return run_sim(
-            bench.profile, simulated, dt=1.0 / bench.rate_hz, method=bench.method,
-            commands=HELD, weather=weather, seed=bench.seed, vessel=bench.vessel,
-        )  # fmt: skip
+            bench.profile,
+            simulated,
+            dt=1.0 / bench.rate_hz,
+            method=bench.method,
+            commands=HELD,
+            weather=weather,
+            seed=bench.seed,
+            vessel=bench.vessel,
+        )
 
     folder = tempfile.TemporaryDirectory()
 
@@ -121,24 +134,34 @@ def main() -> None:
         if args.record:
             record_t.append(timed(recorded))
 
-    print(f"{platform.python_implementation()} {platform.python_version()}, "
-          f"{os.cpu_count()} cores; {args.repeats} alternating repeats, one core")  # fmt: skip
-    print(f"scenario {scenario.name}: {bench.profile} at {bench.rate_hz:g} Hz, {simulated:g} s "
-          f"simulated, weather {weather}, {len(bench.traffic)} targets, "
-          f"{len(bench.devices)} devices, controller {scenario.controller.kind}; "
-          f"ended {result.ended}, passed {result.passed}")  # fmt: skip
+    print(
+        f"{platform.python_implementation()} {platform.python_version()}, "
+        f"{os.cpu_count()} cores; {args.repeats} alternating repeats, one core"
+    )
+    print(
+        f"scenario {scenario.name}: {bench.profile} at {bench.rate_hz:g} Hz, {simulated:g} s "
+        f"simulated, weather {weather}, {len(bench.traffic)} targets, "
+        f"{len(bench.devices)} devices, controller {scenario.controller.kind}; "
+        f"ended {result.ended}, passed {result.passed}"
+    )
     print(f"  lockstep scenario  {spread(lock_t, simulated)}")
     print(f"  hild sim           {spread(sim_t, simulated)}")
     ratios = [a / b for a, b in zip(lock_t, sim_t, strict=True)]
-    print(f"  a scenario run costs {statistics.median(ratios):.2f} hild sim runs of the same "
-          f"length (range {min(ratios):.2f}-{max(ratios):.2f})")  # fmt: skip
-    print(f"  goal: 5 runs/s per core ({5 * simulated / 600:.2f} runs/s for this length), "
-          f"3000x real time")  # fmt: skip
+    print(
+        f"  a scenario run costs {statistics.median(ratios):.2f} hild sim runs of the same "
+        f"length (range {min(ratios):.2f}-{max(ratios):.2f})"
+    )
+    print(
+        f"  goal: 5 runs/s per core ({5 * simulated / 600:.2f} runs/s for this length), "
+        f"3000x real time"
+    )
     if args.record:
         ratios = [a / b for a, b in zip(record_t, lock_t, strict=True)]
         print(f"  recorded scenario  {spread(record_t, simulated)}")
-        print(f"  a recorded run costs {statistics.median(ratios):.2f} plain scenario runs "
-              f"(range {min(ratios):.2f}-{max(ratios):.2f})")  # fmt: skip
+        print(
+            f"  a recorded run costs {statistics.median(ratios):.2f} plain scenario runs "
+            f"(range {min(ratios):.2f}-{max(ratios):.2f})"
+        )
     folder.cleanup()
     print("where a scenario run's time goes (cProfile, own time):")
     for part, share in breakdown(lockstep):

@@ -39,8 +39,10 @@ def bench_text(udp_out: int, tcp_heading: int, udp_jets: int, tcp_jets: int, run
     text = text.replace("tcp://127.0.0.1:10111", f"tcp://127.0.0.1:{tcp_heading}")
     text = text.replace('run_dir = "/tmp/hild"', f'run_dir = "{run_dir}"')
     text = text.replace("[[device]]\n", "[[device]]\nrate_hz = 10\n")
-    text = text.replace("rate_hz = 10\nname = \"gps\"\ntype = \"gps\"\nrate_hz = 10\n",
-                        "rate_hz = 10\nname = \"gps\"\ntype = \"gps\"\n")  # fmt: skip
+    text = text.replace(
+        'rate_hz = 10\nname = "gps"\ntype = "gps"\nrate_hz = 10\n',
+        'rate_hz = 10\nname = "gps"\ntype = "gps"\n',
+    )
     for name in ("heading", "wind", "speed"):  # 10 Hz needs more than their 4800 baud
         text = text.replace(f'name = "{name}"\n', f'name = "{name}"\nbaud = 38400\n')
     text += (
@@ -54,9 +56,10 @@ class Load:
     def __init__(self, tcp_heading: int, udp_jets: int, tcp_jets: int):
         self.stop = threading.Event()
         self.ports = (tcp_heading, udp_jets, tcp_jets)
-        self.threads = [threading.Thread(target=f, daemon=True) for f in
-                        (self.readers, self.churn, self.udp_commands, self.tcp_commands,
-                         self.garbage)]  # fmt: skip
+        self.threads = [
+            threading.Thread(target=f, daemon=True)
+            for f in (self.readers, self.churn, self.udp_commands, self.tcp_commands, self.garbage)
+        ]
         self.counts = {"read_bytes": 0, "commands": 0, "garbage": 0, "reconnects": 0}
 
     def start(self) -> None:
@@ -121,17 +124,34 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=1200.0)
     args = parser.parse_args()
-    ports = (free_port(socket.SOCK_DGRAM), free_port(socket.SOCK_STREAM),
-             free_port(socket.SOCK_DGRAM), free_port(socket.SOCK_STREAM))  # fmt: skip
+    ports = (
+        free_port(socket.SOCK_DGRAM),
+        free_port(socket.SOCK_STREAM),
+        free_port(socket.SOCK_DGRAM),
+        free_port(socket.SOCK_STREAM),
+    )
     with tempfile.TemporaryDirectory() as tmp:
         bench = Path(tmp) / "soak.toml"
         bench.write_text(bench_text(*ports, run_dir=str(Path(tmp) / "run")))
         stderr = open(Path(tmp) / "stderr", "w+")  # noqa: SIM115
         proc = subprocess.Popen(
-            [sys.executable, "-m", "hild.cli", "run", str(bench), "--duration",
-             str(args.duration), "--log-format", "json", "--stats-interval", "10"],
-            stdout=subprocess.PIPE, stderr=stderr, text=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "hild.cli",
+                "run",
+                str(bench),
+                "--duration",
+                str(args.duration),
+                "--log-format",
+                "json",
+                "--stats-interval",
+                "10",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+        )
         while "Ctrl-C stops" not in (line := proc.stdout.readline()):
             if not line and proc.poll() is not None:
                 stderr.seek(0)
@@ -148,15 +168,22 @@ def main() -> None:
         stderr.seek(0)
         summary = last_events(stderr, "run.summary").get("run.summary", {})
     start = next((kib for t, kib in rss if t >= 30), rss[0][1] if rss else 0)
-    print(f"soak: example bench, all sensors at 10 Hz, {args.duration:g} s under load "
-          f"{load.counts}")  # fmt: skip
-    print(f"RSS: {start / 1024:.1f} MiB after 30 s, {rss[-1][1] / 1024:.1f} MiB at the end "
-          f"(max {max(k for _, k in rss) / 1024:.1f} MiB)")  # fmt: skip
-    print(f"ticks {summary.get('ticks')}, overruns {summary.get('overruns')}, jitter p50 "
-          f"{summary.get('jitter_p50_ms')} ms, p99 {summary.get('jitter_p99_ms')} ms, max "
-          f"{summary.get('jitter_max_ms')} ms, CPU {summary.get('cpu_percent')} %")  # fmt: skip
-    print(f"commands applied {summary.get('commands_applied')}, rejected "
-          f"{summary.get('commands_rejected')}")  # fmt: skip
+    print(
+        f"soak: example bench, all sensors at 10 Hz, {args.duration:g} s under load {load.counts}"
+    )
+    print(
+        f"RSS: {start / 1024:.1f} MiB after 30 s, {rss[-1][1] / 1024:.1f} MiB at the end "
+        f"(max {max(k for _, k in rss) / 1024:.1f} MiB)"
+    )
+    print(
+        f"ticks {summary.get('ticks')}, overruns {summary.get('overruns')}, jitter p50 "
+        f"{summary.get('jitter_p50_ms')} ms, p99 {summary.get('jitter_p99_ms')} ms, max "
+        f"{summary.get('jitter_max_ms')} ms, CPU {summary.get('cpu_percent')} %"
+    )
+    print(
+        f"commands applied {summary.get('commands_applied')}, rejected "
+        f"{summary.get('commands_rejected')}"
+    )
 
 
 if __name__ == "__main__":

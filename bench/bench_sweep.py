@@ -83,12 +83,14 @@ def main() -> None:
             stats, total = measure(path, workers, args.runs)
             rates[workers] = stats.runs / stats.wall_s
             overhead = 1.0 - stats.work_s / (stats.wall_s * stats.workers)
-            print(f"{workers} worker(s): {stats.runs} runs in {stats.wall_s:.2f} s "
-                  f"({rates[workers]:.1f} runs/s; {stats.batches} batches; with the cluster's "
-                  f"start, warm-up and stop: {total:.2f} s), a run "
-                  f"{stats.work_s / stats.runs * 1e3:.0f} ms in its worker, Dask's overhead "
-                  f"{overhead:.1%} of the workers' "
-                  f"time (load average before: {load:.2f})")  # fmt: skip
+            print(
+                f"{workers} worker(s): {stats.runs} runs in {stats.wall_s:.2f} s "
+                f"({rates[workers]:.1f} runs/s; {stats.batches} batches; with the cluster's "
+                f"start, warm-up and stop: {total:.2f} s), a run "
+                f"{stats.work_s / stats.runs * 1e3:.0f} ms in its worker, Dask's overhead "
+                f"{overhead:.1%} of the workers' "
+                f"time (load average before: {load:.2f})"
+            )
     print(f"2 workers / 1 worker: {rates[2] / rates[1]:.2f}x (goal: at least 1.8x)")
 
 

@@ -57,8 +57,13 @@ PARTS = (  # (the name printed, the class, its method)
 IDLE = "idle"  # the calls of the hand-over that found nothing to hand over
 
 
-def timed(cpu_ns: dict[str, int], calls: dict[str, int], name: str, method: Callable,
-          idle: Callable[..., bool] | None = None) -> Callable:  # fmt: skip
+def timed(
+    cpu_ns: dict[str, int],
+    calls: dict[str, int],
+    name: str,
+    method: Callable,
+    idle: Callable[..., bool] | None = None,
+) -> Callable:
     """``method`` timed into ``name``; with ``idle`` (given the call's arguments), the calls it
     finds idle are also counted under IDLE: what a timed part costs when it does nothing."""
 
@@ -107,15 +112,29 @@ def main() -> None:
         bench = default_bench_on(Path(folder), free_port(socket.SOCK_DGRAM))
         run_dir = str(Path(folder) / "run")
         record = ["--record", str(Path(folder) / "run.mcap")] if args.record else []
-        status = hild_main(["run", str(bench), "--duration", str(args.duration), "--quiet",
-                            "--run-dir", run_dir, "--log-format", "json", *record])  # fmt: skip
+        status = hild_main(
+            [
+                "run",
+                str(bench),
+                "--duration",
+                str(args.duration),
+                "--quiet",
+                "--run-dir",
+                run_dir,
+                "--log-format",
+                "json",
+                *record,
+            ]
+        )
     if status != 0:
         sys.exit(f"hild run ended with status {status}")
     ticks = calls["  after the wait: controls to pacing"]
     rate_hz = ticks / args.duration
     what = "hild run --record" if args.record else "hild run"
-    print(f"{what}, the default bench, {args.duration:g} s, {ticks} ticks ({rate_hz:.0f} Hz); "
-          "the tick thread's CPU per tick:")  # fmt: skip
+    print(
+        f"{what}, the default bench, {args.duration:g} s, {ticks} ticks ({rate_hz:.0f} Hz); "
+        "the tick thread's CPU per tick:"
+    )
     print(f"{'part':42} {'us/tick':>8} {'% of a core':>12}")
     for name, _, _ in PARTS:
         if not calls[name]:
@@ -128,10 +147,12 @@ def main() -> None:
     )
     if calls[IDLE]:
         idle_us = cpu_ns[IDLE] / 1e3 / calls[IDLE]
-        print(f"(cold, in the tick, a timed part that does nothing costs {idle_us:.1f} us: the "
-              f"hand-over of an empty outbox, {calls[IDLE]} of {ticks} ticks; each part above "
-              "carries that much of its own timing, so read a few-microsecond part as at most "
-              "its figure, and compare a part between two checkouts timed alike)")  # fmt: skip
+        print(
+            f"(cold, in the tick, a timed part that does nothing costs {idle_us:.1f} us: the "
+            f"hand-over of an empty outbox, {calls[IDLE]} of {ticks} ticks; each part above "
+            "carries that much of its own timing, so read a few-microsecond part as at most "
+            "its figure, and compare a part between two checkouts timed alike)"
+        )
 
 
 if __name__ == "__main__":

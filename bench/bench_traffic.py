@@ -121,28 +121,41 @@ def main() -> None:
         plain = Path(tmp) / "plain.toml"
         busy = Path(tmp) / "traffic.toml"
         plain.write_text(BENCH.format(run_dir=Path(tmp) / "a", udp=udp))
-        busy.write_text(BENCH.format(run_dir=Path(tmp) / "a", udp=udp)
-                        + AIS.format(udp=udp) + targets())  # fmt: skip
+        busy.write_text(
+            BENCH.format(run_dir=Path(tmp) / "a", udp=udp) + AIS.format(udp=udp) + targets()
+        )
         for k in range(args.repeat):
             for name, path in (("plain", plain), ("traffic", busy)):
                 run_dir = Path(tmp) / f"run{k}-{name}"
                 rows[name].append(run([str(path)], run_dir, args.duration, sock))
-    print(f"hild run, 100 Hz, {args.duration:g} s each, {args.repeat} alternated pairs, "
-          f"{os.cpu_count()} cores")  # fmt: skip
-    print(f"{'bench':<34} {'CPU % median (range)':>22} {'p99 ms':>7} {'overruns':>8} "
-          f"{'AIS sentences':>13}")  # fmt: skip
-    for name, label in (("plain", "3 sensors, no traffic"),
-                        ("traffic", "+ 20 targets and an AIS receiver")):  # fmt: skip
+    print(
+        f"hild run, 100 Hz, {args.duration:g} s each, {args.repeat} alternated pairs, "
+        f"{os.cpu_count()} cores"
+    )
+    print(
+        f"{'bench':<34} {'CPU % median (range)':>22} {'p99 ms':>7} {'overruns':>8} "
+        f"{'AIS sentences':>13}"
+    )
+    for name, label in (
+        ("plain", "3 sensors, no traffic"),
+        ("traffic", "+ 20 targets and an AIS receiver"),
+    ):
         cpu = sorted(s["cpu_percent"] for s in rows[name])
         p99 = median(s["jitter_p99_ms"] for s in rows[name])
         overruns = sum(s["overruns"] for s in rows[name])
         ais = median(s["devices"].get("ais", {}).get("sentences", 0) for s in rows[name])
-        print(f"{label:<34} {median(cpu):>8.2f} ({cpu[0]:.2f}-{cpu[-1]:.2f}) {p99:>7.3f} "
-              f"{overruns:>8} {ais:>13.0f}")  # fmt: skip
-    diffs = sorted(b["cpu_percent"] - a["cpu_percent"]
-                   for a, b in zip(rows["plain"], rows["traffic"], strict=True))  # fmt: skip
-    print(f"traffic costs {median(diffs):+.2f} % of a core (pairs: "
-          f"{', '.join(f'{d:+.2f}' for d in diffs)}); goal: under +0.30 %")  # fmt: skip
+        print(
+            f"{label:<34} {median(cpu):>8.2f} ({cpu[0]:.2f}-{cpu[-1]:.2f}) {p99:>7.3f} "
+            f"{overruns:>8} {ais:>13.0f}"
+        )
+    diffs = sorted(
+        b["cpu_percent"] - a["cpu_percent"]
+        for a, b in zip(rows["plain"], rows["traffic"], strict=True)
+    )
+    print(
+        f"traffic costs {median(diffs):+.2f} % of a core (pairs: "
+        f"{', '.join(f'{d:+.2f}' for d in diffs)}); goal: under +0.30 %"
+    )
 
 
 if __name__ == "__main__":

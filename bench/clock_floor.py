@@ -77,12 +77,22 @@ def main() -> None:
     wall, cpu = time.monotonic() - wall0, time.process_time() - cpu0
     late.sort()
     period = 1.0 / args.rate
-    print(json.dumps({"kind": args.kind, "ticks": ticks, "wall_s": wall, "cpu_s": cpu,
-                      "cpu_percent": 100.0 * cpu / wall, "cpu_per_tick_us": 1e6 * cpu / ticks,
-                      "jitter_p50_ms": 1e3 * late[len(late) // 2],
-                      "jitter_p99_ms": 1e3 * late[min(len(late) - 1, int(0.99 * len(late)))],
-                      "jitter_max_ms": 1e3 * late[-1],
-                      "overruns": sum(x > period for x in late)}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "kind": args.kind,
+                "ticks": ticks,
+                "wall_s": wall,
+                "cpu_s": cpu,
+                "cpu_percent": 100.0 * cpu / wall,
+                "cpu_per_tick_us": 1e6 * cpu / ticks,
+                "jitter_p50_ms": 1e3 * late[len(late) // 2],
+                "jitter_p99_ms": 1e3 * late[min(len(late) - 1, int(0.99 * len(late)))],
+                "jitter_max_ms": 1e3 * late[-1],
+                "overruns": sum(x > period for x in late),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -41,19 +41,25 @@ def last_events(log_lines, *names: str) -> dict[str, dict]:
     return found
 
 
-def print_cpu_table(rows: list[tuple[str, dict]], baseline: str, extra: dict[str, str],
-                    duration_s: float) -> None:  # fmt: skip
+def print_cpu_table(
+    rows: list[tuple[str, dict]], baseline: str, extra: dict[str, str], duration_s: float
+) -> None:
     """The daemon benchmarks' table: per run (name, run.summary) its CPU, the ratio to the
     first row's, jitter and overruns, then ``extra`` columns (header -> key of the summary's
     observer entry, ``r["observer"]``; '-' where absent)."""
     base = rows[0][1]["cpu_percent"]
     print(f"hild run, default bench, {duration_s:g} s at 100 Hz each:")
-    print(f"| run | CPU | vs {baseline} | jitter p50 | p99 | max | overruns | "
-          + " | ".join(extra) + " |")  # fmt: skip
+    print(
+        f"| run | CPU | vs {baseline} | jitter p50 | p99 | max | overruns | "
+        + " | ".join(extra)
+        + " |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|" + "---:|" * len(extra))
     for name, r in rows:
         o = r.get("observer", {})
         cells = " | ".join(str(o.get(key, "-")) for key in extra.values())
-        print(f"| {name} | {r['cpu_percent']:.1f} % | {r['cpu_percent'] / base:.2f}x | "
-              f"{r['jitter_p50_ms']:.2f} ms | {r['jitter_p99_ms']:.2f} ms | "
-              f"{r['jitter_max_ms']:.1f} ms | {r['overruns']} | {cells} |")  # fmt: skip
+        print(
+            f"| {name} | {r['cpu_percent']:.1f} % | {r['cpu_percent'] / base:.2f}x | "
+            f"{r['jitter_p50_ms']:.2f} ms | {r['jitter_p99_ms']:.2f} ms | "
+            f"{r['jitter_max_ms']:.1f} ms | {r['overruns']} | {cells} |"
+        )

@@ -35,8 +35,9 @@ class BatchRun:
     record: Path | None
 
 
-def batch_runs(seed: int, repeat: int, schedules: list[Path], out: Path | None,
-               record: Path | None) -> list[BatchRun]:  # fmt: skip
+def batch_runs(
+    seed: int, repeat: int, schedules: list[Path], out: Path | None, record: Path | None
+) -> list[BatchRun]:
     """Every schedule with every seed, schedule by schedule; --out and --record name each run's
     file after it: ``track.csv`` becomes ``track-seed3.csv``, and with several schedules
     ``track-turn-seed3.csv`` (the schedule file's stem)."""
@@ -97,8 +98,16 @@ def run_batch(
             "schedule": None if run.schedule is None else str(run.schedule),
         }
         try:
-            s = run_sim(profile, duration, seed=run.seed, schedule=run.schedule, out=run.out,
-                        record=run.record, vessel=vessel, **options)  # fmt: skip
+            s = run_sim(
+                profile,
+                duration,
+                seed=run.seed,
+                schedule=run.schedule,
+                out=run.out,
+                record=run.record,
+                vessel=vessel,
+                **options,
+            )
         except DivergedError as e:
             diverged += 1
             line["diverged"] = {"t": e.t, "problem": e.problem, "advice": e.advice}
@@ -107,15 +116,23 @@ def run_batch(
                 failed_records += 1
                 line["record_error"] = s["record"]["error"]
             simulated += s["t"]
-            line.update(t=s["t"], state=s["state"], actuators=s["actuators"],
-                        environment=s["environment"], real_time_factor=s["real_time_factor"],
-                        wall_s=s["wall_s"])  # fmt: skip
+            line.update(
+                t=s["t"],
+                state=s["state"],
+                actuators=s["actuators"],
+                environment=s["environment"],
+                real_time_factor=s["real_time_factor"],
+                wall_s=s["wall_s"],
+            )
         say(json_line(line))
     wall = time.perf_counter() - t0
     rate = f"{len(runs) / wall:.1f} runs/s" if wall > 0.0 else "instantly"
-    write_or_drop(sys.stderr, f"hild sim: {len(runs)} run(s) of {duration:g} s in {wall:.2f} s "
-                  f"wall ({rate}, {simulated / max(wall, 1e-9):.0f}x real time)"
-                  + (f"; {diverged} diverged" if diverged else "")
-                  + (f"; {failed_records} recording(s) failed" if failed_records else "")
-                  + "\n")  # fmt: skip
+    write_or_drop(
+        sys.stderr,
+        f"hild sim: {len(runs)} run(s) of {duration:g} s in {wall:.2f} s "
+        f"wall ({rate}, {simulated / max(wall, 1e-9):.0f}x real time)"
+        + (f"; {diverged} diverged" if diverged else "")
+        + (f"; {failed_records} recording(s) failed" if failed_records else "")
+        + "\n",
+    )
     return 1 if diverged else EXIT_RECORDING_FAILED if failed_records else 0

@@ -180,9 +180,13 @@ def load_bench(
 
 
 def bench_from_document(
-    document: dict[str, Any], path: Path, *, check_step: bool = True,
-    other_tables: tuple[str, ...] = (), **overrides: Any,
-) -> Bench:  # fmt: skip
+    document: dict[str, Any],
+    path: Path,
+    *,
+    check_step: bool = True,
+    other_tables: tuple[str, ...] = (),
+    **overrides: Any,
+) -> Bench:
     """Check a bench already read as a TOML document (``path`` names it in messages): what
     ``load_bench`` does after reading, and what a scenario does with the bench it builds
     (``other_tables``: the file's tables that are not the bench's, read elsewhere, which an
@@ -207,8 +211,11 @@ def bench_from_document(
     _device_rules(read, general, part, problems)
     if part.vessel is not None and part.usable("method") and "rate_hz" in general:
         from_option = overrides.get("rate_hz") is not None
-        limit = (step_limit(part.vessel, part.method) if check_step
-                 else remembered_step_limit(part.vessel, part.method))  # fmt: skip
+        limit = (
+            step_limit(part.vessel, part.method)
+            if check_step
+            else remembered_step_limit(part.vessel, part.method)
+        )
         for e in _step_errors(path, limit, general["rate_hz"], from_option):
             problems.add(e, at=bench_table.position("rate_hz"))
     budgets = _port_rules(read, origin, run_dir, part.vessel, traffic, problems)
@@ -267,8 +274,10 @@ def _device_rules(
             )
     links = [d for d in read if d.config.model in models(FRAMES)]
     for d in links[1:]:  # one autopilot paces the loop
-        expected = (f"one {d.config.model} device per bench ({links[0].config.name} is "
-                    "one already): its frames pace the loop")  # fmt: skip
+        expected = (
+            f"one {d.config.model} device per bench ({links[0].config.name} is "
+            "one already): its frames pace the loop"
+        )
         problems.add(d.error("type", d.config.type, expected))
     seen: set[str] = set()
     for d in read:
@@ -283,17 +292,24 @@ def _device_rules(
     reach = max(vessel.length, 10.0)
     for d in read:
         if d.usable("position") and any(abs(c) > reach for c in d.config.lever_arm):
-            problems.add(d.error(
-                "position", list(d.config.lever_arm),
-                f"a position [x, y, z] within {reach:g} m of {vessel.name}'s body origin "
-                "on each axis (metres forward, starboard, down)",
-            ))  # fmt: skip
+            problems.add(
+                d.error(
+                    "position",
+                    list(d.config.lever_arm),
+                    f"a position [x, y, z] within {reach:g} m of {vessel.name}'s body origin "
+                    "on each axis (metres forward, starboard, down)",
+                )
+            )
 
 
 def _port_rules(
-    read: list[_Device], origin: Origin, run_dir: Path, vessel: Vessel | None,
-    traffic: list[Target], problems: Problems,
-) -> list[PortBudget]:  # fmt: skip
+    read: list[_Device],
+    origin: Origin,
+    run_dir: Path,
+    vessel: Vessel | None,
+    traffic: list[Target],
+    problems: Problems,
+) -> list[PortBudget]:
     """What the devices ask of the vessel and of the lines they share; the byte budgets."""
     refused: set[int] = set()  # devices the vessel cannot serve: their feedback is not sized
     for i, d in enumerate(read):
@@ -350,15 +366,15 @@ def _general(
     r = Reading(problems)
     result = {
         "start_time": r.get("start_time", _start_time, bench),
-        "name": r.get("name", bench.name, "name", Path(root.file).stem,
-                      default_from="file's name"),
+        "name": r.get("name", bench.name, "name", Path(root.file).stem, default_from="file's name"),
         "seed": r.get("seed", bench.integer, "seed", 0, lo=0),
         "rate_hz": r.get("rate_hz", bench.number, "rate_hz", 100.0, lo=1.0, hi=2000.0, unit="Hz"),
         "time_scale": r.get("time_scale", _time_scale, bench),
         "run_dir": r.get("run_dir", _run_dir, bench),
-        "stats_interval": r.get("stats_interval", bench.number, "stats_interval", 10.0,
-                                lo=0.01, hi=86400.0, unit="s"),
-    }  # fmt: skip
+        "stats_interval": r.get(
+            "stats_interval", bench.number, "stats_interval", 10.0, lo=0.01, hi=86400.0, unit="s"
+        ),
+    }
     problems.attempt(bench.finish)
     return {k: v for k, v in result.items() if r.usable(k)}, bench
 
@@ -389,8 +405,14 @@ def _step_errors(
     if not problem:
         return []
     where, key = ("command line", "--rate") if from_option else (path, "bench.rate_hz")
-    return [ConfigError(where, key, rate_hz, f"a rate of at least {1.0 / limit.dt:.3g} Hz: a "
-                        f"step of 1/rate_hz must be {problem}")]  # fmt: skip
+    return [
+        ConfigError(
+            where,
+            key,
+            rate_hz,
+            f"a rate of at least {1.0 / limit.dt:.3g} Hz: a step of 1/rate_hz must be {problem}",
+        )
+    ]
 
 
 def _vessel(root: Section, problems: Problems) -> _Vessel:
@@ -407,13 +429,20 @@ def _vessel(root: Section, problems: Problems) -> _Vessel:
         vessel,
         profile or "",
         r.get("method", section.string, "method", "rk4", choices=methods, default="rk4"),
-        r.get("heading_deg", section.number, "heading_deg", 0.0, lo=-360.0, hi=360.0,
-              unit="deg", default=0.0),
-        r.get("speed", section.number, "speed", 0.0, lo=-20.0, hi=30.0, unit="m/s",
-              default=0.0),
+        r.get(
+            "heading_deg",
+            section.number,
+            "heading_deg",
+            0.0,
+            lo=-360.0,
+            hi=360.0,
+            unit="deg",
+            default=0.0,
+        ),
+        r.get("speed", section.number, "speed", 0.0, lo=-20.0, hi=30.0, unit="m/s", default=0.0),
         _commands(section, vessel, problems),
         frozenset(r.unusable),
-    )  # fmt: skip
+    )
     problems.attempt(section.finish)
     return part
 
@@ -449,13 +478,28 @@ def _origin(root: Section, problems: Problems) -> Origin:
     r = Reading(problems)
     default = DEFAULT_ORIGIN
     origin = Origin(
-        r.get("latitude", section.number, "latitude", default.latitude_deg, lo=-89.0,
-              hi=89.0, unit="degrees north", default=default.latitude_deg),
-        r.get("longitude", section.number, "longitude", default.longitude_deg, lo=-180.0,
-              hi=180.0, unit="degrees east", default=default.longitude_deg),
-        r.get("height", section.number, "height", 0.0, lo=-500.0, hi=9000.0, unit="m",
-              default=0.0),
-    )  # fmt: skip
+        r.get(
+            "latitude",
+            section.number,
+            "latitude",
+            default.latitude_deg,
+            lo=-89.0,
+            hi=89.0,
+            unit="degrees north",
+            default=default.latitude_deg,
+        ),
+        r.get(
+            "longitude",
+            section.number,
+            "longitude",
+            default.longitude_deg,
+            lo=-180.0,
+            hi=180.0,
+            unit="degrees east",
+            default=default.longitude_deg,
+        ),
+        r.get("height", section.number, "height", 0.0, lo=-500.0, hi=9000.0, unit="m", default=0.0),
+    )
     problems.attempt(section.finish)
     return origin
 
@@ -483,8 +527,13 @@ def _weather(root: Section, problems: Problems) -> Weather:
         return Weather("calm")
     weather = weather.with_means(**{k: v for k, v in means.items() if r.usable(k)})
     if r.usable("hs") and weather.waves.hs > 0.0 and weather.waves.spectrum == "none":
-        problems.add(section.error("hs", weather.waves.hs, f"0: the preset {preset!r} has no "
-                                   "wave spectrum (use a preset with [waves])"))  # fmt: skip
+        problems.add(
+            section.error(
+                "hs",
+                weather.waves.hs,
+                f"0: the preset {preset!r} has no wave spectrum (use a preset with [waves])",
+            )
+        )
     return weather
 
 
@@ -559,11 +608,13 @@ def _quantity_noise(section: Section, quantity: str, quantities: dict[str, str])
     spec = NoiseSpec(
         white=r.get("white", table.number, "white", 0.0, lo=0.0, hi=MAX_ERROR, default=0.0),
         bias=r.get("bias", table.number, "bias", 0.0, lo=-MAX_ERROR, hi=MAX_ERROR, default=0.0),
-        random_walk=r.get("random_walk", table.number, "random_walk", 0.0, lo=0.0,
-                          hi=MAX_ERROR, default=0.0),
-        quantization=r.get("quantization", table.number, "quantization", 0.0, lo=0.0,
-                           hi=MAX_ERROR, default=0.0),
-    )  # fmt: skip
+        random_walk=r.get(
+            "random_walk", table.number, "random_walk", 0.0, lo=0.0, hi=MAX_ERROR, default=0.0
+        ),
+        quantization=r.get(
+            "quantization", table.number, "quantization", 0.0, lo=0.0, hi=MAX_ERROR, default=0.0
+        ),
+    )
     problems.attempt(table.finish)
     problems.raise_any()
     return spec
@@ -596,8 +647,9 @@ def _fault(s: Section, quantities: dict[str, str]) -> FaultSpec:
         for key in ("quantity", "value"):
             if s.has(key):
                 s.skip(key)
-                problems.add(s.error(key, s.data[key], f"kind = 'bias_jump' with it (a {kind} "
-                                     f"has no {key})"))  # fmt: skip
+                problems.add(
+                    s.error(key, s.data[key], f"kind = 'bias_jump' with it (a {kind} has no {key})")
+                )
     problems.attempt(s.finish)
     problems.raise_any()
     return FaultSpec(kind, start, end, quantity, value)
@@ -623,29 +675,66 @@ def _device(section: Section, run_dir: Path, problems: Problems) -> _Device:
         r.unusable.update(k for k in ("rate_hz", "baud", "position") if not section.has(k))
         r.unusable.update(("sentences", "settings"))
     config = DeviceConfig(
-        name=r.get("name", section.name, "name", type_name, default_from="device type",
-                   default=section.prefix),
+        name=r.get(
+            "name",
+            section.name,
+            "name",
+            type_name,
+            default_from="device type",
+            default=section.prefix,
+        ),
         type=type_name,
         model=dtype.model.model if dtype else "",
-        talker=r.get("talker", talker, section, "talker", dtype.talker if dtype else "GP",
-                     default="GP"),
-        rate_hz=r.get("rate_hz", section.number, "rate_hz", dtype.rate_hz if dtype else 1.0,
-                      lo=MIN_RATE_HZ, hi=MAX_RATE_HZ, unit="Hz", default=1.0),
+        talker=r.get(
+            "talker", talker, section, "talker", dtype.talker if dtype else "GP", default="GP"
+        ),
+        rate_hz=r.get(
+            "rate_hz",
+            section.number,
+            "rate_hz",
+            dtype.rate_hz if dtype else 1.0,
+            lo=MIN_RATE_HZ,
+            hi=MAX_RATE_HZ,
+            unit="Hz",
+            default=1.0,
+        ),
         baud=r.get("baud", _baud, section, dtype.baud if dtype else 4800, default=4800),
         sentences=_sentences(section, dtype, r),
-        lever_arm=tuple(r.get("position", section.array, "position", (3,),
-                              list(dtype.position) if dtype else [0.0, 0.0, 0.0],
-                              default=np.zeros(3)).tolist()),
+        lever_arm=tuple(
+            r.get(
+                "position",
+                section.array,
+                "position",
+                (3,),
+                list(dtype.position) if dtype else [0.0, 0.0, 0.0],
+                default=np.zeros(3),
+            ).tolist()
+        ),
         ports=r.get("ports", _device_ports, section, run_dir, default=()),
-        noise=(r.get("noise", lambda: _noise(section.table("noise"), dtype.quantity_units),
-                     default={}) if dtype else {}),
-        faults=(r.get("fault", lambda: read_faults(section.tables("fault"),
-                                                   dtype.quantity_units), default=())
-                if dtype else ()),
-        settings=(r.get("settings", lambda: _device_settings(section.table("settings"),
-                                                            dtype.settings), default={})
-                  if dtype else {}),
-    )  # fmt: skip
+        noise=(
+            r.get("noise", lambda: _noise(section.table("noise"), dtype.quantity_units), default={})
+            if dtype
+            else {}
+        ),
+        faults=(
+            r.get(
+                "fault",
+                lambda: read_faults(section.tables("fault"), dtype.quantity_units),
+                default=(),
+            )
+            if dtype
+            else ()
+        ),
+        settings=(
+            r.get(
+                "settings",
+                lambda: _device_settings(section.table("settings"), dtype.settings),
+                default={},
+            )
+            if dtype
+            else {}
+        ),
+    )
     problems.attempt(section.finish)
     return _Device(section, config, frozenset(r.unusable))
 
@@ -658,8 +747,14 @@ def _sentences(section: Section, dtype: DeviceType | None, r: Reading) -> tuple[
     if not dtype.model.sentences_available:  # it sends no sentences (ArduPilot's link)
         section.skip("sentences")
         return ()
-    read = r.get("sentences", read_sentences, section, "sentences",
-                 dtype.model.sentences_available, list(dtype.sentences))  # fmt: skip
+    read = r.get(
+        "sentences",
+        read_sentences,
+        section,
+        "sentences",
+        dtype.model.sentences_available,
+        list(dtype.sentences),
+    )
     if read is None:
         return ()
     sentences, problem = read
@@ -779,14 +874,21 @@ def _shared_command_port_errors(read: list[_Device], run_dir: Path) -> list[Conf
                 both = [p for p in _protocols(a) if p in theirs]
                 if not both:
                     continue
-                errors.append(located(ConfigError(
-                    first.section.file, f"device ({a.name}, {b.name}) on {url}", both,
-                    f"one command device per port, or protocols that do not overlap: both "
-                    f"devices decode every line of {url}, so each {both[0]} would move the "
-                    f"actuators from {a.name} and from {b.name}; give each device its own port, "
-                    f"or split the sentences between them with settings.protocols (each "
-                    f"protocol in one device's list)",
-                ), second.end()))  # fmt: skip
+                errors.append(
+                    located(
+                        ConfigError(
+                            first.section.file,
+                            f"device ({a.name}, {b.name}) on {url}",
+                            both,
+                            f"one command device per port, or protocols that do not overlap: "
+                            f"both devices decode every line of {url}, so each {both[0]} would "
+                            f"move the actuators from {a.name} and from {b.name}; give each "
+                            f"device its own port, or split the sentences between them with "
+                            f"settings.protocols (each protocol in one device's list)",
+                        ),
+                        second.end(),
+                    )
+                )
     return errors
 
 
@@ -799,9 +901,12 @@ BUDGET_KEYS = ("type", "rate_hz", "baud", "sentences", "ports", "settings")
 
 
 def _budgets(
-    read: list[_Device], origin: Origin, run_dir: Path, vessel: Vessel | None,
+    read: list[_Device],
+    origin: Origin,
+    run_dir: Path,
+    vessel: Vessel | None,
     traffic: list[Target],
-) -> tuple[list[PortBudget], list[ConfigError]]:  # fmt: skip
+) -> tuple[list[PortBudget], list[ConfigError]]:
     """Check that every serial line (and pty standing in for one) can carry its sentences: each
     device is built as the run would build it and measured at a worst-case instant. A line
     with a device whose keys the budget needs are wrong is not reckoned."""
@@ -822,16 +927,22 @@ def _budgets(
         configs = [d.config for d in sharing]
         bauds = {spec.baud or c.baud for c in configs}
         if len(bauds) > 1:
-            errors.append(located(ConfigError(
-                sharing[-1].section.file, "device.baud", sorted(bauds),
-                f"one baud rate for the devices sharing {spec.url}",
-            ), sharing[-1].end()))  # fmt: skip
+            errors.append(
+                located(
+                    ConfigError(
+                        sharing[-1].section.file,
+                        "device.baud",
+                        sorted(bauds),
+                        f"one baud rate for the devices sharing {spec.url}",
+                    ),
+                    sharing[-1].end(),
+                )
+            )
             continue
         baud = bauds.pop()
         if vessel is None and any(KINDS[c.model].needs_vessel for c in configs):
             continue  # the vessel's own error is reported; feedback cannot be sized without it
-        load = sum(build_device(c, 0, origin, vessel).bytes_per_s(utc, traffic)
-                   for c in configs)  # fmt: skip
+        load = sum(build_device(c, 0, origin, vessel).bytes_per_s(utc, traffic) for c in configs)
         budget = PortBudget(spec.url, baud, tuple(c.name for c in configs), load)
         budgets.append(budget)
         if budget.load > 1.0:

@@ -46,22 +46,33 @@ def check_bench(name_or_path: str | None) -> int:
         assert name_or_path is not None
         return check_scenario(name_or_path)
     if name_or_path is not None and _missing_path(name_or_path):  # either kind it could be
-        raise ConfigError(name_or_path, "", MISSING, "an existing bench or scenario file (no "
-                          f"such file; built-in benches: {BENCHES.listing()}; built-in "
-                          f"scenarios: {SCENARIOS.listing()})")  # fmt: skip
+        raise ConfigError(
+            name_or_path,
+            "",
+            MISSING,
+            "an existing bench or scenario file (no "
+            f"such file; built-in benches: {BENCHES.listing()}; built-in "
+            f"scenarios: {SCENARIOS.listing()})",
+        )
     bench = load_bench(name_or_path)
     out = sys.stdout
-    out.write(f"{bench.file}: OK: {bench.profile} in {bench.weather.preset} weather, "
-              f"{len(bench.devices)} device(s), {bench.rate_hz:g} Hz\n")  # fmt: skip
+    out.write(
+        f"{bench.file}: OK: {bench.profile} in {bench.weather.preset} weather, "
+        f"{len(bench.devices)} device(s), {bench.rate_hz:g} Hz\n"
+    )
     for budget in bench.budgets:
-        out.write(f"  {budget.url} ({', '.join(budget.devices)}): {budget.bytes_per_s:.0f} of "
-                  f"{budget.capacity_bytes_per_s:.0f} bytes/s at {budget.baud} baud "
-                  f"({100 * budget.load:.0f} %)\n")  # fmt: skip
+        out.write(
+            f"  {budget.url} ({', '.join(budget.devices)}): {budget.bytes_per_s:.0f} of "
+            f"{budget.capacity_bytes_per_s:.0f} bytes/s at {budget.baud} baud "
+            f"({100 * budget.load:.0f} %)\n"
+        )
     for warning in port_warnings(bench):
         out.write(f"  warning: {warning}\n")
     if name_or_path and SCENARIOS.builtin_path(name_or_path).is_file():
-        out.write(f"  (also a built-in scenario: hild check {SCENARIOS.builtin_path(name_or_path)} "
-                  "checks that)\n")  # fmt: skip
+        out.write(
+            f"  (also a built-in scenario: hild check {SCENARIOS.builtin_path(name_or_path)} "
+            "checks that)\n"
+        )
     return 0
 
 
@@ -74,24 +85,32 @@ def check_scenario(name_or_path: str) -> int:
     scenario = load_scenario(name_or_path)
     check_controller(scenario)
     bench, mission, spec = scenario.bench, scenario.mission, scenario.controller
-    criteria = [name for name, value in vars(scenario.criteria).items()
-                if value not in (None, False)]  # fmt: skip
-    controller = {"pilot": "hild's pilot in lockstep", "python": f"{spec.target} in lockstep",
-                  "command": f"the program {' '.join(spec.target or ())!r}"}[spec.kind]  # fmt: skip
+    criteria = [
+        name for name, value in vars(scenario.criteria).items() if value not in (None, False)
+    ]
+    controller = {
+        "pilot": "hild's pilot in lockstep",
+        "python": f"{spec.target} in lockstep",
+        "command": f"the program {' '.join(spec.target or ())!r}",
+    }[spec.kind]
     out = sys.stdout
-    out.write(f"{scenario.file}: OK: scenario '{scenario.name}': {bench.profile} in "
-              f"{bench.weather.preset} weather, {len(bench.traffic)} target(s), "
-              f"{len(mission.waypoints)} waypoint(s) x {mission.laps} lap(s), "
-              f"{scenario.duration_s:g} s; controller: {controller} by {spec.protocol} to "
-              f"{spec.device}; criteria: {', '.join(criteria) or 'none'}\n")  # fmt: skip
+    out.write(
+        f"{scenario.file}: OK: scenario '{scenario.name}': {bench.profile} in "
+        f"{bench.weather.preset} weather, {len(bench.traffic)} target(s), "
+        f"{len(mission.waypoints)} waypoint(s) x {mission.laps} lap(s), "
+        f"{scenario.duration_s:g} s; controller: {controller} by {spec.protocol} to "
+        f"{spec.device}; criteria: {', '.join(criteria) or 'none'}\n"
+    )
     if "sweep" in scenario.document:
         from hild.sweep.plan import check_runs, plan_sweep
 
         plan = plan_sweep(scenario)
         check_runs(scenario, plan)
         swept = ", ".join(plan.paths) or "seeds only"
-        out.write(f"  sweep '{plan.name}': {len(plan.runs)} run(s), {plan.mode} over {swept}, "
-                  f"{plan.seeds} seed(s) each, sweep seed {plan.seed}\n")  # fmt: skip
+        out.write(
+            f"  sweep '{plan.name}': {len(plan.runs)} run(s), {plan.mode} over {swept}, "
+            f"{plan.seeds} seed(s) each, sweep seed {plan.seed}\n"
+        )
     return 0
 
 
@@ -125,6 +144,8 @@ def port_warnings(bench: Bench) -> list[str]:
                 continue
             problem = bind_problem(spec, address)
             if problem is not None:
-                warnings.append(f"{where}: cannot bind {address[0]}:{address[1]} now "
-                                f"({problem.strerror or problem})")  # fmt: skip
+                warnings.append(
+                    f"{where}: cannot bind {address[0]}:{address[1]} now "
+                    f"({problem.strerror or problem})"
+                )
     return warnings

@@ -84,7 +84,7 @@ CONFIGURATION_ERRNOS = frozenset(
         -3,
         -5,
     }
-)  # fmt: skip  (-2, -3, -5: getaddrinfo's EAI_NONAME, EAI_AGAIN, EAI_NODATA)
+)  # (-2, -3, -5: getaddrinfo's EAI_NONAME, EAI_AGAIN, EAI_NODATA)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -133,8 +133,11 @@ def _report(e: Exception) -> int:
         write_or_drop(sys.stderr, f"hild: error: {text}\n")
         # what the user must change in the bench or the machine is a configuration error
         return 2 if e.errno in CONFIGURATION_ERRNOS else 1
-    write_or_drop(sys.stderr, f"hild: internal error: {type(e).__name__}: {e} (run again with "
-                  "--debug for the traceback, and please report it)\n")  # fmt: skip
+    write_or_drop(
+        sys.stderr,
+        f"hild: internal error: {type(e).__name__}: {e} (run again with "
+        "--debug for the traceback, and please report it)\n",
+    )
     return 1
 
 

@@ -225,10 +225,12 @@ def read_text(path: Path, kind: str = "TOML", max_bytes: int = MAX_CONFIG_BYTES)
         line = data.count(b"\n", 0, e.start) + 1
         column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
         raise ConfigError(
-            path, "", _MISSING,
+            path,
+            "",
+            _MISSING,
             f"UTF-8 text (byte 0x{data[e.start]:02x} at line {line}, column {column} is not "
             "UTF-8: save the file as UTF-8)",
-        ) from None  # fmt: skip
+        ) from None
 
 
 # Tables and arrays inside each other: the deepest a hild file needs is 4 ([mqtt.topics.state]
@@ -343,8 +345,10 @@ class FileKind:
         if names:
             return ", ".join(names)
         looked = " and ".join(str(p) for p in self.searched or (self.folder,))
-        return (f"none found: hild looked in {looked} (an install without its built-in files; "
-                "reinstall hild from a wheel or a source tree)")  # fmt: skip
+        return (
+            f"none found: hild looked in {looked} (an install without its built-in files; "
+            "reinstall hild from a wheel or a source tree)"
+        )
 
     def _in_folders(self, name: str) -> Path | None:
         """``name``.toml in the first of ``folders()`` that has it (one that is no regular
@@ -361,8 +365,9 @@ class FileKind:
         found = self._in_folders(name) if is_name(name) and not name.endswith(".toml") else None
         if found is not None:
             return found
-        raise NotFoundError(self.kind, self.key, name, f"the name of a {self.kind} (not a "
-                            f"path): {self.listing()}")  # fmt: skip
+        raise NotFoundError(
+            self.kind, self.key, name, f"the name of a {self.kind} (not a path): {self.listing()}"
+        )
 
     def resolve(self, name_or_path: str) -> Path:
         """The one resolver of configuration files: a path, or a name looked up in
@@ -385,15 +390,23 @@ class FileKind:
             if kind != "missing":  # (read_text refuses one that changes meanwhile)
                 raise ConfigError(candidate, "", MISSING, f"a {self.kind} file, not {kind}")
             plural = "es" if builtin.endswith(("ch", "sh", "s")) else "s"
-            raise ConfigError(candidate, "", MISSING, f"an existing {self.kind} file (no such "
-                              f"file; {builtin}{plural}: {self.listing()})")  # fmt: skip
+            raise ConfigError(
+                candidate,
+                "",
+                MISSING,
+                f"an existing {self.kind} file (no such file; {builtin}{plural}: {self.listing()})",
+            )
         found = self._in_folders(name_or_path)
         if found is not None:
             return found
         if candidate.is_file():
             return candidate
-        raise NotFoundError(self.kind, self.key, name_or_path, f"a {self.kind} file or a "
-                            f"{builtin}: {self.listing()}")  # fmt: skip
+        raise NotFoundError(
+            self.kind,
+            self.key,
+            name_or_path,
+            f"a {self.kind} file or a {builtin}: {self.listing()}",
+        )
 
 
 class Section:
@@ -442,8 +455,10 @@ class Section:
             # the misspelt key is this problem, not also an unknown key (once, at its place)
             self._used.update(close)
             where = self.position(close[0] if close else name)
-            raise located(ConfigError(self.file, self.key(name), _MISSING,
-                                      f"this key to be present{hint}"), where)  # fmt: skip
+            raise located(
+                ConfigError(self.file, self.key(name), _MISSING, f"this key to be present{hint}"),
+                where,
+            )
         return default
 
     def skip(self, *names: str) -> None:
@@ -476,8 +491,9 @@ class Section:
             raise self.error(name, value, f"{what} of at most {hi:g}")
         return value
 
-    def integer(self, name: str, default: Any = _MISSING, *, lo: int | None = None,
-                hi: int | None = None) -> int:  # fmt: skip
+    def integer(
+        self, name: str, default: Any = _MISSING, *, lo: int | None = None, hi: int | None = None
+    ) -> int:
         value = self.raw(name, default)
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.error(name, value, "an integer")
@@ -536,8 +552,11 @@ class Section:
         if self.has(matrix_key):
             self._used.add(diagonal_key)
             if self.has(diagonal_key):
-                raise self.error(diagonal_key, self.data[diagonal_key], f"either {matrix_key} or "
-                                 f"{diagonal_key}, not both")  # fmt: skip
+                raise self.error(
+                    diagonal_key,
+                    self.data[diagonal_key],
+                    f"either {matrix_key} or {diagonal_key}, not both",
+                )
             return self.array(matrix_key, (n, n))
         return np.diag(self.array(diagonal_key, (n,), [0.0] * n))
 
@@ -558,8 +577,9 @@ class Section:
         if not isinstance(value, list):
             raise self.error(name, value, "an array of tables ([[" + self.key(name) + "]])")
         at = self.position(name)
-        return [Section(v, self.file, f"{self.key(name)}[{i}]", (*at, i))
-                for i, v in enumerate(value)]  # fmt: skip
+        return [
+            Section(v, self.file, f"{self.key(name)}[{i}]", (*at, i)) for i, v in enumerate(value)
+        ]
 
     def finish(self) -> None:
         """Refuse keys that nothing read: a typo must not be silently ignored (all at once)."""

@@ -147,8 +147,11 @@ class SensorFault:
                 device.faults = list(device.config.faults)
             else:
                 device.faults.append(self.fault)
-        log.info("control.fault", device=self.device,
-                 fault=None if self.fault is None else asdict(self.fault))  # fmt: skip
+        log.info(
+            "control.fault",
+            device=self.device,
+            fault=None if self.fault is None else asdict(self.fault),
+        )
 
 
 ACTUATOR_FAULTS = ("stuck", "lost", "clear")
@@ -187,8 +190,13 @@ class Reposition:
             x[6:12] = 0.0
             x[6] = self.speed
         sim.update_environment()
-        log.info("control.reposition", north=round(self.north, 3), east=round(self.east, 3),
-                 heading_deg=round(math.degrees(x[5]), 2), speed=round(float(x[6]), 3))  # fmt: skip
+        log.info(
+            "control.reposition",
+            north=round(self.north, 3),
+            east=round(self.east, 3),
+            heading_deg=round(math.degrees(x[5]), 2),
+            speed=round(float(x[6]), 3),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,8 +217,13 @@ class Restart:
         sim.act_cmd[:] = self.act_cmd
         sim.update_environment()
         heading_deg = round(math.degrees(self.x[5]), 2)
-        log.info("control.restart", source=self.source, north=round(self.x[0], 3),
-                 east=round(self.x[1], 3), heading_deg=heading_deg)  # fmt: skip
+        log.info(
+            "control.restart",
+            source=self.source,
+            north=round(self.x[0], 3),
+            east=round(self.x[1], 3),
+            heading_deg=heading_deg,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -80,18 +80,22 @@ def udp_sink(host: str, number: int) -> str:
     """A pipe's end that sends each line it reads as a datagram to host:number."""
     if have_socat():
         return f"socat - UDP:{_socat_host(host)}:{number}"
-    return (f"{python_command()} -c 'import socket,sys; s=socket.socket({_family(host)},"
-            f"socket.SOCK_DGRAM); all(s.sendto(line,({_py_host(host)},{number})) "
-            "for line in sys.stdin.buffer)'")  # fmt: skip
+    return (
+        f"{python_command()} -c 'import socket,sys; s=socket.socket({_family(host)},"
+        f"socket.SOCK_DGRAM); all(s.sendto(line,({_py_host(host)},{number})) "
+        "for line in sys.stdin.buffer)'"
+    )
 
 
 def tcp_sink(host: str, number: int) -> str:
     """A pipe's end that writes what it reads to a TCP connection to host:number."""
     if have_socat():
         return f"socat - TCP:{_socat_host(host)}:{number}"
-    return (f"{python_command()} -c 'import socket,sys; s=socket.create_connection(("
-            f"{_py_host(host)},{number})); all(s.sendall(line) is None "
-            "for line in sys.stdin.buffer)'")  # fmt: skip
+    return (
+        f"{python_command()} -c 'import socket,sys; s=socket.create_connection(("
+        f"{_py_host(host)},{number})); all(s.sendall(line) is None "
+        "for line in sys.stdin.buffer)'"
+    )
 
 
 def lease_period_s(device: CommandDevice) -> float:
@@ -104,8 +108,9 @@ def command_example(device: CommandDevice, port: Port) -> str:
     cannot reach the port (a serial adapter: the controller is on its other end)."""
     if getattr(port, "mode", "both") == "send":
         return ""  # the port takes nothing in
-    loop = repeat_loop(device.neutral_line().decode(), device.example_line().decode(),
-                       lease_period_s(device))  # fmt: skip
+    loop = repeat_loop(
+        device.neutral_line().decode(), device.example_line().decode(), lease_period_s(device)
+    )
     spec = port.spec
     if spec.scheme == "pty" and spec.path:
         return f"{loop} > {shlex.quote(spec.path)}"
@@ -135,14 +140,18 @@ def read_example(port: Port, baud: int) -> str:
 def tcp_reader(host: str, number: int) -> str:
     if have_socat():
         return f"socat -u TCP:{_socat_host(host)}:{number} -"
-    return (f"{python_command()} -c 'import shutil,socket; shutil.copyfileobj(socket."
-            f"create_connection(({_py_host(host)},{number})).makefile(\"rb\",0), "
-            "open(1,\"wb\",0))'")  # fmt: skip
+    return (
+        f"{python_command()} -c 'import shutil,socket; shutil.copyfileobj(socket."
+        f'create_connection(({_py_host(host)},{number})).makefile("rb",0), '
+        'open(1,"wb",0))\''
+    )
 
 
 def udp_reader(host: str, number: int) -> str:
     if have_socat():
         return f"socat -u UDP-RECV:{number},bind={_socat_host(host)} -"
-    return (f"{python_command()} -c 'import shutil,socket; s=socket.socket({_family(host)},"
-            f"socket.SOCK_DGRAM); s.bind(({_py_host(host)},{number})); "
-            "shutil.copyfileobj(s.makefile(\"rb\",0), open(1,\"wb\",0))'")  # fmt: skip
+    return (
+        f"{python_command()} -c 'import shutil,socket; s=socket.socket({_family(host)},"
+        f"socket.SOCK_DGRAM); s.bind(({_py_host(host)},{number})); "
+        'shutil.copyfileobj(s.makefile("rb",0), open(1,"wb",0))\''
+    )

@@ -42,16 +42,17 @@ def check_ports(ports: list[tuple[str, PortSpec]]) -> None:
             continue
         problem = bind_problem(spec, address)
         if problem is not None:
-            raise OSError(problem.errno, f"{where}: cannot bind {address[0]}:{address[1]} "
-                          f"({problem.strerror or problem})")  # fmt: skip
+            raise OSError(
+                problem.errno,
+                f"{where}: cannot bind {address[0]}:{address[1]} ({problem.strerror or problem})",
+            )
 
 
 @contextlib.contextmanager
 def checked_before_compiling(bench: Bench) -> Iterator[RunDir | None]:
     """Hold the bench's run directory (when pty links go in it) and check its ports, before
     anything compiles; yields the RunDir held, or None (none needed)."""
-    ports = [(d.name, parse_port_url(url, bench.run_dir)) for d in bench.devices
-             for url in d.ports]  # fmt: skip
+    ports = [(d.name, parse_port_url(url, bench.run_dir)) for d in bench.devices for url in d.ports]
     specs = [spec for _, spec in ports]
     held = RunDir(bench.run_dir) if pty_paths_under(specs, bench.run_dir) else None
     with held if held is not None else contextlib.nullcontext():

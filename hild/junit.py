@@ -23,12 +23,20 @@ class JUnitCase:
 def write_junit(path: Path, suite: str, classname: str, cases: Sequence[JUnitCase]) -> None:
     failures = sum(1 for c in cases if c.failure is not None)
     suites = ET.Element("testsuites", tests=str(len(cases)), failures=str(failures))
-    element = ET.SubElement(suites, "testsuite", name=suite, tests=str(len(cases)),
-                            failures=str(failures), errors="0", skipped="0",
-                            time=f"{sum(c.time_s for c in cases):.3f}")  # fmt: skip
+    element = ET.SubElement(
+        suites,
+        "testsuite",
+        name=suite,
+        tests=str(len(cases)),
+        failures=str(failures),
+        errors="0",
+        skipped="0",
+        time=f"{sum(c.time_s for c in cases):.3f}",
+    )
     for c in cases:
-        case = ET.SubElement(element, "testcase", classname=classname, name=c.name,
-                             time=f"{c.time_s:.3f}")  # fmt: skip
+        case = ET.SubElement(
+            element, "testcase", classname=classname, name=c.name, time=f"{c.time_s:.3f}"
+        )
         if c.failure is not None:
             failure = ET.SubElement(case, "failure", message=c.failure, type=c.failure_type)
             failure.text = c.failure_text

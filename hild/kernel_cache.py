@@ -100,8 +100,11 @@ def announce_compiling() -> None:
         _announced = True
         from hild.log import write_or_drop  # structlog: not at `import hild` time
 
-        write_or_drop(sys.stderr, "hild: compiling the vessel model (the first run only; later "
-                      "runs load it from the cache) ...\n")  # fmt: skip
+        write_or_drop(
+            sys.stderr,
+            "hild: compiling the vessel model (the first run only; later "
+            "runs load it from the cache) ...\n",
+        )
 
 
 def mark_announced() -> None:

@@ -315,16 +315,22 @@ class _Kinds:
         key = kind if kind in self._limits or len(self._limits) < MAX_KINDS else "(other)"
         limited = self._limits.get(key)
         if limited is None:
-            limited = self._limits[key] = RateLimited(self._logger, self._event,
-                                                      level=level or self._level)  # fmt: skip
+            limited = self._limits[key] = RateLimited(
+                self._logger, self._event, level=level or self._level
+            )
         limited(**fields)
 
 
 class _ToStructlog(logging.Handler):
     """Standard-library log records (asyncio's, a library's) as rate-limited structlog events."""
 
-    LEVELS = {"DEBUG": "debug", "INFO": "info", "WARNING": "warning", "ERROR": "error",
-              "CRITICAL": "critical"}  # fmt: skip
+    LEVELS = {
+        "DEBUG": "debug",
+        "INFO": "info",
+        "WARNING": "warning",
+        "ERROR": "error",
+        "CRITICAL": "critical",
+    }
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
@@ -333,8 +339,11 @@ class _ToStructlog(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         with contextlib.suppress(Exception):  # logging must never fail the caller
             exc = record.exc_info[1] if record.exc_info else None
-            fields = {"logger": record.name, "message": _short(record.getMessage()),
-                      **_exception_fields(exc)}  # fmt: skip
+            fields = {
+                "logger": record.name,
+                "message": _short(record.getMessage()),
+                **_exception_fields(exc),
+            }
             level = self.LEVELS.get(record.levelname, "warning")
             self._kinds((record.name, str(record.msg)[:MAX_TEXT]), level, **fields)
 
@@ -370,7 +379,11 @@ def _route_thread_and_unraisable_errors() -> None:
         def unraisable_hook(info) -> None:
             with contextlib.suppress(Exception):
                 message = _short(str(info.err_msg or "Exception ignored"))
-                unraisable(info.exc_type, message=message, object=_short(repr(info.object)),
-                           **_exception_fields(info.exc_value))  # fmt: skip
+                unraisable(
+                    info.exc_type,
+                    message=message,
+                    object=_short(repr(info.object)),
+                    **_exception_fields(info.exc_value),
+                )
 
         sys.unraisablehook = unraisable_hook

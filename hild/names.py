@@ -89,8 +89,9 @@ def fill_template(template: str, values: dict[str, str]) -> str:
         if not is_name(value):
             raise TemplateError(f"{placeholder} = {value!r} is not {NAME_EXPECTED}")
         filled = filled.replace(placeholder, value)
-    first = min((template.find("{" + k + "}") for k in values if "{" + k + "}" in template),
-                default=-1)  # fmt: skip
+    first = min(
+        (template.find("{" + k + "}") for k in values if "{" + k + "}" in template), default=-1
+    )
     if first < 0:
         return filled
     folder = os.path.abspath(os.path.dirname(template[:first]) or ".")

@@ -269,7 +269,7 @@ class TickObserver:
         rejected: tuple[str, str] | None,
     ) -> None:
         """Command device ``device`` decoded ``inbound``: ``command`` when valid, else
-        ``rejected`` (reason, detail). Called between ticks: return at once."""  # fmt: skip
+        ``rejected`` (reason, detail). Called between ticks: return at once."""
 
     def on_control(self, run: RunView, record: ControlRecord) -> None:
         """A record other than a command was applied between two ticks (a watchdog's safe

@@ -70,9 +70,14 @@ def banner(daemon: Daemon) -> str:
 def weather_line(bench: Bench) -> str:
     """The weather as the run has it: the preset's means, moved by the bench's own."""
     w = bench.weather
-    parts = [f"wind {w.wind.speed:g} m/s from {w.wind.from_deg % 360:g} deg"
-             + (f" with {w.wind.gust.model} gusts" if w.wind.gust.model != "none"
-                and w.wind.speed > 0 else "")]  # fmt: skip
+    parts = [
+        f"wind {w.wind.speed:g} m/s from {w.wind.from_deg % 360:g} deg"
+        + (
+            f" with {w.wind.gust.model} gusts"
+            if w.wind.gust.model != "none" and w.wind.speed > 0
+            else ""
+        )
+    ]
     parts.append(f"current {w.current.speed:g} m/s to {w.current.to_deg % 360:g} deg")
     waves = w.waves
     parts.append(f"waves Hs {waves.hs:g} m ({waves.spectrum})" if waves.active else "no waves")
@@ -82,8 +87,10 @@ def weather_line(bench: Bench) -> str:
 def start_line(bench: Bench) -> str:
     """How the vessel starts: heading, speed, and the commands held until a controller's."""
     held = ", ".join(f"{k}={v:g}" for k, v in bench.commands.items()) or "none (idle)"
-    return (f"Start: heading {bench.heading_deg % 360:g} deg, {bench.speed:g} m/s; held "
-            f"commands: {held}.")  # fmt: skip
+    return (
+        f"Start: heading {bench.heading_deg % 360:g} deg, {bench.speed:g} m/s; held "
+        f"commands: {held}."
+    )
 
 
 def how_to_connect(readers: list[str], daemon: Daemon) -> list[str]:
@@ -104,9 +111,11 @@ def how_to_connect(readers: list[str], daemon: Daemon) -> list[str]:
         if not mine:
             continue
         lease = device.watchdog.timeout_s
-        lines.append(f"Drive {device.config.name}: a neutral command arms it, then a command "
-                     f"repeated within its {lease:g} s watchdog (feedback comes back on the same "
-                     "port; Ctrl-C stops), e.g.:")  # fmt: skip
+        lines.append(
+            f"Drive {device.config.name}: a neutral command arms it, then a command "
+            f"repeated within its {lease:g} s watchdog (feedback comes back on the same "
+            "port; Ctrl-C stops), e.g.:"
+        )
         lines.extend(f"  {d}" for d in mine)
     return lines
 
@@ -118,9 +127,14 @@ def mirror(bench: Bench, options: dict) -> Mirror | None:
         config = from_url(options["url"], config)
     if config is None:
         if any(options.get(k) for k in ("prefix", "control", "signalk")):
-            raise ConfigError("--mqtt", "", MISSING, "a broker (--mqtt mqtt://HOST:PORT or an "
-                              "[mqtt] table in the bench) for --mqtt-prefix, --mqtt-control "
-                              "and --signalk")  # fmt: skip
+            raise ConfigError(
+                "--mqtt",
+                "",
+                MISSING,
+                "a broker (--mqtt mqtt://HOST:PORT or an "
+                "[mqtt] table in the bench) for --mqtt-prefix, --mqtt-control "
+                "and --signalk",
+            )
         return None
     if options.get("prefix"):
         config = replace(config, prefix=options["prefix"].strip("/"))
@@ -163,8 +177,7 @@ def run_bench(
     with checked_before_compiling(written) as held:
         announce_compiling()
         bench = load_bench(name_or_path, **overrides)
-        return run_checked(bench, duration, mqtt_options or {}, record_file, quiet, foxglove,
-                           held)  # fmt: skip
+        return run_checked(bench, duration, mqtt_options or {}, record_file, quiet, foxglove, held)
 
 
 def run_checked(
@@ -189,8 +202,17 @@ def run_checked(
         live_view = None
     board = StatusBoard()  # the status snapshot hild ctl and the status line show
     live = [board, ControlSocket(board, run_dir)] + ([] if quiet else [StatusLine(board)])
-    observers = [o for o in (notifier_from_environment(), mirror(bench, mqtt_options),
-                             recording, live_view, *live) if o is not None]  # fmt: skip
+    observers = [
+        o
+        for o in (
+            notifier_from_environment(),
+            mirror(bench, mqtt_options),
+            recording,
+            live_view,
+            *live,
+        )
+        if o is not None
+    ]
     daemon = Daemon(bench, duration, observers)
 
     def ready(d: Daemon) -> None:

@@ -98,19 +98,27 @@ def check_private_dir(path: str, st: os.stat_result) -> None:
             target = os.readlink(path)
         except OSError:
             target = "?"
-        raise RunDirError(path, f"is a symlink (to {target}; {describe_stat(st)}): hild puts "
-                          "its links only in a real directory", f"remove the symlink, or "
-                          f"{ELSEWHERE}")  # fmt: skip
+        raise RunDirError(
+            path,
+            f"is a symlink (to {target}; {describe_stat(st)}): hild puts "
+            "its links only in a real directory",
+            f"remove the symlink, or {ELSEWHERE}",
+        )
     if not stat.S_ISDIR(st.st_mode):
         raise RunDirError(path, f"is not a directory ({describe_stat(st)})")
     if st.st_uid != me:
-        raise RunDirError(path, f"belongs to another user ({describe_stat(st)}), not to "
-                          f"{owner_name(me)} who runs hild: that user could replace the pty "
-                          "links in it")  # fmt: skip
+        raise RunDirError(
+            path,
+            f"belongs to another user ({describe_stat(st)}), not to "
+            f"{owner_name(me)} who runs hild: that user could replace the pty "
+            "links in it",
+        )
     if stat.S_IMODE(st.st_mode) & (stat.S_IWGRP | stat.S_IWOTH):
-        raise RunDirError(path, f"is writable by others ({describe_stat(st)}), who could "
-                          "replace the pty links in it", f"make it private (chmod 755 {path}), "
-                          f"remove it, or {ELSEWHERE}")  # fmt: skip
+        raise RunDirError(
+            path,
+            f"is writable by others ({describe_stat(st)}), who could replace the pty links in it",
+            f"make it private (chmod 755 {path}), remove it, or {ELSEWHERE}",
+        )
 
 
 def check_parent(path: str) -> None:
@@ -126,14 +134,18 @@ def check_parent(path: str) -> None:
         ) from None
     why = "who could replace the run directory and the pty links in it"
     if st.st_uid not in (os.geteuid(), 0):
-        raise RunDirError(path, f"is in {parent}, which belongs to another user "
-                          f"({describe_stat(st)}), {why}")  # fmt: skip
+        raise RunDirError(
+            path, f"is in {parent}, which belongs to another user ({describe_stat(st)}), {why}"
+        )
     mode = stat.S_IMODE(st.st_mode)
     if mode & (stat.S_IWGRP | stat.S_IWOTH) and not mode & stat.S_ISVTX:
-        raise RunDirError(path, f"is in {parent}, which others can write and which is not "
-                          f"sticky ({describe_stat(st)}): they could replace the run directory "
-                          "and the pty links in it", f"make it sticky (chmod +t {parent}) or "
-                          f"private (chmod go-w {parent}), or {ELSEWHERE}")  # fmt: skip
+        raise RunDirError(
+            path,
+            f"is in {parent}, which others can write and which is not "
+            f"sticky ({describe_stat(st)}): they could replace the run directory "
+            "and the pty links in it",
+            f"make it sticky (chmod +t {parent}) or private (chmod go-w {parent}), or {ELSEWHERE}",
+        )
 
 
 def make_private_dir(path: str) -> None:
@@ -226,8 +238,9 @@ class RunDir:
                 fd = os.open(LOCK_NAME, flags, 0o644, dir_fd=dir_fd)
             except OSError as e:
                 lock = os.path.join(self.path, LOCK_NAME)
-                raise RunDirError(self.path, f"has a lock file {lock} that cannot "
-                                  f"be opened ({e.strerror or e})") from None  # fmt: skip
+                raise RunDirError(
+                    self.path, f"has a lock file {lock} that cannot be opened ({e.strerror or e})"
+                ) from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as e:
@@ -280,8 +293,12 @@ class RunDir:
             else:
                 what = "directory"
             if not self._problem:
-                log.warning("rundir.removed", path=self.path, what=what,
-                            replaced=what == "directory" and current is not None)  # fmt: skip
+                log.warning(
+                    "rundir.removed",
+                    path=self.path,
+                    what=what,
+                    replaced=what == "directory" and current is not None,
+                )
             try:
                 dir_fd, lock_fd = self._take()
             except RunDirError as e:  # someone else's now, or held by another hild: say so once
@@ -294,8 +311,7 @@ class RunDir:
             os.close(self._dir_fd)
             self._dir_fd, self._lock_fd = dir_fd, lock_fd
             links = restore_links(self.path)
-            log.warning("rundir.recreated", path=self.path, what=what, pid=os.getpid(),
-                        links=links)  # fmt: skip
+            log.warning("rundir.recreated", path=self.path, what=what, pid=os.getpid(), links=links)
             return True
 
     def release(self) -> None:
@@ -365,8 +381,12 @@ def remove_stale_links(root: str) -> list[str]:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(entry.path)
                 removed.append(entry.path)
-                log.info("rundir.stale_link_removed", path=entry.path, target=target,
-                         target_exists=target is not None and os.path.exists(target))  # fmt: skip
+                log.info(
+                    "rundir.stale_link_removed",
+                    path=entry.path,
+                    target=target,
+                    target_exists=target is not None and os.path.exists(target),
+                )
     return removed
 
 

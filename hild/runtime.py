@@ -105,8 +105,10 @@ def no_line_applied(results: list[str]) -> str:
     reasons = ", ".join(dict.fromkeys(results))
     if "latched" not in results:
         return f"no line applied ({reasons})"
-    return (f"no line applied ({reasons}); a latched watchdog takes only a neutral command "
-            "(send one first, then repeat the commands within the watchdog's lease)")  # fmt: skip
+    return (
+        f"no line applied ({reasons}); a latched watchdog takes only a neutral command "
+        "(send one first, then repeat the commands within the watchdog's lease)"
+    )
 
 
 class ControlledRun(Protocol):
@@ -178,8 +180,9 @@ class RuntimeControl:
         except ConfigError:
             doc = {}
         doc.setdefault("wind", {}).update(speed=weather.wind.speed, from_deg=weather.wind.from_deg)
-        doc.setdefault("current", {}).update(speed=weather.current.speed,
-                                             to_deg=weather.current.to_deg)  # fmt: skip
+        doc.setdefault("current", {}).update(
+            speed=weather.current.speed, to_deg=weather.current.to_deg
+        )
         if "waves" in doc:
             doc["waves"]["hs"] = weather.waves.hs
         return doc
@@ -190,8 +193,9 @@ class RuntimeControl:
         never raises. Requests are taken one at a time, in the order they came."""
         async with self._one_at_a_time:
             answer = await self._answer(request, payload, source)
-        log.info("control.request", source=source,
-                 **{k: v for k, v in answer.items() if k != "results"})  # fmt: skip
+        log.info(
+            "control.request", source=source, **{k: v for k, v in answer.items() if k != "results"}
+        )
         sent = as_sent(payload)
         view = self.run.view
         for observer in self.run.observers:
@@ -207,9 +211,11 @@ class RuntimeControl:
             body = self._body(request, payload)
             answer["id"] = body.pop("id", None)
             if self.run.queue.full:  # a put would drop a record of a request answered ok
-                raise RequestError(f"busy: {len(self.run.queue)} control records wait for "
-                                   "the next tick (the run is paused or far behind); try "
-                                   "again")  # fmt: skip
+                raise RequestError(
+                    f"busy: {len(self.run.queue)} control records wait for "
+                    "the next tick (the run is paused or far behind); try "
+                    "again"
+                )
             if request == "commands":
                 answer.update(self._commands(body, f"{source}/{request}"))
             elif request == "weather":
@@ -262,8 +268,9 @@ class RuntimeControl:
         s.finish()
         if not devices:
             names = ", ".join(d.config.name for d in self.run.command_devices) or "none"
-            raise RequestError(f"device = {name or None!r}: expected a command device of the "
-                               f"bench ({names})")  # fmt: skip
+            raise RequestError(
+                f"device = {name or None!r}: expected a command device of the bench ({names})"
+            )
         results = []
         for text in lines:
             for line in bus_lines(text):
@@ -347,8 +354,12 @@ class RuntimeControl:
         quantities = load_device_type(sensors[name].config.type).quantity_units
         (spec,) = read_faults([table], quantities)
         self.run.queue.put(SensorFault(name, spec))
-        return {"device": name, "kind": spec.kind, "start": spec.start,
-                "end": spec.end if math.isfinite(spec.end) else None}  # fmt: skip
+        return {
+            "device": name,
+            "kind": spec.kind,
+            "start": spec.start,
+            "end": spec.end if math.isfinite(spec.end) else None,
+        }
 
     def _fault_times(self, table: Section, t_now: float) -> None:
         """A fault's ``start``, and its ``duration`` made the ``end`` a bench's fault gives,
@@ -358,23 +369,32 @@ class RuntimeControl:
         duration = None
         if table.has("duration"):
             if table.has("end"):
-                raise table.error("duration", table.data["duration"],
-                                  "either duration or end, not both")  # fmt: skip
+                raise table.error(
+                    "duration", table.data["duration"], "either duration or end, not both"
+                )
             duration = table.number("duration", positive=True, unit="s")
             if duration > limit:
-                raise table.error("duration", duration, f"a duration of at most {limit:.10g} s "
-                                  f"({why}; without one, the fault lasts for good)")  # fmt: skip
+                raise table.error(
+                    "duration",
+                    duration,
+                    f"a duration of at most {limit:.10g} s "
+                    f"({why}; without one, the fault lasts for good)",
+                )
         start = table.number("start", lo=0.0, unit="s")
         if start > t_now + limit:
-            raise table.error("start", start, f"a start at most {limit:.10g} s from now "
-                              f"(t = {t_now:.10g} s; {why})")  # fmt: skip
+            raise table.error(
+                "start",
+                start,
+                f"a start at most {limit:.10g} s from now (t = {t_now:.10g} s; {why})",
+            )
         if duration is not None:
             table.data["end"] = start + duration
         elif table.has("end"):
             end = table.number("end", unit="s")
             if end - start > limit:
-                raise table.error("end", end, f"an end at most {limit:.10g} s after the "
-                                  f"start ({why})")  # fmt: skip
+                raise table.error(
+                    "end", end, f"an end at most {limit:.10g} s after the start ({why})"
+                )
 
     def fault_limit(self) -> tuple[float, str]:
         """The longest a fault may be timed, in seconds, and why: the run's duration when it
@@ -392,9 +412,14 @@ class RuntimeControl:
         by_position = s.has("latitude") or s.has("longitude")
         if not by_position and not (s.has("north") or s.has("east")):
             # (taken as "where it is", it moved the boat to where the request found it)
-            raise ConfigError("control/reposition", "", body, "a position to move to: "
-                              "latitude and longitude [degrees], or north and east [m from the "
-                              "origin]; heading_deg and speed only with one")  # fmt: skip
+            raise ConfigError(
+                "control/reposition",
+                "",
+                body,
+                "a position to move to: "
+                "latitude and longitude [degrees], or north and east [m from the "
+                "origin]; heading_deg and speed only with one",
+            )
         if by_position:
             lat = s.number("latitude", lo=-89.0, hi=89.0, unit="degrees north")
             lon = s.number("longitude", lo=-180.0, hi=180.0, unit="degrees east")
@@ -404,12 +429,19 @@ class RuntimeControl:
             east = s.number("east", lo=-far, hi=far, unit="m")
         distance = math.hypot(north, east)
         if distance > far:  # blamed on the coordinate that takes it farther
-            keys = ("latitude", lat, "longitude", lon) if by_position else \
-                ("north", north, "east", east)  # fmt: skip
+            keys = (
+                ("latitude", lat, "longitude", lon)
+                if by_position
+                else ("north", north, "east", east)
+            )
             key, value = keys[:2] if abs(north) >= abs(east) else keys[2:]
             where = f"({origin.latitude_deg:.5f}, {origin.longitude_deg:.5f})"
-            raise s.error(key, value, f"a position within {far / 1000:g} km of the origin "
-                          f"{where} (this one is {distance / 1000:.1f} km from it)")  # fmt: skip
+            raise s.error(
+                key,
+                value,
+                f"a position within {far / 1000:g} km of the origin "
+                f"{where} (this one is {distance / 1000:.1f} km from it)",
+            )
         heading = s.raw("heading_deg", None)
         if heading is not None:
             heading = math.radians(s.number("heading_deg", lo=-360.0, hi=360.0, unit="deg"))
@@ -426,12 +458,16 @@ class RuntimeControl:
         given = [k for k in ("add", "remove", "retask") if s.has(k)]
         if len(given) > 1:
             both = " and ".join(given) if len(given) == 2 else "add, remove and retask"
-            raise RequestError(f"one of add, remove or retask in a request, not {both} "
-                               "together: send one request for each")  # fmt: skip
+            raise RequestError(
+                f"one of add, remove or retask in a request, not {both} "
+                "together: send one request for each"
+            )
         if not given:
-            raise RequestError('one of {"add": {TARGET}}, {"remove": NAME} or '
-                               '{"retask": NAME, ...}, with a target as a bench\'s '
-                               "[[traffic]] table gives it")  # fmt: skip
+            raise RequestError(
+                'one of {"add": {TARGET}}, {"remove": NAME} or '
+                '{"retask": NAME, ...}, with a target as a bench\'s '
+                "[[traffic]] table gives it"
+            )
         sim = self.run.sim
         if self._roster is None:
             targets = sim.traffic.targets if sim.traffic is not None else ()
@@ -456,9 +492,13 @@ class RuntimeControl:
         bench's table, its rows built off the tick (an encounter placed against the own ship
         as it is now, the kernel compiled the first time); the record only copies them in."""
         if len(roster) >= MAX_TARGETS:
-            raise s.error("add", s.data["add"], f"at most {MAX_TARGETS} traffic targets in a "
-                          f"run, as in a bench (it has {len(roster)}: remove one "
-                          "first)")  # fmt: skip
+            raise s.error(
+                "add",
+                s.data["add"],
+                f"at most {MAX_TARGETS} traffic targets in a "
+                f"run, as in a bench (it has {len(roster)}: remove one "
+                "first)",
+            )
         table = s.table("add", required=True)
         s.finish()
         problems = Problems()
@@ -470,8 +510,11 @@ class RuntimeControl:
             raise table.error("name", target.name, "a name no target of the run has")
         taken = {mmsi: name for name, mmsi in roster.items()}
         if target.identity.mmsi in taken:
-            raise table.error("mmsi", target.identity.mmsi, "an MMSI no target has (taken "
-                              f"by {taken[target.identity.mmsi]})")  # fmt: skip
+            raise table.error(
+                "mmsi",
+                target.identity.mmsi,
+                f"an MMSI no target has (taken by {taken[target.identity.mmsi]})",
+            )
         sim = self.run.sim
         own, t = sim.x.copy(), sim.t  # (a copy: the tick steps on while the rows are built)
         try:
@@ -499,8 +542,15 @@ class RuntimeControl:
             motion = read_route(route, self.run.bench.origin, from_here=True)
             s.skip("course_deg", "speed", "speed_kn")
         elif s.has("course_deg") or s.has("speed") or s.has("speed_kn"):
-            course = math.radians(s.number("course_deg", math.degrees(row[TL.T_BASE_COURSE]),
-                                           lo=-360.0, hi=360.0, unit="deg"))  # fmt: skip
+            course = math.radians(
+                s.number(
+                    "course_deg",
+                    math.degrees(row[TL.T_BASE_COURSE]),
+                    lo=-360.0,
+                    hi=360.0,
+                    unit="deg",
+                )
+            )
             speed = speed_of(s, required=False, default=float(row[TL.T_SPEED_CMD]))
             north, east = float(row[TL.T_NORTH]), float(row[TL.T_EAST])
             motion = Course(north, east, course % (2 * math.pi), speed)
@@ -511,8 +561,9 @@ class RuntimeControl:
         self.run.queue.put(TrafficRetask(name, motion, behaviour))
         answer: dict[str, Any] = {}
         if isinstance(motion, Course):
-            answer.update(course_deg=round(math.degrees(motion.course), 2),
-                          speed=round(motion.speed, 3))  # fmt: skip
+            answer.update(
+                course_deg=round(math.degrees(motion.course), 2), speed=round(motion.speed, 3)
+            )
         elif isinstance(motion, Route):
             answer["waypoints"] = len(motion.waypoints)
         if behaviour is not None:

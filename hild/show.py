@@ -15,11 +15,23 @@ from hild.profiles.weather import PRESETS
 from hild.traffic.read import TRAFFIC
 
 # the units go by their full file names (hild.service, hild@.service)
-UNITS = FileKind("systemd unit", "name", builtin_folder("systemd"),
-                 searched=builtin_candidates("systemd"), suffix="")  # fmt: skip
-KINDS = {"bench": BENCHES, "profile": PROFILES, "weather": PRESETS, "traffic": TRAFFIC,
-         "scenario": SCENARIOS, "device": DEVICE_TYPES, "systemd": UNITS,
-         "ardupilot": ARDUPILOT_PARAMS}  # fmt: skip
+UNITS = FileKind(
+    "systemd unit",
+    "name",
+    builtin_folder("systemd"),
+    searched=builtin_candidates("systemd"),
+    suffix="",
+)
+KINDS = {
+    "bench": BENCHES,
+    "profile": PROFILES,
+    "weather": PRESETS,
+    "traffic": TRAFFIC,
+    "scenario": SCENARIOS,
+    "device": DEVICE_TYPES,
+    "systemd": UNITS,
+    "ardupilot": ARDUPILOT_PARAMS,
+}
 
 
 def show(kind: str | None, name: str | None) -> int:

@@ -103,20 +103,38 @@ def record_file(template: Path, profile: str) -> Path:
     try:  # (hild.names: a name cannot take the file out of the template's folder)
         return filled_name(template, {"profile": profile})
     except TemplateError as e:
-        raise ConfigError(f"--record {template}", "", MISSING,
-                          f"a file that can be written ({e})") from None  # fmt: skip
+        raise ConfigError(
+            f"--record {template}", "", MISSING, f"a file that can be written ({e})"
+        ) from None
 
 
 class SimRecording:
     """`hild sim --record`: the truth's channels at every output interval, in the same format
     as a daemon's recording (sentences, bus and loop channels stay empty: nothing is sent)."""
 
-    def __init__(self, path: Path, vessel: Vessel, profile: str, weather: str, seed: int,
-                 dt: float, method: str, every: int):  # fmt: skip
-        metadata = run_metadata("sim", DEFAULT_ORIGIN, {"profile": vessel.source},
-                                profile=profile, weather=weather, seed=seed, dt=dt,
-                                method=method, start_utc=SIM_EPOCH.isoformat(),
-                                output_interval=every * dt)  # fmt: skip
+    def __init__(
+        self,
+        path: Path,
+        vessel: Vessel,
+        profile: str,
+        weather: str,
+        seed: int,
+        dt: float,
+        method: str,
+        every: int,
+    ):
+        metadata = run_metadata(
+            "sim",
+            DEFAULT_ORIGIN,
+            {"profile": vessel.source},
+            profile=profile,
+            weather=weather,
+            seed=seed,
+            dt=dt,
+            method=method,
+            start_utc=SIM_EPOCH.isoformat(),
+            output_interval=every * dt,
+        )
         from hild.record.writer import RecordWriter  # (mcap loads only when a sim records)
 
         # a batch run has no deadline to keep: the writer waits for room rather than drop
@@ -124,13 +142,20 @@ class SimRecording:
         try:
             self.writer.start()
         except OSError as e:
-            raise ConfigError(f"--record {path}", "", MISSING,
-                              f"a file that can be written ({e.strerror})") from None  # fmt: skip
+            raise ConfigError(
+                f"--record {path}", "", MISSING, f"a file that can be written ({e.strerror})"
+            ) from None
         self.vessel = vessel
 
     def sample(self, sim: Simulation) -> None:
-        sample(self.writer, sim, sim.t, SIM_EPOCH + timedelta(seconds=sim.t), DEFAULT_ORIGIN,
-               self.vessel.actuators)  # fmt: skip
+        sample(
+            self.writer,
+            sim,
+            sim.t,
+            SIM_EPOCH + timedelta(seconds=sim.t),
+            DEFAULT_ORIGIN,
+            self.vessel.actuators,
+        )
 
     def close(self) -> None:
         self.writer.close()
@@ -186,8 +211,13 @@ def run_sim(
         if record is not None:
             recording = SimRecording(record, vessel, profile, weather, seed, dt, method, every)
         last, wall = advance_to_end(
-            sim, n_total, every, [ev for ev in events if ev.t > 0.0], writer, recording,
-        )  # fmt: skip
+            sim,
+            n_total,
+            every,
+            [ev for ev in events if ev.t > 0.0],
+            writer,
+            recording,
+        )
     except DivergedError as e:
         e.advice = divergence_advice(limit, dt, weather, out)
         raise
@@ -221,12 +251,12 @@ def checked_steps(duration: float, dt: float, output_interval: float) -> tuple[i
         raise CommandError(f"--duration must be positive, not {duration}")
     steps = duration / dt
     if not steps <= MAX_STEPS:
-        raise CommandError(f"--duration {duration:g}: expected at most {MAX_STEPS:.0e} steps "
-                           f"of --dt {dt:g} s")  # fmt: skip
+        raise CommandError(
+            f"--duration {duration:g}: expected at most {MAX_STEPS:.0e} steps of --dt {dt:g} s"
+        )
     n_total = int(round(steps))
     if n_total < 1:
-        raise CommandError(f"--duration {duration:g}: expected at least one step of --dt "
-                           f"{dt:g} s")  # fmt: skip
+        raise CommandError(f"--duration {duration:g}: expected at least one step of --dt {dt:g} s")
     # a row every output interval; beyond MAX_STEPS, one is as good as any: only t = 0
     every = max(1, int(round(min(output_interval / dt, MAX_STEPS + 1))))
     return n_total, every
@@ -238,17 +268,22 @@ SUSPECT_STEP = 0.25  # a step above this share of the stable limit may be why a 
 def divergence_advice(limit: StepLimit, dt: float, weather: str, out: Path | None) -> str:
     """What to try after a run diverged: a smaller step, or milder forces when the step is
     already well within the vessel's limit."""
-    within = (f"{limit.vessel}'s stable step with {limit.method}, {round_down(limit.dt)} s "
-              "in calm water")  # fmt: skip
+    within = (
+        f"{limit.vessel}'s stable step with {limit.method}, {round_down(limit.dt)} s in calm water"
+    )
     if dt > SUSPECT_STEP * limit.dt:
-        text = (f"--dt {dt:g} is more than a quarter of {within} (the weather, and commands "
-                f"beyond a full-power turn, can need a shorter one): try a smaller --dt, e.g. "
-                f"{dt / 4:.2g}")  # fmt: skip
+        text = (
+            f"--dt {dt:g} is more than a quarter of {within} (the weather, and commands "
+            f"beyond a full-power turn, can need a shorter one): try a smaller --dt, e.g. "
+            f"{dt / 4:.2g}"
+        )
     else:
-        text = (f"--dt {dt:g} is well within {within}, so the forces (of the weather "
-                f"'{weather}', the commands or the profile) are likely beyond what the model "
-                "holds; a run with a smaller --dt tells: if it stops at the same time, the "
-                "step is not the cause")  # fmt: skip
+        text = (
+            f"--dt {dt:g} is well within {within}, so the forces (of the weather "
+            f"'{weather}', the commands or the profile) are likely beyond what the model "
+            "holds; a run with a smaller --dt tells: if it stops at the same time, the "
+            "step is not the cause"
+        )
     if out is not None:
         text += f" ({out} has the rows up to the last sound one)"
     return text
@@ -268,8 +303,9 @@ def checked_commands(
     for ev in events:  # a row read wrong is reported once, as read, not also as a command
         problem = vessel.command_problem(ev.name, ev.value)
         if problem:
-            error = ConfigError(schedule or "", f"line {ev.line}", f"{ev.name},{ev.value:g}",
-                                problem)  # fmt: skip
+            error = ConfigError(
+                schedule or "", f"line {ev.line}", f"{ev.name},{ev.value:g}", problem
+            )
             problems.add(error, at=(ev.line,))
     problems.raise_any()
     return held, events
@@ -348,11 +384,17 @@ def final_values(sim: Simulation, last: np.ndarray) -> dict[str, dict[str, float
     env_start = row_environment(sim.vessel.n_act)  # the actuators' states and force come before
     return {
         "state": {name: float(val) for name, val in zip(L.STATE_NAMES, sim.x, strict=True)},
-        "actuators": dict(zip(columns[ROW_ACTUATORS:env_start],
-                              map(float, last_row[ROW_ACTUATORS:env_start]), strict=True)),
-        "environment": dict(zip(columns[env_start:], map(float, last_row[env_start:]),
-                                strict=True)),
-    }  # fmt: skip
+        "actuators": dict(
+            zip(
+                columns[ROW_ACTUATORS:env_start],
+                map(float, last_row[ROW_ACTUATORS:env_start]),
+                strict=True,
+            )
+        ),
+        "environment": dict(
+            zip(columns[env_start:], map(float, last_row[env_start:]), strict=True)
+        ),
+    }
 
 
 class CsvRows:
@@ -408,8 +450,9 @@ def summary_text(s: dict) -> str:
     lines.extend(f"  note: {note}" for note in s["notes"])
     if s.get("record", {}).get("error"):
         r = s["record"]
-        lines.append(f"  recording failed: {r['error']} ({r['messages']} messages written, "
-                     f"{r['lost']} lost)")  # fmt: skip
+        lines.append(
+            f"  recording failed: {r['error']} ({r['messages']} messages written, {r['lost']} lost)"
+        )
     final = {
         "t": s["t"],
         "state": st,

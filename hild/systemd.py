@@ -54,8 +54,11 @@ def notifier_from_environment() -> TickObserver | None:
         return None
     address = notify_address(value)
     if address is None:
-        log.warning("systemd.notify_socket_unsupported", notify_socket=value,
-                    expected="an absolute path or @abstract-name (AF_UNIX)")  # fmt: skip
+        log.warning(
+            "systemd.notify_socket_unsupported",
+            notify_socket=value,
+            expected="an absolute path or @abstract-name (AF_UNIX)",
+        )
         return None
     return SystemdNotifier(address, watchdog_usec(os.environ, os.getpid()))
 
@@ -153,8 +156,11 @@ class SystemdNotifier(TickObserver):
         self._next_due = min(self._next_watchdog, self._next_status)
         self._started = True
         self.send(*assignments)
-        log.info("systemd.ready", watchdog_interval_s=self.watchdog_interval_s,
-                 status_interval_s=self.status_interval_s)  # fmt: skip
+        log.info(
+            "systemd.ready",
+            watchdog_interval_s=self.watchdog_interval_s,
+            status_interval_s=self.status_interval_s,
+        )
 
     async def _watch_the_loop(self, run: RunView) -> None:
         """Marks the event loop alive twice per ping interval; until the first tick it also
@@ -215,8 +221,13 @@ class SystemdNotifier(TickObserver):
         if self._loop_watch is not None:
             self._loop_watch.cancel()
         self.send("STOPPING=1", "STATUS=" + _one_line(status))
-        log.info("systemd.stopping", sent=self.sent, failed=self.failed,
-                 watchdog_pings=self.watchdog_pings, withheld=self.withheld)  # fmt: skip
+        log.info(
+            "systemd.stopping",
+            sent=self.sent,
+            failed=self.failed,
+            watchdog_pings=self.watchdog_pings,
+            withheld=self.withheld,
+        )
         if self._sock is not None:
             self._sock.close()
             self._sock = None
@@ -224,13 +235,17 @@ class SystemdNotifier(TickObserver):
     @staticmethod
     def starting_status(run: RunView) -> str:
         b = run.bench
-        return _one_line(f"{b.name}: {b.vessel.name} in {b.weather.preset} weather, running "
-                         f"({b.rate_hz:g} Hz, time scale {b.time_scale:g})")  # fmt: skip
+        return _one_line(
+            f"{b.name}: {b.vessel.name} in {b.weather.preset} weather, running "
+            f"({b.rate_hz:g} Hz, time scale {b.time_scale:g})"
+        )
 
     @staticmethod
     def _counters(run: RunView, t: float) -> str:
-        return (f"t={t:.1f} s, {run.ticks} ticks, {run.overruns} overruns, "
-                f"{run.commands_applied} commands applied")  # fmt: skip
+        return (
+            f"t={t:.1f} s, {run.ticks} ticks, {run.overruns} overruns, "
+            f"{run.commands_applied} commands applied"
+        )
 
     def running_status(self, run: RunView, t: float) -> str:
         return _one_line(f"{run.bench.name}: running, {self._counters(run, t)}")

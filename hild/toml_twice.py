@@ -63,13 +63,18 @@ def given_twice(text: str, error: tomllib.TOMLDecodeError) -> str | None:
         names = [p for p in table if isinstance(p, str)]
         where = ""
         if names:
-            where = f" in [[{_dotted(names)}]]" if isinstance(table[-1], int) else (
-                f" in [{_dotted(names)}]")  # fmt: skip
+            where = (
+                f" in [[{_dotted(names)}]]"
+                if isinstance(table[-1], int)
+                else (f" in [{_dotted(names)}]")
+            )
         taken = _value_on(_parsed(text[: starts[first]]), [*table, *key])
         if taken is None or len(taken) == len(names) + len(key):  # (or a table made by keys)
             return f"key {_dotted(key)!r} is given twice{where}, at line {first + 1}"
-        return (f"key {_dotted(key)!r}{where} is given, but {_dotted(taken[len(names):])!r} "
-                f"already has a value, at line {first + 1}")  # fmt: skip
+        return (
+            f"key {_dotted(key)!r}{where} is given, but {_dotted(taken[len(names) :])!r} "
+            f"already has a value, at line {first + 1}"
+        )
     return None
 
 

@@ -69,6 +69,8 @@ def warm(benches: list[str]) -> int:
             from hild.traffic.kernel import warm_up
 
             warm_up()
-        say(f" done in {time.monotonic() - started:.1f} s ({bench.profile}, {bench.method}, "
-            f"{bench.weather.preset})\n")  # fmt: skip
+        say(
+            f" done in {time.monotonic() - started:.1f} s ({bench.profile}, {bench.method}, "
+            f"{bench.weather.preset})\n"
+        )
     return 0

@@ -28,11 +28,19 @@ MAGIC = 18458
 _NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
 _ATOF = re.compile(r"\s*(" + _NUMBER + ")")
 _VECTOR3 = re.compile(r"\[\s*(" + _NUMBER + r"),\s*(" + _NUMBER + r"),\s*(" + _NUMBER + ")")
-REQUIRED = (("", "timestamp", "number"), ("imu", "gyro", "vector"),
-            ("imu", "accel_body", "vector"), ("", "position", "vector"),
-            ("", "velocity", "vector"))  # fmt: skip
-OPTIONAL = (("", "attitude", "vector"), ("", "velocity_wind", "vector"),
-            ("windvane", "direction", "number"), ("windvane", "speed", "number"))  # fmt: skip
+REQUIRED = (
+    ("", "timestamp", "number"),
+    ("imu", "gyro", "vector"),
+    ("imu", "accel_body", "vector"),
+    ("", "position", "vector"),
+    ("", "velocity", "vector"),
+)
+OPTIONAL = (
+    ("", "attitude", "vector"),
+    ("", "velocity_wind", "vector"),
+    ("windvane", "direction", "number"),
+    ("windvane", "speed", "number"),
+)
 
 
 class AnswerError(AssertionError):

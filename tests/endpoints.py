@@ -28,8 +28,9 @@ class Daemon:
         self._stderr = open(self.stderr_path, "w")  # noqa: SIM115  (lives as long as the process)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "hild.cli", "run", *args, "--log-format", "json"],
-            stdout=subprocess.PIPE, stderr=self._stderr,
-        )  # fmt: skip
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+        )
         self.banner = self._read_banner()
 
     def _read_banner(self, timeout: float = 120.0) -> str:
@@ -305,8 +306,15 @@ class Repeater:
             self._stop.wait(self._period)
 
 
-def write_bench(path: Path, name: str, run_dir: Path | str, tables: str, *, rate_hz: float = 100,
-                profile: str = "odin") -> Path:  # fmt: skip
+def write_bench(
+    path: Path,
+    name: str,
+    run_dir: Path | str,
+    tables: str,
+    *,
+    rate_hz: float = 100,
+    profile: str = "odin",
+) -> Path:
     """A bench file at ``path``: ``profile`` at the thesis' site off Horten (59.41 N, 10.48 E),
     a fixed start time (reproducible sentences), pty links under ``run_dir``, then ``tables``
     (weather, devices, record, ...) as TOML text."""

@@ -82,8 +82,12 @@ class ForkServer:
 
     def _server(self) -> subprocess.Popen:
         if self._proc is None or self._proc.poll() is not None:
-            self._proc = subprocess.Popen([sys.executable, "-c", SERVER], stdin=subprocess.PIPE,
-                                          stdout=subprocess.PIPE, cwd=REPO)  # fmt: skip
+            self._proc = subprocess.Popen(
+                [sys.executable, "-c", SERVER],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                cwd=REPO,
+            )
             self._pending = b""
         return self._proc
 
@@ -100,17 +104,22 @@ class ForkServer:
         line, self._pending = self._pending.split(b"\n", 1)
         return json.loads(line)
 
-    def run(self, argv: list[str], env: dict[str, str] | None, cwd: str | Path | None,
-            timeout: float) -> subprocess.CompletedProcess:  # fmt: skip
+    def run(
+        self, argv: list[str], env: dict[str, str] | None, cwd: str | Path | None, timeout: float
+    ) -> subprocess.CompletedProcess:
         with self._lock, tempfile.TemporaryDirectory(prefix="hild-cli-") as folder:
             out, err = Path(folder, "out"), Path(folder, "err")
             out.touch()
             err.touch()
             server = self._server()
             assert server.stdin is not None and server.stdout is not None
-            request = {"argv": argv, "cwd": str(cwd or os.getcwd()),
-                       "env": dict(os.environ if env is None else env),
-                       "out": str(out), "err": str(err)}  # fmt: skip
+            request = {
+                "argv": argv,
+                "cwd": str(cwd or os.getcwd()),
+                "env": dict(os.environ if env is None else env),
+                "out": str(out),
+                "err": str(err),
+            }
             server.stdin.write(json.dumps(request).encode() + b"\n")
             server.stdin.flush()
             fd = server.stdout.fileno()
@@ -134,7 +143,11 @@ class ForkServer:
 _SERVER = ForkServer()
 
 
-def run_hild(*argv: str, env: dict[str, str] | None = None, cwd: str | Path | None = None,
-             timeout: float = 60.0) -> subprocess.CompletedProcess:  # fmt: skip
+def run_hild(
+    *argv: str,
+    env: dict[str, str] | None = None,
+    cwd: str | Path | None = None,
+    timeout: float = 60.0,
+) -> subprocess.CompletedProcess:
     """`hild ARGV...` in a forked process: its exit status, stdout and stderr as text."""
     return _SERVER.run(list(argv), env, cwd, timeout)

@@ -110,8 +110,9 @@ class FoxgloveClient:
 
     # --- the protocol --------------------------------------------------------------------------
     def subscribe(self, subscription: int, channel: int) -> None:
-        self.send_json({"op": "subscribe",
-                        "subscriptions": [{"id": subscription, "channelId": channel}]})  # fmt: skip
+        self.send_json(
+            {"op": "subscribe", "subscriptions": [{"id": subscription, "channelId": channel}]}
+        )
 
     def call_service(self, service: int, call: int, payload: bytes, encoding="json") -> None:
         enc = encoding.encode()

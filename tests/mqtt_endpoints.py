@@ -40,16 +40,19 @@ class Broker:
         self.conf = tmp / "mosquitto.conf"
         # as root mosquitto drops to its own user, which cannot read the test's private files
         user = "user root\n" if os.geteuid() == 0 else ""
-        self.conf.write_text(f"{user}listener {self.port} 127.0.0.1\n{extra}"
-                             f"allow_anonymous {str(anonymous).lower()}\n"
-                             "persistence false\n")  # fmt: skip
+        self.conf.write_text(
+            f"{user}listener {self.port} 127.0.0.1\n{extra}"
+            f"allow_anonymous {str(anonymous).lower()}\n"
+            "persistence false\n"
+        )
         self.log = open(tmp / "mosquitto.log", "ab")  # noqa: SIM115
         self.proc: subprocess.Popen | None = None
         self.start()
 
     def start(self) -> None:
-        self.proc = subprocess.Popen([MOSQUITTO, "-c", str(self.conf)], stdout=self.log,
-                                     stderr=subprocess.STDOUT)  # fmt: skip
+        self.proc = subprocess.Popen(
+            [MOSQUITTO, "-c", str(self.conf)], stdout=self.log, stderr=subprocess.STDOUT
+        )
         ok = wait_until(lambda: _accepts(self.port), 10.0)
         assert ok, "mosquitto did not start"
 
@@ -85,8 +88,9 @@ class Subscriber:
 
     def _on_message(self, _client, _userdata, message) -> None:
         with self._lock:
-            self.messages.append((time.monotonic(), message.topic, message.payload,
-                                  bool(message.retain)))  # fmt: skip
+            self.messages.append(
+                (time.monotonic(), message.topic, message.payload, bool(message.retain))
+            )
 
     def on(self, topic: str, since: float = 0.0) -> list[dict]:
         """The JSON payloads received on ``topic`` after ``since`` (time.monotonic())."""
@@ -146,15 +150,54 @@ def make_tls_files(tmp: Path) -> dict[str, Path]:
     """A throwaway CA and a server certificate for 127.0.0.1, made with the openssl tool."""
     if shutil.which("openssl") is None:
         pytest.skip("openssl is not installed")
-    ca_key, ca, key, csr, cert = (tmp / n for n in ("ca.key", "ca.crt", "server.key",
-                                                     "server.csr", "server.crt"))  # fmt: skip
+    ca_key, ca, key, csr, cert = (
+        tmp / n for n in ("ca.key", "ca.crt", "server.key", "server.csr", "server.crt")
+    )
     run = lambda *a: subprocess.run(["openssl", *a], check=True, capture_output=True)  # noqa: E731
-    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=hild test CA",
-        "-keyout", str(ca_key), "-out", str(ca))  # fmt: skip
-    run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", str(key),
-        "-out", str(csr))  # fmt: skip
+    run(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=hild test CA",
+        "-keyout",
+        str(ca_key),
+        "-out",
+        str(ca),
+    )
+    run(
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-keyout",
+        str(key),
+        "-out",
+        str(csr),
+    )
     ext = tmp / "san.ext"
     ext.write_text("subjectAltName = IP:127.0.0.1\n")
-    run("x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key),
-        "-CAcreateserial", "-days", "2", "-extfile", str(ext), "-out", str(cert))  # fmt: skip
+    run(
+        "x509",
+        "-req",
+        "-in",
+        str(csr),
+        "-CA",
+        str(ca),
+        "-CAkey",
+        str(ca_key),
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        str(ext),
+        "-out",
+        str(cert),
+    )
     return {"ca": ca, "cert": cert, "key": key}

@@ -39,10 +39,20 @@ PARAMETERS = """\
 """
 
 
-def tiny_scenario(folder: Path, name: str = "tiny.toml", *, sweep: str = "seeds = 2",
-                  parameters: str = PARAMETERS, xte_max_m: float = 50.0,
-                  resources: str = "", seed: int = 3) -> Path:  # fmt: skip
+def tiny_scenario(
+    folder: Path,
+    name: str = "tiny.toml",
+    *,
+    sweep: str = "seeds = 2",
+    parameters: str = PARAMETERS,
+    xte_max_m: float = 50.0,
+    resources: str = "",
+    seed: int = 3,
+) -> Path:
     path = folder / name
-    path.write_text(TINY.format(sweep=sweep, parameters=parameters, xte_max_m=xte_max_m,
-                                resources=resources, seed=seed))  # fmt: skip
+    path.write_text(
+        TINY.format(
+            sweep=sweep, parameters=parameters, xte_max_m=xte_max_m, resources=resources, seed=seed
+        )
+    )
     return path

@@ -106,8 +106,11 @@ def test_odin_positive_nozzle_turns_to_starboard():
 
 
 def test_odin_deflector_reverse_backs_and_neutral_holds_with_steering():
-    astern = run_with("odin", {"port.rpm": 1500, "starboard.rpm": 1500,
-                               "port.deflector": -1, "starboard.deflector": -1}, 20.0)  # fmt: skip
+    astern = run_with(
+        "odin",
+        {"port.rpm": 1500, "starboard.rpm": 1500, "port.deflector": -1, "starboard.deflector": -1},
+        20.0,
+    )
     assert astern.x[L.X_NU] < -1.0
     v = vessel("odin")
     state = np.array([1500.0, math.radians(20), 0.0] * 2)  # neutral deflectors, nozzles over
@@ -160,8 +163,7 @@ def test_the_kept_lag_factors_step_as_the_exponential_does_at_every_dt():
             for i in range(n):
                 for j, k in enumerate(slots):
                     s = i * L.S_SIZE + j
-                    expected[s] = first_order_state(expected[s], cmd[s], dt, A,
-                                                    i * L.A_SIZE + k)  # fmt: skip
+                    expected[s] = first_order_state(expected[s], cmd[s], dt, A, i * L.A_SIZE + k)
             assert np.array_equal(state, expected)
         assert A[L.A_LAG_DT] == dt
     assert 0.0 < state[L.S_SPEED] < 1500.0  # (still lagging: the factors are in use)

@@ -67,27 +67,65 @@ class Mover:
         return n, e, c % (2 * math.pi), v, r
 
 
-def mover(name, mmsi, speed_kn, course=45.0, rot=0.0, north=500.0, east=-300.0, ais_class="A",
-          nav_status=0, turn_from=0.0) -> Mover:  # fmt: skip
+def mover(
+    name,
+    mmsi,
+    speed_kn,
+    course=45.0,
+    rot=0.0,
+    north=500.0,
+    east=-300.0,
+    ais_class="A",
+    nav_status=0,
+    turn_from=0.0,
+) -> Mover:
     ident = Identity(
-        mmsi=mmsi, name=name.upper(), callsign=f"LA{mmsi % 10000}", ship_type=70, to_bow=120,
-        to_stern=30, to_port=12, to_starboard=14, nav_status=nav_status, ais_class=ais_class,
-        imo=9000000 + mmsi % 1000, destination="OSLO", draught=7.3,
-    )  # fmt: skip
+        mmsi=mmsi,
+        name=name.upper(),
+        callsign=f"LA{mmsi % 10000}",
+        ship_type=70,
+        to_bow=120,
+        to_stern=30,
+        to_port=12,
+        to_starboard=14,
+        nav_status=nav_status,
+        ais_class=ais_class,
+        imo=9000000 + mmsi % 1000,
+        destination="OSLO",
+        draught=7.3,
+    )
     target = Target(name, ident, Course(north, east, math.radians(course), speed_kn * KNOT))
     return Mover(target, north, east, course, speed_kn, rot, turn_from)
 
 
 def device(sentences=("VDM",), seed=7, faults=(), noise=None, **settings) -> Ais:
     config = DeviceConfig(
-        name="ais", type="ais", model="ais", talker="AI", rate_hz=RATE_HZ, baud=38400,
-        sentences=sentences, lever_arm=(0.0, 0.0, 0.0), ports=(), faults=tuple(faults),
+        name="ais",
+        type="ais",
+        model="ais",
+        talker="AI",
+        rate_hz=RATE_HZ,
+        baud=38400,
+        sentences=sentences,
+        lever_arm=(0.0, 0.0, 0.0),
+        ports=(),
+        faults=tuple(faults),
         noise=noise or {},
-        settings={"range_nm": 20.0, "class_b_range_nm": 8.0, "drop_rate": 0.0,
-                  "own_mmsi": 257000001, "own_name": "HILD USV", "own_callsign": "LH1",
-                  "own_ship_type": 90, "own_to_bow": 3, "own_to_stern": 2, "own_to_port": 1,
-                  "own_to_starboard": 1, **settings},
-    )  # fmt: skip
+        settings={
+            "range_nm": 20.0,
+            "class_b_range_nm": 8.0,
+            "drop_rate": 0.0,
+            "own_mmsi": 257000001,
+            "own_name": "HILD USV",
+            "own_callsign": "LH1",
+            "own_ship_type": 90,
+            "own_to_bow": 3,
+            "own_to_stern": 2,
+            "own_to_port": 1,
+            "own_to_starboard": 1,
+            **settings,
+        },
+    )
     return Ais(config, seed, ORIGIN)
 
 
@@ -101,10 +139,12 @@ def run(dev: Ais, movers: list[Mover], seconds: float, own_speed: float = 0.0):
         for i, m in enumerate(movers):
             state[i, [T_NORTH, T_EAST, T_HEADING, T_SPEED, T_YAW_RATE]] = m.at(t)
         truth = Truth(
-            t=t, utc=START + timedelta(seconds=t), eta=np.array([own_speed * t, 0, 0, 0, 0, 0.0]),
+            t=t,
+            utc=START + timedelta(seconds=t),
+            eta=np.array([own_speed * t, 0, 0, 0, 0, 0.0]),
             nu=np.array([own_speed, 0, 0, 0, 0, 0.0]),
             traffic=TrafficView(targets, state) if movers else None,
-        )  # fmt: skip
+        )
         out += [(t, line) for line in dev.sample(truth)]
     return out
 
@@ -158,8 +198,17 @@ def messages(lines: list[tuple[float, bytes]]) -> list[Message]:
         parts = [p[1].decode().split("*")[0].split(",") for p in pending]
         assert len({p[3] for p in parts}) == 1 and len({p[4] for p in parts}) == 1  # seq, channel
         assert all(p[6] == "0" for p in parts[:-1])  # fill bits only in the last fragment
-        out.append(Message(pending[0][0], [p[1] for p in pending], f[0][2:], f[4], f[3],
-                           "".join(p[5] for p in parts), int(f[6])))  # fmt: skip
+        out.append(
+            Message(
+                pending[0][0],
+                [p[1] for p in pending],
+                f[0][2:],
+                f[4],
+                f[3],
+                "".join(p[5] for p in parts),
+                int(f[6]),
+            )
+        )
         pending = []
     assert not pending
     return out
@@ -169,8 +218,9 @@ def gpsdecode(msgs: list[Message]) -> list[dict]:
     """Every message as gpsd decodes it, unscaled (-u: lat/lon in 1/600000 deg, speed and
     course in tenths), type 24 parts apart (-s); one JSON object per message, in order."""
     text = b"".join(line for m in msgs for line in m.lines)
-    run_ = subprocess.run([GPSDECODE, "-j", "-u", "-s"], input=text, capture_output=True,
-                          check=True, timeout=60)  # fmt: skip
+    run_ = subprocess.run(
+        [GPSDECODE, "-j", "-u", "-s"], input=text, capture_output=True, check=True, timeout=60
+    )
     decoded = [json.loads(s) for s in run_.stdout.decode().splitlines() if s.strip()]
     assert len(decoded) == len(msgs), run_.stderr
     return decoded
@@ -282,7 +332,11 @@ def test_gpsdecode_reads_what_the_targets_are(traffic_run):
         if m.kind in ("5", "24B"):
             assert d["callsign"] == ident.callsign and d["shiptype"] == ident.ship_type
             assert (d["to_bow"], d["to_stern"], d["to_port"], d["to_starboard"]) == (
-                ident.to_bow, ident.to_stern, ident.to_port, ident.to_starboard)  # fmt: skip
+                ident.to_bow,
+                ident.to_stern,
+                ident.to_port,
+                ident.to_starboard,
+            )
         if m.kind == "5":
             assert d["imo"] == ident.imo and d["destination"] == ident.destination
             assert d["draught"] == round(ident.draught * 10) and d["epfd"] == 1
@@ -438,8 +492,16 @@ def test_same_seed_same_bytes():
     fleet = [mover("a", 257800001, 10.0, rot=40.0), mover("b", 257800002, 6.0, ais_class="B")]
 
     def lines(seed):
-        return run(device(sentences=("VDM", "VDO"), seed=seed, drop_rate=0.2,
-                          noise={"position": NoiseSpec(white=3.0)}), fleet, 200.0)  # fmt: skip
+        return run(
+            device(
+                sentences=("VDM", "VDO"),
+                seed=seed,
+                drop_rate=0.2,
+                noise={"position": NoiseSpec(white=3.0)},
+            ),
+            fleet,
+            200.0,
+        )
 
     assert lines(3) == lines(3)
     assert lines(3) != lines(4)

@@ -92,10 +92,12 @@ def test_the_answer_is_json_as_any_json_reader_reads_it():
     assert document == {
         "timestamp": STATE.timestamp,
         "imu": {"gyro": list(STATE.gyro), "accel_body": list(STATE.accel_body)},
-        "position": list(STATE.position), "attitude": list(STATE.attitude),
-        "velocity": list(STATE.velocity), "velocity_wind": list(STATE.velocity_wind),
+        "position": list(STATE.position),
+        "attitude": list(STATE.attitude),
+        "velocity": list(STATE.velocity),
+        "velocity_wind": list(STATE.velocity_wind),
         "windvane": {"direction": 0.75, "speed": 9.5},
-    }  # fmt: skip
+    }
 
 
 def test_velocity_is_found_before_velocity_wind():
@@ -208,8 +210,15 @@ def test_wamv_steers_its_azimuths_when_asked_to():
 
 
 def test_channels_and_pulse_ranges_follow_the_settings():
-    got = commanded("odin", pwm(s5=1900, s6=1100), steering_channel=5, throttle_channel=6,
-                    pwm_min=1100, pwm_trim=1500, pwm_max=1900)  # fmt: skip
+    got = commanded(
+        "odin",
+        pwm(s5=1900, s6=1100),
+        steering_channel=5,
+        throttle_channel=6,
+        pwm_min=1100,
+        pwm_trim=1500,
+        pwm_max=1900,
+    )
     assert got["port"] == pytest.approx((2000.0, 27.0, -1.0))
 
 
@@ -259,22 +268,34 @@ def test_a_good_bench_loads(tmp_path):
 @pytest.mark.parametrize(
     ("kwargs", "needle"),
     [
-        ({"profile": "otter", "extra": '[device.settings]\nmapping = "throttle-steering"'},
-         "device (autopilot).settings.mapping = 'throttle-steering': expected skid: no actuator "
-         "of otter steers"),
-        ({"extra": "[device.settings]\nthrottle_channel = 1"},
-         "settings.throttle_channel = 1: expected an output of its own (steering is on SERVO1"),
+        (
+            {"profile": "otter", "extra": '[device.settings]\nmapping = "throttle-steering"'},
+            "device (autopilot).settings.mapping = 'throttle-steering': expected skid: no actuator "
+            "of otter steers",
+        ),
+        (
+            {"extra": "[device.settings]\nthrottle_channel = 1"},
+            "settings.throttle_channel = 1: expected an output of its own (steering is on SERVO1",
+        ),
         ({"extra": '[device.settings]\nmapping = "tank"'}, "settings.mapping = 'tank'"),
-        ({"extra": "[device.settings]\npwm_trim = 2000"}, "settings.pwm_trim = 2000: expected "
-         "between pwm_min (1000) and pwm_max (2000)"),
-        ({"port": "udp://127.0.0.1:9002"}, "device (autopilot).ports = 'udp://127.0.0.1:9002': "
-         "expected udp://HOST:PORT?listen=1"),
+        (
+            {"extra": "[device.settings]\npwm_trim = 2000"},
+            "settings.pwm_trim = 2000: expected between pwm_min (1000) and pwm_max (2000)",
+        ),
+        (
+            {"port": "udp://127.0.0.1:9002"},
+            "device (autopilot).ports = 'udp://127.0.0.1:9002': expected udp://HOST:PORT?listen=1",
+        ),
         ({"port": "tcp://127.0.0.1:9002"}, "expected udp://HOST:PORT?listen=1"),
-        ({"extra": '[[device]]\nname = "second"\ntype = "ardupilot-sitl"\n'
-                   'port = "udp://127.0.0.1:9012?listen=1"'},
-         "device (second).type = 'ardupilot-sitl': expected one ardupilot-sitl device per bench"),
+        (
+            {
+                "extra": '[[device]]\nname = "second"\ntype = "ardupilot-sitl"\n'
+                'port = "udp://127.0.0.1:9012?listen=1"'
+            },
+            "device (second).type = 'ardupilot-sitl': expected one ardupilot-sitl device per bench",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bench_problems_name_the_key(tmp_path, kwargs, needle):
     assert needle in problems(bench_file(tmp_path, **kwargs))
 
@@ -284,8 +305,10 @@ def test_the_start_command_names_home_instance_and_parameters(tmp_path):
     link = ArduPilotSitl(bench.devices[0], 0, bench.origin, bench.vessel)
     text = "\n".join(sitl_commands(bench, link))
     assert home(bench) == "59.4100000,10.4800000,0,0"
-    assert "ardurover --model JSON:127.0.0.1 --home 59.4100000,10.4800000,0,0 --defaults " \
-           "odin.parm -I1" in text  # fmt: skip
+    assert (
+        "ardurover --model JSON:127.0.0.1 --home 59.4100000,10.4800000,0,0 --defaults "
+        "odin.parm -I1" in text
+    )
     assert "SERVO1_FUNCTION 26, SERVO3_FUNCTION 70" in text
     assert (instance(9002), instance(9032), instance(9005), instance(10110)) == (0, 3, None, None)
 

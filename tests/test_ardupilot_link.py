@@ -18,8 +18,16 @@ from tests.endpoints import Daemon, UdpClient, free_udp_port, write_bench
 G = 9.81  # hild's gravity (hild/environment/spectra.py), what ArduPilot's description expects
 
 
-def start(tmp_path, profile="odin", rate=1200, weather='preset = "calm"', extra="",
-          duration=None, name="ap", args=()) -> tuple[Daemon, Sitl]:  # fmt: skip
+def start(
+    tmp_path,
+    profile="odin",
+    rate=1200,
+    weather='preset = "calm"',
+    extra="",
+    duration=None,
+    name="ap",
+    args=(),
+) -> tuple[Daemon, Sitl]:
     """hild running the bench (its banner seen), and a SITL client towards its link."""
     port = free_udp_port()
     bench = tmp_path / f"{name}.toml"
@@ -47,13 +55,21 @@ port = "udp://127.0.0.1:{port}?listen=1"
 def rotation(roll: float, pitch: float, yaw: float) -> np.ndarray:
     """Body to NED for ZYX Euler angles (the aerospace convention ArduPilot's from_euler uses),
     written out here rather than taken from hild."""
-    cr, sr, cp, sp, cy, sy = (math.cos(roll), math.sin(roll), math.cos(pitch), math.sin(pitch),
-                              math.cos(yaw), math.sin(yaw))  # fmt: skip
-    return np.array([
-        [cp * cy, sr * sp * cy - cr * sy, cr * sp * cy + sr * sy],
-        [cp * sy, sr * sp * sy + cr * cy, cr * sp * sy - sr * cy],
-        [-sp, sr * cp, cr * cp],
-    ])  # fmt: skip
+    cr, sr, cp, sp, cy, sy = (
+        math.cos(roll),
+        math.sin(roll),
+        math.cos(pitch),
+        math.sin(pitch),
+        math.cos(yaw),
+        math.sin(yaw),
+    )
+    return np.array(
+        [
+            [cp * cy, sr * sp * cy - cr * sy, cr * sp * cy + sr * sy],
+            [cp * sy, sr * sp * sy + cr * cy, cr * sp * sy - sr * cy],
+            [-sp, sr * cp, cr * cp],
+        ]
+    )
 
 
 # --- lockstep ---------------------------------------------------------------------------------
@@ -78,8 +94,9 @@ random_walk = 0.01
 
 
 def answers(tmp_path, name: str, pause_every: int) -> tuple[list[bytes], dict]:
-    daemon, sitl = start(tmp_path, weather='preset = "gale-hs1"', extra=NOISY, duration=4,
-                         name=name)  # fmt: skip
+    daemon, sitl = start(
+        tmp_path, weather='preset = "gale-hs1"', extra=NOISY, duration=4, name=name
+    )
     try:
         for i in range(4800):
             if pause_every and i % pause_every == pause_every - 1:
@@ -200,8 +217,9 @@ def test_repeated_lost_malformed_and_restarted_frames(tmp_path):
         assert jumped["timestamp"] == pytest.approx(run[-1]["timestamp"] + dt)
         # a count no SITL sends next (a stray datagram's): skipped unanswered, not 4e9 frames
         # lost, and the real next frame is the next step, not a restart
-        sitl.sock.sendto(struct.pack("<HHI16H", 18458, 1200, 0xFFFFFFFF, *[1500] * 16),
-                         ("127.0.0.1", sitl.port))  # fmt: skip
+        sitl.sock.sendto(
+            struct.pack("<HHI16H", 18458, 1200, 0xFFFFFFFF, *[1500] * 16), ("127.0.0.1", sitl.port)
+        )
         after = sitl.step(1205, (1500, 0, 2000))
         assert after["timestamp"] == pytest.approx(jumped["timestamp"] + dt)
         # SITL restarted: the vessel back at its start, the timestamps from the start again
@@ -319,8 +337,15 @@ port = "udp://127.0.0.1:{gps.port}"
         daemon.stop()
         gps.close()
     stamps = [raw.split(b",")[1] for _, raw in gps.lines]
-    assert stamps == [b"120000.00", b"120001.00", b"120002.00", b"120003.00", b"120004.00",
-                      b"120005.00", b"120006.00"]  # fmt: skip
+    assert stamps == [
+        b"120000.00",
+        b"120001.00",
+        b"120002.00",
+        b"120003.00",
+        b"120004.00",
+        b"120005.00",
+        b"120006.00",
+    ]
 
 
 def test_the_recording_follows_the_frames_clock_and_shows_a_restart(tmp_path):

@@ -46,8 +46,11 @@ def test_the_shipped_file_is_what_the_model_measures_now(name, generated):
     assert REGENERATE in text and f"hild show ardupilot {name}" in text
     now = parse(generated[name])
     assert list(now) == list(parse(text)), f"regenerate: {REGENERATE}"
-    printed = {line.split()[0]: line.split()[1] for line in text.splitlines()
-               if line and not line.startswith("#")}  # fmt: skip
+    printed = {
+        line.split()[0]: line.split()[1]
+        for line in text.splitlines()
+        if line and not line.startswith("#")
+    }
     for param, value in parse(text).items():
         unit = 10.0 ** -decimals(printed[param])
         assert abs(now[param] - value) <= 1.01 * unit, f"{param}: regenerate: {REGENERATE}"
@@ -62,12 +65,18 @@ def test_the_servo_functions_are_those_the_device_maps(name):
         expected = {DEVICE["steering_channel"]: 26, DEVICE["throttle_channel"]: 70}
     else:
         expected = {DEVICE["throttle_left_channel"]: 73, DEVICE["throttle_right_channel"]: 74}
-    functions = {int(k[5:].partition("_")[0]): int(v) for k, v in p.items()
-                 if k.startswith("SERVO") and k.endswith("_FUNCTION")}  # fmt: skip
+    functions = {
+        int(k[5:].partition("_")[0]): int(v)
+        for k, v in p.items()
+        if k.startswith("SERVO") and k.endswith("_FUNCTION")
+    }
     assert functions == expected
     for n in expected:
         assert (p[f"SERVO{n}_MIN"], p[f"SERVO{n}_TRIM"], p[f"SERVO{n}_MAX"]) == (
-            DEVICE["pwm_min"], DEVICE["pwm_trim"], DEVICE["pwm_max"])  # fmt: skip
+            DEVICE["pwm_min"],
+            DEVICE["pwm_trim"],
+            DEVICE["pwm_max"],
+        )
     assert p["FRAME_CLASS"] == 2  # a boat
     assert build_mapping(DEVICE, load_profile(name)).functions == expected
 
@@ -91,8 +100,11 @@ class Boat:
                 lo, trim, hi = (self.p[f"SERVO{n}_{e}"] for e in ("MIN", "TRIM", "MAX"))
                 pwm[n - 1] = round(trim + x * ((hi - trim) if x >= 0 else (trim - lo)))
         for d in self.mapping.demands(pwm):
-            for slot, v in ((L.S_SPEED, d.speed), (L.S_ANGLE, d.angle),
-                            (L.S_DEFLECTOR, d.deflector)):  # fmt: skip
+            for slot, v in (
+                (L.S_SPEED, d.speed),
+                (L.S_ANGLE, d.angle),
+                (L.S_DEFLECTOR, d.deflector),
+            ):
                 if v is not None:
                     self.sim.act_cmd[d.actuator * L.S_SIZE + slot] = v
         self.sim.advance(round(seconds / self.sim.dt))

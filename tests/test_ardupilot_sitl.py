@@ -48,8 +48,10 @@ def free_instance() -> int:
 
 def offset(lat: float, lon: float, north: float, east: float) -> tuple[float, float]:
     r = 6378137.0
-    return (lat + math.degrees(north / r),
-            lon + math.degrees(east / (r * math.cos(math.radians(lat)))))  # fmt: skip
+    return (
+        lat + math.degrees(north / r),
+        lon + math.degrees(east / (r * math.cos(math.radians(lat)))),
+    )
 
 
 @pytest.mark.parametrize("profile", ["odin", "otter"])
@@ -75,15 +77,33 @@ type = "ardupilot-sitl"
 port = "udp://127.0.0.1:{9002 + 10 * n}?listen=1"
 """)
     parameters = tmp_path / f"{profile}.parm"
-    shown = subprocess.run([sys.executable, "-m", "hild.cli", "show", "ardupilot", profile],
-                           capture_output=True, text=True, check=True)  # fmt: skip
+    shown = subprocess.run(
+        [sys.executable, "-m", "hild.cli", "show", "ardupilot", profile],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     parameters.write_text(shown.stdout + f"SIM_RATE_HZ {RATE_HZ}\n")
     hild = Daemon(str(bench), tmp=tmp_path)
     rover = subprocess.Popen(
-        [ARDUROVER, "--model", "JSON:127.0.0.1", "--home", f"{lat},{lon},0,0",
-         "--defaults", str(parameters), "-I", str(n), "--speedup", str(SPEEDUP), "-w"],
-        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            ARDUROVER,
+            "--model",
+            "JSON:127.0.0.1",
+            "--home",
+            f"{lat},{lon},0,0",
+            "--defaults",
+            str(parameters),
+            "-I",
+            str(n),
+            "--speedup",
+            str(SPEEDUP),
+            "-w",
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         link = mavutil.mavlink_connection(f"tcp:127.0.0.1:{5760 + 10 * n}", retries=60)
         link.wait_heartbeat(timeout=60)
@@ -93,9 +113,19 @@ port = "udp://127.0.0.1:{9002 + 10 * n}?listen=1"
         deadline = time.monotonic() + 600
         while link.flightmode != "AUTO" or not link.motors_armed():
             assert time.monotonic() < deadline, "never armed in AUTO"
-            link.mav.command_long_send(link.target_system, link.target_component,
-                                       mavutil.mavlink.MAV_CMD_COMPONENT_ARM_DISARM, 0,
-                                       1, 21196, 0, 0, 0, 0, 0)  # fmt: skip
+            link.mav.command_long_send(
+                link.target_system,
+                link.target_component,
+                mavutil.mavlink.MAV_CMD_COMPONENT_ARM_DISARM,
+                0,
+                1,
+                21196,
+                0,
+                0,
+                0,
+                0,
+                0,
+            )
             link.set_mode(AUTO)
             link.recv_match(type="HEARTBEAT", blocking=True, timeout=5)
         reached: set[int] = set()
@@ -120,15 +150,30 @@ def upload(link, mavutil, points: list[tuple[float, float]]) -> None:
     mavlink = mavutil.mavlink
     link.mav.mission_count_send(link.target_system, link.target_component, len(points), 0)
     while True:
-        message = link.recv_match(type=["MISSION_REQUEST_INT", "MISSION_REQUEST", "MISSION_ACK"],
-                                  blocking=True, timeout=10)  # fmt: skip
+        message = link.recv_match(
+            type=["MISSION_REQUEST_INT", "MISSION_REQUEST", "MISSION_ACK"],
+            blocking=True,
+            timeout=10,
+        )
         assert message is not None, "no mission request"
         if message.get_type() == "MISSION_ACK":
             assert message.type == mavlink.MAV_MISSION_ACCEPTED, message
             return
         lat, lon = points[message.seq]
         link.mav.mission_item_int_send(
-            link.target_system, link.target_component, message.seq,
-            mavlink.MAV_FRAME_GLOBAL_RELATIVE_ALT_INT, mavlink.MAV_CMD_NAV_WAYPOINT,
-            0, 1, 0, 0, 0, 0, int(lat * 1e7), int(lon * 1e7), 0.0, 0,
-        )  # fmt: skip
+            link.target_system,
+            link.target_component,
+            message.seq,
+            mavlink.MAV_FRAME_GLOBAL_RELATIVE_ALT_INT,
+            mavlink.MAV_CMD_NAV_WAYPOINT,
+            0,
+            1,
+            0,
+            0,
+            0,
+            0,
+            int(lat * 1e7),
+            int(lon * 1e7),
+            0.0,
+            0,
+        )

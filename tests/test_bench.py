@@ -57,8 +57,13 @@ def test_built_in_benches_are_valid():
 
 
 def test_device_overrides_merge_with_the_type(tmp_path):
-    bench = load_bench(write(tmp_path, GOOD + 'rate_hz = 2\nbaud = 9600\ntalker = "GN"\n'
-                             "[device.noise.position]\nwhite = 1.5\n"))  # fmt: skip
+    bench = load_bench(
+        write(
+            tmp_path,
+            GOOD + 'rate_hz = 2\nbaud = 9600\ntalker = "GN"\n'
+            "[device.noise.position]\nwhite = 1.5\n",
+        )
+    )
     gps = bench.devices[0]
     assert gps.rate_hz == 2 and gps.talker == "GN" and gps.baud == 9600
     assert gps.sentences == ("GGA", "RMC", "VTG", "ZDA", "HDT")
@@ -107,8 +112,10 @@ def test_all_errors_at_once(tmp_path):
 
 
 def test_unknown_command_lists_the_actuator_commands(tmp_path):
-    path = write(tmp_path, GOOD.replace('profile = "odin"', 'profile = "odin"\n'
-                 '[vessel.commands]\n"port.rudder" = 3'))  # fmt: skip
+    path = write(
+        tmp_path,
+        GOOD.replace('profile = "odin"', 'profile = "odin"\n[vessel.commands]\n"port.rudder" = 3'),
+    )
     with pytest.raises(BenchError) as info:
         load_bench(path)
     assert "vessel.commands.port.rudder = 3.0: expected one of port.rpm, port.nozzle_deg" in str(
@@ -166,8 +173,9 @@ def test_unknown_command_lists_the_actuator_commands(tmp_path):
     ],
 )
 def test_device_errors_name_the_key(tmp_path, extra, needle):
-    path = write(tmp_path, GOOD + '\n[[device]]\nname = "two"\nport = "udp://127.0.0.1:9"\n'
-                 + extra + "\n")  # fmt: skip
+    path = write(
+        tmp_path, GOOD + '\n[[device]]\nname = "two"\nport = "udp://127.0.0.1:9"\n' + extra + "\n"
+    )
     with pytest.raises(BenchError) as info:
         load_bench(path)
     assert needle in str(info.value)
@@ -201,7 +209,10 @@ def test_weather_errors_name_key_value_and_choices(tmp_path, weather, needles):
 
 
 def test_device_settings_override_the_types_defaults_each_by_its_type(tmp_path):
-    path = write(tmp_path, GOOD + textwrap.dedent("""
+    path = write(
+        tmp_path,
+        GOOD
+        + textwrap.dedent("""
         [device.settings]
         satellites = 7
         hdop = 2.5
@@ -216,7 +227,8 @@ def test_device_settings_override_the_types_defaults_each_by_its_type(tmp_path):
         numbering = { 1 = "port", 2 = "starboard" }
         neutral_first = true
         checksum = "optional"
-        """))  # fmt: skip
+        """),
+    )
     gps, jets = load_bench(path).devices
     # overridden keys take the bench's values, the others keep the type's (devices/gps.toml)
     assert gps.settings["satellites"] == 7 and gps.settings["hdop"] == 2.5
@@ -233,13 +245,18 @@ def test_device_settings_override_the_types_defaults_each_by_its_type(tmp_path):
 
 
 def test_devices_sharing_a_serial_line_must_agree_on_its_baud(tmp_path):
-    path = write(tmp_path, GOOD.replace('port = "pty://gps"', 'port = "pty://nav"\nbaud = 4800')
-                 + '\n[[device]]\nname = "hdg"\ntype = "heading"\nport = "pty://nav"\n'
-                 "baud = 38400\n")  # fmt: skip
+    path = write(
+        tmp_path,
+        GOOD.replace('port = "pty://gps"', 'port = "pty://nav"\nbaud = 4800')
+        + '\n[[device]]\nname = "hdg"\ntype = "heading"\nport = "pty://nav"\n'
+        "baud = 38400\n",
+    )
     with pytest.raises(BenchError) as info:
         load_bench(path)
-    assert "device.baud = [4800, 38400]: expected one baud rate for the devices sharing " \
-        "pty://nav" in str(info.value)  # fmt: skip
+    assert (
+        "device.baud = [4800, 38400]: expected one baud rate for the devices sharing "
+        "pty://nav" in str(info.value)
+    )
     # the same line at one rate is accepted, and its budget counts both devices
     text = path.read_text().replace("baud = 4800", "baud = 38400")
     same = write(tmp_path, text, "ok.toml")
@@ -282,21 +299,27 @@ def test_two_command_devices_on_one_port_are_refused_unless_their_protocols_are_
         where = ("--run-dir", str(tmp_path / "run")) if command == "run" else ()
         result = hild(command, str(path), *where)  # (not a user's /tmp/hild)
         assert result.returncode == 2, (command, result.stderr)
-        assert (f"{path}: device (jets, helm) on pty://helm = ['TRC', 'PRC', 'ROR', 'PHLDC']: "
-                "expected one command device per port, or protocols that do not overlap"
-                in result.stderr), result.stderr  # fmt: skip
-        assert "give each device its own port, or split the sentences between them with " \
-            "settings.protocols" in result.stderr  # fmt: skip
+        assert (
+            f"{path}: device (jets, helm) on pty://helm = ['TRC', 'PRC', 'ROR', 'PHLDC']: "
+            "expected one command device per port, or protocols that do not overlap"
+            in result.stderr
+        ), result.stderr
+        assert (
+            "give each device its own port, or split the sentences between them with "
+            "settings.protocols" in result.stderr
+        )
     # only the overlap is named
-    overlap = write(tmp_path, SHARED + '[device.settings]\nprotocols = ["PHLDC", "TRC"]\n',
-                    "o.toml")  # fmt: skip
+    overlap = write(
+        tmp_path, SHARED + '[device.settings]\nprotocols = ["PHLDC", "TRC"]\n', "o.toml"
+    )
     with pytest.raises(BenchError) as info:
         load_bench(overlap)
     assert "device (jets, helm) on pty://helm = ['TRC', 'PHLDC']" in str(info.value)
     # the bench says which sentences each takes: accepted
-    text = SHARED.replace('ports = ["pty://jets", "pty://helm"]',
-                          'ports = ["pty://jets", "pty://helm"]\n'
-                          '[device.settings]\nprotocols = ["TRC", "PRC"]')  # fmt: skip
+    text = SHARED.replace(
+        'ports = ["pty://jets", "pty://helm"]',
+        'ports = ["pty://jets", "pty://helm"]\n[device.settings]\nprotocols = ["TRC", "PRC"]',
+    )
     disjoint = write(tmp_path, text + '[device.settings]\nprotocols = ["PHLDC", "ROR"]\n', "d.toml")
     result = hild("check", str(disjoint))
     assert result.returncode == 0, result.stderr
@@ -360,7 +383,9 @@ def test_eight_mistakes_of_every_stage_are_eight_problems_in_one_run(tmp_path):
 
 
 def test_problems_are_listed_in_the_order_of_their_keys_in_the_file(tmp_path):
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
         [weather]
         wind_speed = -1
         preset = "gael"
@@ -370,13 +395,17 @@ def test_problems_are_listed_in_the_order_of_their_keys_in_the_file(tmp_path):
         speed = 99
         [bench]
         rate_hz = -1
-        """)  # fmt: skip
+        """,
+    )
     with pytest.raises(BenchError) as info:
         load_bench(path)
     assert [e.key for e in info.value.errors] == [
-        "weather.wind_speed", "weather.preset", "vessel.heading_deg", "vessel.speed",
+        "weather.wind_speed",
+        "weather.preset",
+        "vessel.heading_deg",
+        "vessel.speed",
         "bench.rate_hz",
-    ]  # fmt: skip
+    ]
 
 
 def test_a_misspelt_required_key_is_one_problem(tmp_path):
@@ -402,8 +431,12 @@ def test_a_rule_is_skipped_only_when_a_key_it_needs_is_wrong(tmp_path):
     with pytest.raises(BenchError) as info:
         load_bench(write(tmp_path, text))
     keys = [e.key for e in info.value.errors]
-    assert keys == ["device (gps).talker", "device (gps).fault[0].kind",
-                    "device (gps).fault[0].start", "device (gps) on pty://gps"]  # fmt: skip
+    assert keys == [
+        "device (gps).talker",
+        "device (gps).fault[0].kind",
+        "device (gps).fault[0].start",
+        "device (gps) on pty://gps",
+    ]
 
 
 def test_every_problem_of_a_device_type_file_a_bench_names(tmp_path, monkeypatch):
@@ -413,8 +446,11 @@ def test_every_problem_of_a_device_type_file_a_bench_names(tmp_path, monkeypatch
     bad = gps.replace("rate_hz = ", "rate_hz = -", 1).replace('talker = "GP"', 'talker = "gps"')
     assert "rate_hz = -" in bad and 'talker = "gps"' in bad
     (types / "bad.toml").write_text(bad)
-    path = write(tmp_path, '[vessel]\nprofile = "odin"\n[[device]]\nname = "probe"\n'
-                 'type = "bad"\nport = "pty://probe"\nrate_hz = 500\n')  # fmt: skip
+    path = write(
+        tmp_path,
+        '[vessel]\nprofile = "odin"\n[[device]]\nname = "probe"\n'
+        'type = "bad"\nport = "pty://probe"\nrate_hz = 500\n',
+    )
     monkeypatch.setenv("HILD_DEVICE_PATH", str(types))
     result = hild("check", str(path))
     assert result.returncode == 2
@@ -426,17 +462,31 @@ def test_every_problem_of_a_device_type_file_a_bench_names(tmp_path, monkeypatch
 
 def test_every_problem_of_a_profile_and_a_weather_file_a_bench_names(tmp_path):
     otter = (REPO / "profiles" / "otter.toml").read_text()
-    boat = write(tmp_path, otter.replace("\nlength = ", "\nlength = -", 1)
-                 .replace("\nbeam = ", '\nbeam = "wide" #', 1), "boat.toml")  # fmt: skip
-    storm = write(tmp_path, "[wind]\nspeed = -3\nfrom_deg = 999\n[current]\nspeed = 50\n",
-                  "storm.toml")  # fmt: skip
-    path = write(tmp_path, f'[vessel]\nprofile = "{boat}"\nheading_deg = 999\n'
-                 f'[weather]\npreset = "{storm}"\n')  # fmt: skip
+    boat = write(
+        tmp_path,
+        otter.replace("\nlength = ", "\nlength = -", 1).replace(
+            "\nbeam = ", '\nbeam = "wide" #', 1
+        ),
+        "boat.toml",
+    )
+    storm = write(
+        tmp_path, "[wind]\nspeed = -3\nfrom_deg = 999\n[current]\nspeed = 50\n", "storm.toml"
+    )
+    path = write(
+        tmp_path,
+        f'[vessel]\nprofile = "{boat}"\nheading_deg = 999\n[weather]\npreset = "{storm}"\n',
+    )
     result = hild("check", str(path))
     assert result.returncode == 2
     keys = [line.split(": ")[1].split(" = ")[0] for line in result.stderr.splitlines()[1:]]
-    assert keys == ["vessel.length", "vessel.beam", "vessel.heading_deg", "wind.speed",
-                    "wind.from_deg", "current.speed"]  # fmt: skip
+    assert keys == [
+        "vessel.length",
+        "vessel.beam",
+        "vessel.heading_deg",
+        "wind.speed",
+        "wind.from_deg",
+        "current.speed",
+    ]
 
 
 def test_every_problem_of_the_mqtt_and_record_tables_in_one_run(tmp_path):
@@ -467,9 +517,15 @@ def test_every_problem_of_the_mqtt_and_record_tables_in_one_run(tmp_path):
     assert done.returncode == 2 and header == "hild: 8 error(s) in the bench:", done.stderr
     # each once, in the file's order (a topic that is none is not also an unknown key)
     assert [line.split(" = ")[0].split(": ", 1)[1] for line in lines] == [
-        "mqtt.keepalive_s", "mqtt.timeout_s", "mqtt.contrl", "mqtt.signalk_prefix",
-        "mqtt.topics.state.qos", "mqtt.topics.nope", "record.rate_hz", "record.nmea_lg",
-    ]  # fmt: skip
+        "mqtt.keepalive_s",
+        "mqtt.timeout_s",
+        "mqtt.contrl",
+        "mqtt.signalk_prefix",
+        "mqtt.topics.state.qos",
+        "mqtt.topics.nope",
+        "record.rate_hz",
+        "record.nmea_lg",
+    ]
 
 
 SLOW_ODIN = '[bench]\nname = "slow"\nrate_hz = 2\nseed = "x"\n[vessel]\nprofile = "odin"\n'
@@ -497,9 +553,13 @@ def test_a_bench_checked_without_compiling_says_the_step_only_once_it_is_known(t
     path = tmp_path / "slow.toml"
     path.write_text(SLOW_ODIN)
     cache = tmp_path / (PREFIX + "cold")
-    probe = subprocess.run([sys.executable, "-c", COLD_PROBE, str(path), str(cache)],
-                           env={**os.environ, "NUMBA_CACHE_DIR": str(cache)},
-                           capture_output=True, text=True, timeout=120)  # fmt: skip
+    probe = subprocess.run(
+        [sys.executable, "-c", COLD_PROBE, str(path), str(cache)],
+        env={**os.environ, "NUMBA_CACHE_DIR": str(cache)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert probe.returncode == 0, probe.stderr
     cold, compiled = probe.stdout.splitlines()
     assert "bench.seed = 'x'" in cold and "a rate of at least" not in cold, cold

@@ -1109,8 +1109,15 @@ def test_settings_problems_name_the_key():
     # a steering line alone sends no neutral command: it cannot end a trip that waits for one
     assert set(problems("thruster-controller", "wamv", protocols=["ROR"])) == {"protocols"}
     assert problems("thruster-controller", "wamv", protocols=["ROR"], release="next-command") == {}
-    assert set(problems("thruster-controller", "wamv", protocols=["ROR"], release="next-command",
-                        neutral_first=True)) == {"protocols"}  # fmt: skip
+    assert set(
+        problems(
+            "thruster-controller",
+            "wamv",
+            protocols=["ROR"],
+            release="next-command",
+            neutral_first=True,
+        )
+    ) == {"protocols"}
     found = problems("jet-controller", "odin", numbering={"1": "starboard", "2": "bow"})
     assert set(found) == {"numbering.2"}
     assert "port" in found["numbering.2"].expected and found["numbering.2"].value == "bow"
@@ -1167,8 +1174,12 @@ def test_hsc_is_a_heading_reference_and_no_command():
     assert dev.stats.references == 1 and dev.stats.commands == 0 and not dev.stats.rejected
     assert dev.last_rejection is None and dev.summary()["references"] == 1
     # a magnetic heading beside it is checked and ignored; 360 is north; a status A is taken
-    for body, deg in (("IIHSC,90.0,T,93.2,M", 90.0), ("APHSC,360.0,T,,M", 0.0),
-                      ("APHSC,271.5,T,,M,A", 271.5), ("APHSC,10,T,,M,", 10.0)):  # fmt: skip
+    for body, deg in (
+        ("IIHSC,90.0,T,93.2,M", 90.0),
+        ("APHSC,360.0,T,,M", 0.0),
+        ("APHSC,271.5,T,,M,A", 271.5),
+        ("APHSC,10,T,,M,", 10.0),
+    ):
         assert dev.receive(inbound(nmea(body), 4.0)).heading == pytest.approx(math.radians(deg))
     # every device takes it: the thrusters' controller and the frontseat (framed as it reads
     # PYDIR: the '*' there, its digits unchecked)

@@ -60,8 +60,14 @@ def steps_since_step(value: float, start: float, target: float, tau: float) -> f
     return -tau / DT * math.log((target - value) / (target - start))
 
 
-def assert_first_order(values: list[float], start: float, target: float, tau: float,
-                       resolution: float, samples_apart: int) -> int:  # fmt: skip
+def assert_first_order(
+    values: list[float],
+    start: float,
+    target: float,
+    tau: float,
+    resolution: float,
+    samples_apart: int,
+) -> int:
     """Every reported value lies on the exact first-order response at a whole step, and
     successive reports are ``samples_apart`` steps apart. A value printed to ``resolution``
     pins n to resolution / |d value / dn|; only values where that is under 0.05 step count.
@@ -97,9 +103,15 @@ def lag(x0: float, commands: list[tuple[int, float]], tau: float, step: int) -> 
     return x
 
 
-def fit_command_step(values: list[float], x0: float, target: float, tau: float,
-                     before: tuple[tuple[int, float], ...] = (), samples_apart: int = 5,
-                     resolution: float = 0.05) -> int:  # fmt: skip
+def fit_command_step(
+    values: list[float],
+    x0: float,
+    target: float,
+    tau: float,
+    before: tuple[tuple[int, float], ...] = (),
+    samples_apart: int = 5,
+    resolution: float = 0.05,
+) -> int:
     """The step at which the command to ``target`` took effect, the k-th value being
     reported at step k * samples_apart: the one step for which every value is the exact
     first-order response (after the ``before`` commands) as printed to ``resolution``.
@@ -109,8 +121,10 @@ def fit_command_step(values: list[float], x0: float, target: float, tau: float,
     def fits(at: int) -> bool:
         commands = [*before, (at, target)]
         # feedback prints one decimal: within 0.05 of the truth (1e-9 for float rounding)
-        return all(abs(v - lag(x0, commands, tau, k * samples_apart)) <= resolution + 1e-9
-                   for k, v in enumerate(values))  # fmt: skip
+        return all(
+            abs(v - lag(x0, commands, tau, k * samples_apart)) <= resolution + 1e-9
+            for k, v in enumerate(values)
+        )
 
     first = before[-1][0] if before else -20 * samples_apart
     steps = [at for at in range(first, len(values) * samples_apart) if fits(at)]
@@ -188,8 +202,11 @@ def test_trc_and_ror_move_the_jets_with_their_first_order_dynamics(jets):
 
 def test_prc_and_phldc_over_udp_with_feedback_to_the_sender(jets, tmp_path):
     daemon, _ = jets
-    port = next(int(w.split(":")[1].split()[0]) for w in daemon.banner.split()
-                if w.startswith("127.0.0.1:") and "listening" in daemon.banner)  # fmt: skip
+    port = next(
+        int(w.split(":")[1].split()[0])
+        for w in daemon.banner.split()
+        if w.startswith("127.0.0.1:") and "listening" in daemon.banner
+    )
     controller = UdpClient().start()
     sender = Repeater(lambda line: controller.sock.sendto(line, ("127.0.0.1", port)))
 
@@ -206,8 +223,10 @@ def test_prc_and_phldc_over_udp_with_feedback_to_the_sender(jets, tmp_path):
     # -13.5 deg; deflector 100 -> full ahead.
     phldc_sent = time.monotonic()
     sender.set(nmea_line("PHLDC,0,25.0,-50.0,100.0"))
-    wait_until(lambda: (m := latest("RSA")) and abs(float(m.rsa_port) + 13.5) < 0.05,
-               what="nozzles at -13.5 deg")  # fmt: skip
+    wait_until(
+        lambda: (m := latest("RSA")) and abs(float(m.rsa_port) + 13.5) < 0.05,
+        what="nozzles at -13.5 deg",
+    )
     wait_until(lambda: (m := latest("TRD")) and abs(m.rpm - 1400.0) < 0.5, what="1400 rpm")
     summary = daemon.stop()
     sender.stop()
@@ -294,7 +313,9 @@ def test_the_watchdog_trips_reports_and_waits_for_a_neutral_command(jets):
 
 def test_frontseat_over_tcp_drives_the_otter_and_streams_navigation(tmp_path):
     port = free_tcp_port()
-    bench = write_bench(tmp_path, """
+    bench = write_bench(
+        tmp_path,
+        """
         [vessel]
         profile = "otter"
         [[device]]
@@ -307,7 +328,9 @@ def test_frontseat_over_tcp_drives_the_otter_and_streams_navigation(tmp_path):
         port = "pty://monitor"
         rate_hz = 20
         sentences = ["TRD"]
-    """, port=port)  # fmt: skip
+    """,
+        port=port,
+    )
     daemon = Daemon(bench, tmp=tmp_path)
     monitor = PtyClient(tmp_path / "run" / "monitor").start()
     backseat = TcpClient(port).start()
@@ -329,10 +352,14 @@ def test_frontseat_over_tcp_drives_the_otter_and_streams_navigation(tmp_path):
     # one step: the monitor's TRD (2 = port, 1 = starboard) at 20 Hz from before the first
     # PYDIR.
     steps = {
-        fit_command_step([m.rpm for _, m in monitor.sentences("TRD") if m.number == number],
-                         0.0, pct / 100.0 * OTTER_MAX_RPM, TAU_OTTER)
+        fit_command_step(
+            [m.rpm for _, m in monitor.sentences("TRD") if m.number == number],
+            0.0,
+            pct / 100.0 * OTTER_MAX_RPM,
+            TAU_OTTER,
+        )
         for number, pct in ((2, 60.0), (1, 40.0))
-    }  # fmt: skip
+    }
     assert len(steps) == 1
     nvr = backseat.sentences("NVR")
     nvg = backseat.sentences("NVG")
@@ -384,12 +411,16 @@ def test_a_backseat_that_froze_for_a_second_gets_its_thrust_back_with_its_next_p
     wait_until(lambda: min(motors_rpm(monitor)) > 750, what="both motors at 80 %")
     backseat.sock.sendall(b"$PYDIR,10,10\r\n")  # without its '*' the Heron takes nothing
     # the trip is in loop.stats's window (one a second) too
-    wait_until(lambda: sum(w["watchdog_trips"] for w in daemon.events("loop.stats")) == 1,
-               what="the trip in loop.stats")  # fmt: skip
+    wait_until(
+        lambda: sum(w["watchdog_trips"] for w in daemon.events("loop.stats")) == 1,
+        what="the trip in loop.stats",
+    )
     # and the line without '*' refused before the stop (on a busy machine the trip can be in
     # loop.stats before the daemon has read that line)
-    wait_until(lambda: sum(w["rejected"] for w in daemon.events("loop.stats")) >= 1,
-               what="the line without '*' refused")  # fmt: skip
+    wait_until(
+        lambda: sum(w["rejected"] for w in daemon.events("loop.stats")) >= 1,
+        what="the line without '*' refused",
+    )
     summary = daemon.stop()
     sender.stop()
     backseat.close()
@@ -410,7 +441,9 @@ def test_a_backseat_that_froze_for_a_second_gets_its_thrust_back_with_its_next_p
 def test_a_jet_controller_frozen_for_a_second_still_waits_for_a_neutral_command(tmp_path):
     # the same hiccup on Odin's jets: jet controls take throttle again only from neutral
     port = free_tcp_port()
-    bench = write_bench(tmp_path, """
+    bench = write_bench(
+        tmp_path,
+        """
         [vessel]
         profile = "odin"
         [[device]]
@@ -419,7 +452,9 @@ def test_a_jet_controller_frozen_for_a_second_still_waits_for_a_neutral_command(
         port = "tcp://127.0.0.1:{port}"
         rate_hz = 20
         sentences = ["TRD"]
-    """, port=port)  # fmt: skip
+    """,
+        port=port,
+    )
     daemon = Daemon(bench, tmp=tmp_path)
     controller = TcpClient(port).start()
     ahead = nmea_line("RCTRC,0,1500.0,R,100.0,P,,B,C")
@@ -436,8 +471,10 @@ def test_a_jet_controller_frozen_for_a_second_still_waits_for_a_neutral_command(
     assert trd.rpm_mode == "V" and trd.rpm < 500.0  # still tripped, the engines at idle
     controller.sock.sendall(nmea_line("RCPRC,0.0,A,,V,,V,B,0"))  # lever in the neutral detent
     sender = Repeater(controller.sock.sendall, hz=10).start(ahead)
-    wait_until(lambda: (m := controller.sentences("TRD")[-1][1]).rpm > 1000 and m.rpm_mode == "R",
-               what="throttle again")  # fmt: skip
+    wait_until(
+        lambda: (m := controller.sentences("TRD")[-1][1]).rpm > 1000 and m.rpm_mode == "R",
+        what="throttle again",
+    )
     summary = daemon.stop()
     sender.stop()
     controller.close()
@@ -450,14 +487,18 @@ def test_a_jet_controller_frozen_for_a_second_still_waits_for_a_neutral_command(
 
 def test_thruster_controller_steers_the_wamv_azimuths(tmp_path):
     udp = free_udp_port()
-    bench = write_bench(tmp_path, """
+    bench = write_bench(
+        tmp_path,
+        """
         [vessel]
         profile = "wamv"
         [[device]]
         name = "thrusters"
         type = "thruster-controller"
         port = "udp://127.0.0.1:{udp}?listen=1"
-    """, udp=udp)  # fmt: skip
+    """,
+        udp=udp,
+    )
     daemon = Daemon(bench, tmp=tmp_path)
     controller = UdpClient().start()
     sender = Repeater(lambda line: controller.sock.sendto(line, ("127.0.0.1", udp)))

@@ -50,10 +50,20 @@ def _random_bytes(rng: random.Random, n: int, high: bool) -> bytes:
 def _invalid(rng: random.Random) -> tuple[str, bytes]:
     """One line that fails exactly one check, and the reason it must be counted under."""
     kind = rng.choice(
-        ["non_ascii", "overlong", "framing", "missing_checksum", "bad_checksum",
-         "unknown_sentence", "field_count", "bad_number", "bad_mode", "not_command",
-         "unknown_actuator"]
-    )  # fmt: skip
+        [
+            "non_ascii",
+            "overlong",
+            "framing",
+            "missing_checksum",
+            "bad_checksum",
+            "unknown_sentence",
+            "field_count",
+            "bad_number",
+            "bad_mode",
+            "not_command",
+            "unknown_actuator",
+        ]
+    )
     if kind == "non_ascii":  # binary garbage that fits a sentence's length
         return kind, _random_bytes(rng, rng.randint(1, 80), high=True)
     if kind == "overlong":  # longer than 82 characters, some beyond the port's 256-byte buffer
@@ -129,8 +139,14 @@ def test_a_megabyte_of_garbage_and_commands(tmp_path):
             time.sleep(1.0)  # let the daemon read what the pty still holds
             rss.append(rss_kib(daemon.proc.pid))
         # a loop.stats window with nothing in it: every line is counted in the ones before
-        wait_until(lambda: (w := daemon.events("loop.stats")) and w[-1]["commands"] == 0
-                   and w[-1]["rejected"] == 0, what="a quiet loop.stats window")  # fmt: skip
+        wait_until(
+            lambda: (
+                (w := daemon.events("loop.stats"))
+                and w[-1]["commands"] == 0
+                and w[-1]["rejected"] == 0
+            ),
+            what="a quiet loop.stats window",
+        )
         summary = daemon.stop()
     finally:
         client.close()

@@ -61,8 +61,18 @@ def test_schedule_changes_commands_on_time(tmp_path):
         "10,starboard.nozzle_deg,20\n"
     )
     out = tmp_path / "o.csv"
-    p = hild("sim", "odin", "--duration", "20", "--schedule", str(sched), "--out", str(out),
-             "--method", "dopri5")  # fmt: skip
+    p = hild(
+        "sim",
+        "odin",
+        "--duration",
+        "20",
+        "--schedule",
+        str(sched),
+        "--out",
+        str(out),
+        "--method",
+        "dopri5",
+    )
     assert p.returncode == 0, p.stderr
     with open(out) as f:
         rows = list(csv.DictReader(f))
@@ -92,8 +102,19 @@ def test_sim_in_weather_adds_environment_columns_and_is_reproducible(tmp_path):
     outs, stdouts = [], []
     for name, seed in (("a", "3"), ("b", "3"), ("c", "4")):
         out = tmp_path / f"{name}.csv"
-        p = hild("sim", "odin", "--duration", "30", *ODIN_AHEAD, "--weather", "gale-hs1",
-                 "--seed", seed, "--out", str(out))  # fmt: skip
+        p = hild(
+            "sim",
+            "odin",
+            "--duration",
+            "30",
+            *ODIN_AHEAD,
+            "--weather",
+            "gale-hs1",
+            "--seed",
+            seed,
+            "--out",
+            str(out),
+        )
         assert p.returncode == 0, p.stderr
         outs.append(out.read_bytes())
         stdouts.append(p.stdout)
@@ -136,12 +157,23 @@ def test_the_json_line_is_strict_json():
 def test_a_real_time_factor_too_large_to_measure_is_null_in_the_json_line():
     from hild.sim import summary_text
 
-    state = dict.fromkeys(("x", "y", "z", "phi", "theta", "psi", "u", "v", "w", "p", "q", "r"),
-                          0.0)  # fmt: skip
-    summary = {"profile": "odin", "weather": "calm", "seed": 0, "state": state,
-               "actuators": {}, "environment": {}, "notes": [], "method": "rk4", "dt": 0.01,
-               "t": 0.01, "steps": 1, "speed": 0.0, "wall_s": 0.0,
-               "real_time_factor": float("inf")}  # fmt: skip
+    state = dict.fromkeys(("x", "y", "z", "phi", "theta", "psi", "u", "v", "w", "p", "q", "r"), 0.0)
+    summary = {
+        "profile": "odin",
+        "weather": "calm",
+        "seed": 0,
+        "state": state,
+        "actuators": {},
+        "environment": {},
+        "notes": [],
+        "method": "rk4",
+        "dt": 0.01,
+        "t": 0.01,
+        "steps": 1,
+        "speed": 0.0,
+        "wall_s": 0.0,
+        "real_time_factor": float("inf"),
+    }
     text = summary_text(summary)
     assert strict_json(text.splitlines()[-1])["real_time_factor"] is None
     assert "inf" not in text.lower()
@@ -157,8 +189,18 @@ def test_a_run_that_diverges_stops_with_status_1_and_says_when_and_what(tmp_path
     weather = tmp_path / "cross.toml"
     weather.write_text(CROSS_CURRENT)
     out = tmp_path / "o.csv"
-    p = hild("sim", "odin", "--duration", "60", "--dt", "0.12", "--weather", str(weather),
-             "--out", str(out))  # fmt: skip
+    p = hild(
+        "sim",
+        "odin",
+        "--duration",
+        "60",
+        "--dt",
+        "0.12",
+        "--weather",
+        str(weather),
+        "--out",
+        str(out),
+    )
     assert p.returncode == 1, (p.stdout, p.stderr)
     assert "Traceback" not in p.stderr and p.stdout == ""
     assert p.stderr.startswith("hild: error: the run stopped at t = "), p.stderr
@@ -177,41 +219,61 @@ def test_a_run_that_diverges_stops_with_status_1_and_says_when_and_what(tmp_path
 def test_a_step_the_vessel_cannot_take_is_refused_naming_the_limit():
     p = hild("sim", "odin", "--duration", "10", "--dt", "1")
     assert p.returncode == 2 and p.stdout == "" and "Traceback" not in p.stderr
-    said = re.search(r"hild: error: --dt 1: expected a step of at most ([0-9.]+) s for odin "
-                     r"with rk4 \(.*time constant", p.stderr)  # fmt: skip
+    said = re.search(
+        r"hild: error: --dt 1: expected a step of at most ([0-9.]+) s for odin "
+        r"with rk4 \(.*time constant",
+        p.stderr,
+    )
     assert said and 0.01 < float(said.group(1)) < 1.0, p.stderr
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["run", "--help"], ["sim", "--help"], ["--version"],
-                                  ["check"], ["check", "example"]])  # fmt: skip
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["run", "--help"],
+        ["sim", "--help"],
+        ["--version"],
+        ["check"],
+        ["check", "example"],
+    ],
+)
 def test_help_and_check_do_not_import_the_compiled_core(argv):
     # numba's import alone takes a third of a second here (more on a Raspberry Pi): the help a
     # user asks for must not wait for the compiler, nor a check of a bench whose profile's step
     # limit an earlier run remembered (the first run below; it computes the limit if need be)
     subprocess.run([sys.executable, "-m", "hild.cli", *argv], capture_output=True, timeout=300)
-    code = "\n".join([
-        "import runpy, sys",
-        f"sys.argv = ['hild', *{argv!r}]",
-        "try:",
-        "    runpy.run_module('hild.cli', run_name='__main__')",
-        "except SystemExit:",
-        "    pass",
-        "print('numba' in sys.modules, 'hild.model.dynamics' in sys.modules)",
-    ])  # fmt: skip
+    code = "\n".join(
+        [
+            "import runpy, sys",
+            f"sys.argv = ['hild', *{argv!r}]",
+            "try:",
+            "    runpy.run_module('hild.cli', run_name='__main__')",
+            "except SystemExit:",
+            "    pass",
+            "print('numba' in sys.modules, 'hild.model.dynamics' in sys.modules)",
+        ]
+    )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and p.stdout.strip().splitlines()[-1] == "False False", p
 
 
 def test_a_schedule_with_several_bad_rows_names_every_one_in_order(tmp_path):
     sched = tmp_path / "bad.csv"
-    sched.write_text("t,name,value\n0,port.rpm,1000\nx,port.rpm,5\n1,port.rpmm,500\n"
-                     "2,port.rpm\n3,port.rpm,99999\n4,port.rpm,1500\n")  # fmt: skip
+    sched.write_text(
+        "t,name,value\n0,port.rpm,1000\nx,port.rpm,5\n1,port.rpmm,500\n"
+        "2,port.rpm\n3,port.rpm,99999\n4,port.rpm,1500\n"
+    )
     p = hild("sim", "odin", "--duration", "1", "--schedule", str(sched))
     assert p.returncode == 2
     header, *lines = p.stderr.splitlines()
     assert header == f"hild: 4 error(s) in {sched}:"
-    expected = [("line 3", "numbers for t and value"), ("line 4", "no command 'rpmm'"),
-                ("line 5", "three columns"), ("line 6", "from 400 to 2000 rpm")]  # fmt: skip
+    expected = [
+        ("line 3", "numbers for t and value"),
+        ("line 4", "no command 'rpmm'"),
+        ("line 5", "three columns"),
+        ("line 6", "from 400 to 2000 rpm"),
+    ]
     assert len(lines) == len(expected)
     for line, (where, says) in zip(lines, expected, strict=True):
         assert line.startswith(f"  {sched}: {where} = ") and says in line, line
@@ -226,8 +288,12 @@ def test_a_reader_that_has_gone_costs_no_error_message():
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        done = subprocess.run([sys.executable, "-m", "hild.cli", "show", "bench", "example"],
-                              stdout=write_end, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "hild.cli", "show", "bench", "example"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
     finally:
         os.close(write_end)
     assert done.stderr == ""
@@ -235,6 +301,9 @@ def test_a_reader_that_has_gone_costs_no_error_message():
 
 
 def test_inspect_force_alone_is_refused_not_ignored():
-    done = subprocess.run([sys.executable, "-m", "hild.cli", "inspect", "--force", "x.mcap"],
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "hild.cli", "inspect", "--force", "x.mcap"],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 2 and "--force replaces the copy that --recover writes" in done.stderr

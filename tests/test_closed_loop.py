@@ -53,20 +53,45 @@ def test_hild_pilot_sails_the_mission_against_hild_run(tmp_path, weather, protoc
     text += "[device.settings]\nwatchdog_s = 3.0\n"
     bench.write_text(text.replace('preset = "calm"', f'preset = "{weather}"'))
     pilot = subprocess.Popen(
-        [sys.executable, "-m", "hild.cli", "pilot",
-         "--nmea", f"udp://127.0.0.1:{sensors}", "--commands", f"udp://127.0.0.1:{commands}",
-         "--protocol", protocol, "--timeout", str(MISSION_LIMIT_S),
-         "--time-scale", str(TIME_SCALE)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "hild.cli",
+            "pilot",
+            "--nmea",
+            f"udp://127.0.0.1:{sensors}",
+            "--commands",
+            f"udp://127.0.0.1:{commands}",
+            "--protocol",
+            protocol,
+            "--timeout",
+            str(MISSION_LIMIT_S),
+            "--time-scale",
+            str(TIME_SCALE),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     record = tmp_path / "mission.mcap"
     daemon = None
     try:
-        daemon = Daemon(str(bench), "--time-scale", str(TIME_SCALE), "--seed", "1",
-                        "--start-time", "2026-06-01T12:00:00Z",
-                        "--duration", str(MISSION_LIMIT_S + 60.0),
-                        "--run-dir", str(tmp_path / "run"), "--record", str(record),
-                        tmp=tmp_path)  # fmt: skip
+        daemon = Daemon(
+            str(bench),
+            "--time-scale",
+            str(TIME_SCALE),
+            "--seed",
+            "1",
+            "--start-time",
+            "2026-06-01T12:00:00Z",
+            "--duration",
+            str(MISSION_LIMIT_S + 60.0),
+            "--run-dir",
+            str(tmp_path / "run"),
+            "--record",
+            str(record),
+            tmp=tmp_path,
+        )
         out, err = pilot.communicate(timeout=MISSION_LIMIT_S / TIME_SCALE + 60.0)
     finally:
         if pilot.poll() is None:
@@ -104,8 +129,10 @@ def check_the_recording(tmp_path: Path, record: Path, pilot_out: str) -> None:
     start = state[0]
     corners = default_waypoints(start["heading"])
     for north, east in corners:
-        closest = min(math.hypot(s["north"] - start["north"] - north,
-                                 s["east"] - start["east"] - east) for s in state)  # fmt: skip
+        closest = min(
+            math.hypot(s["north"] - start["north"] - north, s["east"] - start["east"] - east)
+            for s in state
+        )
         assert closest <= RADIUS_M, (north, east, closest)
     bus = [m.payload for m in messages(record, [channels.BUS + "jets"])]
     assert len(bus) > 300 and all(b["ok"] for b in bus)
@@ -116,9 +143,22 @@ def check_the_recording(tmp_path: Path, record: Path, pilot_out: str) -> None:
     assert len(printed) >= 10, pilot_out  # a report every 10 s of a mission of over 120 s
     assert set(printed) <= recorded, (set(printed) - recorded, len(recorded))
     assert {r["device"] for r in references} == {"jets"}
-    p = subprocess.run([sys.executable, "-m", "hild.cli", "plot", str(record), "--waypoints",
-                        "pilot", "--out", str(tmp_path / "figures")], capture_output=True,
-                       text=True, timeout=120)  # fmt: skip
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hild.cli",
+            "plot",
+            str(record),
+            "--waypoints",
+            "pilot",
+            "--out",
+            str(tmp_path / "figures"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 0, p.stderr
     names = {Path(x).stem for x in p.stdout.split()}
     assert names == {"trajectory", "heading", "speeds", "actuators", "environment", "jitter"}

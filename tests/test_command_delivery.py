@@ -144,8 +144,9 @@ def test_a_flood_from_many_source_ports_leaves_the_controller_its_commands(tmp_p
     run = Run(write_bench(tmp_path, JETS, url=url), tmp_path).ready()
     flooder = subprocess.Popen(
         [sys.executable, "-c", FLOODER, str(udp), "20000", str(source_ports)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-    )  # fmt: skip
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
     controller = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
         flooder.stdin.write(GARBAGE[0])

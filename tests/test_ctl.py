@@ -140,16 +140,20 @@ def test_a_request_nested_too_deeply_is_answered_and_the_run_goes_on(daemon, run
         (["weather", "--json", "[" * 3000 + "]" * 3000], "at most 32"),
         (["--timeout", "nan", "status"], "--timeout: expected seconds greater than 0 to 3600"),
         (["--timeout", "-1", "status"], "--timeout: expected seconds greater than 0 to 3600"),
-        (["fault", "--actuator", "port", "stuck", "--duration", "5"],
-         "--duration time a sensor's fault"),
+        (
+            ["fault", "--actuator", "port", "stuck", "--duration", "5"],
+            "--duration time a sensor's fault",
+        ),
         # no infinity or NaN leaves the command line (they reached the daemon as JSON)
         (["fault", "gps", "dropout", "--duration", "inf"], "--duration: expected seconds > 0"),
         (["fault", "gps", "dropout", "--start", "nan"], "--start: expected seconds >= 0"),
-        (["fault", "gps", "bias_jump", "--quantity", "heading", "--value", "inf"],
-         "--value: expected the jump, a finite number"),
+        (
+            ["fault", "gps", "bias_jump", "--quantity", "heading", "--value", "inf"],
+            "--value: expected the jump, a finite number",
+        ),
         (["reposition", "--north", "nan"], "--north: expected m, a finite number"),
     ],
-)  # fmt: skip
+)
 def test_a_wrong_command_line_names_its_option_and_exits_2(run_dir, args, says):
     code, answer, err = ctl(run_dir, *args)
     assert code == 2 and answer is None and says in err, err
@@ -174,19 +178,22 @@ def test_refused_positions_and_faults_say_why(daemon, run_dir):
     code, answer, _ = ctl(run_dir, "reposition", "--north", "80000", "--east", "80000")
     assert code == 1 and "within 100 km of the origin" in answer["error"], answer
     assert "113.1 km" in answer["error"], answer
-    code, answer, _ = ctl(run_dir, "fault", "gps", "dropout", "--json",
-                          '{"duration": 5, "end": 5000}')  # fmt: skip
+    code, answer, _ = ctl(
+        run_dir, "fault", "gps", "dropout", "--json", '{"duration": 5, "end": 5000}'
+    )
     assert code == 1 and "either duration or end, not both" in answer["error"], answer
     # the bad coordinate is named, the longitude here (the latitude is the origin's)
     code, answer, _ = ctl(run_dir, "reposition", "--latitude", "59.41", "--longitude", "180")
-    assert code == 1 and "longitude = 180.0: expected a position within 100 km" in \
-        answer["error"], answer  # fmt: skip
+    assert (
+        code == 1 and "longitude = 180.0: expected a position within 100 km" in answer["error"]
+    ), answer
 
 
 def test_a_fault_may_be_given_whole_in_json(daemon, run_dir):
     """As the README says of --json: DEVICE and KIND had to be typed as words."""
-    code, answer, _ = ctl(run_dir, "fault", "--json",
-                          '{"device": "gps", "kind": "dropout", "duration": 0.5}')  # fmt: skip
+    code, answer, _ = ctl(
+        run_dir, "fault", "--json", '{"device": "gps", "kind": "dropout", "duration": 0.5}'
+    )
     assert code == 0 and (answer["device"], answer["kind"]) == ("gps", "dropout"), answer
     code, answer, err = ctl(run_dir, "fault")
     assert code == 2 and answer is None and "fault takes DEVICE KIND" in err, err
@@ -202,8 +209,9 @@ def test_a_fault_without_end_logs_strict_json(daemon, run_dir):
 
     def freezes() -> list[dict]:  # (Python's json takes Infinity unless told not to)
         lines = daemon.stderr_path.read_text().splitlines()
-        events = [json.loads(line, parse_constant=refuse) for line in lines
-                  if '"control.fault"' in line]  # fmt: skip
+        events = [
+            json.loads(line, parse_constant=refuse) for line in lines if '"control.fault"' in line
+        ]
         return [e for e in events if (e.get("fault") or {}).get("kind") == "freeze"]
 
     deadline = time.monotonic() + 10
@@ -262,12 +270,16 @@ SYSTEM_PYTHON = "/usr/bin/python3"  # one another user may run (the venv's may s
 def test_another_user_cannot_reach_the_socket(daemon, run_dir):
     socket_file = run_dir / "hild.ctl"
     assert oct(socket_file.stat().st_mode & 0o777) == "0o600"
-    probe = ("import socket; s = socket.socket(socket.AF_UNIX); "
-             f"s.connect({str(socket_file)!r})")  # fmt: skip
+    probe = f"import socket; s = socket.socket(socket.AF_UNIX); s.connect({str(socket_file)!r})"
     done = subprocess.run(  # as nobody, from a folder nobody may enter
-        [SYSTEM_PYTHON, "-c", probe], capture_output=True, text=True, user=65534, cwd="/tmp",
-        env={"PATH": "/usr/bin:/bin"}, timeout=30,
-    )  # fmt: skip
+        [SYSTEM_PYTHON, "-c", probe],
+        capture_output=True,
+        text=True,
+        user=65534,
+        cwd="/tmp",
+        env={"PATH": "/usr/bin:/bin"},
+        timeout=30,
+    )
     assert done.returncode != 0 and "PermissionError" in done.stderr
 
 
@@ -301,16 +313,20 @@ def test_a_reposition_without_a_position_and_a_fault_of_1e308_s_are_refused_by_n
         assert answer["error"] == (
             f"control/reposition = {sent}: expected a position to move to: latitude and "
             "longitude [degrees], or north and east [m from the origin]; heading_deg and speed "
-            "only with one"), answer  # fmt: skip
+            "only with one"
+        ), answer
     code, answer, _ = ctl(run_dir, "reposition", "--north", "100")
     assert code == 1 and "control/reposition: east: expected this key" in answer["error"], answer
     code, answer, _ = ctl(run_dir, "fault", "gps", "dropout", "--duration", "1e308")
     assert code == 1 and answer["ok"] is False, answer
-    assert ("control/fault: duration = 1e+308: expected a duration of at most 31536000 s (a "
-            "year; without one, the fault lasts for good)") in answer["error"], answer  # fmt: skip
+    assert (
+        "control/fault: duration = 1e+308: expected a duration of at most 31536000 s (a "
+        "year; without one, the fault lasts for good)"
+    ) in answer["error"], answer
     code, answer, _ = ctl(run_dir, "fault", "gps", "dropout", "--start", "1e308")
-    assert code == 1 and "control/fault: start = 1e+308: expected a start at most" in \
-        answer["error"], answer  # fmt: skip
+    assert (
+        code == 1 and "control/fault: start = 1e+308: expected a start at most" in answer["error"]
+    ), answer
 
 
 def open_fds(pid: int) -> int:
@@ -352,8 +368,9 @@ def connect_at_once(path: Path, count: int, send: bytes = b"") -> list[socket.so
     return socks
 
 
-def read_lines(socks: list[socket.socket], timeout: float,
-               closing: int | None = None) -> dict[int, list[dict]]:  # fmt: skip
+def read_lines(
+    socks: list[socket.socket], timeout: float, closing: int | None = None
+) -> dict[int, list[dict]]:
     """What each socket (by index) receives within ``timeout``: its JSON lines, until
     ``closing`` of them (all) have closed or the time is up (``None`` appended to those
     closed)."""
@@ -419,8 +436,10 @@ def test_500_simultaneous_connections_are_answered_or_refused_busy(lone_daemon):
     busy = [a for a in firsts if not a["ok"]]
     # the served ones stay open (until this test closes them): the first MAX_CONNECTIONS
     assert len(served) == MAX_CONNECTIONS and len(busy) == 500 - MAX_CONNECTIONS
-    assert all(a["error"].startswith(f"busy: {MAX_CONNECTIONS} hild ctl connections are "
-                                     "open") for a in busy), busy[0]  # fmt: skip
+    assert all(
+        a["error"].startswith(f"busy: {MAX_CONNECTIONS} hild ctl connections are open")
+        for a in busy
+    ), busy[0]
     assert all(answers[i][-1] is None for i, a in enumerate(firsts) if not a["ok"])  # closed
     assert ctl(run, "status")[0] == 0  # and it serves the next one
     summary = daemon.stop()
@@ -445,8 +464,9 @@ def test_3000_idle_connections_hold_a_bounded_number_of_descriptors(lone_daemon)
         held = [i for i, lines in answers.items() if not lines]  # told nothing, not closed
         held_fds = open_fds(pid)
         assert len(held) == MAX_CONNECTIONS and len(refused) == 3000 - MAX_CONNECTIONS
-        assert all(answers[i][0]["error"].startswith("busy:") and answers[i][-1] is None
-                   for i in refused)  # fmt: skip
+        assert all(
+            answers[i][0]["error"].startswith("busy:") and answers[i][-1] is None for i in refused
+        )
         assert held_fds <= before + MAX_CONNECTIONS + 2, (before, held_fds)
         code, answer, _ = ctl(run, "status")  # the slots are all taken: refused, not held
         assert code == 1 and answer["error"].startswith("busy:"), answer
@@ -485,8 +505,10 @@ def test_an_idle_connection_is_told_so_and_closed_and_frees_its_slot(tmp_path):
             assert await asyncio.wait_for(other.read(), 5) == b""
             other_writer.close()
             said = json.loads(await asyncio.wait_for(reader.readline(), 5))
-            assert said == {"ok": False, "error": "idle: no request in 0.5 s; connect again "
-                            "to send one"}, said  # fmt: skip
+            assert said == {
+                "ok": False,
+                "error": "idle: no request in 0.5 s; connect again to send one",
+            }, said
             assert await asyncio.wait_for(reader.read(), 5) == b""  # closed by the daemon
             writer.close()
             # its slot is free again: a request is answered (one the run cannot take here)

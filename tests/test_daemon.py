@@ -127,8 +127,12 @@ def wrap180(deg: float) -> float:
 def to_body(north: float, east: float, heading_deg: float) -> np.ndarray:
     """A horizontal vector given north and east, in the heading's axes: (ahead, to starboard)."""
     psi = math.radians(heading_deg)
-    return np.array([north * math.cos(psi) + east * math.sin(psi),
-                     -north * math.sin(psi) + east * math.cos(psi)])  # fmt: skip
+    return np.array(
+        [
+            north * math.cos(psi) + east * math.sin(psi),
+            -north * math.sin(psi) + east * math.cos(psi),
+        ]
+    )
 
 
 def tilt_error(speed: float, roll_deg: float, pitch_deg: float) -> float:
@@ -259,8 +263,12 @@ def check_sensors(bench: dict, clients: dict) -> None:
         assert list(epoch) == ["GGA", "RMC", "VTG", "ZDA", "HDT"]
         fix, rmc, vtg = epoch["GGA"], epoch["RMC"], epoch["VTG"]
         assert rmc.timestamp == epoch["ZDA"].timestamp == fix.timestamp
-        assert (rmc.lat, rmc.lat_dir, rmc.lon, rmc.lon_dir) == (fix.lat, fix.lat_dir,
-                                                               fix.lon, fix.lon_dir)  # fmt: skip
+        assert (rmc.lat, rmc.lat_dir, rmc.lon, rmc.lon_dir) == (
+            fix.lat,
+            fix.lat_dir,
+            fix.lon,
+            fix.lon_dir,
+        )
         assert vtg.true_track == rmc.true_course
         assert float(vtg.spd_over_grnd_kts) == rmc.spd_over_grnd
         # km/h from the same speed: each printed to 0.01, so within 0.005 * 1.852 + 0.005.
@@ -340,8 +348,11 @@ def check_sensors(bench: dict, clients: dict) -> None:
     # The compass and the GPS read the heading at the same tick: the same digits.
     for k, epoch in heading.items():
         if k < len(epochs):
-            values = (float(epoch["HDT"].heading), epoch["THS"].heading,
-                      epoch["ASHRATT"].true_heading)  # fmt: skip
+            values = (
+                float(epoch["HDT"].heading),
+                epoch["THS"].heading,
+                epoch["ASHRATT"].true_heading,
+            )
             assert values == (hdt[k],) * 3, (k, values, hdt[k])
     # ROT [deg/min] is the heading's rate: the heading turned in 1 s is its trapezoidal
     # integral. HDT is printed to 0.01 deg (0.005 at each end), ROT to 0.1 deg/min; the rule
@@ -350,16 +361,23 @@ def check_sensors(bench: dict, clients: dict) -> None:
     # (the premise: the mean yaw acceleration over a step, plus ROT's rounding at both ends,
     # plus what the yaw jerk, from second differences and their rounding, adds to the peak)
     accel = max(abs(rot[k + 1] - rot[k]) / h for k in rot if k + 1 in rot) + 0.1 / 60 / h
-    jerk = max(abs(rot[k + 1] - 2 * rot[k] + rot[k - 1]) / h**2
-               for k in rot if k - 1 in rot and k + 1 in rot) + 0.2 / 60 / h**2  # fmt: skip
+    jerk = (
+        max(
+            abs(rot[k + 1] - 2 * rot[k] + rot[k - 1]) / h**2
+            for k in rot
+            if k - 1 in rot and k + 1 in rot
+        )
+        + 0.2 / 60 / h**2
+    )
     assert accel + jerk * h / 2 <= RDOT_MAX
     windows = 0
     for a in heading:
         if all(a + j in heading for j in range(11)):
             w = np.full(11, h)
             w[[0, -1]] = h / 2
-            turned = wrap180(heading[a + 10]["ASHRATT"].true_heading
-                             - heading[a]["ASHRATT"].true_heading)  # fmt: skip
+            turned = wrap180(
+                heading[a + 10]["ASHRATT"].true_heading - heading[a]["ASHRATT"].true_heading
+            )
             integral = w @ [rot[a + j] for j in range(11)]
             tolerance = 0.01 + w.sum() * 0.05 / 60.0 + h * h * RDOT_MAX / 6
             assert abs(turned - integral) <= tolerance + EPS, (a, turned, integral)
@@ -387,11 +405,13 @@ def check_sensors(bench: dict, clients: dict) -> None:
         d_phi = math.radians(after.roll - before.roll) / (2 * h)
         d_theta = math.radians(after.pitch - before.pitch) / (2 * h)
         d_psi = math.radians(rot[k])
-        return np.array([
-            d_phi - d_psi * math.sin(theta),
-            d_theta * math.cos(phi) + d_psi * math.cos(theta) * math.sin(phi),
-            -d_theta * math.sin(phi) + d_psi * math.cos(theta) * math.cos(phi),
-        ])  # fmt: skip
+        return np.array(
+            [
+                d_phi - d_psi * math.sin(theta),
+                d_theta * math.cos(phi) + d_psi * math.cos(theta) * math.sin(phi),
+                -d_theta * math.sin(phi) + d_psi * math.cos(theta) * math.cos(phi),
+            ]
+        )
 
     # What tilt_error, OMEGA_ERR and the anemometer's height assume: roll and pitch within
     # 2 deg, roll and pitch rates under 0.03 rad/s, heave within a centimetre.
@@ -445,21 +465,24 @@ def check_sensors(bench: dict, clients: dict) -> None:
         # goes, for both the true and the relative wind.
         speed_true = float(mwd.wind_speed_knots) * MS_PER_KN
         from_true = math.radians(float(mwd.direction_true))
-        air_true = to_body(-speed_true * math.cos(from_true), -speed_true * math.sin(from_true),
-                           psi)  # fmt: skip
+        air_true = to_body(
+            -speed_true * math.cos(from_true), -speed_true * math.sin(from_true), psi
+        )
         sensor = to_body(v[k, 0], v[k, 1], psi) + np.cross(rates, lever)[:2]
         air = air_true - sensor
         speed_rel = float(relative.wind_speed)
         angle_rel = math.radians(float(relative.wind_angle))
         seen = -speed_rel * np.array([math.cos(angle_rel), math.sin(angle_rel)])
         tolerance = (
-            0.05 + speed_rel * math.radians(0.05)  # MWV R: 0.1 m/s, 0.1 deg
-            + 0.05 * MS_PER_KN + speed_true * math.radians(0.05)  # MWD: 0.1 kn, 0.1 deg
+            0.05
+            + speed_rel * math.radians(0.05)  # MWV R: 0.1 m/s, 0.1 deg
+            + 0.05 * MS_PER_KN
+            + speed_true * math.radians(0.05)  # MWD: 0.1 kn, 0.1 deg
             + e_v[k]  # RMC
             + np.linalg.norm(air) * math.radians(0.005)  # HDT turns both vectors
             + OMEGA_ERR * np.linalg.norm(lever)
             + tilt_error(np.linalg.norm(air), roll, pitch)
-        )  # fmt: skip
+        )
         assert np.linalg.norm(seen - air) <= tolerance, (i, seen, air, tolerance)
         checked += 1
     assert checked >= len(wind_epochs) - 2
@@ -496,7 +519,7 @@ def check_sensors(bench: dict, clients: dict) -> None:
             + np.linalg.norm(ground) * math.radians(0.005)  # HDT
             + OMEGA_ERR * np.linalg.norm(lever)
             + tilt_error(np.linalg.norm(ground) + np.linalg.norm(current), roll, pitch)
-        )  # fmt: skip
+        )
         seen_ground = np.array([float(vbw.lon_grnd_spd), float(vbw.trans_grnd_spd)]) * MS_PER_KN
         seen_water = np.array([float(vbw.lon_water_spd), float(vbw.trans_water_spd)]) * MS_PER_KN
         assert (np.abs(seen_ground - ground) <= tolerance).all(), (i, seen_ground, ground)
@@ -617,10 +640,21 @@ def test_duration_and_time_scale(tmp_path):
     text = resolve_bench("example").read_text()
     assert "udp://127.0.0.1:10110" in text and "tcp://127.0.0.1:10111" in text
     example = tmp_path / "example.toml"  # the built-in example, off the well-known ports
-    example.write_text(text.replace("127.0.0.1:10110", f"127.0.0.1:{free_udp_port()}")
-                       .replace("127.0.0.1:10111", f"127.0.0.1:{free_tcp_port()}"))  # fmt: skip
-    daemon = Daemon(str(example), "--run-dir", str(tmp_path / "run"), "--time-scale", "10",
-                    "--duration", "20", tmp=tmp_path)  # fmt: skip
+    example.write_text(
+        text.replace("127.0.0.1:10110", f"127.0.0.1:{free_udp_port()}").replace(
+            "127.0.0.1:10111", f"127.0.0.1:{free_tcp_port()}"
+        )
+    )
+    daemon = Daemon(
+        str(example),
+        "--run-dir",
+        str(tmp_path / "run"),
+        "--time-scale",
+        "10",
+        "--duration",
+        "20",
+        tmp=tmp_path,
+    )
     summary = daemon.wait(60)
     assert summary["reason"] == "duration" and summary["t"] == pytest.approx(20.0)
     assert summary["ticks"] == 2000
@@ -637,8 +671,18 @@ def test_a_time_scale_the_machine_cannot_hold_is_said(tmp_path):
     with the scale it reached, rather than in an info line."""
     bench = tmp_path / "b.toml"
     bench.write_text('[bench]\nname = "b"\n[vessel]\nprofile = "otter"\n')
-    daemon = Daemon(str(bench), "--rate", "2000", "--time-scale", "1000", "--duration", "20",
-                    "--stats-interval", "5", tmp=tmp_path)  # fmt: skip
+    daemon = Daemon(
+        str(bench),
+        "--rate",
+        "2000",
+        "--time-scale",
+        "1000",
+        "--duration",
+        "20",
+        "--stats-interval",
+        "5",
+        tmp=tmp_path,
+    )
     summary = daemon.wait(60)
     assert summary["reason"] == "duration"
     (warning, *_) = daemon.events("loop.time_scale_not_held")
@@ -665,8 +709,12 @@ def test_a_port_that_cannot_be_opened_is_named(tmp_path):
             port = "tcp://127.0.0.1:{port}"
         """)
         )
-        result = subprocess.run([sys.executable, "-m", "hild.cli", "run", str(bench)],
-                                capture_output=True, text=True, timeout=120)  # fmt: skip
+        result = subprocess.run(
+            [sys.executable, "-m", "hild.cli", "run", str(bench)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert result.returncode == 2  # an address in use is the bench's to fix
     assert f"hild: error: device heading, port tcp://127.0.0.1:{port}" in result.stderr
     # (refused before anything compiles, by the probe of the bench's ports: a device's single
@@ -691,12 +739,21 @@ def test_ports_are_keyed_by_their_whole_url_options_included(tmp_path):
         "heading": f"udp://127.0.0.1:{target}?bind=127.0.0.1:{bind_b}",
         "gps2": f"udp://127.0.0.1:{target}?ttl=1",  # the very same URL as gps: shared
     }
-    types = {"gps": "gps", "wind": "anemometer", "speed": "speed-log", "heading": "heading",
-             "gps2": "gps"}  # fmt: skip
+    types = {
+        "gps": "gps",
+        "wind": "anemometer",
+        "speed": "speed-log",
+        "heading": "heading",
+        "gps2": "gps",
+    }
     bench = tmp_path / "bench.toml"
-    bench.write_text('[vessel]\nprofile = "otter"\n' + "".join(
-        f'[[device]]\nname = "{name}"\ntype = "{types[name]}"\nport = "{url}"\n'
-        for name, url in urls.items()))  # fmt: skip
+    bench.write_text(
+        '[vessel]\nprofile = "otter"\n'
+        + "".join(
+            f'[[device]]\nname = "{name}"\ntype = "{types[name]}"\nport = "{url}"\n'
+            for name, url in urls.items()
+        )
+    )
     daemon = InProcessDaemon(load_bench(str(bench)))
 
     async def opened() -> dict:

@@ -29,9 +29,20 @@ def hild_fixes(rng: random.Random, n: int) -> list[str]:
         lon = rng.choice([rng.uniform(-180.0, 180.0), 0.0, 179.9999999, -180.0, 10.7])
         decimals = rng.randint(4, 8)
         quality = rng.choice([0, 1, 1, 1, 2, 4, 5])
-        lines.append(sentences.gga("GP", utc, lat, lon, quality, rng.randint(0, 20),
-                                   rng.uniform(0.5, 5.0), rng.uniform(-50.0, 500.0),
-                                   rng.uniform(-100.0, 100.0), decimals))  # fmt: skip
+        lines.append(
+            sentences.gga(
+                "GP",
+                utc,
+                lat,
+                lon,
+                quality,
+                rng.randint(0, 20),
+                rng.uniform(0.5, 5.0),
+                rng.uniform(-50.0, 500.0),
+                rng.uniform(-100.0, 100.0),
+                decimals,
+            )
+        )
         sog = rng.choice([None, rng.uniform(0.0, 40.0)])
         cog = rng.choice([None, rng.uniform(0.0, 360.0)])
         valid = rng.random() < 0.8
@@ -100,8 +111,9 @@ def test_odd_fields_read_as_pynmea2_reads_them_by_either_path():
     rng = random.Random(2)
     lines = mutants(hild_fixes(rng, 500), rng, 20_000)
     assert_same_as_pynmea2(lines)
-    taken = sum(line.endswith(f"{checksum(line[1:-3]):02X}") and shortcut_takes(line)
-                for line in lines)  # fmt: skip
+    taken = sum(
+        line.endswith(f"{checksum(line[1:-3]):02X}") and shortcut_takes(line) for line in lines
+    )
     # both paths are exercised: lines the shortcut reads, lines it leaves to pynmea2, and
     # among those, lines pynmea2 reads and lines it counts as malformed
     assert 0.2 * len(lines) < taken < 0.8 * len(lines)

@@ -275,8 +275,11 @@ def test_compiled_step_allocates_nothing(method):
     env = dict(os.environ, NUMBA_NRT_STATS="1")
     out = subprocess.run(
         [sys.executable, "-c", ALLOCATION_PROBE.format(method=method)],
-        env=env, capture_output=True, text=True, check=True,
-    ).stdout.split()  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     delta, total, plain = int(out[0]), int(out[1]), int(out[2])
     assert delta == 0, f"{delta} more allocations in 10,000 steps than in 10"
     assert total == 0

@@ -133,9 +133,11 @@ def test_random_walk_gust_moves_by_its_step():
     # +-step every interval: after m moves the variance is m step^2 (student notes' walk).
     step, interval, dt = 0.009, 0.1, 0.05
     w = weather(
-        wind=WindSpec(speed=10.0, gust=GustSpec("random_walk", step=step, interval=interval,
-                                                max_deviation=50.0))
-    )  # fmt: skip
+        wind=WindSpec(
+            speed=10.0,
+            gust=GustSpec("random_walk", step=step, interval=interval, max_deviation=50.0),
+        )
+    )
     cols, _ = run(w, dt=dt, seconds=4000.0)
     g = cols["wind_speed"] - 10.0
     moves = np.diff(g[:: int(interval / dt)])
@@ -371,8 +373,9 @@ def test_head_wind_slows_the_vessel(name):
     # head wind is an unstable balance for a hull whose windage sits forward, as Odin's does:
     # left alone it falls off the wind and turns downwind, which the sway test shows).
     calm, _ = run(weather(), name=name, dt=0.02, seconds=30.0, setup=go)
-    head, _ = run(weather(wind=WindSpec(speed=15.0, from_deg=0.0)), name=name, dt=0.02,
-                  seconds=30.0, setup=go)  # fmt: skip
+    head, _ = run(
+        weather(wind=WindSpec(speed=15.0, from_deg=0.0)), name=name, dt=0.02, seconds=30.0, setup=go
+    )
     assert np.abs(head["psi"]).max() < 0.01
     assert head["u"][-1] < calm["u"][-1] - 0.01
     assert head["X_wind"][-1] < 0.0
@@ -381,8 +384,9 @@ def test_head_wind_slows_the_vessel(name):
 @pytest.mark.parametrize("name", ["odin", "wamv", "otter"])
 def test_wind_from_port_pushes_to_starboard(name):
     # heading north, wind from the west (270): the hull drifts east (+y) with Y_wind > 0
-    cols, _ = run(weather(wind=WindSpec(speed=15.0, from_deg=270.0)), name=name, dt=0.02,
-                  seconds=60.0)  # fmt: skip
+    cols, _ = run(
+        weather(wind=WindSpec(speed=15.0, from_deg=270.0)), name=name, dt=0.02, seconds=60.0
+    )
     assert cols["Y_wind"][1] > 0.0
     assert cols["y"][-1] > 0.5 and cols["v"][-1] > 0.0
 

@@ -60,13 +60,20 @@ def own_samples() -> list[int]:
 
 
 def control(kind: str, ok: bool, t: float) -> dict:
-    return {"t": t, "utc": "", "kind": kind, "source": "mqtt:control/" + kind,
-            "request": {}, "result": {"ok": ok}}  # fmt: skip
+    return {
+        "t": t,
+        "utc": "",
+        "kind": kind,
+        "source": "mqtt:control/" + kind,
+        "request": {},
+        "result": {"ok": ok},
+    }
 
 
 def synthetic(path: Path) -> None:
-    writer = RecordWriter(path, {"hild": {"kind": "run", "bench": "fjord-test",
-                                          "profile": "odin"}}, nmea_log=False)  # fmt: skip
+    writer = RecordWriter(
+        path, {"hild": {"kind": "run", "bench": "fjord-test", "profile": "odin"}}, nmea_log=False
+    )
     writer.start()
     recorded = set(own_samples())
     for k in range(600):
@@ -96,9 +103,14 @@ def target(name: str, mmsi: int, k: int) -> dict:
     t = k / 10
     north = 2000.0 - 6.0 * t if name == "ferry" else 800.0
     east = 300.0 if name == "ferry" else -300.0 + 3.0 * t
-    return {"name": name, "mmsi": mmsi, "latitude": LAT0 + north / M_PER_DEG,
-            "longitude": LON0 + east / M_PER_DEG / math.cos(math.radians(LAT0)),
-            "north": north, "east": east}  # fmt: skip
+    return {
+        "name": name,
+        "mmsi": mmsi,
+        "latitude": LAT0 + north / M_PER_DEG,
+        "longitude": LON0 + east / M_PER_DEG / math.cos(math.radians(LAT0)),
+        "north": north,
+        "east": east,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -151,12 +163,18 @@ def check_gpx_structure(root: ET.Element) -> None:
 def gpx_tracks(root: ET.Element) -> dict[str, list[list[tuple[int, float, float]]]]:
     return {
         trk.find(GPX + "name").text: [
-            [(parse_time(pt.find(GPX + "time").text), float(pt.attrib["lat"]),
-              float(pt.attrib["lon"])) for pt in seg]
+            [
+                (
+                    parse_time(pt.find(GPX + "time").text),
+                    float(pt.attrib["lat"]),
+                    float(pt.attrib["lon"]),
+                )
+                for pt in seg
+            ]
             for seg in trk.iter(GPX + "trkseg")
         ]
         for trk in root.iter(GPX + "trk")
-    }  # fmt: skip
+    }
 
 
 def kml_tracks(root: ET.Element) -> dict[str, list[list[tuple[int, float, float]]]]:
@@ -225,8 +243,10 @@ def test_gpx_and_kml_hold_every_track_cut_at_the_jumps_and_gaps(recording, tmp_p
             for (_, lat_a, lon_a), (_, lat_b, lon_b) in zip(a, b, strict=True):
                 assert abs(lat_a - lat_b) < 1e-7 and abs(lon_a - lon_b) < 1e-7
     # the own ship and the targets in styles of different colours; no line between segments
-    styles = {s.attrib["id"]: s.find(f"{KML}LineStyle/{KML}color").text
-              for s in document.iter(KML + "Style")}  # fmt: skip
+    styles = {
+        s.attrib["id"]: s.find(f"{KML}LineStyle/{KML}color").text
+        for s in document.iter(KML + "Style")
+    }
     used = [p.find(KML + "styleUrl").text for p in document.iter(KML + "Placemark")]
     assert used == ["#own-ship", "#traffic", "#traffic"] and len(set(styles.values())) == 2
     assert {m.find(GX + "interpolate").text for m in document.iter(GX + "MultiTrack")} == {"0"}
@@ -236,9 +256,11 @@ def test_every_thins_the_points(recording, tmp_path):
     gpx, _ = export(recording, tmp_path, "--every", "5")
     own = gpx_tracks(gpx)["fjord-test"]
     assert [[(ns - T0_NS) / 1e9 for ns, _, _ in seg] for seg in own] == [
-        [0.0, 5.0, 10.0, 15.0, 19.9], [20.0, 25.0, 30.0, 35.0, 39.9], [40.0, 45.0, 50.0],
+        [0.0, 5.0, 10.0, 15.0, 19.9],
+        [20.0, 25.0, 30.0, 35.0, 39.9],
+        [40.0, 45.0, 50.0],
         [57.0, 59.9],
-    ]  # fmt: skip
+    ]
     gpx, _ = export(recording, tmp_path, "--every", "0")  # every sample recorded
     own = gpx_tracks(gpx)["fjord-test"]
     assert sum(map(len, own)) == len(own_samples())
@@ -296,8 +318,18 @@ course_deg = 45
 speed_kn = 0
 """)
     record = tmp_path / "run.mcap"
-    run = hild("run", str(bench), "--duration", "8", "--record", str(record), "--run-dir",
-               str(tmp_path / "run"), "--log-format", "json")  # fmt: skip
+    run = hild(
+        "run",
+        str(bench),
+        "--duration",
+        "8",
+        "--record",
+        str(record),
+        "--run-dir",
+        str(tmp_path / "run"),
+        "--log-format",
+        "json",
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     gpx, kml = export(record, tmp_path)
     check_gpx_structure(gpx)
@@ -316,8 +348,10 @@ speed_kn = 0
         assert ns == T0_NS + round(s["t"] * 1e9)
     recorded = [m for m in messages(record, [channels.TRAFFIC])]
     traffic = {(x["name"], m.log_time_ns): x for m in recorded for x in m.payload["targets"]}
-    for name, label in (("ferry", "ferry (MMSI 257200003)"),
-                        ("anchored", "anchored (MMSI 257200001)")):  # fmt: skip
+    for name, label in (
+        ("ferry", "ferry (MMSI 257200003)"),
+        ("anchored", "anchored (MMSI 257200001)"),
+    ):
         (seg,) = tracks[label]
         assert len(seg) == sum(1 for key in traffic if key[0] == name) >= 7
         for ns, lat, lon in seg:
@@ -382,8 +416,9 @@ def test_a_short_reposition_cuts_the_track_where_the_vessel_moved(tmp_path, cont
             north = 0.5 * k + (3.0 if k >= 50 else 0.0)
             if repositioned and k == 50 and not control_after:
                 writer.put(channels.CONTROL, ns - 30_000_000, control("reposition", True, 5.0))
-            writer.put(channels.STATE, ns, {"latitude": LAT0 + north / M_PER_DEG,
-                                            "longitude": LON0})  # fmt: skip
+            writer.put(
+                channels.STATE, ns, {"latitude": LAT0 + north / M_PER_DEG, "longitude": LON0}
+            )
             if repositioned and k == 50 and control_after:
                 writer.put(channels.CONTROL, ns + 20_000_000, control("reposition", True, 5.0))
         writer.close()

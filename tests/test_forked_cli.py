@@ -17,8 +17,14 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def real(*argv: str, env: dict | None = None, cwd: str | None = None):
-    return subprocess.run([sys.executable, "-m", "hild.cli", *argv], capture_output=True,
-                          text=True, timeout=120, env=env, cwd=cwd or REPO)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "hild.cli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=cwd or REPO,
+    )
 
 
 @pytest.mark.parametrize(
@@ -59,7 +65,10 @@ def test_its_environment_and_folder_are_the_ones_given(tmp_path):
     forked = run_hild("check", "b.toml", cwd=tmp_path, env=env)
     expected = real("check", "b.toml", cwd=str(tmp_path), env=env)
     assert (forked.returncode, forked.stdout, forked.stderr) == (
-        expected.returncode, expected.stdout, expected.stderr)  # fmt: skip
+        expected.returncode,
+        expected.stdout,
+        expected.stderr,
+    )
     assert forked.returncode == 2 and f"{tmp_path}/types/gps.toml" in forked.stderr, forked.stderr
     assert run_hild("check", "b.toml", cwd=tmp_path).returncode == 0  # (not kept for the next)
 

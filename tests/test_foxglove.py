@@ -46,17 +46,28 @@ def run(tmp_path_factory):
 
 
 def advertised(messages: list) -> tuple[dict, dict, list]:
-    channels = {c["topic"]: c for m in messages if isinstance(m, dict)
-                and m.get("op") == "advertise" for c in m["channels"]}  # fmt: skip
-    services = {s["name"]: s for m in messages if isinstance(m, dict)
-                and m.get("op") == "advertiseServices" for s in m["services"]}  # fmt: skip
+    channels = {
+        c["topic"]: c
+        for m in messages
+        if isinstance(m, dict) and m.get("op") == "advertise"
+        for c in m["channels"]
+    }
+    services = {
+        s["name"]: s
+        for m in messages
+        if isinstance(m, dict) and m.get("op") == "advertiseServices"
+        for s in m["services"]
+    }
     info = [m for m in messages if isinstance(m, dict) and m.get("op") == "serverInfo"]
     return channels, services, info
 
 
 def decoded(messages: list, subscription: int) -> list[tuple[int, dict]]:
-    return [(m[2], json.loads(m[3])) for m in messages
-            if isinstance(m, tuple) and m[0] == "message" and m[1] == subscription]  # fmt: skip
+    return [
+        (m[2], json.loads(m[3]))
+        for m in messages
+        if isinstance(m, tuple) and m[0] == "message" and m[1] == subscription
+    ]
 
 
 def test_a_foxglove_client_sees_the_run_and_changes_its_weather(run):
@@ -65,8 +76,11 @@ def test_a_foxglove_client_sees_the_run_and_changes_its_weather(run):
     client = FoxgloveClient("127.0.0.1", port)  # offers foxglove.sdk.v1, foxglove.websocket.v1
     try:
         assert client.protocol == "foxglove.sdk.v1"
-        channels, services, info = advertised(client.collect(3.0, until=lambda m: isinstance(
-            m, dict) and m.get("op") == "advertiseServices"))  # fmt: skip
+        channels, services, info = advertised(
+            client.collect(
+                3.0, until=lambda m: isinstance(m, dict) and m.get("op") == "advertiseServices"
+            )
+        )
         channels.update(advertised(client.collect(1.0))[0])  # (the sampled ones come on tick)
         assert info and "services" in info[0]["capabilities"]
         schemas = {topic: c["schemaName"] for topic, c in channels.items()}
@@ -74,8 +88,15 @@ def test_a_foxglove_client_sees_the_run_and_changes_its_weather(run):
         assert schemas["/pose"] == "foxglove.PoseInFrame"
         assert schemas["/tf"] == "foxglove.FrameTransform"
         assert schemas["/fix/gps"] == "foxglove.LocationFix"
-        for topic in ("/state", "/actuators", "/environment", "/sensors/gps", "/bus/jets",
-                      "/control", "/stats"):  # fmt: skip
+        for topic in (
+            "/state",
+            "/actuators",
+            "/environment",
+            "/sensors/gps",
+            "/bus/jets",
+            "/control",
+            "/stats",
+        ):
             assert schemas[topic] == "hild." + topic.strip("/").split("/")[0], topic
         assert set(services) >= {
             f"/control/{r}" for r in ("weather", "fault", "reposition", "commands", "traffic")
@@ -105,11 +126,20 @@ def test_a_foxglove_client_sees_the_run_and_changes_its_weather(run):
         assert decoded(messages, 2)[-1][1]["wind_speed"] == pytest.approx(0.0)
 
         weather = services["/control/weather"]
-        client.call_service(weather["id"], 7, json.dumps(
-            {"id": "w1", "wind": {"speed": 9, "from_deg": 90}}).encode())  # fmt: skip
-        messages = client.collect(5.0, until=lambda m: isinstance(m, tuple)
-                                  and m[0] == "message" and m[1] == 2
-                                  and json.loads(m[3])["wind_speed"] > 8)  # fmt: skip
+        client.call_service(
+            weather["id"],
+            7,
+            json.dumps({"id": "w1", "wind": {"speed": 9, "from_deg": 90}}).encode(),
+        )
+        messages = client.collect(
+            5.0,
+            until=lambda m: (
+                isinstance(m, tuple)
+                and m[0] == "message"
+                and m[1] == 2
+                and json.loads(m[3])["wind_speed"] > 8
+            ),
+        )
         responses = [m for m in messages if isinstance(m, tuple) and m[0] == "response"]
         assert responses and responses[0][2] == 7
         answer = json.loads(responses[0][3])
@@ -117,15 +147,27 @@ def test_a_foxglove_client_sees_the_run_and_changes_its_weather(run):
         assert decoded(messages, 2)[-1][1]["wind_speed"] == pytest.approx(9.0)
         # a part of a weather sent through hild ctl is laid over the weather Foxglove asked
         # for (the run's one runtime control), not over the bench's calm
-        ctl = hild("ctl", "--run-dir", str(run_dir), "weather", "--json",
-                   '{"current": {"speed": 0.3, "to_deg": 45}}')  # fmt: skip
+        ctl = hild(
+            "ctl",
+            "--run-dir",
+            str(run_dir),
+            "weather",
+            "--json",
+            '{"current": {"speed": 0.3, "to_deg": 45}}',
+        )
         assert ctl.returncode == 0, ctl.stderr
         weather = json.loads(ctl.stdout)["weather"]
         assert (weather["wind_speed"], weather["wind_from_deg"]) == (9.0, 90.0), weather
         assert (weather["current_speed"], weather["current_to_deg"]) == (0.3, 45.0), weather
-        messages = client.collect(5.0, until=lambda m: isinstance(m, tuple)
-                                  and m[0] == "message" and m[1] == 2
-                                  and json.loads(m[3])["current_speed"] > 0.2)  # fmt: skip
+        messages = client.collect(
+            5.0,
+            until=lambda m: (
+                isinstance(m, tuple)
+                and m[0] == "message"
+                and m[1] == 2
+                and json.loads(m[3])["current_speed"] > 0.2
+            ),
+        )
         environment = decoded(messages, 2)[-1][1]
         assert environment["wind_speed"] == pytest.approx(9.0)
         assert environment["current_speed"] == pytest.approx(0.3)
@@ -153,6 +195,16 @@ def test_layout_names_the_recording_topics():
     text = result.stdout
     layout = json.loads(text)
     assert "content" in layout
-    for needle in ('"Map"', '"ThreeDee"', '"Plot"', '"RawMessages"', "/location", "/fix/gps",
-                   "/state.sog", "/state.heading", "/actuators.port.rpm", "/bus/jets"):  # fmt: skip
+    for needle in (
+        '"Map"',
+        '"ThreeDee"',
+        '"Plot"',
+        '"RawMessages"',
+        "/location",
+        "/fix/gps",
+        "/state.sog",
+        "/state.heading",
+        "/actuators.port.rpm",
+        "/bus/jets",
+    ):
         assert needle in text, needle

@@ -36,9 +36,13 @@ def test_an_address_is_read_as_written(text, expected):
 
 @pytest.mark.parametrize(
     ("text", "says"),
-    [("localhost:http", "[HOST:]PORT"), ("70000", "0 to 65535"), ("", "[HOST:]PORT"),
-     ("127.0.0.1:-1", "0 to 65535")],
-)  # fmt: skip
+    [
+        ("localhost:http", "[HOST:]PORT"),
+        ("70000", "0 to 65535"),
+        ("", "[HOST:]PORT"),
+        ("127.0.0.1:-1", "0 to 65535"),
+    ],
+)
 def test_a_bad_address_says_what_was_expected(text, says):
     with pytest.raises(ValueError, match=None) as e:
         parse_foxglove_address(text)
@@ -51,21 +55,40 @@ def test_the_bare_option_is_foxgloves_default():
 
 def test_a_port_already_taken_is_refused_naming_the_option(tmp_path):
     pytest.importorskip("foxglove")
-    bench = write_bench(tmp_path / "bench.toml", "taken", tmp_path / "run", """
+    bench = write_bench(
+        tmp_path / "bench.toml",
+        "taken",
+        tmp_path / "run",
+        """
 [[device]]
 name = "gps"
 type = "gps"
 port = "pty://gps"
-""")  # fmt: skip
+""",
+    )
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
         result = subprocess.run(
-            [sys.executable, "-m", "hild.cli", "run", str(bench), "--foxglove",
-             f"127.0.0.1:{port}", "--duration", "1", "--quiet", "--log-format", "json"],
-            capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "hild.cli",
+                "run",
+                str(bench),
+                "--foxglove",
+                f"127.0.0.1:{port}",
+                "--duration",
+                "1",
+                "--quiet",
+                "--log-format",
+                "json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert result.returncode == 2, result.stderr
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith(f"hild: error: --foxglove 127.0.0.1:{port}: "), last

@@ -40,16 +40,29 @@ EVERY_2_S = ("RBS", "ALT")  # battery and lights at 0.5 Hz
 def frontseat(**settings):
     dtype = load_device_type("frontseat")
     config = DeviceConfig(
-        name="frontseat", type="frontseat", model="frontseat", talker=dtype.talker,
-        rate_hz=dtype.rate_hz, baud=dtype.baud, sentences=dtype.sentences,
-        lever_arm=(0.0, 0.0, 0.0), ports=(), settings={**dtype.settings, **settings},
-    )  # fmt: skip
+        name="frontseat",
+        type="frontseat",
+        model="frontseat",
+        talker=dtype.talker,
+        rate_hz=dtype.rate_hz,
+        baud=dtype.baud,
+        sentences=dtype.sentences,
+        lever_arm=(0.0, 0.0, 0.0),
+        ports=(),
+        settings={**dtype.settings, **settings},
+    )
     return build_device(config, 0, ORIGIN, load_profile("otter"))
 
 
 def truth(t=0.0, heading_deg=0.0, nu=(0, 0, 0, 0, 0, 0), roll_deg=0.0, pitch_deg=0.0):
-    eta = [0.0, 0.0, 0.0, math.radians(roll_deg), math.radians(pitch_deg),
-           math.radians(heading_deg)]  # fmt: skip
+    eta = [
+        0.0,
+        0.0,
+        0.0,
+        math.radians(roll_deg),
+        math.radians(pitch_deg),
+        math.radians(heading_deg),
+    ]
     return Truth(t, UTC0 + timedelta(seconds=t), np.array(eta), np.array(nu, float))
 
 
@@ -64,7 +77,15 @@ def by_type(lines: list[bytes]) -> dict[str, pynmea2.NMEASentence]:
 
 def test_default_sentences_are_the_herons():
     assert load_device_type("frontseat").sentences == (
-        "CPNVG", "CPNVR", "CPIMU", "CPRCM", "CPRBS", "CPALT", "GPRMC", "GPGGA")  # fmt: skip
+        "CPNVG",
+        "CPNVR",
+        "CPIMU",
+        "CPRCM",
+        "CPRBS",
+        "CPALT",
+        "GPRMC",
+        "GPGGA",
+    )
 
 
 @pytest.mark.parametrize(
@@ -93,7 +114,8 @@ def test_cpnvg_heading_is_the_compass_slow_and_the_gps_course_above_0_2_m_s():
     assert fast["RMC"].true_course == pytest.approx(100.0, abs=0.05)
     compass = frontseat(cpnvg_heading="compass")
     assert by_type(compass.sample(truth(heading_deg=10.0, nu=(0, 0.25, 0, 0, 0, 0))))[
-        "NVG"].heading == pytest.approx(10.0, abs=0.05)  # fmt: skip
+        "NVG"
+    ].heading == pytest.approx(10.0, abs=0.05)
 
 
 def test_cpnvg_reports_roll_pitch_altitude_and_depth_as_0_as_the_heron():
@@ -191,8 +213,7 @@ def test_a_minute_in_a_gale_turning_sends_every_sentence_of_every_epoch(tmp_path
     port = free_tcp_port()
     bench = tmp_path / "bench.toml"
     bench.write_text(textwrap.dedent(BENCH).format(run_dir=tmp_path / "run", port=port))
-    daemon = Daemon(str(bench), "--time-scale", str(TIME_SCALE), "--duration", "60",
-                    tmp=tmp_path)  # fmt: skip
+    daemon = Daemon(str(bench), "--time-scale", str(TIME_SCALE), "--duration", "60", tmp=tmp_path)
     backseat = TcpClient(port).start()
     # as iM200 sends it (a bare '*'), 10 times a (wall) second: more thrust to port turns the
     # bow to starboard
@@ -202,8 +223,7 @@ def test_a_minute_in_a_gale_turning_sends_every_sentence_of_every_epoch(tmp_path
     sender.stop()
     backseat.close()
 
-    assert not daemon.events("device.sample_failed") and not daemon.events(
-        "device.sentence_failed")  # fmt: skip
+    assert not daemon.events("device.sample_failed") and not daemon.events("device.sentence_failed")
     fs = summary["devices"]["frontseat"]
     assert fs["failures"] == 0 and fs["sentences_failed"] == {}
     # 60 s at 5 Hz, the epoch at t = 0 included (and the one at 60 s if the run reached it)
@@ -222,12 +242,14 @@ def test_a_minute_in_a_gale_turning_sends_every_sentence_of_every_epoch(tmp_path
     assert received[0].sentence_type == "NVG"  # a whole epoch at a time, from the first
     # every 5 Hz epoch since the backseat connected, each 0.2 s after the one before
     for kind in FIVE_HZ:
-        stamps = [datetime.combine(UTC0.date(), m.timestamp) for m in received
-                  if m.sentence_type == kind]  # fmt: skip
+        stamps = [
+            datetime.combine(UTC0.date(), m.timestamp) for m in received if m.sentence_type == kind
+        ]
         steps = {round((b - a).total_seconds(), 3) for a, b in pairwise(stamps)}
         assert steps == {0.2}, (kind, steps)
         assert stamps[-1] - datetime.combine(UTC0.date(), first_epoch) == timedelta(
-            seconds=0.2 * (kinds[kind] - 1))  # fmt: skip
+            seconds=0.2 * (kinds[kind] - 1)
+        )
         assert kinds[kind] == kinds["NVG"]
     assert kinds["NVG"] >= 200  # connected within 20 s of simulated time (5 s of wall)
     since = round((datetime.combine(UTC0.date(), first_epoch) - UTC0).total_seconds() * 5)

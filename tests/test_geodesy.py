@@ -25,8 +25,9 @@ def test_north_offset_is_the_meridian_arc_to_a_centimetre(north):
     lat, lon, _ = HORTEN.to_geodetic(north, 0.0)
     assert lon == pytest.approx(HORTEN.longitude_deg, abs=1e-12)
     # Arc length along the meridian from the origin to the computed latitude.
-    arc, _ = quad(meridian_radius, math.radians(HORTEN.latitude_deg), math.radians(lat),
-                  epsabs=1e-12)  # fmt: skip
+    arc, _ = quad(
+        meridian_radius, math.radians(HORTEN.latitude_deg), math.radians(lat), epsabs=1e-12
+    )
     assert abs(arc - north) < 0.01
 
 
@@ -50,8 +51,10 @@ def test_one_minute_of_latitude_is_about_a_nautical_mile():
     assert (lat - HORTEN.latitude_deg) * 60 == pytest.approx(1852 / 1856.7, rel=1e-4)
 
 
-@pytest.mark.parametrize("ned", [(0.0, 0.0, 0.0), (8000.0, -6000.0, 0.0), (-9999.0, 9999.0, -20.0),
-                                 (123.456, 0.001, 3.0)])  # fmt: skip
+@pytest.mark.parametrize(
+    "ned",
+    [(0.0, 0.0, 0.0), (8000.0, -6000.0, 0.0), (-9999.0, 9999.0, -20.0), (123.456, 0.001, 3.0)],
+)
 def test_round_trip_is_exact(ned):
     lat, lon, h = HORTEN.to_geodetic(*ned)
     back = HORTEN.to_ned(lat, lon, h)

@@ -36,8 +36,9 @@ print(json.dumps([float(v) for v in sim.x]))
 
 def run_turn(root: Path, cache: Path) -> list[float]:
     env = {**os.environ, "PYTHONPATH": str(root), "NUMBA_CACHE_DIR": str(cache)}
-    p = subprocess.run([sys.executable, "-c", TURN], env=env, cwd=root, capture_output=True,
-                       text=True, timeout=300)  # fmt: skip
+    p = subprocess.run(
+        [sys.executable, "-c", TURN], env=env, cwd=root, capture_output=True, text=True, timeout=300
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     return json.loads(p.stdout)
 

@@ -27,6 +27,8 @@ def test_velocity_body_rounds_as_numpy_cross_does():
         assert np.array_equal(velocity_ned(truth, arm), truth.rotation @ expected)
     # a lever arm given as a tuple, and the origin (the state's point)
     truth = Truth(0.0, datetime(2026, 1, 1, tzinfo=UTC), np.zeros(6), np.arange(1.0, 7.0))
-    assert np.array_equal(velocity_body(truth, (1.0, -2.0, 0.5)),
-                          truth.nu[:3] + np.cross(truth.nu[3:], (1.0, -2.0, 0.5)))  # fmt: skip
+    assert np.array_equal(
+        velocity_body(truth, (1.0, -2.0, 0.5)),
+        truth.nu[:3] + np.cross(truth.nu[3:], (1.0, -2.0, 0.5)),
+    )
     assert np.array_equal(velocity_body(truth, np.zeros(3)), truth.nu[:3])

@@ -64,9 +64,16 @@ def test_a_json_log_line_has_no_nan_or_infinity_strict_parsers_refuse():
 
         return json.loads(text, parse_constant=refuse)
 
-    event = {"event": "control.fault", "fault": {"start": 0.5, "end": float("inf")},
-             "values": [1.0, float("nan"), (-float("inf"), 2)], "t": 3.25}  # fmt: skip
-    assert strict(json_line(event)) == {"event": "control.fault",
-                                        "fault": {"start": 0.5, "end": None},
-                                        "values": [1.0, None, [None, 2]], "t": 3.25}  # fmt: skip
+    event = {
+        "event": "control.fault",
+        "fault": {"start": 0.5, "end": float("inf")},
+        "values": [1.0, float("nan"), (-float("inf"), 2)],
+        "t": 3.25,
+    }
+    assert strict(json_line(event)) == {
+        "event": "control.fault",
+        "fault": {"start": 0.5, "end": None},
+        "values": [1.0, None, [None, 2]],
+        "t": 3.25,
+    }
     assert json_line({"t": 1.5, "n": 2}) == json.dumps({"t": 1.5, "n": 2})  # the rest as before

@@ -43,8 +43,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def bench_with_mqtt(tmp_path, port: int, **extra) -> str:
     path = default_bench_on_free_ports(tmp_path, free_udp_port(), free_udp_port())
-    lines = ["", "[mqtt]", f'url = "mqtt://127.0.0.1:{port}"', f'prefix = "{PREFIX}"',
-             "reconnect_max_s = 1.0"]  # fmt: skip
+    lines = [
+        "",
+        "[mqtt]",
+        f'url = "mqtt://127.0.0.1:{port}"',
+        f'prefix = "{PREFIX}"',
+        "reconnect_max_s = 1.0",
+    ]
     lines += [f"{k} = {json.dumps(v)}" for k, v in extra.items()]
     with open(path, "a") as f:
         f.write("\n".join(lines) + "\n")
@@ -52,8 +57,9 @@ def bench_with_mqtt(tmp_path, port: int, **extra) -> str:
 
 
 def start(tmp_path, bench: str, *args: str) -> Daemon:
-    return Daemon(bench, "--run-dir", str(tmp_path / "run"), "--stats-interval", "1", *args,
-                  tmp=tmp_path)  # fmt: skip
+    return Daemon(
+        bench, "--run-dir", str(tmp_path / "run"), "--stats-interval", "1", *args, tmp=tmp_path
+    )
 
 
 def stop(daemon: Daemon) -> dict:
@@ -75,9 +81,16 @@ def test_broker_urls_and_the_mqtt_table(tmp_path, monkeypatch):
         parse_broker_url("mqtt://u:secret@h")
     secret = tmp_path / "secret"
     secret.write_text("s3cret\n")
-    section = Section({"url": "mqtt://h:1", "username": "hild", "password_file": "secret",
-                       "topics": {"state": {"rate_hz": 20, "qos": 1}}}, tmp_path / "b.toml",
-                      "mqtt")  # fmt: skip
+    section = Section(
+        {
+            "url": "mqtt://h:1",
+            "username": "hild",
+            "password_file": "secret",
+            "topics": {"state": {"rate_hz": 20, "qos": 1}},
+        },
+        tmp_path / "b.toml",
+        "mqtt",
+    )
     config = read_mirror(section)
     assert (config.host, config.port, config.username, config.password) == (
         "h",
@@ -109,12 +122,27 @@ def test_every_topic_with_its_payload_and_a_clean_offline(tmp_path, broker, subs
         summary = stop(daemon)
     on = subscriber.on
     topics = subscriber.topics()
-    for name in ("state", "actuators", "environment", "sensors/gps", "sensors/wind",
-                 "sensors/speed", "bus/jets", "stats", "status"):  # fmt: skip
+    for name in (
+        "state",
+        "actuators",
+        "environment",
+        "sensors/gps",
+        "sensors/wind",
+        "sensors/speed",
+        "bus/jets",
+        "stats",
+        "status",
+    ):
         assert f"{PREFIX}/{name}" in topics, topics
-    for path in ("navigation/position", "navigation/headingTrue", "navigation/speedOverGround",
-                 "navigation/speedThroughWater", "environment/wind/speedTrue",
-                 "propulsion/port/revolutions", "steering/rudderAngle"):  # fmt: skip
+    for path in (
+        "navigation/position",
+        "navigation/headingTrue",
+        "navigation/speedOverGround",
+        "navigation/speedThroughWater",
+        "environment/wind/speedTrue",
+        "propulsion/port/revolutions",
+        "steering/rudderAngle",
+    ):
         assert f"vessels/self/{path}" in topics, topics
     # state at its default 10 Hz (wall clock) over the 2 s window: 20 messages, +-3 for where
     # the window's edges fall and a tick now and then held off the core
@@ -165,9 +193,23 @@ def test_a_diverged_run_publishes_its_nan_state_as_null_and_reads_offline(
         text.replace("time_scale = 20", "time_scale = 1")  # the mirror's pace
         + f'[mqtt]\nurl = "mqtt://127.0.0.1:{broker.port}"\nprefix = "{PREFIX}"\n'
     )
-    p = subprocess.run([sys.executable, "-m", "hild.cli", "run", str(bench), "--duration", "60",
-                        "--log-format", "json"], capture_output=True, text=True, timeout=120,
-                       cwd=ROOT)  # fmt: skip
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hild.cli",
+            "run",
+            str(bench),
+            "--duration",
+            "60",
+            "--log-format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert p.returncode == 1 and '"sim.diverged"' in p.stderr, p.stderr[-2000:]
     assert "mirror.unencodable" not in p.stderr
     assert wait_until(lambda: subscriber.on(f"{PREFIX}/status")[-1]["state"] == "offline", 5.0)
@@ -187,8 +229,12 @@ def test_a_message_json_cannot_carry_is_dropped_and_the_session_goes_on(broker, 
 
     async def publish() -> Session:
         store = LatestStore()
-        session = Session(from_url(f"mqtt://127.0.0.1:{broker.port}"), store,
-                          f"{PREFIX}/status", {"state": "online"})  # fmt: skip
+        session = Session(
+            from_url(f"mqtt://127.0.0.1:{broker.port}"),
+            store,
+            f"{PREFIX}/status",
+            {"state": "online"},
+        )
         running = asyncio.create_task(session.run())
         for _ in range(200):
             if session.stats.connected:
@@ -297,8 +343,11 @@ def request(subscriber: Subscriber, topic: str, body: dict | str, timeout: float
     subscriber.publish(f"{PREFIX}/control/{topic}", payload)
 
     def answered():
-        answers = [a for a in subscriber.on(f"{PREFIX}/control/result", since=since)
-                   if a["request"] == topic]  # fmt: skip
+        answers = [
+            a
+            for a in subscriber.on(f"{PREFIX}/control/result", since=since)
+            if a["request"] == topic
+        ]
         return answers[0] if answers else None
 
     answer = wait_until(answered, timeout)
@@ -319,8 +368,11 @@ def test_weather_changes_at_run_time_and_bad_requests_change_nothing(controlled,
     bad = request(subscriber, "weather", {"id": "bad", "wind": {"speed": -5}})
     assert bad["id"] == "bad" and bad["ok"] is False and "wind.speed = -5" in bad["error"]
     assert "at least 0" in bad["error"]
-    for body, says in (("not json", "a JSON object"), ('{"id": "x", "hail": 1}', "hail"),
-                       ('{"id": "y", "preset": "no-such-sea"}', "no-such-sea")):  # fmt: skip
+    for body, says in (
+        ("not json", "a JSON object"),
+        ('{"id": "x", "hail": 1}', "hail"),
+        ('{"id": "y", "preset": "no-such-sea"}', "no-such-sea"),
+    ):
         answer = request(subscriber, "weather", body)
         assert answer["ok"] is False and says in answer["error"], answer
     time.sleep(0.5)
@@ -343,14 +395,14 @@ def test_weather_changes_at_run_time_and_bad_requests_change_nothing(controlled,
     time.sleep(1.5)
     after = subscriber.on(f"{PREFIX}/environment", since=since)
     west = math.radians(270.0)
-    assert after and all(abs(math.remainder(e["wind_from"] - west, 2 * math.pi)) < 0.5
-                         for e in after), after  # fmt: skip
+    assert after and all(
+        abs(math.remainder(e["wind_from"] - west, 2 * math.pi)) < 0.5 for e in after
+    ), after
 
 
 def ctl(tmp_path, request: str, body: dict) -> dict:
     """`hild ctl REQUEST --json BODY` to the run in ``tmp_path / "run"``: its answer."""
-    done = run_hild("ctl", "--run-dir", str(tmp_path / "run"), request, "--json",
-                    json.dumps(body))  # fmt: skip
+    done = run_hild("ctl", "--run-dir", str(tmp_path / "run"), request, "--json", json.dumps(body))
     assert done.stdout.strip(), done.stderr
     return json.loads(done.stdout)
 
@@ -391,8 +443,11 @@ def test_requests_build_on_the_last_one_whichever_way_it_came(controlled, subscr
     # traffic: MQTT's view of the targets is taken (none), hild ctl adds one, MQTT removes it
     nobody = request(subscriber, "traffic", {"remove": "nobody"})
     assert nobody["ok"] is False and "none" in nobody["error"], nobody
-    twin = {"name": "twin", "mmsi": 257300004,
-            "course": {"north": -2000, "east": 500, "course_deg": 0, "speed_kn": 5}}  # fmt: skip
+    twin = {
+        "name": "twin",
+        "mmsi": 257300004,
+        "course": {"north": -2000, "east": 500, "course_deg": 0, "speed_kn": 5},
+    }
     added = ctl(tmp_path, "traffic", {"add": twin})
     assert added["ok"] is True and added["added"] == "twin", added
     again = request(subscriber, "traffic", {"add": {**twin, "mmsi": 257300005}})
@@ -402,14 +457,21 @@ def test_requests_build_on_the_last_one_whichever_way_it_came(controlled, subscr
 
 
 def test_reposition_moves_the_gps_output(controlled, subscriber):
-    answer = request(subscriber, "reposition", {"id": "r", "latitude": 59.42, "longitude": 10.5,
-                                                "heading_deg": 90})  # fmt: skip
+    answer = request(
+        subscriber,
+        "reposition",
+        {"id": "r", "latitude": 59.42, "longitude": 10.5, "heading_deg": 90},
+    )
     assert answer["ok"] is True, answer
     since = time.monotonic()
 
     def gga_after():
-        lines = [x for m in subscriber.on(f"{PREFIX}/sensors/gps", since=since)
-                 for x in m["sentences"] if x.startswith("$GPGGA")]  # fmt: skip
+        lines = [
+            x
+            for m in subscriber.on(f"{PREFIX}/sensors/gps", since=since)
+            for x in m["sentences"]
+            if x.startswith("$GPGGA")
+        ]
         return [pynmea2.parse(x) for x in lines]
 
     fixes = wait_until(lambda: len(gga_after()) >= 2 and gga_after(), 5.0)
@@ -423,16 +485,19 @@ def test_reposition_moves_the_gps_output(controlled, subscriber):
 
 
 def test_faults_and_commands_over_mqtt(controlled, subscriber):
-    answer = request(subscriber, "fault", {"id": "f", "device": "gps", "kind": "dropout",
-                                           "duration": 2.0})  # fmt: skip
+    answer = request(
+        subscriber, "fault", {"id": "f", "device": "gps", "kind": "dropout", "duration": 2.0}
+    )
     assert answer["ok"] is True and answer["end"] == pytest.approx(answer["start"] + 2.0)
     time.sleep(0.7)  # the fault started at the next tick; the sensors topic runs at 2 Hz
     since = time.monotonic()
     time.sleep(1.0)
     silent = subscriber.on(f"{PREFIX}/sensors/gps", since=since)
     assert silent and all(m["sentences"] == [] for m in silent), silent
-    wait_until(lambda: any(m["sentences"] for m in subscriber.on(f"{PREFIX}/sensors/gps",
-                                                                  since=since)), 3.0)  # fmt: skip
+    wait_until(
+        lambda: any(m["sentences"] for m in subscriber.on(f"{PREFIX}/sensors/gps", since=since)),
+        3.0,
+    )
     assert any(m["sentences"] for m in subscriber.on(f"{PREFIX}/sensors/gps", since=since))
     bad = request(subscriber, "fault", {"id": "g", "device": "sonar", "kind": "dropout"})
     assert bad["ok"] is False and "sonar" in bad["error"] and "gps" in bad["error"]
@@ -445,8 +510,7 @@ def test_faults_and_commands_over_mqtt(controlled, subscriber):
     act = subscriber.on(f"{PREFIX}/actuators", since=since)
     assert act and act[-1]["starboard.rpm_commanded"] == 1200.0
     # ... and the same watchdog: silence for 0.5 s trips it and idles the jet
-    assert wait_until(lambda: subscriber.on(f"{PREFIX}/bus/jets")[-1]["watchdog"] == "tripped",
-                      3.0)  # fmt: skip
+    assert wait_until(lambda: subscriber.on(f"{PREFIX}/bus/jets")[-1]["watchdog"] == "tripped", 3.0)
     since = time.monotonic()
     time.sleep(0.3)
     assert subscriber.on(f"{PREFIX}/actuators", since=since)[-1]["starboard.rpm_commanded"] == 400
@@ -463,19 +527,31 @@ def test_faults_and_commands_over_mqtt(controlled, subscriber):
     with open(controlled.stderr_path.parent / "run.mcap", "rb") as f:
         raw = [m.data for _, _, m in make_reader(f).iter_messages(["/control"])]
     control = [json.loads(x) for x in raw]
-    assert [(c["kind"], c["source"], c["request"], c["result"]["ok"]) for c in control
-            if c["kind"] != "watchdog"] == [
-        ("fault", "mqtt:control/fault",
-         {"id": "f", "device": "gps", "kind": "dropout", "duration": 2.0}, True),
+    assert [
+        (c["kind"], c["source"], c["request"], c["result"]["ok"])
+        for c in control
+        if c["kind"] != "watchdog"
+    ] == [
+        (
+            "fault",
+            "mqtt:control/fault",
+            {"id": "f", "device": "gps", "kind": "dropout", "duration": 2.0},
+            True,
+        ),
         ("fault", "mqtt:control/fault", {"id": "g", "device": "sonar", "kind": "dropout"}, False),
-        ("commands", "mqtt:control/commands",
-         {"id": "c", "lines": [framed, "$RCTRC,garbage*00"]}, True),
-    ], control  # fmt: skip
+        (
+            "commands",
+            "mqtt:control/commands",
+            {"id": "c", "lines": [framed, "$RCTRC,garbage*00"]},
+            True,
+        ),
+    ], control
     assert control[0]["result"]["end"] == answer["end"] and "sonar" in control[1]["result"]["error"]
     assert control[2]["result"]["results"] == ["applied", "bad_checksum"]
     trips = [c for c in control if c["kind"] == "watchdog"]
-    assert trips and all(c["source"] == "jets" and c["result"]["watchdog"] == "tripped"
-                         for c in trips), trips  # fmt: skip
+    assert trips and all(
+        c["source"] == "jets" and c["result"]["watchdog"] == "tripped" for c in trips
+    ), trips
     for internal in (b"SafeState", b"centre_angles", b"SensorFault", b"ActuatorCommand"):
         assert not any(internal in x for x in raw), internal
 
@@ -487,8 +563,9 @@ def mqtt_examples(broker: Broker) -> list[str]:
     lines = [x for x in text.splitlines() if x.startswith("mosquitto_pub -t $P/commands ")]
     assert lines, "no commands example in docs/mqtt.md"
     prefix = f"P={PREFIX}/control; "
-    return [prefix + x.replace("mosquitto_pub ", f"mosquitto_pub -p {broker.port} ", 1)
-            for x in lines]  # fmt: skip
+    return [
+        prefix + x.replace("mosquitto_pub ", f"mosquitto_pub -p {broker.port} ", 1) for x in lines
+    ]
 
 
 @pytest.mark.skipif(shutil.which("mosquitto_pub") is None, reason="needs mosquitto_pub")
@@ -496,8 +573,7 @@ def test_a_commands_request_that_applies_no_line_is_not_ok(controlled, subscribe
     command = nmea_line("RCTRC,0,1200.0,R,100.0,P,,B,C").decode().strip()
     first = request(subscriber, "commands", command)  # no lease yet: the first one acts
     assert first["ok"] is True and first["applied"] == 1 and first["results"] == ["applied"]
-    assert wait_until(lambda: subscriber.on(f"{PREFIX}/bus/jets")[-1]["watchdog"] == "tripped",
-                      5.0)  # fmt: skip
+    assert wait_until(lambda: subscriber.on(f"{PREFIX}/bus/jets")[-1]["watchdog"] == "tripped", 5.0)
     # tripped, the jets take only a neutral command: nothing applied is not ok
     refused = request(subscriber, "commands", {"id": "r", "lines": [command, "$GARBAGE*00"]})
     assert refused["ok"] is False and refused["applied"] == 0, refused
@@ -506,12 +582,24 @@ def test_a_commands_request_that_applies_no_line_is_not_ok(controlled, subscribe
     (example,) = mqtt_examples(broker)
     since = time.monotonic()
     subprocess.run(["bash", "-c", example], check=True, timeout=10)
-    answer = wait_until(lambda: [a for a in subscriber.on(f"{PREFIX}/control/result", since=since)
-                                 if a["request"] == "commands"], 10.0)  # fmt: skip
+    answer = wait_until(
+        lambda: [
+            a
+            for a in subscriber.on(f"{PREFIX}/control/result", since=since)
+            if a["request"] == "commands"
+        ],
+        10.0,
+    )
     assert answer and answer[0]["ok"] is True, answer
     assert answer[0]["applied"] == 2 and answer[0]["results"] == ["applied", "applied"]
-    acted = wait_until(lambda: [a for a in subscriber.on(f"{PREFIX}/actuators", since=since)
-                                if a["starboard.rpm_commanded"] == 1200.0], 5.0)  # fmt: skip
+    acted = wait_until(
+        lambda: [
+            a
+            for a in subscriber.on(f"{PREFIX}/actuators", since=since)
+            if a["starboard.rpm_commanded"] == 1200.0
+        ],
+        5.0,
+    )
     assert acted, subscriber.on(f"{PREFIX}/actuators", since=since)
 
 
@@ -522,7 +610,8 @@ def test_the_frontseats_watchdog_reads_tripped_on_mqtt_until_the_next_pydir(
     # ends with the backseat's next PYDIR, whatever it asks
     port = free_tcp_port()
     bench = tmp_path / "frontseat.toml"
-    bench.write_text(textwrap.dedent(f"""
+    bench.write_text(
+        textwrap.dedent(f"""
         [bench]
         start_time = "2026-06-01T12:00:00Z"
         [vessel]
@@ -536,14 +625,16 @@ def test_the_frontseats_watchdog_reads_tripped_on_mqtt_until_the_next_pydir(
         prefix = "{PREFIX}"
         [mqtt.topics.bus]
         rate_hz = 10
-    """))  # fmt: skip
+    """)
+    )
     daemon = start(tmp_path, str(bench))
     topic = f"{PREFIX}/bus/frontseat"
     try:
         backseat = TcpClient(port).start()
         sender = Repeater(backseat.sock.sendall, hz=10).start(b"$PYDIR,60,40*\r\n")
-        assert wait_until(lambda: (m := subscriber.on(topic)) and m[-1]["watchdog"] == "active",
-                          5.0)  # fmt: skip
+        assert wait_until(
+            lambda: (m := subscriber.on(topic)) and m[-1]["watchdog"] == "active", 5.0
+        )
         sender.stop()  # the backseat freezes
         assert wait_until(lambda: subscriber.on(topic)[-1]["watchdog"] == "tripped", 3.0)
         since = time.monotonic()
@@ -580,8 +671,12 @@ def test_run_refuses_bad_mqtt_options(tmp_path, args, says):
 def test_a_password_in_the_bench_file_is_never_printed(tmp_path):
     """Refused, as '***': it was also printed in clear as an unknown key of [mqtt]."""
     bench = bench_with_mqtt(tmp_path, free_tcp_port(), password="hunter2-in-clear")
-    done = subprocess.run([sys.executable, "-m", "hild.cli", "check", bench],
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "hild.cli", "check", bench],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2 and "mqtt.password = '***'" in done.stderr, done.stderr
     assert "hunter2" not in done.stdout + done.stderr
 
@@ -591,15 +686,22 @@ def test_tls_and_a_password_from_the_environment(tmp_path, monkeypatch):
     from $HILD_MQTT_PASSWORD (never the command line)."""
     tls = make_tls_files(tmp_path)
     passwords = tmp_path / "passwd"
-    subprocess.run(["mosquitto_passwd", "-b", "-c", str(passwords), "hild", "s3cret"],
-                   check=True, capture_output=True)  # fmt: skip
-    conf = (f"cafile {tls['ca']}\ncertfile {tls['cert']}\nkeyfile {tls['key']}\n"
-            f"password_file {passwords}\n")  # fmt: skip
+    subprocess.run(
+        ["mosquitto_passwd", "-b", "-c", str(passwords), "hild", "s3cret"],
+        check=True,
+        capture_output=True,
+    )
+    conf = (
+        f"cafile {tls['ca']}\ncertfile {tls['cert']}\nkeyfile {tls['key']}\n"
+        f"password_file {passwords}\n"
+    )
     broker = Broker(tmp_path, extra=conf, anonymous=False)
     path = default_bench_on_free_ports(tmp_path, free_udp_port(), free_udp_port())
     with open(path, "a") as f:
-        f.write(f'\n[mqtt]\nurl = "mqtts://hild@127.0.0.1:{broker.port}"\n'
-                f'prefix = "{PREFIX}"\nca_file = "{tls["ca"]}"\n')  # fmt: skip
+        f.write(
+            f'\n[mqtt]\nurl = "mqtts://hild@127.0.0.1:{broker.port}"\n'
+            f'prefix = "{PREFIX}"\nca_file = "{tls["ca"]}"\n'
+        )
     monkeypatch.setenv("HILD_MQTT_PASSWORD", "s3cret")  # the daemon inherits it
     daemon = start(tmp_path, path)
     try:

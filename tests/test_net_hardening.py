@@ -93,8 +93,11 @@ class Run:
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "hild.cli", "run", bench, "--log-format", "json", *args],
-                stdout=out, stderr=err, stdin=subprocess.DEVNULL, preexec_fn=_limit_fds,
-            )  # fmt: skip
+                stdout=out,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+                preexec_fn=_limit_fds,
+            )
 
     def ready(self, timeout: float = 60.0) -> Run:
         """Wait for the banner (the ports are open, the loop starts right after)."""
@@ -295,12 +298,17 @@ def test_a_bound_udp_port_is_not_shared_with_another_socket(tmp_path):
     # receive the controller's datagrams (100 of 100 in the probe), and hild started without a
     # word when the port was already held.
     held = free_udp_port()
-    bench = write_bench(tmp_path, """
+    bench = write_bench(
+        tmp_path,
+        """
         [[device]]
         name = "jets"
         type = "jet-controller"
         ports = ["udp://127.0.0.1:{out}?bind=127.0.0.1:{held}"]
-    """, out=free_udp_port(), held=held)  # fmt: skip
+    """,
+        out=free_udp_port(),
+        held=held,
+    )
     thief = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     thief.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     thief.bind(("127.0.0.1", held))
@@ -340,13 +348,17 @@ def test_a_send_only_udp_port_takes_no_controller_input(tmp_path):
         feedback.bind(("127.0.0.1", 0))
         feedback.settimeout(10)
         url = f"udp://127.0.0.1:{feedback.getsockname()[1]}"
-        bench = write_bench(tmp_path, """
+        bench = write_bench(
+            tmp_path,
+            """
             [[device]]
             name = "jets"
             type = "jet-controller"
             rate_hz = 10
             ports = ["{url}"]
-        """, url=url)  # fmt: skip
+        """,
+            url=url,
+        )
         run = Run(bench, tmp_path).ready()
         try:
             _, source = feedback.recvfrom(4096)  # where the daemon sends from
@@ -375,10 +387,11 @@ def test_a_closed_stderr_does_not_end_the_run(tmp_path):
     link = tmp_path / "run" / "gps"
     started = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hild.cli", "run", bench, "--log-format", "json",
-         "--duration", "3"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+        [sys.executable, "-m", "hild.cli", "run", bench, "--log-format", "json", "--duration", "3"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )
     try:
         first = proc.stderr.readline()
         proc.stderr.close()  # what `| head -1` does after one line
@@ -398,10 +411,11 @@ def test_a_closed_stdout_does_not_end_the_run(tmp_path):
     bench = write_bench(tmp_path, NET, tcp=free_tcp_port())
     started = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hild.cli", "run", bench, "--log-format", "json",
-         "--duration", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+        [sys.executable, "-m", "hild.cli", "run", bench, "--log-format", "json", "--duration", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+    )
     try:
         proc.stdout.close()
         code = proc.wait(60)
@@ -691,13 +705,17 @@ def test_a_tcp_controller_that_never_reads_its_feedback_is_not_dropped(tmp_path)
     # not read, but it is no silent client. (The first cut of the silent-client rule dropped
     # it after 5 s: its commands from then on were lost, a watchdog trip.)
     tcp = free_tcp_port()
-    bench = write_bench(tmp_path, """
+    bench = write_bench(
+        tmp_path,
+        """
         [[device]]
         name = "jets"
         type = "jet-controller"
         rate_hz = 10
         ports = ["tcp://127.0.0.1:{tcp}"]
-    """, tcp=tcp)  # fmt: skip
+    """,
+        tcp=tcp,
+    )
     run = Run(bench, tmp_path).ready()
     sent = 0
     try:

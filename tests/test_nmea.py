@@ -32,9 +32,13 @@ def test_frame_refuses_more_than_82_characters():
 
 @pytest.mark.parametrize(
     ("deg", "text", "hemisphere"),
-    [(59.41, "5924.60000", "N"), (-0.5, "0030.00000", "S"), (59.9999999999, "6000.00000", "N"),
-     (12.0 + 59.999999 / 60, "1300.00000", "N")],
-)  # fmt: skip
+    [
+        (59.41, "5924.60000", "N"),
+        (-0.5, "0030.00000", "S"),
+        (59.9999999999, "6000.00000", "N"),
+        (12.0 + 59.999999 / 60, "1300.00000", "N"),
+    ],
+)
 def test_latitude_field(deg, text, hemisphere):
     assert latitude(deg) == (text, hemisphere)
 

@@ -21,15 +21,22 @@ from tests.endpoints import free_udp_port
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-BUILTIN = {"profiles": "hild/builtin/profiles", "devices": "hild/builtin/devices",
-           "systemd": "hild/builtin/systemd"}  # fmt: skip
+BUILTIN = {
+    "profiles": "hild/builtin/profiles",
+    "devices": "hild/builtin/devices",
+    "systemd": "hild/builtin/systemd",
+}
 
 
 def builtin_sources() -> list[Path]:
     """Every built-in file of the source tree (benches, profiles, weather presets, device types,
     systemd units, ArduPilot parameter files), relative to it."""
-    found = [p for top in BUILTIN for p in (ROOT / top).rglob("*") if p.suffix in (".toml",
-             ".service", ".parm")]  # fmt: skip
+    found = [
+        p
+        for top in BUILTIN
+        for p in (ROOT / top).rglob("*")
+        if p.suffix in (".toml", ".service", ".parm")
+    ]
     return sorted(p.relative_to(ROOT) for p in found)
 
 
@@ -45,8 +52,9 @@ def test_the_package_list_names_every_package_of_the_tree():
     code = set(setuptools.find_packages(str(ROOT), include=["hild*"]))
     data = {name for name in PYPROJECT["packages"] if name.startswith("hild.builtin.")}
     assert set(PYPROJECT["packages"]) == code | data
-    subfolders = {f"{top}/{d.name}" for top in BUILTIN for d in (ROOT / top).iterdir()
-                  if d.is_dir()}  # fmt: skip
+    subfolders = {
+        f"{top}/{d.name}" for top in BUILTIN for d in (ROOT / top).iterdir() if d.is_dir()
+    }
     folders = set(BUILTIN) | subfolders
     assert data == {"hild.builtin." + f.replace("/", ".") for f in folders}
 
@@ -67,8 +75,10 @@ def fresh_venv(where: Path) -> Path:
     python = venv / "bin" / "python"
     site = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     # a plain path line: the test venv's own .pth files (its editable hild) are not processed
     (Path(site) / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return venv
@@ -76,25 +86,48 @@ def fresh_venv(where: Path) -> Path:
 
 def pip_install(venv: Path, *what: str) -> None:
     subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
-         "--quiet", "--no-deps", "--no-index", "--no-build-isolation", *what],
-        check=True, cwd="/", capture_output=True, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            "--no-build-isolation",
+            *what,
+        ],
+        check=True,
+        cwd="/",
+        capture_output=True,
+        text=True,
+    )
 
 
 def hild(venv: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """The installed `hild`, run from `/` as a user elsewhere on the machine would."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH" and not k.startswith("HILD_")}
-    return subprocess.run([str(venv / "bin" / "hild"), *args], cwd="/", env=env,
-                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
+    return subprocess.run(
+        [str(venv / "bin" / "hild"), *args],
+        cwd="/",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def exercise(venv: Path, tmp: Path) -> None:
     """The acceptance trio: check the default bench, a short sim, a short run."""
     located = subprocess.run(
         [str(venv / "bin" / "python"), "-c", "import hild; print(hild.__file__)"],
-        cwd="/", capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+        cwd="/",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert str(venv) in located, located  # the installed copy, not the checkout
 
     check = hild(venv, "check", "default")
@@ -113,15 +146,26 @@ def exercise(venv: Path, tmp: Path) -> None:
     urls = re.findall(r'"(\w+://[^"]*)"', bench)
     assert urls and not [u for u in urls if ":1011" in u], urls
     (tmp / "bench.toml").write_text(bench)
-    run = hild(venv, "run", str(tmp / "bench.toml"), "--duration", "3",
-               "--run-dir", str(tmp / "run"), "--log-format", "json")  # fmt: skip
+    run = hild(
+        venv,
+        "run",
+        str(tmp / "bench.toml"),
+        "--duration",
+        "3",
+        "--run-dir",
+        str(tmp / "run"),
+        "--log-format",
+        "json",
+    )
     assert run.returncode == 0, run.stderr
     assert '"event": "run.summary"' in run.stderr
 
     # what the source tree's users copy from profiles/ and systemd/, `hild show` prints
-    for kind, name, source in (("bench", "example", "profiles/bench/example.toml"),
-                               ("systemd", "hild.service", "systemd/hild.service"),
-                               ("ardupilot", "odin", "profiles/ardupilot/odin.parm")):  # fmt: skip
+    for kind, name, source in (
+        ("bench", "example", "profiles/bench/example.toml"),
+        ("systemd", "hild.service", "systemd/hild.service"),
+        ("ardupilot", "odin", "profiles/ardupilot/odin.parm"),
+    ):
         shown = hild(venv, "show", kind, name)
         assert shown.returncode == 0, shown.stderr
         assert shown.stdout == (ROOT / source).read_text()
@@ -129,14 +173,20 @@ def exercise(venv: Path, tmp: Path) -> None:
 
 def test_an_install_without_its_built_in_files_says_where_hild_looked(tmp_path):
     # only the code, as a broken install or a hand-copied package would have it
-    shutil.copytree(ROOT / "hild", tmp_path / "hild",
-                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    shutil.copytree(ROOT / "hild", tmp_path / "hild", ignore=shutil.ignore_patterns("__pycache__"))
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    checked = subprocess.run([sys.executable, "-m", "hild.cli", "check", "default"], cwd="/",
-                             env=env, capture_output=True, text=True)  # fmt: skip
+    checked = subprocess.run(
+        [sys.executable, "-m", "hild.cli", "check", "default"],
+        cwd="/",
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert checked.returncode == 2
-    assert (f"none found: hild looked in {tmp_path}/hild/builtin/profiles/bench and "
-            f"{tmp_path}/profiles/bench") in checked.stderr  # fmt: skip
+    assert (
+        f"none found: hild looked in {tmp_path}/hild/builtin/profiles/bench and "
+        f"{tmp_path}/profiles/bench"
+    ) in checked.stderr
     assert "Traceback" not in checked.stderr
 
 
@@ -148,8 +198,21 @@ def source(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def wheel(source: Path, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
-    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir",
-                    str(out), str(source)], check=True, capture_output=True, text=True)  # fmt: skip
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "build",
+            "--wheel",
+            "--no-isolation",
+            "--outdir",
+            str(out),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     (built,) = out.glob("hild-*.whl")
     return built
 

@@ -171,14 +171,22 @@ def registered(*classes: tuple[str, tuple]):
 
 
 TRC_FIELDS = (
-    ("Number", "number", int), ("RPM demand", "rpm", float), ("RPM mode", "rpm_mode"),
-    ("Pitch demand", "pitch", float), ("Pitch mode", "pitch_mode"),
-    ("Azimuth demand", "azimuth", float), ("Location", "location"), ("Status", "status"),
-)  # fmt: skip
+    ("Number", "number", int),
+    ("RPM demand", "rpm", float),
+    ("RPM mode", "rpm_mode"),
+    ("Pitch demand", "pitch", float),
+    ("Pitch mode", "pitch_mode"),
+    ("Azimuth demand", "azimuth", float),
+    ("Location", "location"),
+    ("Status", "status"),
+)
 ROR_FIELDS = (
-    ("Starboard order", "starboard", float), ("Starboard status", "starboard_status"),
-    ("Port order", "port", float), ("Port status", "port_status"), ("Source", "source"),
-)  # fmt: skip
+    ("Starboard order", "starboard", float),
+    ("Starboard status", "starboard_status"),
+    ("Port order", "port", float),
+    ("Port status", "port_status"),
+    ("Source", "source"),
+)
 
 
 def odin_setpoints(thrust: float, steer: float) -> list[Setpoint]:
@@ -241,8 +249,9 @@ def test_thrusters_steer_by_differential_thrust():
     assert len(trc) == 2  # fixed thrusters: no ROR
     assert [t.data[:5] for t in trc] == [["1", "40.0", "P", "", "V"], ["2", "80.0", "P", "", "V"]]
     assert [parse(x).data for x in phldc(setpoints)] == [
-        ["T", "1", "40.0", "0.0"], ["T", "2", "80.0", "0.0"]
-    ]  # fmt: skip
+        ["T", "1", "40.0", "0.0"],
+        ["T", "2", "80.0", "0.0"],
+    ]
 
 
 def test_pydir_refuses_waterjets_and_azimuth_thrusters():
@@ -500,9 +509,20 @@ def test_the_cli_sails_a_small_mission_against_a_daemon_on_udp():
     sensors = free_udp_port()
     bus = udp_socket()
     origin = Origin(59.41, 10.48)
-    args = [sys.executable, "-m", "hild.cli", "pilot", "--nmea", f"udp://127.0.0.1:{sensors}",
-            "--commands", f"udp://127.0.0.1:{bus.getsockname()[1]}", "--timeout", "200",
-            "--waypoints", "80,0;80,80;0,80;0,0"]  # fmt: skip
+    args = [
+        sys.executable,
+        "-m",
+        "hild.cli",
+        "pilot",
+        "--nmea",
+        f"udp://127.0.0.1:{sensors}",
+        "--commands",
+        f"udp://127.0.0.1:{bus.getsockname()[1]}",
+        "--timeout",
+        "200",
+        "--waypoints",
+        "80,0;80,80;0,80;0,0",
+    ]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     gps = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sim = Simulation(ODIN, dt=0.01)
@@ -514,8 +534,14 @@ def test_the_cli_sails_a_small_mission_against_a_daemon_on_udp():
                 fix = true_fix(sim)
                 lat, lon, _ = origin.to_geodetic(fix.north, fix.east)
                 utc = START + timedelta(seconds=sim.t)
-                burst = epoch(utc, lat, lon, math.degrees(fix.heading) % 360.0, fix.sog,
-                              math.degrees(fix.cog) % 360.0)  # fmt: skip
+                burst = epoch(
+                    utc,
+                    lat,
+                    lon,
+                    math.degrees(fix.heading) % 360.0,
+                    fix.sog,
+                    math.degrees(fix.cog) % 360.0,
+                )
                 received += drain(bus, 0.0)  # re-sent commands from before this epoch
                 for line in burst:
                     gps.sendto(line, ("127.0.0.1", sensors))

@@ -25,14 +25,19 @@ DT = 0.2
 N = 600  # 0 .. 119.8 s
 MOVED_T = 60.0  # the reposition's first moved sample (1 km east)
 RESTART_T = 100.0  # back at the start
-EVENTS = {"fault": 20.0, "weather": 40.0, "reposition": 60.1, "watchdog": 80.0,
-          "restart": 99.9}  # fmt: skip
+EVENTS = {"fault": 20.0, "weather": 40.0, "reposition": 60.1, "watchdog": 80.0, "restart": 99.9}
 REFUSED_T = 30.0
 
 
 def control(kind: str, t: float, ok: bool = True, result: dict | None = None) -> dict:
-    return {"t": t, "utc": "", "kind": kind, "source": f"mqtt:control/{kind}", "request": {},
-            "result": {"ok": ok, **(result or {})}}  # fmt: skip
+    return {
+        "t": t,
+        "utc": "",
+        "kind": kind,
+        "source": f"mqtt:control/{kind}",
+        "request": {},
+        "result": {"ok": ok, **(result or {})},
+    }
 
 
 def position(t: float) -> tuple[float, float]:
@@ -48,28 +53,68 @@ def synthetic(path: Path) -> None:
         t, ns = round(k * DT, 6), T0_NS + k * int(DT * 1e9)
         north, east = position(t)
         dither = 0.03 * math.sin(1.7 * k)  # +-1.7 deg about north: across 0/360 all the time
-        writer.put(channels.STATE, ns, {
-            "t": t, "utc": "", "north": north, "east": east,
-            "heading": dither % (2 * math.pi), "cog": (0.5 * dither) % (2 * math.pi),
-            "sog": 2.0, "u": 2.0, "v": 0.0, "r": 0.0,
-        })  # fmt: skip
-        writer.put(channels.ACTUATORS, ns, {
-            "t": t, "utc": "", "port.rpm": 600.0 + t, "port.rpm_commanded": 620.0,
-            "starboard.rpm": 600.0 + t, "starboard.rpm_commanded": 620.0,
-        })  # fmt: skip
-        writer.put(channels.ENVIRONMENT, ns, {
-            "t": t, "utc": "", "wind_speed": 20.0, "current_speed": 0.5,
-            "wind_from": (0.1 * math.sin(0.9 * k)) % (2 * math.pi),
-            "current_to": math.pi + 0.05 * math.sin(k),
-        })  # fmt: skip
+        writer.put(
+            channels.STATE,
+            ns,
+            {
+                "t": t,
+                "utc": "",
+                "north": north,
+                "east": east,
+                "heading": dither % (2 * math.pi),
+                "cog": (0.5 * dither) % (2 * math.pi),
+                "sog": 2.0,
+                "u": 2.0,
+                "v": 0.0,
+                "r": 0.0,
+            },
+        )
+        writer.put(
+            channels.ACTUATORS,
+            ns,
+            {
+                "t": t,
+                "utc": "",
+                "port.rpm": 600.0 + t,
+                "port.rpm_commanded": 620.0,
+                "starboard.rpm": 600.0 + t,
+                "starboard.rpm_commanded": 620.0,
+            },
+        )
+        writer.put(
+            channels.ENVIRONMENT,
+            ns,
+            {
+                "t": t,
+                "utc": "",
+                "wind_speed": 20.0,
+                "current_speed": 0.5,
+                "wind_from": (0.1 * math.sin(0.9 * k)) % (2 * math.pi),
+                "current_to": math.pi + 0.05 * math.sin(k),
+            },
+        )
         if k % 5 == 0:
             s = k // 5
-            writer.put(channels.STATS, ns, {
-                "t": t, "utc": "", "ticks": 5, "overruns": 0, "jitter_p50_ms": 0.1,
-                "jitter_p99_ms": 0.5, "jitter_max_ms": 0.5 if s % 2 else 2.0,
-            })  # fmt: skip
-            target = {"name": "ferry", "mmsi": 257000001, "north": 500.0, "east": 200.0,
-                      "range_m": math.hypot(500.0 - north, 200.0 - east)}  # fmt: skip
+            writer.put(
+                channels.STATS,
+                ns,
+                {
+                    "t": t,
+                    "utc": "",
+                    "ticks": 5,
+                    "overruns": 0,
+                    "jitter_p50_ms": 0.1,
+                    "jitter_p99_ms": 0.5,
+                    "jitter_max_ms": 0.5 if s % 2 else 2.0,
+                },
+            )
+            target = {
+                "name": "ferry",
+                "mmsi": 257000001,
+                "north": 500.0,
+                "east": 200.0,
+                "range_m": math.hypot(500.0 - north, 200.0 - east),
+            }
             writer.put(channels.TRAFFIC, ns, {"t": t, "utc": "", "targets": [target]})
         # each request recorded as answered, after the tick that applied it
         if t == MOVED_T:
@@ -77,11 +122,17 @@ def synthetic(path: Path) -> None:
         if t == REFUSED_T:
             writer.put(channels.CONTROL, ns + 1, control("reposition", t, ok=False))
         if t == EVENTS["fault"]:
-            writer.put(channels.CONTROL, ns + 1, control("fault", t, result={
-                "actuator": "port", "kind": "stuck"}))  # fmt: skip
+            writer.put(
+                channels.CONTROL,
+                ns + 1,
+                control("fault", t, result={"actuator": "port", "kind": "stuck"}),
+            )
         if t == EVENTS["weather"]:
-            writer.put(channels.CONTROL, ns + 1, control("weather", t, result={
-                "weather": {"preset": "gale"}}))  # fmt: skip
+            writer.put(
+                channels.CONTROL,
+                ns + 1,
+                control("weather", t, result={"weather": {"preset": "gale"}}),
+            )
         if t == EVENTS["watchdog"]:
             writer.put(channels.CONTROL, ns + 1, control("watchdog", t))
         if t == round(RESTART_T - DT, 6):  # the restart between two ticks
@@ -103,8 +154,7 @@ def data_lines(ax) -> list:
 
 
 def xy(line) -> tuple[np.ndarray, np.ndarray]:
-    return (np.asarray(line.get_xdata(), dtype=float),
-            np.asarray(line.get_ydata(), dtype=float))  # fmt: skip
+    return (np.asarray(line.get_xdata(), dtype=float), np.asarray(line.get_ydata(), dtype=float))
 
 
 def by_label(ax, label: str):
@@ -197,8 +247,12 @@ def test_each_control_event_is_marked_once_on_every_time_plot(drawn):
             assert np.allclose(line.get_xdata(), EVENTS[kind])
     for name in ("heading", "speeds", "actuators", "environment", "jitter", "traffic"):
         fig = drawn[name]
-        labels = [t for ax in fig.axes for t in ax.texts
-                  if str(t.get_gid() or "").startswith("event-label:")]  # fmt: skip
+        labels = [
+            t
+            for ax in fig.axes
+            for t in ax.texts
+            if str(t.get_gid() or "").startswith("event-label:")
+        ]
         texts = sorted(t.get_text() for t in labels)
         assert texts == sorted(
             [
@@ -282,8 +336,12 @@ port = "pty://gps"
     daemon = Daemon(str(bench), "--record", str(recording), tmp=tmp_path)
 
     def ctl(*args: str) -> None:
-        subprocess.run([sys.executable, "-m", "hild.cli", "ctl", "--run-dir", str(run_dir),
-                        *args], check=True, capture_output=True, timeout=60)  # fmt: skip
+        subprocess.run(
+            [sys.executable, "-m", "hild.cli", "ctl", "--run-dir", str(run_dir), *args],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
 
     time.sleep(2.0)
     ctl("reposition", "--north", "800", "--east", "-300")
@@ -299,6 +357,9 @@ port = "pty://gps"
     assert np.sum(~np.isfinite(east)) == 1
     for name in ("heading", "speeds", "actuators", "environment", "jitter"):
         for ax in drawn[name].axes:
-            kinds = sorted(str(ln.get_gid()).split(":")[1] for ln in ax.get_lines()
-                           if str(ln.get_gid() or "").startswith("event:"))  # fmt: skip
+            kinds = sorted(
+                str(ln.get_gid()).split(":")[1]
+                for ln in ax.get_lines()
+                if str(ln.get_gid() or "").startswith("event:")
+            )
             assert kinds == ["fault", "reposition"], (name, ax.get_ylabel(), kinds)

@@ -94,8 +94,12 @@ def test_actuator_out_of_range_is_refused(tmp_path):
 
 
 def test_wrong_matrix_shape_is_refused(tmp_path):
-    path = write_variant(tmp_path, "jolner", "[12.76, 51.57, 0.0, 0.21, 0.0, 13.19]",
-                         "[12.76, 51.57, 0.0, 0.21, 13.19]")  # fmt: skip
+    path = write_variant(
+        tmp_path,
+        "jolner",
+        "[12.76, 51.57, 0.0, 0.21, 0.0, 13.19]",
+        "[12.76, 51.57, 0.0, 0.21, 13.19]",
+    )
     with pytest.raises(ConfigError, match=r"damping\.linear_diagonal.*6 numbers"):
         load_profile(str(path))
 

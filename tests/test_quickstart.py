@@ -47,8 +47,14 @@ class Pasted:
 
     def __init__(self, command: str, env: dict | None = None):
         self.master, slave = os.openpty()
-        self.proc = subprocess.Popen(["bash", "-c", command], stdin=slave, stdout=slave,
-                                     stderr=slave, start_new_session=True, env=env)  # fmt: skip
+        self.proc = subprocess.Popen(
+            ["bash", "-c", command],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            start_new_session=True,
+            env=env,
+        )
         os.close(slave)
         self.output = b""
 
@@ -97,8 +103,9 @@ def drive_one_after_another(daemon: Daemon, commands: list[str], env: dict | Non
     return pasted
 
 
-def sees_nmea(command: str, talker: bytes, env: dict | None = None,
-              sentence: bytes = rb"[A-Z]{3}") -> bytes:  # fmt: skip
+def sees_nmea(
+    command: str, talker: bytes, env: dict | None = None, sentence: bytes = rb"[A-Z]{3}"
+) -> bytes:
     """What a reading command printed once an NMEA ``sentence`` of ``talker`` came through
     (a reader that opens a port mid-epoch sees that epoch's later sentences first)."""
     pasted = Pasted(command, env)
@@ -127,8 +134,9 @@ name = "jets"
 type = "jet-controller"
 ports = ["pty://jets", "udp://127.0.0.1:{udp_in}?listen=1", "tcp://127.0.0.1:{tcp_in}"]
 """)
-    daemon = Daemon(str(bench), "--run-dir", str(tmp_path / "run"), "--stats-interval", "0.2",
-                    tmp=tmp_path)  # fmt: skip
+    daemon = Daemon(
+        str(bench), "--run-dir", str(tmp_path / "run"), "--stats-interval", "0.2", tmp=tmp_path
+    )
     pasted = None
     try:
         readers = banner_commands(daemon.banner, "Read the sensors")
@@ -212,8 +220,13 @@ def first_contact(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProce
     """`hild run ARGS` with a kernel cache of its own: (the process, the files it cached)."""
     cache = tmp_path / "kernels"
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
-    done = subprocess.run([sys.executable, "-m", "hild.cli", "run", *args, "--duration", "1"],
-                          env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "hild.cli", "run", *args, "--duration", "1"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     return done, [p for p in cache.rglob("*") if p.is_file()]
 
 

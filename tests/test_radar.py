@@ -58,8 +58,14 @@ class Mover:
 
 
 def mover(name: str, north: float, east: float, course_deg: float, speed_kn: float) -> Mover:
-    ident = Identity(mmsi=257000000 + len(name), name=f"MV {name.upper()} OF OSLO", to_bow=90,
-                     to_stern=20, to_port=10, to_starboard=10)  # fmt: skip
+    ident = Identity(
+        mmsi=257000000 + len(name),
+        name=f"MV {name.upper()} OF OSLO",
+        to_bow=90,
+        to_stern=20,
+        to_port=10,
+        to_starboard=10,
+    )
     motion = Course(north, east, math.radians(course_deg), speed_kn * KNOT)
     return Mover(Target(name, ident, motion), Line(north, east, course_deg, speed_kn))
 
@@ -67,10 +73,19 @@ def mover(name: str, north: float, east: float, course_deg: float, speed_kn: flo
 def device(seed=7, faults=(), noise=None, rate_hz=RATE_HZ, **settings) -> Radar:
     dtype = load_device_type("radar")  # devices/radar.toml's settings, overridden
     config = DeviceConfig(
-        name="radar", type="radar", model="radar", talker="RA", rate_hz=rate_hz, baud=38400,
-        sentences=("TTM",), lever_arm=LEVER, ports=(), faults=tuple(faults), noise=noise or {},
+        name="radar",
+        type="radar",
+        model="radar",
+        talker="RA",
+        rate_hz=rate_hz,
+        baud=38400,
+        sentences=("TTM",),
+        lever_arm=LEVER,
+        ports=(),
+        faults=tuple(faults),
+        noise=noise or {},
         settings={**dtype.settings, **settings},
-    )  # fmt: skip
+    )
     return Radar(config, seed, ORIGIN)
 
 
@@ -100,11 +115,14 @@ class Own:
             state[i, T_HEADING] = math.radians(m.line.course_deg) % (2 * math.pi)
             state[i, T_SPEED] = m.line.speed_kn * KNOT
         return Truth(
-            t=t, utc=START + timedelta(seconds=t), eta=np.array([n, e, 0.0, 0.0, 0.0, psi]),
+            t=t,
+            utc=START + timedelta(seconds=t),
+            eta=np.array([n, e, 0.0, 0.0, 0.0, psi]),
             nu=np.array([self.speed_kn * KNOT, 0.0, 0.0, 0.0, 0.0, 0.0]),
-            traffic=TrafficView(tuple(m.target for m in movers) if targets is None else targets,
-                                state),
-        )  # fmt: skip
+            traffic=TrafficView(
+                tuple(m.target for m in movers) if targets is None else targets, state
+            ),
+        )
 
     def antenna(self, t: float) -> tuple[float, float]:
         n, e = self.line().at(t)
@@ -221,8 +239,12 @@ def test_noise_statistics_within_their_sampling_bounds():
     5 sigma / sqrt(N) (plus half the rounding step: a constant true value rounds to one side),
     and the standard deviation within 8 % of sqrt(sigma^2 + step^2 / 12) (its own sampling
     error is 1 / sqrt(2N) = 1.1 %, so 7 of them)."""
-    noise = {"range": NoiseSpec(white=30.0), "bearing": NoiseSpec(white=1.0),
-             "course": NoiseSpec(white=2.0), "speed": NoiseSpec(white=0.5)}  # fmt: skip
+    noise = {
+        "range": NoiseSpec(white=30.0),
+        "bearing": NoiseSpec(white=1.0),
+        "course": NoiseSpec(white=2.0),
+        "speed": NoiseSpec(white=0.5),
+    }
     own = Own(course_deg=0.0, speed_kn=0.0)
     m = mover("still", 3000.0, 4000.0, 90.0, 10.0)
     dev = device(noise=noise, rate_hz=1.0)
@@ -249,8 +271,13 @@ def test_noise_statistics_within_their_sampling_bounds():
 def truth_at(own: Own, m: Mover, k: int) -> Truth:
     """The still geometry at t = k s (the target at its t = 0 place, for the noise's sake)."""
     truth = own.truth(0.0, [m])
-    return Truth(t=float(k), utc=START + timedelta(seconds=k), eta=truth.eta, nu=truth.nu,
-                 traffic=truth.traffic)  # fmt: skip
+    return Truth(
+        t=float(k),
+        utc=START + timedelta(seconds=k),
+        eta=truth.eta,
+        nu=truth.nu,
+        traffic=truth.traffic,
+    )
 
 
 def test_cpa_is_computed_from_the_noisy_values():
@@ -303,8 +330,11 @@ def test_numbers_are_kept_and_a_target_that_comes_back_gets_a_new_one():
     the next number, 5; the others keep theirs throughout."""
     own = Own(course_deg=0.0, speed_kn=0.0)
     an, ae = own.antenna(0.0)
-    a, b, c = (mover("a", an + 1000.0, ae, 0.0, 0.0), mover("b", an + 2000.0, ae, 0.0, 0.0),
-               mover("c", an, ae - 3000.0, 0.0, 0.0))  # fmt: skip
+    a, b, c = (
+        mover("a", an + 1000.0, ae, 0.0, 0.0),
+        mover("b", an + 2000.0, ae, 0.0, 0.0),
+        mover("c", an, ae - 3000.0, 0.0, 0.0),
+    )
     dev = device(range_nm=3.0)
     epochs = []
     for k in range(120):

@@ -51,8 +51,18 @@ def test_a_recorded_run_has_every_channel_and_its_metadata(tmp_path):
     sensors, commands = free_udp_port(), free_udp_port()
     bench = default_bench_on_free_ports(tmp_path, sensors, commands)
     record = tmp_path / "run.mcap"
-    daemon = Daemon(bench, "--time-scale", "2", "--start-time", START, "--record", str(record),
-                    "--run-dir", str(tmp_path / "run"), tmp=tmp_path)  # fmt: skip
+    daemon = Daemon(
+        bench,
+        "--time-scale",
+        "2",
+        "--start-time",
+        START,
+        "--record",
+        str(record),
+        "--run-dir",
+        str(tmp_path / "run"),
+        tmp=tmp_path,
+    )
     try:
         assert f"Recording: {record}" in daemon.banner
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
@@ -76,8 +86,10 @@ def test_a_recorded_run_has_every_channel_and_its_metadata(tmp_path):
         summary = reader.get_summary()
         assert summary is not None
         topics = {c.topic for c in summary.channels.values()}
-        counts = {summary.channels[i].topic: n
-                  for i, n in summary.statistics.channel_message_counts.items()}  # fmt: skip
+        counts = {
+            summary.channels[i].topic: n
+            for i, n in summary.statistics.channel_message_counts.items()
+        }
         metadata = {m.name: m.metadata for m in reader.iter_metadata()}
         indexed = [(c.topic, m.log_time) for _, c, m in reader.iter_messages(log_time_order=False)]
     assert len(summary.chunk_indexes) == summary.statistics.chunk_count > 1
@@ -95,8 +107,14 @@ def test_a_recorded_run_has_every_channel_and_its_metadata(tmp_path):
     assert run["record"]["error"] == "" and run["record"]["lost"] == 0
     assert daemon.proc.returncode == 0
     devices = ("gps", "wind", "speed", "jets")
-    expected = {*channels.FIXED, *(channels.SENSORS + d for d in devices), channels.BUS + "jets",
-                channels.REFERENCE, channels.TF, channels.FIX + "gps"}  # fmt: skip
+    expected = {
+        *channels.FIXED,
+        *(channels.SENSORS + d for d in devices),
+        channels.BUS + "jets",
+        channels.REFERENCE,
+        channels.TF,
+        channels.FIX + "gps",
+    }
     assert topics == expected, topics ^ expected
     for topic in (
         channels.STATE,
@@ -107,7 +125,7 @@ def test_a_recorded_run_has_every_channel_and_its_metadata(tmp_path):
         channels.STATS,
         *(channels.SENSORS + d for d in devices),
     ):
-        assert counts.get(topic, 0) > 0, (topic, counts)  # fmt: skip
+        assert counts.get(topic, 0) > 0, (topic, counts)
     schemas = {c.topic: summary.schemas[c.schema_id].name for c in summary.channels.values()}
     assert schemas[channels.LOCATION] == "foxglove.LocationFix"
     assert schemas[channels.POSE] == "foxglove.PoseInFrame"
@@ -123,8 +141,11 @@ def test_a_recorded_run_has_every_channel_and_its_metadata(tmp_path):
         assert tf.payload["rotation"] == pose.payload["pose"]["orientation"]
     # /fix/gps: one fix per epoch of the GPS, the position its GGA printed (ddmm.mmmmm, read
     # here by hand), the height its MSL altitude plus the geoid separation
-    ggas = [m for m in messages(record, [channels.SENSORS + "gps"])
-            if m.payload["sentence"][3:6] == "GGA"]  # fmt: skip
+    ggas = [
+        m
+        for m in messages(record, [channels.SENSORS + "gps"])
+        if m.payload["sentence"][3:6] == "GGA"
+    ]
     fixes = [m for m in messages(record, [channels.FIX + "gps"])]
     assert len(ggas) >= 5 and len(fixes) == len(ggas)
     for gga, fix in zip(ggas, fixes, strict=True):
@@ -142,8 +163,10 @@ def test_a_recorded_run_has_every_channel_and_its_metadata(tmp_path):
     # HSC accepted (no demands: it moves nothing)
     bus = [m.payload for m in messages(record, [channels.BUS + "jets"])]
     assert [(b["ok"], b["reason"]) for b in bus] == [
-        (False, "bad_checksum"), (True, ""), (True, "")
-    ], bus  # fmt: skip
+        (False, "bad_checksum"),
+        (True, ""),
+        (True, ""),
+    ], bus
     assert bus[1]["demands"] and bus[1]["peer"].startswith("127.0.0.1:")
     assert bus[2]["line"].startswith("$APHSC,271.5,T,,M*") and not bus[2].get("demands")
     # the reference as the loop applied it, at the tick boundary after its arrival: the same
@@ -163,8 +186,11 @@ def test_a_recorded_run_has_every_channel_and_its_metadata(tmp_path):
     control = [m.payload for m in messages(record, [channels.CONTROL])]
     assert [(c["kind"], c["source"]) for c in control] == [("watchdog", "jets")], control
     # in the bench's names: the [[device]] table's on_timeout_angle (hold by default)
-    assert control[0]["result"] == {"ok": True, "watchdog": "tripped",
-                                    "on_timeout_angle": "hold"}, control  # fmt: skip
+    assert control[0]["result"] == {
+        "ok": True,
+        "watchdog": "tripped",
+        "on_timeout_angle": "hold",
+    }, control
     assert 0.45 < control[0]["t"] - bus[1]["t"] < 0.65, (control, bus)
     # the simulated times: the state at 20 Hz from 0 s, its UTC the run's start plus t
     state = [m for m in messages(record, [channels.STATE])]
@@ -182,8 +208,16 @@ def test_a_killed_writer_loses_at_most_the_last_second(tmp_path):
     sensors, commands = free_udp_port(), free_udp_port()
     bench = default_bench_on_free_ports(tmp_path, sensors, commands)
     record = tmp_path / "crash.mcap"
-    daemon = Daemon(bench, "--start-time", START, "--record", str(record),
-                    "--run-dir", str(tmp_path / "run"), tmp=tmp_path)  # fmt: skip
+    daemon = Daemon(
+        bench,
+        "--start-time",
+        START,
+        "--record",
+        str(record),
+        "--run-dir",
+        str(tmp_path / "run"),
+        tmp=tmp_path,
+    )
     started = time.monotonic()  # after the banner: the loop has begun (sim time <= this)
     time.sleep(3.2)
     alive_s = time.monotonic() - started
@@ -210,8 +244,10 @@ def test_a_killed_writer_loses_at_most_the_last_second(tmp_path):
     with open(record, "rb") as f:
         reader = make_reader(f)
         assert reader.get_summary() is None
-        theirs = [(c.topic, m.log_time, json.loads(m.data))
-                  for _, c, m in reader.iter_messages(log_time_order=False)]  # fmt: skip
+        theirs = [
+            (c.topic, m.log_time, json.loads(m.data))
+            for _, c, m in reader.iter_messages(log_time_order=False)
+        ]
     with open(record, "rb") as f:
         assert {m.name for m in make_reader(f).iter_metadata()} >= {"hild", "bench", "profile"}
     assert theirs == ours and len(ours) > 100
@@ -240,8 +276,10 @@ def assert_indexed(record: Path, expected: list[tuple[str, int, dict]]) -> None:
         summary = reader.get_summary()
         assert summary is not None and summary.chunk_indexes
         assert summary.statistics.message_count == len(expected)
-        got = [(c.topic, m.log_time, json.loads(m.data))
-               for _, c, m in reader.iter_messages(log_time_order=False)]  # fmt: skip
+        got = [
+            (c.topic, m.log_time, json.loads(m.data))
+            for _, c, m in reader.iter_messages(log_time_order=False)
+        ]
         assert {m.name for m in reader.iter_metadata()} >= {"hild"}
     assert got == expected
 
@@ -255,15 +293,19 @@ def test_repair_cuts_away_a_record_a_power_cut_left_in_two(tmp_path):
     writer.start()
     t0 = 1_780_315_200 * 10**9
     for i, offset in enumerate(offsets):
-        writer.put(channels.SENSORS + "gps", t0 + round(offset * 1e9),
-                   {"t": offset, "utc": "", "sentence": f"line {i}", "pad": "x" * 200})  # fmt: skip
+        writer.put(
+            channels.SENSORS + "gps",
+            t0 + round(offset * 1e9),
+            {"t": offset, "utc": "", "sentence": f"line {i}", "pad": "x" * 200},
+        )
         if i % 50 == 49:
             time.sleep(FLUSH_INTERVAL_S + 0.1)  # a commit: a chunk of 50
     writer.close()
     assert writer.complete
     with open(record, "rb") as f:
-        chunks = sorted(make_reader(f).get_summary().chunk_indexes,
-                        key=lambda c: c.chunk_start_offset)  # fmt: skip
+        chunks = sorted(
+            make_reader(f).get_summary().chunk_indexes, key=lambda c: c.chunk_start_offset
+        )
     assert len(chunks) >= 6, chunks
     last = chunks[-1]
     with open(record, "r+b") as f:
@@ -285,8 +327,16 @@ def test_a_recording_that_fails_ends_but_the_run_goes_on_and_says_so(tmp_path):
     udp = UdpClient().start()
     bench = default_bench_on_free_ports(tmp_path, udp.port, free_udp_port())
     record = tmp_path / "full.mcap"
-    daemon = Daemon(bench, "--start-time", START, "--record", str(record),
-                    "--run-dir", str(tmp_path / "run"), tmp=tmp_path)  # fmt: skip
+    daemon = Daemon(
+        bench,
+        "--start-time",
+        START,
+        "--record",
+        str(record),
+        "--run-dir",
+        str(tmp_path / "run"),
+        tmp=tmp_path,
+    )
     try:
         # the limit is set once the daemon runs (its start-up may write compiled kernels):
         # some 40 kB more than the recording has now, a second or two of it
@@ -335,8 +385,11 @@ def synthetic_recording(path: Path, offsets: list[float]) -> None:
     t0 = 1_780_315_200 * 10**9
     for i, offset in enumerate(offsets):
         sentence = frame(f"GPTXT,01,01,02,line {i}").decode().rstrip()
-        writer.put(channels.SENSORS + ("gps" if i % 3 else "wind"), t0 + round(offset * 1e9),
-                   {"t": offset, "utc": "", "sentence": sentence})  # fmt: skip
+        writer.put(
+            channels.SENSORS + ("gps" if i % 3 else "wind"),
+            t0 + round(offset * 1e9),
+            {"t": offset, "utc": "", "sentence": sentence},
+        )
     writer.close()
 
 
@@ -345,10 +398,24 @@ def replay_through_a_pty(tmp_path: Path, record: Path) -> tuple[dict, list]:
     reader attaches during --wait. Returns the summary and the lines with arrival times."""
     link = tmp_path / "run" / "replay"
     replaying = subprocess.Popen(
-        [sys.executable, "-m", "hild.cli", "replay", str(record), "--to", "pty://replay?pace=0",
-         "--all", "--run-dir", str(tmp_path / "run"), "--wait", "1.5"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "hild.cli",
+            "replay",
+            str(record),
+            "--to",
+            "pty://replay?pace=0",
+            "--all",
+            "--run-dir",
+            str(tmp_path / "run"),
+            "--wait",
+            "1.5",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 30.0
     while not link.exists() and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -382,8 +449,9 @@ def test_a_replay_to_a_pty_keeps_the_recorded_timing(tmp_path):
         assert summary["sent"] == len(offsets)
         assert [line for _, line in arrivals] == recorded
         first = arrivals[0][0]
-        errors_ms = [((t - first) - offset) * 1e3 for (t, _), offset in
-                     zip(arrivals, offsets, strict=True)]  # fmt: skip
+        errors_ms = [
+            ((t - first) - offset) * 1e3 for (t, _), offset in zip(arrivals, offsets, strict=True)
+        ]
         third = len(errors_ms) // 3
         drift_ms = float(np.median(errors_ms[-third:]) - np.median(errors_ms[:third]))
         worst_ms = max(abs(e) for e in errors_ms)
@@ -399,10 +467,17 @@ def test_replay_speed_device_choice_and_window(tmp_path):
     record = tmp_path / "synthetic.mcap"
     synthetic_recording(record, offsets)
     clients: list[PtyClient] = []
-    plan = ReplayPlan(record, (("pty://gps?pace=0", ("gps",)),), speed=2.0, start_s=0.3,
-                      end_s=1.1, run_dir=tmp_path / "run")  # fmt: skip
-    asyncio.run(replay(plan, lambda ports: clients.append(
-        PtyClient(tmp_path / "run" / "gps").start())))  # fmt: skip
+    plan = ReplayPlan(
+        record,
+        (("pty://gps?pace=0", ("gps",)),),
+        speed=2.0,
+        start_s=0.3,
+        end_s=1.1,
+        run_dir=tmp_path / "run",
+    )
+    asyncio.run(
+        replay(plan, lambda ports: clients.append(PtyClient(tmp_path / "run" / "gps").start()))
+    )
     time.sleep(0.2)
     clients[0].close()
     # gps sentences are those with i % 3 != 0: within 0.3-1.1 s, i = 2 (0.4), 4 (0.8), 5 (1.0)
@@ -434,8 +509,9 @@ def test_replay_loops_until_stopped_at_the_recorded_period(tmp_path):
 
         loop.call_later(0.02, stop_in_the_fourth_lap)
 
-    plan = ReplayPlan(record, (("pty://gps?pace=0", ("gps",)),), loop=True,
-                      run_dir=tmp_path / "run")  # fmt: skip
+    plan = ReplayPlan(
+        record, (("pty://gps?pace=0", ("gps",)),), loop=True, run_dir=tmp_path / "run"
+    )
     summary = asyncio.run(replay(plan, ready))
     time.sleep(0.2)
     clients[0].close()
@@ -448,12 +524,29 @@ def test_replay_loops_until_stopped_at_the_recorded_period(tmp_path):
 
 def test_inspect_and_plot_on_the_command_line(tmp_path):
     record = tmp_path / "sim.mcap"
-    argv = [sys.executable, "-m", "hild.cli", "sim", "otter", "--duration", "20", "--cmd",
-            "port.rpm=900", "--cmd", "starboard.rpm=600", "--record", str(record)]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "hild.cli",
+        "sim",
+        "otter",
+        "--duration",
+        "20",
+        "--cmd",
+        "port.rpm=900",
+        "--cmd",
+        "starboard.rpm=600",
+        "--record",
+        str(record),
+    ]
     p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
-    info = subprocess.run([sys.executable, "-m", "hild.cli", "inspect", str(record)],
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    info = subprocess.run(
+        [sys.executable, "-m", "hild.cli", "inspect", str(record)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert info.returncode == 0 and "complete" in info.stdout, info.stderr
     assert re.search(r"/state\s+201\s+hild.state", info.stdout), info.stdout  # 0..20 s at 10 Hz
     assert "profile    otter" in info.stdout and "duration   20.000 s" in info.stdout
@@ -461,8 +554,13 @@ def test_inspect_and_plot_on_the_command_line(tmp_path):
     plot = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert plot.returncode == 0, plot.stderr
     written = [Path(x) for x in plot.stdout.split()]
-    assert {p.stem for p in written} == {"trajectory", "heading", "speeds", "actuators",
-                                         "environment"}  # fmt: skip
+    assert {p.stem for p in written} == {
+        "trajectory",
+        "heading",
+        "speeds",
+        "actuators",
+        "environment",
+    }
     for path in written:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
     # the command the user ran, and the sim's own numbers, are what the file says
@@ -488,8 +586,16 @@ def test_sim_record_fills_the_profile_and_start_in_its_name_as_run_record_fills_
     assert started, one.name
     when = datetime.strptime(started.group(1), "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
     assert before <= when <= datetime.now(UTC)
-    assert run_batch("otter", 0.5, repeat=2, record=tmp_path / "batch" / "{utc}-{profile}.mcap",
-                     emit=lambda line: None) == 0  # fmt: skip
+    assert (
+        run_batch(
+            "otter",
+            0.5,
+            repeat=2,
+            record=tmp_path / "batch" / "{utc}-{profile}.mcap",
+            emit=lambda line: None,
+        )
+        == 0
+    )
     names = sorted(p.name for p in (tmp_path / "batch").iterdir())
     runs = [re.fullmatch(rf"{stamp}-otter-seed(\d)\.mcap", name) for name in names]
     assert all(runs) and len({m.group(1) for m in runs if m}) == 1, names
@@ -503,12 +609,31 @@ def test_sim_record_that_fails_says_so_and_exits_3(tmp_path):
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (30_000, resource.RLIM_INFINITY))
 
-    p = subprocess.run([sys.executable, "-m", "hild.cli", "sim", "otter", "--duration", "300",
-                        "--cmd", "port.rpm=900", "--record", str(record)],
-                       capture_output=True, text=True, timeout=120, preexec_fn=limit)  # fmt: skip
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hild.cli",
+            "sim",
+            "otter",
+            "--duration",
+            "300",
+            "--cmd",
+            "port.rpm=900",
+            "--record",
+            str(record),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=limit,
+    )
     assert p.returncode == 3, (p.stdout, p.stderr)
-    assert re.search(r"recording failed: .*sim\.mcap: File too large \((\d+) messages written, "
-                     r"(\d+) lost\)", p.stdout), p.stdout  # fmt: skip
+    assert re.search(
+        r"recording failed: .*sim\.mcap: File too large \((\d+) messages written, "
+        r"(\d+) lost\)",
+        p.stdout,
+    ), p.stdout
     written, lost = map(int, re.search(r"\((\d+) messages written, (\d+) lost", p.stdout).groups())
     assert lost > 0 and written + lost == 6 * 3001  # six channels at 10 Hz (/tf), 0 to 300 s
     assert json.loads(p.stdout.strip().splitlines()[-1])["t"] == pytest.approx(300.0)
@@ -523,8 +648,16 @@ def test_a_file_another_hild_records_to_is_refused(tmp_path):
     holder.start()
     try:
         bench = default_bench_on_free_ports(tmp_path, free_udp_port(), free_udp_port())
-        p = hild("run", bench, "--record", str(record), "--duration", "1", "--run-dir",
-                 str(tmp_path / "run"))  # fmt: skip
+        p = hild(
+            "run",
+            bench,
+            "--record",
+            str(record),
+            "--duration",
+            "1",
+            "--run-dir",
+            str(tmp_path / "run"),
+        )
     finally:
         holder.close()
     assert p.returncode == 2, p.stderr
@@ -551,8 +684,12 @@ def test_a_file_that_is_no_recording_is_named(tmp_path):
     bad = tmp_path / "notes.mcap"
     bad.write_text("hello\n")
     for command in (["inspect"], ["plot"], ["replay"], ["inspect", "--repair"]):
-        p = subprocess.run([sys.executable, "-m", "hild.cli", *command, str(bad)],
-                           capture_output=True, text=True, timeout=60)  # fmt: skip
+        p = subprocess.run(
+            [sys.executable, "-m", "hild.cli", *command, str(bad)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert p.returncode == 2 and str(bad) in p.stderr and "MCAP" in p.stderr, p.stderr
         assert "Traceback" not in p.stderr
     assert bad.read_text() == "hello\n"  # --repair left it as it was
@@ -571,11 +708,13 @@ def test_the_pose_quaternion_rotates_as_the_models_rotation_matrix():
         eta[4] = rng.uniform(-1.4, 1.4)  # pitch away from the +-90 deg singularity
         q = channels.pose_in_frame(0, eta)["pose"]["orientation"]
         w, x, y, z = q["w"], q["x"], q["y"], q["z"]
-        from_quaternion = np.array([
-            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-        ])  # fmt: skip
+        from_quaternion = np.array(
+            [
+                [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+            ]
+        )
         r9 = np.empty(9)
         rotation(eta[3], eta[4], eta[5], r9)
         assert np.allclose(from_quaternion, r9.reshape(3, 3), atol=1e-12)
@@ -609,10 +748,19 @@ def test_plot_draws_the_traffic_and_reads_each_closest_approach(tmp_path):
             },
         )
         east = 5.0 * (t - 30.0)
-        passed = [{"name": "cargo", "mmsi": 257000001, "north": 150.0, "east": east,
-                   "range_m": math.hypot(150.0 - 5.0 * t, east), "cpa_m": 0.0,
-                   "tcpa_s": 30.0 - t, "min_range_m": 0.0 if t >= 30 else 10.0,
-                   "min_range_t": 30.0 if t >= 30 else t}]  # fmt: skip
+        passed = [
+            {
+                "name": "cargo",
+                "mmsi": 257000001,
+                "north": 150.0,
+                "east": east,
+                "range_m": math.hypot(150.0 - 5.0 * t, east),
+                "cpa_m": 0.0,
+                "tcpa_s": 30.0 - t,
+                "min_range_m": 0.0 if t >= 30 else 10.0,
+                "min_range_t": 30.0 if t >= 30 else t,
+            }
+        ]
         writer.put(channels.TRAFFIC, ns, {"t": t, "utc": "", "targets": passed})
     writer.close()
     cols = traffic_columns(record)
@@ -635,8 +783,15 @@ def test_packed_records_are_the_mcap_packages_bytes():
         assert message_index_bytes(7, entries) == record_bytes(MessageIndex(7, entries))
     mcap = McapFile(-1, 1 << 20)
     mcap.message(3, 1_780_315_200_000_000_000, b'{"t":0.5}', 42)
-    assert bytes(mcap._chunk) == record_bytes(Message(channel_id=3, sequence=0,
-        log_time=1_780_315_200_000_000_000, publish_time=42, data=b'{"t":0.5}'))  # fmt: skip
+    assert bytes(mcap._chunk) == record_bytes(
+        Message(
+            channel_id=3,
+            sequence=0,
+            log_time=1_780_315_200_000_000_000,
+            publish_time=42,
+            data=b'{"t":0.5}',
+        )
+    )
 
 
 def test_a_full_queue_drops_and_counts_but_a_lossless_writer_writes_all(tmp_path, monkeypatch):
@@ -722,8 +877,13 @@ def test_a_sample_holds_the_instant_its_tick_copied_not_the_one_it_was_written_a
     sim.advance(150)
     start = datetime(2026, 6, 1, 12, tzinfo=UTC)
     t = 150 * dt
-    seen = {"x": sim.x.copy(), "wind": env.wind_ned, "current": env.current_ned,
-            "elevation": env.elevation, "force_x": float(sim.actuator_force[0])}  # fmt: skip
+    seen = {
+        "x": sim.x.copy(),
+        "wind": env.wind_ned,
+        "current": env.current_ned,
+        "elevation": env.elevation,
+        "force_x": float(sim.actuator_force[0]),
+    }
     assert seen["elevation"] != 0.0 and seen["wind"][0] < -10.0  # a gale from the north
     writer = RecordWriter(tmp_path / "sample.mcap", {}, nmea_log=False, lossless=True)
     writer.start()
@@ -738,7 +898,12 @@ def test_a_sample_holds_the_instant_its_tick_copied_not_the_one_it_was_written_a
     assert environment["wave_elevation"] == seen["elevation"]
     assert environment["hs"] == 1.0 and environment["weather"] == "gale-hs1"
     assert [state[k] for k in ("north", "east", "u", "v", "r")] == [
-        seen["x"][0], seen["x"][1], seen["x"][6], seen["x"][7], seen["x"][11]]  # fmt: skip
+        seen["x"][0],
+        seen["x"][1],
+        seen["x"][6],
+        seen["x"][7],
+        seen["x"][11],
+    ]
     assert written[channels.ACTUATORS]["force.X"] == seen["force_x"]
     assert state["t"] == pytest.approx(t, abs=1e-12)
 

@@ -49,8 +49,11 @@ def chunks_of(record: Path) -> list[tuple[int, int, list[tuple[str, int]]]]:
             f.seek(index.chunk_start_offset)
             chunk = next(StreamReader(f, skip_magic=True, emit_chunks=True).records)
             assert isinstance(chunk, Chunk)
-            taken = [(topics[m.channel_id], m.log_time) for m in breakup_chunk(chunk)
-                     if hasattr(m, "log_time")]  # fmt: skip
+            taken = [
+                (topics[m.channel_id], m.log_time)
+                for m in breakup_chunk(chunk)
+                if hasattr(m, "log_time")
+            ]
             found.append((index.chunk_start_offset, index.chunk_length, taken))
     assert len(found) >= 3, "the test needs a chunk before and after the damaged one"
     return found
@@ -93,9 +96,11 @@ def test_a_finished_recording_reads_around_a_damaged_chunk(recording, tmp_path, 
     contents = inspect(bad)
     assert contents.skipped == [(offset, chunks[2][0])] and contents.unread == len(lost)
     said = hild("inspect", str(bad))
-    assert said.returncode == 0 and f"DAMAGED: bytes {offset}-{chunks[2][0]} do not read" \
-        in said.stdout and f"{len(lost)} of its {len(expected) + len(lost)} messages" \
-        in said.stdout, said.stdout + said.stderr  # fmt: skip
+    assert (
+        said.returncode == 0
+        and f"DAMAGED: bytes {offset}-{chunks[2][0]} do not read" in said.stdout
+        and f"{len(lost)} of its {len(expected) + len(lost)} messages" in said.stdout
+    ), said.stdout + said.stderr
     # a command that reads it says so once, and goes on with the rest
     done = hild("plot", str(bad), "--out", str(tmp_path / "plots"))
     assert done.returncode == 0 and done.stderr.count("record.damaged") == 1, done.stderr
@@ -121,16 +126,20 @@ def test_a_cut_short_recording_damaged_inside_is_not_cut_at_the_damage(recording
     offset, length, lost = chunks[1]
     end_of_last_chunk = chunks[2][0] + chunks[2][1]
     # cut short (no summary: a kill) after the third chunk, the second damaged
-    bad = damaged(recording, offset + length // 2, 200, tmp_path / "cut.mcap",
-                  keep=end_of_last_chunk)  # fmt: skip
+    bad = damaged(
+        recording, offset + length // 2, 200, tmp_path / "cut.mcap", keep=end_of_last_chunk
+    )
     expected = chunks[0][2] + chunks[2][2]
     assert read_back(bad) == expected
     said = hild("inspect", str(bad)).stdout
     assert "cut short and DAMAGED" in said and "hild recover" in said, said
     before = bad.read_bytes()
     refused = hild("inspect", "--repair", str(bad))
-    assert refused.returncode == 2 and f"bytes {offset}-" in refused.stderr \
-        and "nothing was changed" in refused.stderr, refused.stderr  # fmt: skip
+    assert (
+        refused.returncode == 2
+        and f"bytes {offset}-" in refused.stderr
+        and "nothing was changed" in refused.stderr
+    ), refused.stderr
     assert bad.read_bytes() == before
     # a copy without the damaged bytes, that the mcap package opens by its index
     copy = tmp_path / "copy.mcap"
@@ -196,8 +205,12 @@ def test_a_finished_recording_whose_index_alone_is_damaged_is_indexed_again(reco
     with pytest.raises((McapError, ValueError, KeyError, EOFError, struct.error)):  # (its summary)
         by_index(bad)
     said = hild("inspect", str(bad)).stdout  # (it said the data stopped reading, "up to there")
-    assert "DAMAGED: its index (the summary after its data) does not read, though every " \
-        "record of its data does" in said and inspect(bad).index_only, said  # fmt: skip
+    assert (
+        "DAMAGED: its index (the summary after its data) does not read, though every "
+        "record of its data does"
+        in said
+        and inspect(bad).index_only
+    ), said
     copy = tmp_path / "copy.mcap"
     assert hild("recover", str(bad), str(copy)).returncode == 0
     assert by_index(copy) == everything

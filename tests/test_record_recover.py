@@ -85,8 +85,16 @@ def test_a_recording_this_process_holds_for_its_repair_is_not_one_being_written(
 def test_a_killed_recording_recovered_reads_in_full_with_any_reader(tmp_path):
     bench = default_bench_on_free_ports(tmp_path, free_udp_port(), free_udp_port())
     record = tmp_path / "killed.mcap"
-    daemon = Daemon(bench, "--start-time", START, "--record", str(record),
-                    "--run-dir", str(tmp_path / "run"), tmp=tmp_path)  # fmt: skip
+    daemon = Daemon(
+        bench,
+        "--start-time",
+        START,
+        "--record",
+        str(record),
+        "--run-dir",
+        str(tmp_path / "run"),
+        tmp=tmp_path,
+    )
     time.sleep(2.5)
     # while the daemon writes it, a copy is refused (its writer holds the file)
     busy = hild("recover", str(record))
@@ -111,8 +119,10 @@ def test_a_killed_recording_recovered_reads_in_full_with_any_reader(tmp_path):
         assert summary is not None and summary.chunk_indexes
         assert summary.statistics.message_count == counted
         assert sum(1 for _ in reader.iter_messages()) == counted
-        theirs = [(c.topic, m.log_time, json.loads(m.data))
-                  for _, c, m in reader.iter_messages(log_time_order=False)]  # fmt: skip
+        theirs = [
+            (c.topic, m.log_time, json.loads(m.data))
+            for _, c, m in reader.iter_messages(log_time_order=False)
+        ]
         assert {m.name for m in reader.iter_metadata()} >= {"hild", "bench", "recording"}
     assert theirs == ours
     # ... and its streaming reader, which make_reader gives a stream that cannot seek (a pipe)
@@ -222,8 +232,16 @@ def recorded_run_with_jets_feedback(tmp_path) -> tuple[Path, UdpClient, int, int
     commands = free_udp_port()
     bench = default_bench_on_free_ports(tmp_path, sensors.port, commands)
     record = tmp_path / "run.mcap"
-    daemon = Daemon(bench, "--start-time", START, "--record", str(record),
-                    "--run-dir", str(tmp_path / "run"), tmp=tmp_path)  # fmt: skip
+    daemon = Daemon(
+        bench,
+        "--start-time",
+        START,
+        "--record",
+        str(record),
+        "--run-dir",
+        str(tmp_path / "run"),
+        tmp=tmp_path,
+    )
     try:
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
             s.bind(("127.0.0.1", 0))
@@ -326,5 +344,8 @@ def test_a_copy_into_a_folder_that_cannot_be_written_names_the_copy(tmp_path):
     record = tmp_path / "r.mcap"
     assert hild("sim", "odin", "--duration", "1", "--record", str(record)).returncode == 0
     done = hild("recover", str(record), "/proc/r.mcap")  # (/proc takes no new file, even root's)
-    assert done.returncode == 2 and "/proc/r.mcap: expected a file that can be written in /proc" \
-        in done.stderr and ".part" not in done.stderr, done.stderr  # fmt: skip
+    assert (
+        done.returncode == 2
+        and "/proc/r.mcap: expected a file that can be written in /proc" in done.stderr
+        and ".part" not in done.stderr
+    ), done.stderr

@@ -54,8 +54,11 @@ def test_fields_saturate_so_that_no_sentence_outgrows_82_characters():
     utc = __import__("datetime").datetime(2026, 6, 1, 12, tzinfo=__import__("datetime").UTC)
     line = s.gga("GP", utc, 89.9, -179.9, 4, 99, 1e9, 1e12, -1e12, decimals=6)
     assert len(line) <= MAX_SENTENCE_CHARS, line
-    for line in (s.hdt("HE", 1e300), s.vtg("GP", float("inf"), 1e20),
-                 s.mwv("WI", 1e9, "R", 1e9, "M")):  # fmt: skip
+    for line in (
+        s.hdt("HE", 1e300),
+        s.vtg("GP", float("inf"), 1e20),
+        s.mwv("WI", 1e9, "R", 1e9, "M"),
+    ):
         assert len(line) <= MAX_SENTENCE_CHARS, line
 
 
@@ -176,8 +179,9 @@ def test_a_run_whose_simulation_diverges_stops_with_status_1(tmp_path):
     def run(rate_hz: float, duration: float) -> subprocess.CompletedProcess:
         bench.write_text(DIVERGING_BENCH.format(rate_hz=rate_hz, run_dir=tmp_path / "run"))
         argv = ["run", str(bench), "--duration", str(duration), "--log-format", "json"]
-        return subprocess.run([sys.executable, "-m", "hild.cli", *argv], capture_output=True,
-                              text=True, timeout=120)  # fmt: skip
+        return subprocess.run(
+            [sys.executable, "-m", "hild.cli", *argv], capture_output=True, text=True, timeout=120
+        )
 
     p = run(1 / 0.12, 120)
     events = [json.loads(line) for line in p.stderr.splitlines() if line.startswith("{")]

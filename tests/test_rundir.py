@@ -234,10 +234,23 @@ def test_a_replay_locks_out_another_and_stops_cleanly_on_sighup(tmp_path):
     """Reproduces: SIGHUP (a closed terminal) killed a replay and left its pty link behind."""
     run = tmp_path / "run"
     replaying = subprocess.Popen(
-        [sys.executable, "-m", "hild.cli", "replay", gps_recording(tmp_path), "--to",
-         "gps=pty://gps?pace=0", "--run-dir", str(run), "--wait", "60"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "hild.cli",
+            "replay",
+            gps_recording(tmp_path),
+            "--to",
+            "gps=pty://gps?pace=0",
+            "--run-dir",
+            str(run),
+            "--wait",
+            "60",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 30.0
         while not (run / "gps").is_symlink() and time.monotonic() < deadline:

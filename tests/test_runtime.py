@@ -105,9 +105,10 @@ def test_store_keeps_the_latest_per_topic():
 def test_deep_merge_lays_a_part_over_the_whole():
     base = {"wind": {"speed": 20, "gust": {"model": "vrx"}}, "current": {"speed": 0.5}}
     merged = deep_merge(base, {"wind": {"from_deg": 270, "gust": {"sigma": 2}}})
-    assert merged == {"wind": {"speed": 20, "from_deg": 270,
-                               "gust": {"model": "vrx", "sigma": 2}},
-                      "current": {"speed": 0.5}}  # fmt: skip
+    assert merged == {
+        "wind": {"speed": 20, "from_deg": 270, "gust": {"model": "vrx", "sigma": 2}},
+        "current": {"speed": 0.5},
+    }
     assert base["wind"] == {"speed": 20, "gust": {"model": "vrx"}}  # untouched
 
 
@@ -164,8 +165,10 @@ def test_a_fault_without_end_lasts_for_good():
     (fault,) = read_faults([Section(table, "b.toml", "device.fault")], quantities)
     assert fault.end == math.inf and fault.active(1e9) and not fault.active(4.9)
     with pytest.raises(Exception, match="device.fault.end = 4"):
-        read_faults([Section({"kind": "dropout", "start": 5.0, "end": 4.0}, "b.toml",
-                             "device.fault")], quantities)  # fmt: skip
+        read_faults(
+            [Section({"kind": "dropout", "start": 5.0, "end": 4.0}, "b.toml", "device.fault")],
+            quantities,
+        )
 
 
 # --- runtime requests, answered by RuntimeControl in this process (no daemon, no socket) ---------
@@ -195,8 +198,10 @@ def refused(run, request: str, body: dict | str) -> str:
 def test_a_faults_unknown_key_lists_every_key_the_request_takes(running):
     """It listed the three keys read so far: end, kind, start."""
     error = refused(running, "fault", {"device": "gps", "kind": "dropout", "duratoin": 5})
-    assert ("duratoin = 5: expected a known key (device, duration, end, kind, quantity, start, "
-            "value); did you mean 'duration'?") in error, error  # fmt: skip
+    assert (
+        "duratoin = 5: expected a known key (device, duration, end, kind, quantity, start, "
+        "value); did you mean 'duration'?"
+    ) in error, error
     # a bias_jump's keys with another kind: said so, not called unknown
     error = refused(running, "fault", {"device": "gps", "kind": "dropout", "quantity": "heading"})
     assert "quantity = 'heading': expected kind = 'bias_jump' with it" in error, error
@@ -207,10 +212,12 @@ def test_a_faults_duration_is_a_finite_number_greater_than_0(running):
     gps = {"device": "gps", "kind": "dropout"}
     error = refused(running, "fault", '{"device": "gps", "kind": "dropout", "duration": Infinity}')
     assert "duration = inf: expected a finite number" in error, error
-    for duration, says in ((0, "0.0: expected a number in s greater than 0"),
-                           (-5, "-5.0: expected a number in s greater than 0"),
-                           (True, "True: expected a number in s"),
-                           ("5", "'5': expected a number in s")):  # fmt: skip
+    for duration, says in (
+        (0, "0.0: expected a number in s greater than 0"),
+        (-5, "-5.0: expected a number in s greater than 0"),
+        (True, "True: expected a number in s"),
+        ("5", "'5': expected a number in s"),
+    ):
         error = refused(running, "fault", {**gps, "duration": duration})
         assert f"duration = {says}" in error, error
     for start in ("soon", None):
@@ -219,8 +226,10 @@ def test_a_faults_duration_is_a_finite_number_greater_than_0(running):
     # a duration that ends past the largest number is blamed, not the end it would make: it is
     # longer than the run (the scenario's 650 s)
     error = refused(running, "fault", {**gps, "start": 1e308, "duration": 1e308})
-    assert ("duration = 1e+308: expected a duration of at most 650 s (the run's duration; "
-            "without one, the fault lasts for good)") in error, error  # fmt: skip
+    assert (
+        "duration = 1e+308: expected a duration of at most 650 s (the run's duration; "
+        "without one, the fault lasts for good)"
+    ) in error, error
     answer = ask(running, "fault", {**gps, "start": 10, "duration": 5})
     assert answer["ok"] and (answer["start"], answer["end"]) == (10.0, 15.0), answer
 
@@ -264,11 +273,16 @@ def test_command_lines_say_which_front_end_they_came_through(running):
 
 def test_a_traffic_request_takes_add_remove_or_retask_not_two(running):
     """add with remove got the usage text, as if neither had been given."""
-    twin = {"name": "twin", "mmsi": 257300004,
-            "course": {"north": -2000, "east": 500, "course_deg": 0, "speed_kn": 5}}  # fmt: skip
+    twin = {
+        "name": "twin",
+        "mmsi": 257300004,
+        "course": {"north": -2000, "east": 500, "course_deg": 0, "speed_kn": 5},
+    }
     error = refused(running, "traffic", {"add": twin, "remove": "twin"})
-    assert error == ("one of add, remove or retask in a request, not add and remove together: "
-                     "send one request for each"), error  # fmt: skip
+    assert error == (
+        "one of add, remove or retask in a request, not add and remove together: "
+        "send one request for each"
+    ), error
     error = refused(running, "traffic", {"remove": "twin", "retask": "twin", "add": twin})
     assert "not add, remove and retask together" in error, error
     assert 'one of {"add": {TARGET}}' in refused(running, "traffic", {"id": "nothing"})
@@ -277,14 +291,23 @@ def test_a_traffic_request_takes_add_remove_or_retask_not_two(running):
 def test_an_encounter_added_starts_within_the_distance_a_course_may(running):
     """cpa_m 50 km and tcpa_s a day placed the target 1,009 km off, where a course's start
     beyond 200 km is refused."""
-    far = {"name": "far", "mmsi": 257300009,
-           "encounter": {"situation": "crossing-give-way", "speed_kn": 20, "cpa_m": 50000,
-                         "tcpa_s": 86400}}  # fmt: skip
+    far = {
+        "name": "far",
+        "mmsi": 257300009,
+        "encounter": {
+            "situation": "crossing-give-way",
+            "speed_kn": 20,
+            "cpa_m": 50000,
+            "tcpa_s": 86400,
+        },
+    }
     error = refused(running, "traffic", {"add": far})
     assert "control/traffic: add.encounter = {" in error, error
-    assert ("expected its start within 200 km of the origin, as a course's: tcpa_s = 86400 at "
-            "a closing speed of 11.67 m/s (1008.0 km), cpa_m = 50000 across that put it "
-            "1009.2 km from the origin (give a shorter tcpa_s)") in error, error  # fmt: skip
+    assert (
+        "expected its start within 200 km of the origin, as a course's: tcpa_s = 86400 at "
+        "a closing speed of 11.67 m/s (1008.0 km), cpa_m = 50000 across that put it "
+        "1009.2 km from the origin (give a shorter tcpa_s)"
+    ) in error, error
     far["encounter"]["tcpa_s"] = 600
     answer = ask(running, "traffic", {"add": far})
     assert answer["ok"] and answer["added"] == "far", answer
@@ -292,13 +315,18 @@ def test_an_encounter_added_starts_within_the_distance_a_course_may(running):
     north = running.sim.x[0]
     running.sim.x[0] = 100_000.0
     try:
-        ahead = {"name": "ahead", "mmsi": 257300010,
-                 "encounter": {"situation": "head-on", "speed_kn": 20, "tcpa_s": 7200}}  # fmt: skip
+        ahead = {
+            "name": "ahead",
+            "mmsi": 257300010,
+            "encounter": {"situation": "head-on", "speed_kn": 20, "tcpa_s": 7200},
+        }
         error = refused(running, "traffic", {"add": ahead})
     finally:
         running.sim.x[0] = north
-    assert ("tcpa_s = 7200 at a closing speed of 15.79 m/s (113.7 km), from the own ship "
-            "100.0 km from the origin put it 213.7 km from the origin") in error, error  # fmt: skip
+    assert (
+        "tcpa_s = 7200 at a closing speed of 15.79 m/s (113.7 km), from the own ship "
+        "100.0 km from the origin put it 213.7 km from the origin"
+    ) in error, error
 
 
 def test_wave_settings_without_a_height_are_refused_and_a_calm_sea_keeps_its_shape(running):
@@ -306,19 +334,25 @@ def test_wave_settings_without_a_height_are_refused_and_a_calm_sea_keeps_its_sha
     refused the same way (test_environment)."""
     needs = "expected a wave height with it (waves.hs greater than 0): waves need one"
     jonswap = {"preset": "calm", "waves": {"spectrum": "jonswap"}}
-    for body, key in ((jonswap, "spectrum = 'jonswap'"),
-                      ({"waves": {"omega_peak": 1.0}}, "omega_peak = 1.0"),
-                      ({"waves": {"hs": 0, "from_deg": 90}}, "from_deg = 90")):  # fmt: skip
+    for body, key in (
+        (jonswap, "spectrum = 'jonswap'"),
+        ({"waves": {"omega_peak": 1.0}}, "omega_peak = 1.0"),
+        ({"waves": {"hs": 0, "from_deg": 90}}, "from_deg = 90"),
+    ):
         assert f"control/weather: waves.{key}: {needs}" in refused(running, "weather", body)
     # a sea calmed to no height keeps its preset's shape for a later height, which the
     # requests in between do not send
-    for body, waves, hs in (({"preset": "gale-hs1"}, "ittc", 1.0),
-                            ({"waves": {"hs": 0}}, "none", 0.0),
-                            ({"wind": {"speed": 5}}, "none", 0.0),
-                            ({"waves": {"hs": 2}}, "ittc", 2.0)):  # fmt: skip
+    for body, waves, hs in (
+        ({"preset": "gale-hs1"}, "ittc", 1.0),
+        ({"waves": {"hs": 0}}, "none", 0.0),
+        ({"wind": {"speed": 5}}, "none", 0.0),
+        ({"waves": {"hs": 2}}, "ittc", 2.0),
+    ):
         answer = ask(running, "weather", body)
         assert answer["ok"] and (answer["weather"]["waves"], answer["weather"]["hs"]) == (
-            waves, hs), answer  # fmt: skip
+            waves,
+            hs,
+        ), answer
     assert ask(running, "weather", {"preset": "calm"})["ok"]  # (as the other tests found it)
 
 
@@ -333,16 +367,22 @@ def test_a_bench_preset_given_by_its_path_is_what_a_partial_change_builds_on(tmp
     from hild.scenario.lockstep import LockstepRun
 
     own = tmp_path / "my-sea.toml"  # a gale with its current at 0.7 m/s
-    own.write_text(PRESETS.resolve_name("gale-hs1").read_text().replace(
-        "speed = 0.5 ", "speed = 0.7 "))  # fmt: skip
+    own.write_text(
+        PRESETS.resolve_name("gale-hs1").read_text().replace("speed = 0.5 ", "speed = 0.7 ")
+    )
     scenario = load_scenario("crossing-give-way")
     bench = dataclasses.replace(scenario.bench, weather=load_weather(str(own)))
     run = LockstepRun(dataclasses.replace(scenario, bench=bench)).world
     answer = ask(run, "weather", {"wind": {"speed": 5}})
     assert answer["ok"], answer
     said = answer["weather"]
-    assert (said["wind_speed"], said["gust"], said["current_speed"], said["waves"], said["hs"]) \
-        == (5.0, "harris", 0.7, "ittc", 1.0), said  # fmt: skip
+    assert (said["wind_speed"], said["gust"], said["current_speed"], said["waves"], said["hs"]) == (
+        5.0,
+        "harris",
+        0.7,
+        "ittc",
+        1.0,
+    ), said
 
 
 # --- limits ------------------------------------------------------------------------------------
@@ -355,9 +395,14 @@ def fresh_run():
 
 
 def add_body(i: int) -> dict:
-    return {"id": f"a{i}", "add": {"name": f"t{i}", "mmsi": 257000000 + i,
-                                   "course": {"north": 1000 + i, "east": 500, "course_deg": 90,
-                                              "speed_kn": 5}}}  # fmt: skip
+    return {
+        "id": f"a{i}",
+        "add": {
+            "name": f"t{i}",
+            "mmsi": 257000000 + i,
+            "course": {"north": 1000 + i, "east": 500, "course_deg": 90, "speed_kn": 5},
+        },
+    }
 
 
 def test_2000_targets_added_at_run_time_stop_at_a_benchs_cap_each_answered():
@@ -387,10 +432,13 @@ def test_2000_targets_added_at_run_time_stop_at_a_benchs_cap_each_answered():
     where = traffic.T.__array_interface__["data"][0], traffic.P.__array_interface__["data"][0]
     for record in records:
         record.apply(run)
-    assert traffic.n == MAX_TARGETS and [t.name for t in traffic.targets[1:]] == \
-        [f"t{i}" for i in range(taken)]  # fmt: skip
-    assert (traffic.T.__array_interface__["data"][0],
-            traffic.P.__array_interface__["data"][0]) == where  # fmt: skip
+    assert traffic.n == MAX_TARGETS and [t.name for t in traffic.targets[1:]] == [
+        f"t{i}" for i in range(taken)
+    ]
+    assert (
+        traffic.T.__array_interface__["data"][0],
+        traffic.P.__array_interface__["data"][0],
+    ) == where
     assert traffic.T[-1, 0] == 1000.0 + taken - 1  # t198 where it was asked to start
     # one removed, one more fits
     assert ask(run, "traffic", {"remove": "t0"})["ok"]
@@ -407,8 +455,10 @@ def test_a_control_queue_that_is_full_refuses_requests_busy_rather_than_drop_one
         run.queue.put(SensorFault("gps", None))
     answer = ask(run, "fault", {"id": "f", "device": "gps", "kind": "clear"})
     assert answer["id"] == "f" and answer["ok"] is False, answer
-    assert answer["error"] == (f"busy: {QUEUE_RECORDS} control records wait for the next tick "
-                               "(the run is paused or far behind); try again"), answer  # fmt: skip
+    assert answer["error"] == (
+        f"busy: {QUEUE_RECORDS} control records wait for the next tick "
+        "(the run is paused or far behind); try again"
+    ), answer
     assert run.queue.dropped == 0
     run.queue.drain()
     assert ask(run, "fault", {"device": "gps", "kind": "clear"})["ok"]
@@ -420,8 +470,10 @@ def test_requests_that_lack_what_they_need_or_carry_absurd_values_are_refused_by
 ):
     """reposition {} moved the boat to where the request found it; a fault's duration of
     1e308 s was taken. One home for the checks (hild/runtime.py), whichever way in."""
-    position = ("expected a position to move to: latitude and longitude [degrees], or north "
-                "and east [m from the origin]; heading_deg and speed only with one")  # fmt: skip
+    position = (
+        "expected a position to move to: latitude and longitude [degrees], or north "
+        "and east [m from the origin]; heading_deg and speed only with one"
+    )
     for body in ({}, {"heading_deg": 90}, {"speed": 2.0}):
         answer = ask(running, "reposition", body, source)
         assert answer["ok"] is False, answer
@@ -434,13 +486,18 @@ def test_requests_that_lack_what_they_need_or_carry_absurd_values_are_refused_by
         answer = ask(running, "fault", {**gps, "duration": duration}, source)
         assert answer["ok"] is False and answer["error"] == (
             f"control/fault: duration = {float(duration)!r}: expected a duration of at most "
-            f"650 s {run_limit}"), answer  # fmt: skip
+            f"650 s {run_limit}"
+        ), answer
     answer = ask(running, "fault", {**gps, "start": 1e308}, source)
-    assert answer["error"] == ("control/fault: start = 1e+308: expected a start at most 650 s "
-                               "from now (t = 0 s; the run's duration)"), answer  # fmt: skip
+    assert answer["error"] == (
+        "control/fault: start = 1e+308: expected a start at most 650 s "
+        "from now (t = 0 s; the run's duration)"
+    ), answer
     answer = ask(running, "fault", {**gps, "end": 1e308}, source)
-    assert answer["error"] == ("control/fault: end = 1e+308: expected an end at most 650 s "
-                               "after the start (the run's duration)"), answer  # fmt: skip
+    assert answer["error"] == (
+        "control/fault: end = 1e+308: expected an end at most 650 s "
+        "after the start (the run's duration)"
+    ), answer
     for key, value, says in (
         ("duration", "NaN", "nan: expected a finite number"),
         ("duration", -1, "-1.0: expected a number in s greater than 0"),
@@ -457,6 +514,8 @@ def test_a_run_without_a_duration_times_a_fault_for_a_year_at_most():
     run.duration = None
     gps = {"device": "gps", "kind": "dropout"}
     error = refused(run, "fault", {**gps, "duration": 1e308})
-    assert error == ("control/fault: duration = 1e+308: expected a duration of at most 31536000 "
-                     "s (a year; without one, the fault lasts for good)"), error  # fmt: skip
+    assert error == (
+        "control/fault: duration = 1e+308: expected a duration of at most 31536000 "
+        "s (a year; without one, the fault lasts for good)"
+    ), error
     assert ask(run, "fault", {**gps, "duration": 365 * 86400})["ok"]

@@ -46,8 +46,13 @@ waypoints = [[100, 0], [100, 100], [0, 100], [0, 0]]
 """
 
 
-def scenario_file(tmp_path: Path, criteria: str = "", controller: str = "pilot = true",
-                  duration: float = 200.0, extra: str = "") -> Path:  # fmt: skip
+def scenario_file(
+    tmp_path: Path,
+    criteria: str = "",
+    controller: str = "pilot = true",
+    duration: float = 200.0,
+    extra: str = "",
+) -> Path:
     path = tmp_path / "scenario.toml"
     text = SQUARE.format(duration=duration, controller=controller, criteria=criteria)
     path.write_text(text + extra)
@@ -106,7 +111,9 @@ def test_distance_outside_a_polygon():
 
 
 def test_the_pilot_sails_the_small_square_and_every_criterion_holds(tmp_path):
-    path = scenario_file(tmp_path, """
+    path = scenario_file(
+        tmp_path,
+        """
         all_waypoints = true
         complete_within_s = 150
         xte_max_m = 25
@@ -114,7 +121,8 @@ def test_the_pilot_sails_the_small_square_and_every_criterion_holds(tmp_path):
         no_watchdog_trip = true
         min_command_rate_hz = 5
         max_command_age_s = 0.5
-    """)  # fmt: skip
+    """,
+    )
     result = run(path)
     assert result.passed, [c.sentence() for c in result.failed]
     assert result.ended == "completed" and result.duration_s < 150.0
@@ -185,8 +193,9 @@ def test_roll_within_and_beyond_its_limit(tmp_path):
 
 
 def test_a_controller_that_goes_silent_trips_the_watchdog_and_fails(tmp_path):
-    controller = 'python = "tests.controllers:falls_silent"\n[controller.options]\n' \
-                 "silent_after_s = 20.0"  # fmt: skip
+    controller = (
+        'python = "tests.controllers:falls_silent"\n[controller.options]\nsilent_after_s = 20.0'
+    )
     criteria = "no_watchdog_trip = true\nmax_command_age_s = 1.0\nmin_command_rate_hz = 5"
     result = run(scenario_file(tmp_path, criteria, controller=controller, duration=60))
     trip, age = criterion(result, "no_watchdog_trip"), criterion(result, "max_command_age_s")
@@ -201,8 +210,9 @@ def test_a_controller_that_goes_silent_trips_the_watchdog_and_fails(tmp_path):
 
 def test_a_python_controller_gets_the_sentences_the_wires_carry(tmp_path):
     controllers.RECORDERS.clear()
-    path = scenario_file(tmp_path, "", controller='python = "tests.controllers:recorder"',
-                         duration=2.0)  # fmt: skip
+    path = scenario_file(
+        tmp_path, "", controller='python = "tests.controllers:recorder"', duration=2.0
+    )
     result = run(path)
     (rec,) = controllers.RECORDERS
     assert rec.context.profile == "odin" and rec.context.protocol == "iec"
@@ -258,8 +268,9 @@ def test_bad_scenarios_name_the_file_key_and_what_was_expected(tmp_path, change,
 def test_laps_no_run_could_sail_are_refused_before_they_fill_memory(tmp_path):
     """A billion laps filled 9 GB in 30 s listing their waypoints; refused at the file."""
     path = scenario_file(tmp_path)
-    path.write_text(path.read_text().replace("acceptance_m = 15", "acceptance_m = 15\nlaps = "
-                                             "1000000000"))  # fmt: skip
+    path.write_text(
+        path.read_text().replace("acceptance_m = 15", "acceptance_m = 15\nlaps = 1000000000")
+    )
     with pytest.raises(ScenarioError) as e:
         load_scenario(str(path))
     (error,) = [err for err in e.value.errors if err.key == "mission.laps"]
@@ -275,7 +286,9 @@ def test_a_set_value_nested_too_deeply_is_refused_as_a_file_would_be(depth):
     assert (e.value.file, e.value.key) == ("--set", "mission.speed")
     assert "at most 32" in e.value.expected
     assert parse_settings(["mission.speed=7", "weather.preset=calm"]) == {
-        "mission.speed": 7, "weather.preset": "calm"}  # fmt: skip
+        "mission.speed": 7,
+        "weather.preset": "calm",
+    }
 
 
 @pytest.mark.parametrize(
@@ -320,8 +333,14 @@ def test_a_key_path_that_leads_nowhere_is_refused(tmp_path):
 
 
 def hild(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hild.cli", *args], capture_output=True,
-                          text=True, timeout=300, cwd=cwd, env=_env())  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "hild.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+        env=_env(),
+    )
 
 
 def _env() -> dict:
@@ -353,17 +372,28 @@ def test_a_recorded_scenario_keeps_its_benchs_record_table_and_every_message(tmp
 
 def test_cli_pass_fail_and_bad_input_exit_codes_and_reports(tmp_path):
     good = scenario_file(tmp_path, "all_waypoints = true")
-    done = hild("scenario", "run", str(good), "--junit", "ok.xml", "--report", "ok.png",
-                cwd=tmp_path)  # fmt: skip
+    done = hild(
+        "scenario", "run", str(good), "--junit", "ok.xml", "--report", "ok.png", cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("PASS  scenario 'small-square' seed 0: completed")
     assert (tmp_path / "ok.png").stat().st_size > 20_000
     suite = ET.parse(tmp_path / "ok.xml").getroot().find("testsuite")
     assert suite.get("tests") == "1" and suite.get("failures") == "0"
 
-    slow = hild("scenario", "run", str(good), "--set", "criteria.complete_within_s=30",
-                "--json", "--junit", "bad.xml", "--report", "pages/slow.PDF",
-                cwd=tmp_path)  # fmt: skip
+    slow = hild(
+        "scenario",
+        "run",
+        str(good),
+        "--set",
+        "criteria.complete_within_s=30",
+        "--json",
+        "--junit",
+        "bad.xml",
+        "--report",
+        "pages/slow.PDF",
+        cwd=tmp_path,
+    )
     assert slow.returncode == 1, slow.stderr
     assert (tmp_path / "pages" / "slow.PDF").read_bytes().startswith(b"%PDF")  # by its suffix
     result = json.loads(slow.stdout)
@@ -375,8 +405,10 @@ def test_cli_pass_fail_and_bad_input_exit_codes_and_reports(tmp_path):
 
     wrong = hild("scenario", "run", str(good), "--set", "mission.acceptance_m=-3", cwd=tmp_path)
     assert wrong.returncode == 2
-    assert f"{good}: mission.acceptance_m = -3.0: expected" in wrong.stderr or \
-           f"{good}: mission.acceptance_m = -3: expected" in wrong.stderr  # fmt: skip
+    assert (
+        f"{good}: mission.acceptance_m = -3.0: expected" in wrong.stderr
+        or f"{good}: mission.acceptance_m = -3: expected" in wrong.stderr
+    )
     assert "Traceback" not in wrong.stderr
 
 

@@ -52,11 +52,17 @@ PILOT = (
 )
 
 
-def scenario_file(tmp_path: Path, command: str, devices: str = UDP_DEVICES,
-                  duration_s: float = 60.0, time_scale: float = 10.0) -> Path:  # fmt: skip
+def scenario_file(
+    tmp_path: Path,
+    command: str,
+    devices: str = UDP_DEVICES,
+    duration_s: float = 60.0,
+    time_scale: float = 10.0,
+) -> Path:
     """A two-leg mission (about 40 s) for Odin in calm water, judged on the mission and on
     the commands; ``command`` is the TOML array."""
-    text = textwrap.dedent(f"""
+    text = (
+        textwrap.dedent(f"""
         [scenario]
         name = "two-legs"
         bench = "default"
@@ -64,7 +70,9 @@ def scenario_file(tmp_path: Path, command: str, devices: str = UDP_DEVICES,
 
         [bench]
         rate_hz = 50
-        """) + devices + textwrap.dedent(f"""
+        """)
+        + devices
+        + textwrap.dedent(f"""
         [mission]
         acceptance_m = 15
         waypoints = [{{ north = 80, east = 0 }}, {{ north = 80, east = 80 }}]
@@ -79,7 +87,8 @@ def scenario_file(tmp_path: Path, command: str, devices: str = UDP_DEVICES,
         no_watchdog_trip = true
         max_command_age_s = 1.0
         xte_max_m = 30
-        """)  # fmt: skip
+        """)
+    )
     path = tmp_path / "two-legs.toml"
     path.write_text(text)
     return path
@@ -235,19 +244,30 @@ def test_a_program_that_cannot_be_started_is_a_config_error_before_anything_star
 
 
 def test_placeholders_fill_in_the_run_s_ports_and_the_mission(tmp_path):
-    command = ('["prog", "{udp:gps}", "{port:gps}", "{url:jets}", "{port:jets:udp}", '
-               '"{{literal}}", "wp={waypoints}", "{seed}/{duration}/{time_scale}", '
-               '"{rate_hz}/{wall_rate_hz}", "{profile}", "{run_dir}", "{output_dir}"]')  # fmt: skip
+    command = (
+        '["prog", "{udp:gps}", "{port:gps}", "{url:jets}", "{port:jets:udp}", '
+        '"{{literal}}", "wp={waypoints}", "{seed}/{duration}/{time_scale}", '
+        '"{rate_hz}/{wall_rate_hz}", "{profile}", "{run_dir}", "{output_dir}"]'
+    )
     scenario = load_scenario(str(scenario_file(tmp_path, command, time_scale=4.0)))
     wiring = wire_run(scenario.bench, tmp_path / "run", 4.0)
     argv = expand_command(scenario, wiring, RunFacts(tmp_path / "out", 4.0))
     gps = wiring.ports["gps"][0]
     jets = wiring.ports["jets"][0]
     assert argv == (
-        "prog", f"127.0.0.1:{gps.port}", str(gps.port), f"udp://127.0.0.1:{jets.port}",
-        str(jets.port), "{literal}", "wp=80,0;80,80", "0/60/4", "10/40", "odin",
-        str(tmp_path / "run"), str(tmp_path / "out"),
-    )  # fmt: skip
+        "prog",
+        f"127.0.0.1:{gps.port}",
+        str(gps.port),
+        f"udp://127.0.0.1:{jets.port}",
+        str(jets.port),
+        "{literal}",
+        "wp=80,0;80,80",
+        "0/60/4",
+        "10/40",
+        "odin",
+        str(tmp_path / "run"),
+        str(tmp_path / "out"),
+    )
 
 
 def test_the_bench_s_ports_move_to_free_ones_and_shared_ports_stay_shared(tmp_path):
@@ -281,8 +301,13 @@ def test_the_daemon_s_log_goes_to_the_output_directory_not_the_terminal(tmp_path
     command = OWN_CONTROLLER + ', "--exit-after", "1"]'
     path = scenario_file(tmp_path, command, duration_s=30.0)
     out = tmp_path / "out"
-    done = subprocess.run([sys.executable, "-c", LOGGED_RUN, str(path), str(out)],
-                          capture_output=True, text=True, timeout=120, cwd=ROOT)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", LOGGED_RUN, str(path), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(out / "hild.log")
     assert "run.start" not in done.stderr

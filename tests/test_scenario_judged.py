@@ -51,11 +51,16 @@ xte_max_m = 50
 TIGHT = "step_timeout_s = 0.2"
 
 
-def scenario_file(tmp_path: Path, mode: str = "ok", *, factory: str = "misbehaves",
-                  limits: str = TIGHT, options: str = "") -> Path:  # fmt: skip
+def scenario_file(
+    tmp_path: Path,
+    mode: str = "ok",
+    *,
+    factory: str = "misbehaves",
+    limits: str = TIGHT,
+    options: str = "",
+) -> Path:
     path = tmp_path / "judged.toml"
-    path.write_text(SCENARIO.format(mode=mode, factory=factory, limits=limits,
-                                    options=options))  # fmt: skip
+    path.write_text(SCENARIO.format(mode=mode, factory=factory, limits=limits, options=options))
     return path
 
 
@@ -83,17 +88,25 @@ def test_a_controller_within_the_limits_passes_with_its_summary(tmp_path):
     [
         ("sleeps", "its step at t=1.00 s took longer than 0.2 s (controller.step_timeout_s)"),
         ("spins", "its step at t=1.00 s took longer than 0.2 s (controller.step_timeout_s)"),
-        ("raises", "its step at t=1.00 s raised ZeroDivisionError: integer division or modulo "
-                   "by zero"),
-        ("floods", "its step at t=1.00 s returned 100000 lines in one step, the limit is 1000 "
-                   "(controller.max_lines_per_step)"),
-        ("streams", "its step at t=1.00 s returned more than 1000 lines in one step, the limit "
-                    "is 1000 (controller.max_lines_per_step)"),
+        (
+            "raises",
+            "its step at t=1.00 s raised ZeroDivisionError: integer division or modulo by zero",
+        ),
+        (
+            "floods",
+            "its step at t=1.00 s returned 100000 lines in one step, the limit is 1000 "
+            "(controller.max_lines_per_step)",
+        ),
+        (
+            "streams",
+            "its step at t=1.00 s returned more than 1000 lines in one step, the limit "
+            "is 1000 (controller.max_lines_per_step)",
+        ),
         ("number", "its step at t=1.00 s returned an int, not lines"),
         ("text", "its step at t=1.00 s returned a str, not lines"),
         ("texts", "its step at t=1.00 s returned a str as line 0, not bytes"),
     ],
-)  # fmt: skip
+)
 def test_a_step_that_misbehaves_fails_the_run_there_with_its_own_message(tmp_path, mode, says):
     result = run(scenario_file(tmp_path, mode))
     fault = failed_by_its_controller(result, at_s=1.0)
@@ -128,8 +141,10 @@ def test_steps_that_each_keep_their_limit_but_not_all_together_fail_by_the_total
     path = scenario_file(tmp_path, "sleeps", limits=limits, options="sleep_s = 0.05")
     result = run(path)
     fault = failed_by_its_controller(result, at_s=result.duration_s)
-    assert "its calls took longer than 0.3 s in all (controller.total_timeout_s); the last was " \
-           "its step at t=" in fault  # fmt: skip
+    assert (
+        "its calls took longer than 0.3 s in all (controller.total_timeout_s); the last was "
+        "its step at t=" in fault
+    )
     assert 1.0 < result.duration_s < 2.0  # ~6 steps of 0.05 s after t = 1 s, at 10 Hz
 
 
@@ -137,14 +152,17 @@ def test_a_factory_that_raises_or_hangs_fails_the_run_at_its_start(tmp_path):
     result = run(scenario_file(tmp_path, factory="factory_raises"))
     assert result.ended == "controller_error" and not result.passed
     assert result.duration_s == 0.0
-    assert result.fault == ("the controller tests.controllers:factory_raises ("
-                            f"{REPO / 'tests' / 'controllers.py'}) failed: its factory raised "
-                            "KeyError: 'no such vessel model'")  # fmt: skip
+    assert result.fault == (
+        "the controller tests.controllers:factory_raises ("
+        f"{REPO / 'tests' / 'controllers.py'}) failed: its factory raised "
+        "KeyError: 'no such vessel model'"
+    )
     slow = run(scenario_file(tmp_path, factory="factory_sleeps"))
     assert slow.ended == "controller_error" and slow.duration_s == 0.0
     assert slow.fault is not None
-    assert slow.fault.endswith("failed: its factory took longer than 0.2 s "
-                               "(controller.step_timeout_s)")  # fmt: skip
+    assert slow.fault.endswith(
+        "failed: its factory took longer than 0.2 s (controller.step_timeout_s)"
+    )
 
 
 def test_a_summary_that_raises_fails_a_run_that_went_to_its_end(tmp_path):
@@ -196,19 +214,32 @@ def test_the_limits_default_far_above_a_real_controller_and_the_total_follows_th
 @pytest.mark.parametrize(
     ("limits", "key", "value", "expected"),
     [
-        ("step_timeout_s = 0", "controller.step_timeout_s", 0,
-         "a number in seconds greater than 0"),
-        ("step_timeout_s = 7200", "controller.step_timeout_s", 7200,
-         "a number in seconds of at most 3600"),
+        (
+            "step_timeout_s = 0",
+            "controller.step_timeout_s",
+            0,
+            "a number in seconds greater than 0",
+        ),
+        (
+            "step_timeout_s = 7200",
+            "controller.step_timeout_s",
+            7200,
+            "a number in seconds of at most 3600",
+        ),
         ('total_timeout_s = "long"', "controller.total_timeout_s", "long", "a number in seconds"),
-        ("max_lines_per_step = 0", "controller.max_lines_per_step", 0,
-         "an integer from 1 to 1000000"),
+        (
+            "max_lines_per_step = 0",
+            "controller.max_lines_per_step",
+            0,
+            "an integer from 1 to 1000000",
+        ),
         ("max_lines_per_step = 2.5", "controller.max_lines_per_step", 2.5, "an integer"),
         ("step_timeout = 1", "controller.step_timeout", 1, "did you mean 'step_timeout_s'"),
     ],
-)  # fmt: skip
-def test_bad_limits_name_the_file_key_value_and_what_was_expected(tmp_path, limits, key, value,
-                                                                   expected):  # fmt: skip
+)
+def test_bad_limits_name_the_file_key_value_and_what_was_expected(
+    tmp_path, limits, key, value, expected
+):
     path = scenario_file(tmp_path, limits=limits)
     with pytest.raises(ScenarioError) as e:
         load_scenario(str(path))
@@ -223,8 +254,14 @@ def hild(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     import os
 
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "hild.cli", *args], capture_output=True,
-                          text=True, timeout=300, cwd=cwd, env=env)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "hild.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+        env=env,
+    )
 
 
 @pytest.mark.parametrize(

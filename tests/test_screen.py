@@ -58,8 +58,10 @@ def test_the_screen_agrees_with_the_decoder_line_by_line(checksum, line):
 
 
 @settings(max_examples=300, deadline=None)
-@given(parts=st.lists(st.tuples(lines, st.sampled_from([b"\r\n", b"\n", b"\r"])), max_size=12),
-       tail=lines)  # fmt: skip
+@given(
+    parts=st.lists(st.tuples(lines, st.sampled_from([b"\r\n", b"\n", b"\r"])), max_size=12),
+    tail=lines,
+)
 def test_the_screen_finds_the_lines_the_splitter_would(parts, tail):
     # A chunk of lines with every kind of end, and a line not yet ended: the screen finds the
     # well-formed ones among the ended lines, in order, and leaves the unended one.

@@ -239,8 +239,9 @@ def test_gps_course_at_rest_is_empty_as_a_u_blox_receiver_or_held():
     moving = truth(eta=(0, 0, 0, 0, 0, math.radians(30.0)), nu=(2.0, 0, 0, 0, 0, 0))
     for at_rest, expected in (("empty", None), ("hold", 30.0)):
         base = config("gps", sentences)
-        gps = build_device(replace(base, settings={**base.settings, "cog_at_rest": at_rest}), 0,
-                           ORIGIN)  # fmt: skip
+        gps = build_device(
+            replace(base, settings={**base.settings, "cog_at_rest": at_rest}), 0, ORIGIN
+        )
         never_moved = by_type(gps, truth())
         assert never_moved["RMC"][0].true_course is None  # no course of motion to hold yet
         assert by_type(gps, moving)["RMC"][0].true_course == pytest.approx(30.0)
@@ -260,8 +261,9 @@ def test_a_gps_sentence_too_long_costs_only_itself():
     # 14 decimals of minutes cannot fit GGA or RMC in 82 characters (the bench refuses more
     # than 6; a device built by hand can still ask for it)
     base = config("gps", ["GGA", "ZDA", "RMC", "HDT"])
-    gps = build_device(replace(base, settings={**base.settings, "position_decimals": 14}), 0,
-                       ORIGIN)  # fmt: skip
+    gps = build_device(
+        replace(base, settings={**base.settings, "position_decimals": 14}), 0, ORIGIN
+    )
     for t in (0.0, 1.0):
         kinds = [line[3:6] for line in gps.sample(truth(t=t))]
         assert kinds == [b"ZDA", b"HDT"]

@@ -41,8 +41,9 @@ lon_st = st.floats(-180.0, 180.0)
 angle_st = st.floats(-720.0, 720.0) | st.sampled_from([0.0, 359.9, 359.94, 359.95, 359.96, 360.0])
 talker_st = st.sampled_from(["GP", "GN", "HE", "WI", "VW", "RC", "XX"])
 # UTC from GPS time's start to the latest start a bench accepts, to the microsecond
-utc_st = st.datetimes(datetime(1980, 1, 6), datetime(2199, 12, 31, 23, 59, 59, 999999),
-                      timezones=st.just(UTC))  # fmt: skip
+utc_st = st.datetimes(
+    datetime(1980, 1, 6), datetime(2199, 12, 31, 23, 59, 59, 999999), timezones=st.just(UTC)
+)
 
 
 def checked(line: bytes) -> pynmea2.NMEASentence:
@@ -87,9 +88,18 @@ def value(field: str) -> float:
 
 
 @prop
-@given(utc_st, talker_st, lat_st, lon_st, st.integers(0, 8), st.integers(0, 99),
-       st.floats(0.0, 99.9), st.floats(-9999.9, 99999.9), st.floats(-999.9, 999.9),
-       st.integers(0, 6))  # fmt: skip
+@given(
+    utc_st,
+    talker_st,
+    lat_st,
+    lon_st,
+    st.integers(0, 8),
+    st.integers(0, 99),
+    st.floats(0.0, 99.9),
+    st.floats(-9999.9, 99999.9),
+    st.floats(-999.9, 999.9),
+    st.integers(0, 6),
+)
 def test_gga(utc, talker, lat, lon, quality, sats, hdop, alt, sep, decimals):
     msg = checked(s.gga(talker, utc, lat, lon, quality, sats, hdop, alt, sep, decimals))
     assert near_time(msg.timestamp, utc, 2)
@@ -103,8 +113,7 @@ def test_gga(utc, talker, lat, lon, quality, sats, hdop, alt, sep, decimals):
 
 
 @prop
-@given(utc_st, lat_st, lon_st, st.floats(0.0, 999.99), angle_st, st.booleans(),
-       st.integers(0, 6))  # fmt: skip
+@given(utc_st, lat_st, lon_st, st.floats(0.0, 999.99), angle_st, st.booleans(), st.integers(0, 6))
 @example(datetime(2026, 12, 31, 23, 59, 59, 996000, tzinfo=UTC), 0.0, 0.0, 1.0, 0.0, True, 5)
 def test_rmc(utc, lat, lon, sog, cog, valid, decimals):
     msg = checked(s.rmc("GP", utc, valid, lat, lon, sog, cog, decimals=decimals))
@@ -112,8 +121,7 @@ def test_rmc(utc, lat, lon, sog, cog, valid, decimals):
     # the date is the printed time's, also when the time rounds up to midnight; RMC's year
     # has two digits (pynmea2 reads 69-99 as 19xx)
     d, when = msg.datestamp, utc + timedelta(seconds=0.005)
-    assert (d.day, d.month, d.year % 100) in {
-        (x.day, x.month, x.year % 100) for x in (utc, when)}  # fmt: skip
+    assert (d.day, d.month, d.year % 100) in {(x.day, x.month, x.year % 100) for x in (utc, when)}
     if msg.timestamp.hour == 0 and utc.hour == 23:  # rounded up into the next day
         assert (d.day, d.month) == (when.day, when.month)
     if valid:
@@ -139,8 +147,11 @@ def test_zda(utc):
     msg = checked(s.zda("GP", utc))
     assert near_time(msg.timestamp, utc, 2)
     # the printed date and time are one instant, within half the time's last digit of utc
-    printed = datetime.combine(date(int(msg.year), int(msg.month), int(msg.day)),
-                               msg.timestamp.replace(tzinfo=None), tzinfo=UTC)  # fmt: skip
+    printed = datetime.combine(
+        date(int(msg.year), int(msg.month), int(msg.day)),
+        msg.timestamp.replace(tzinfo=None),
+        tzinfo=UTC,
+    )
     assert abs((printed - utc).total_seconds()) <= 0.005 + 1e-6
 
 
@@ -194,8 +205,14 @@ def test_rot(rate):
 
 
 @prop
-@given(utc_st, angle_st, st.floats(-179.99, 179.99), st.floats(-90.0, 90.0),
-       st.floats(-99.99, 99.99), st.floats(0.0, 90.0))  # fmt: skip
+@given(
+    utc_st,
+    angle_st,
+    st.floats(-179.99, 179.99),
+    st.floats(-90.0, 90.0),
+    st.floats(-99.99, 99.99),
+    st.floats(0.0, 90.0),
+)
 def test_pashr(utc, heading, roll, pitch, heave, sd):
     msg = checked(s.pashr(utc, heading, roll, pitch, heave, sd, sd, sd, 1, 1))
     assert near_time(msg.timestamp, utc, 3)
@@ -247,13 +264,23 @@ def test_vbw(wl, wt, gl, gt, ground):
 
 
 @prop
-@given(utc_st, st.integers(0, 99), st.floats(0.0, 999.99), angle_st, st.floats(0.0, 999.9),
-       angle_st, st.floats(0.0, 999.99), st.floats(-99.9, 99.9), st.sampled_from("NKS"),
-       st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=20),
-       st.sampled_from("LQT"))  # fmt: skip
+@given(
+    utc_st,
+    st.integers(0, 99),
+    st.floats(0.0, 999.99),
+    angle_st,
+    st.floats(0.0, 999.9),
+    angle_st,
+    st.floats(0.0, 999.99),
+    st.floats(-99.9, 99.9),
+    st.sampled_from("NKS"),
+    st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=20),
+    st.sampled_from("LQT"),
+)
 def test_ttm(utc, number, distance, bearing, speed, course, cpa, tcpa, units, name, status):
-    msg = checked(s.ttm("RA", number, distance, bearing, speed, course, cpa, tcpa, units, name,
-                        status, utc))  # fmt: skip
+    msg = checked(
+        s.ttm("RA", number, distance, bearing, speed, course, cpa, tcpa, units, name, status, utc)
+    )
     assert int(msg.target_number) == number and msg.data[0] == f"{number:02d}"
     assert near(float(msg.distance), distance, 2) and near(float(msg.dist_cpa), cpa, 2)
     assert near_angle(float(msg.bearing), bearing, 1) and near_angle(float(msg.cog), course, 1)
@@ -277,8 +304,13 @@ def test_trd(number, rpm, pitch, azimuth):
 
 
 @prop
-@given(st.sampled_from("SE"), st.integers(0, 9), st.floats(-9999.9, 9999.9),
-       st.floats(-100.0, 100.0), st.booleans())  # fmt: skip
+@given(
+    st.sampled_from("SE"),
+    st.integers(0, 9),
+    st.floats(-9999.9, 9999.9),
+    st.floats(-100.0, 100.0),
+    st.booleans(),
+)
 def test_rpm(source, number, speed, pitch, valid):
     msg = checked(s.rpm("RC", source, number, speed, pitch, valid))
     assert msg.source == source and int(msg.engine_no) == number
@@ -331,8 +363,14 @@ vel_st = st.floats(-99.99, 99.99)
 def test_cpnvr(utc, ve, vn, vd, q, p, r):
     msg = checked(s.cpnvr(utc, ve, vn, vd, q, p, r))
     assert near_time(msg.timestamp, utc, 3)
-    for got, want in ((msg.vel_east, ve), (msg.vel_north, vn), (msg.vel_down, vd),
-                      (msg.pitch_rate, q), (msg.roll_rate, p), (msg.yaw_rate, r)):  # fmt: skip
+    for got, want in (
+        (msg.vel_east, ve),
+        (msg.vel_north, vn),
+        (msg.vel_down, vd),
+        (msg.pitch_rate, q),
+        (msg.roll_rate, p),
+        (msg.yaw_rate, r),
+    ):
         assert near(got, want, 2)
 
 
@@ -389,7 +427,7 @@ BUILDERS = {
     "vbw": lambda u, v: [s.vbw("VD", v[0], v[1], v[2], v[3])],
     "ttm": lambda u, v: [
         s.ttm("RA", 99, v[0], v[1], v[2], v[3], v[4], v[5], "K", "A NAME OF 20 LETTERS", "T", u)
-    ],  # fmt: skip
+    ],
     "trd": lambda u, v: [s.trd("RC", 9, v[0], "R", v[1], "P", v[2])],
     "rpm": lambda u, v: [s.rpm("RC", "E", 9, v[0], v[1], True)],
     "rsa": lambda u, v: [s.rsa("RC", v[0], v[1])],
@@ -406,9 +444,10 @@ BUILDERS = {
 
 def test_every_sentence_builder_is_covered():
     public = {
-        name for name, f in inspect.getmembers(s, inspect.isfunction)
+        name
+        for name, f in inspect.getmembers(s, inspect.isfunction)
         if not name.startswith("_") and f.__module__ == s.__name__
-    }  # fmt: skip
+    }
     assert public == set(BUILDERS)
 
 
@@ -429,14 +468,26 @@ WORST_UTC = datetime(2026, 12, 31, 23, 59, 59, tzinfo=UTC)
 def device_config(type_name: str, **settings) -> DeviceConfig:
     dtype = load_device_type(type_name)
     return DeviceConfig(
-        name=type_name, type=type_name, model=dtype.model.model, talker=dtype.talker,
-        rate_hz=dtype.rate_hz, baud=dtype.baud, sentences=dtype.model.sentences_available,
-        lever_arm=(0.0, 0.0, 0.0), ports=(), settings={**dtype.settings, **settings},
-    )  # fmt: skip
+        name=type_name,
+        type=type_name,
+        model=dtype.model.model,
+        talker=dtype.talker,
+        rate_hz=dtype.rate_hz,
+        baud=dtype.baud,
+        sentences=dtype.model.sentences_available,
+        lever_arm=(0.0, 0.0, 0.0),
+        ports=(),
+        settings={**dtype.settings, **settings},
+    )
 
 
-SENSOR_TYPES = {"gps": "gps", "heading": "heading", "anemometer": "anemometer",
-                "speed-log": "speed-log", "radar": "radar"}  # fmt: skip
+SENSOR_TYPES = {
+    "gps": "gps",
+    "heading": "heading",
+    "anemometer": "anemometer",
+    "speed-log": "speed-log",
+    "radar": "radar",
+}
 
 
 # The AIS receiver speaks encapsulated sentences of its own schedule, not one epoch of a
@@ -519,4 +570,12 @@ def test_a_boat_rolled_and_pitched_bow_down_fits_cpnvg():
     truth = Truth(0.0, utc, eta, np.zeros(6))
     lines = device.navigation(truth, list(device.config.sentences))
     assert sorted(checked(line).sentence_type for line in lines) == [
-        "ALT", "GGA", "IMU", "NVG", "NVR", "RBS", "RCM", "RMC"]  # fmt: skip
+        "ALT",
+        "GGA",
+        "IMU",
+        "NVG",
+        "NVR",
+        "RBS",
+        "RCM",
+        "RMC",
+    ]

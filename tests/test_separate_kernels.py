@@ -103,8 +103,14 @@ def probed(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 def probe(tmp_path: Path) -> dict:
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "kernels-empty")}
-    done = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])
 
@@ -126,9 +132,13 @@ def test_a_calm_rk4_run_compiles_neither_dopri5_nor_the_wave_code(probed):
     assert result["seas"] == [SEA_CALM, SEA_WAVES]
     compiled = result["compiled"]
     assert {name for name, done in compiled.items() if done} == {
-        "step_rk4", "rk4_step", "env_outputs_calm", "env_advance_calm", "run rk4 calm",
+        "step_rk4",
+        "rk4_step",
+        "env_outputs_calm",
+        "env_advance_calm",
+        "run rk4 calm",
         "ticks rk4 calm",
-    }  # fmt: skip
+    }
     variables = {name: wave_variables(names) for name, names in result["variables"].items()}
     assert variables["env_outputs_calm"] == set()
     assert variables["env_advance_calm"] == set()
@@ -145,5 +155,10 @@ def test_the_step_counts_no_references(probed):
     finds what it looks for."""
     refcounts = dict(probed["refcounts"])
     assert refcounts.pop("the step as plain njit") > 0
-    assert refcounts == {"step_rk4": 0, "env_outputs_calm": 0, "env_advance_calm": 0,
-                         "ticks rk4 calm": 0, "run rk4 calm": 0}  # fmt: skip
+    assert refcounts == {
+        "step_rk4": 0,
+        "env_outputs_calm": 0,
+        "env_advance_calm": 0,
+        "ticks rk4 calm": 0,
+        "run rk4 calm": 0,
+    }

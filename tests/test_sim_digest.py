@@ -45,11 +45,31 @@ def csv_digest(tmp_path: Path, profile: str, method: str, weather: str) -> str:
     schedule.write_text("t,name,value\n" + SCHEDULES[profile])
     out = tmp_path / f"{profile}-{method}-{weather}.out.csv"
     p = subprocess.run(
-        [sys.executable, "-m", "hild.cli", "sim", profile, "--duration", "60", "--method", method,
-         "--weather", weather, "--seed", "3", "--schedule", str(schedule), "--out", str(out),
-         "--output-interval", "0.05"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "hild.cli",
+            "sim",
+            profile,
+            "--duration",
+            "60",
+            "--method",
+            method,
+            "--weather",
+            weather,
+            "--seed",
+            "3",
+            "--schedule",
+            str(schedule),
+            "--out",
+            str(out),
+            "--output-interval",
+            "0.05",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 0, p.stderr
     return hashlib.sha256(out.read_bytes()).hexdigest()
 

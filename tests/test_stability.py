@@ -28,12 +28,16 @@ from hild.profiles.vessel import PROFILES, load_profile
 
 # Full thrust ahead for 20 s, then a hard turn for 40 s, in each vessel's own commands.
 FULL_AHEAD = {
-    "odin": {"port.rpm": 2000, "starboard.rpm": 2000, "port.deflector": 1,
-             "starboard.deflector": 1},
+    "odin": {
+        "port.rpm": 2000,
+        "starboard.rpm": 2000,
+        "port.deflector": 1,
+        "starboard.deflector": 1,
+    },
     "jolner": {"port.rpm": 3000, "starboard.rpm": 3000},
     "otter": {"port.rpm": 992, "starboard.rpm": 992},
     "wamv": {"port.cmd": 1, "starboard.cmd": 1},
-}  # fmt: skip
+}
 HARD_TURN = {
     "odin": {"port.nozzle_deg": 27, "starboard.nozzle_deg": 27},
     "jolner": {"starboard.rpm": 1000},
@@ -66,8 +70,12 @@ def test_dopri5s_stability_polynomial_is_its_tableaus():
 
 
 # (Hairer & Wanner II, sec. IV.2: RK4 reaches -2.785 and 2 sqrt(2) i, DOPRI5 -3.307)
-AXES = [("rk4", -1.0, 2.7853), ("rk4", 1j, 2.0 * math.sqrt(2.0)), ("dopri5", -1.0, 3.3066),
-        ("dopri5", 1j, 0.9972)]  # fmt: skip
+AXES = [
+    ("rk4", -1.0, 2.7853),
+    ("rk4", 1j, 2.0 * math.sqrt(2.0)),
+    ("dopri5", -1.0, 3.3066),
+    ("dopri5", 1j, 0.9972),
+]
 
 
 @pytest.mark.parametrize(("method", "direction", "expected"), AXES)
@@ -130,11 +138,16 @@ def test_the_message_names_the_limit_and_the_mode():
 
 @pytest.mark.parametrize(
     ("index", "value", "says"),
-    [(6, math.nan, "not finite (u = nan)"), (0, math.inf, "not finite (x = inf)"),
-     (7, 101.0, "speed reached 101 m/s"), (11, 13.0, "angular rate reached 745 deg/s"),
-     (3, 1.6, "roll angle reached 91.7 deg"), (4, -1.6, "pitch angle reached -91.7 deg"),
-     (7, 1e300, "speed reached 1e+300 m/s")],
-)  # fmt: skip
+    [
+        (6, math.nan, "not finite (u = nan)"),
+        (0, math.inf, "not finite (x = inf)"),
+        (7, 101.0, "speed reached 101 m/s"),
+        (11, 13.0, "angular rate reached 745 deg/s"),
+        (3, 1.6, "roll angle reached 91.7 deg"),
+        (4, -1.6, "pitch angle reached -91.7 deg"),
+        (7, 1e300, "speed reached 1e+300 m/s"),
+    ],
+)
 def test_an_absurd_state_is_named_and_found_among_rows(index, value, says):
     x = np.zeros(12)
     x[index] = value
@@ -164,8 +177,14 @@ def test_a_remembered_limit_is_the_computed_one_and_a_damaged_memo_is_recomputed
         assert step_limit(vessel, "rk4") == computed  # computed and remembered
         assert step_limit(vessel, "rk4") == computed  # remembered
     assert step_limit(odin, "rk4") != step_limit(otter, "rk4")  # one entry each
-    assert len(json.loads((tmp_path / (PREFIX + "0123456789abcdef") /
-                           kernel_cache.MEMO_FILE).read_text())) == 2  # fmt: skip
+    assert (
+        len(
+            json.loads(
+                (tmp_path / (PREFIX + "0123456789abcdef") / kernel_cache.MEMO_FILE).read_text()
+            )
+        )
+        == 2
+    )
     memo = tmp_path / (PREFIX + "0123456789abcdef") / kernel_cache.MEMO_FILE
     memo.write_text(json.dumps({k: [1.0, "x"] for k in json.loads(memo.read_text())}))
     assert step_limit(odin, "rk4") == computed_step_limit(odin, "rk4")

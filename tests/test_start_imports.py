@@ -30,8 +30,9 @@ print(*imported)
 
 
 def pyais_imported(bench: str) -> list[str]:
-    probe = subprocess.run([sys.executable, "-c", PROBE, bench], cwd=ROOT, capture_output=True,
-                           text=True, timeout=120)  # fmt: skip
+    probe = subprocess.run(
+        [sys.executable, "-c", PROBE, bench], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert probe.returncode == 0, probe.stderr
     return probe.stdout.split()
 
@@ -69,9 +70,13 @@ def test_an_ais_device_imports_pyais_when_it_is_made(tmp_path):
 
     bench = load_bench("busy-fjord")
     (config,) = [d for d in bench.devices if d.model == "ais"]
-    probe = subprocess.run([sys.executable, "-c", DEVICE_PROBE], cwd=ROOT, capture_output=True,
-                           input=pickle.dumps((config, bench.seed, bench.origin)),
-                           timeout=120)  # fmt: skip
+    probe = subprocess.run(
+        [sys.executable, "-c", DEVICE_PROBE],
+        cwd=ROOT,
+        capture_output=True,
+        input=pickle.dumps((config, bench.seed, bench.origin)),
+        timeout=120,
+    )
     assert probe.returncode == 0, probe.stderr.decode()
     assert probe.stdout.split() == [b"False", b"True"]
 
@@ -93,7 +98,12 @@ print(*[name in sys.modules for name in optional])
 def test_a_run_that_neither_records_nor_mirrors_imports_neither():
     """mcap and zstandard (about 12 ms) load only for a recording, aiomqtt and paho (about 18
     ms) only for a mirror: not in every run's or sim's start."""
-    probe = subprocess.run([sys.executable, "-c", OPTIONAL_PROBE], cwd=ROOT, capture_output=True,
-                           text=True, timeout=120)  # fmt: skip
+    probe = subprocess.run(
+        [sys.executable, "-c", OPTIONAL_PROBE],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert probe.returncode == 0, probe.stderr
     assert probe.stdout.splitlines() == ["False False False False", "True True True True"]

@@ -33,8 +33,12 @@ class Terminal:
 
     def __init__(self, *args: str):
         master, slave = pty.openpty()
-        self.proc = subprocess.Popen([sys.executable, "-m", "hild.cli", "run", *args],
-                                     stdin=slave, stdout=slave, stderr=slave)  # fmt: skip
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "hild.cli", "run", *args],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+        )
         os.close(slave)
         self.master = master
         self.shown = b""
@@ -74,8 +78,12 @@ class Terminal:
 
 
 def ctl(run_dir, *args: str) -> None:
-    subprocess.run([sys.executable, "-m", "hild.cli", "ctl", "--run-dir", str(run_dir), *args],
-                   check=True, capture_output=True, timeout=60)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "hild.cli", "ctl", "--run-dir", str(run_dir), *args],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
 
 
 def bench(tmp_path) -> tuple[str, int]:
@@ -120,8 +128,12 @@ def test_no_block_with_quiet_or_without_a_terminal(tmp_path, quiet):
         terminal.stop()
         shown = terminal.text()
     else:
-        done = subprocess.run([sys.executable, "-m", "hild.cli", "run", path, "--duration", "3"],
-                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "hild.cli", "run", path, "--duration", "3"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         shown = done.stdout + done.stderr
     assert "run.summary" in shown  # it ran, and logged as ever
     assert "actuators:" not in shown and "jets: waiting" not in shown

@@ -37,14 +37,36 @@ def cluster():
     address = f"tcp://127.0.0.1:{free_tcp_port()}"
     quiet = dict(env=environment(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     port = address.rsplit(":", 1)[1]
-    scheduler = [DASK, "scheduler", "--host", "127.0.0.1", "--port", port, "--no-dashboard",
-                 "--dashboard-address", ":0"]  # fmt: skip
+    scheduler = [
+        DASK,
+        "scheduler",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        port,
+        "--no-dashboard",
+        "--dashboard-address",
+        ":0",
+    ]
     processes = [subprocess.Popen(scheduler, **quiet)]
-    worker = [DASK, "worker", address, "--nthreads", "1", "--nworkers", "1", "--no-dashboard",
-              "--dashboard-address", ":0", "--host", "127.0.0.1"]  # fmt: skip
+    worker = [
+        DASK,
+        "worker",
+        address,
+        "--nthreads",
+        "1",
+        "--nworkers",
+        "1",
+        "--no-dashboard",
+        "--dashboard-address",
+        ":0",
+        "--host",
+        "127.0.0.1",
+    ]
     processes.append(subprocess.Popen([*worker, "--name", "plain"], **quiet))
-    processes.append(subprocess.Popen([*worker, "--name", "rig", "--resources", "rig-a=1"],
-                                      **quiet))  # fmt: skip
+    processes.append(
+        subprocess.Popen([*worker, "--name", "rig", "--resources", "rig-a=1"], **quiet)
+    )
     try:
         with Client(address, timeout=30) as client:
             client.wait_for_workers(2, timeout=60)
@@ -61,9 +83,13 @@ def cluster():
 
 
 def hild_sweep(*args, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hild.cli", "sweep", *map(str, args),
-                           "--no-progress"], env=env or environment(), capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "hild.cli", "sweep", *map(str, args), "--no-progress"],
+        env=env or environment(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def by_worker(client: Client) -> dict[str, int]:
@@ -72,14 +98,14 @@ def by_worker(client: Client) -> dict[str, int]:
     return {info[address]["name"]: count for address, count in done.items()}
 
 
-def test_a_sweep_on_a_cluster_started_apart_gives_the_local_table(cluster, tmp_path,
-                                                                  monkeypatch):  # fmt: skip
+def test_a_sweep_on_a_cluster_started_apart_gives_the_local_table(cluster, tmp_path, monkeypatch):
     monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
     address, client = cluster
     scenario = tiny_scenario(tmp_path)
     local, remote = tmp_path / "local.parquet", tmp_path / "remote.parquet"
-    assert main(["sweep", str(scenario), "--workers", "1", "--out", str(local),
-                 "--no-progress"]) == 0  # fmt: skip
+    assert (
+        main(["sweep", str(scenario), "--workers", "1", "--out", str(local), "--no-progress"]) == 0
+    )
     before = by_worker(client)
     done = hild_sweep(scenario, "--scheduler", address, "--out", remote)
     assert done.returncode == 0, done.stderr
@@ -102,8 +128,12 @@ def test_runs_needing_a_resource_go_only_to_the_worker_that_has_it(cluster, tmp_
     assert after["plain"] == before["plain"]
     assert after["rig"] - before["rig"] == 12
     # the resource changes where the runs go, not what they give
-    assert hild_sweep(plain, "--scheduler", address, "--out", tmp_path / "plain.parquet",
-                      "--runs", 4).returncode == 0  # fmt: skip
+    assert (
+        hild_sweep(
+            plain, "--scheduler", address, "--out", tmp_path / "plain.parquet", "--runs", 4
+        ).returncode
+        == 0
+    )
     rows = pq.read_table(tmp_path / "plain.parquet").to_pylist()
     assert rows == pq.read_table(tmp_path / "rigged.parquet").to_pylist()[:4]
 
@@ -121,10 +151,24 @@ def test_an_interrupted_sweep_resumes_to_the_same_table(cluster, tmp_path, stop)
     whole, cut = tmp_path / "whole.parquet", tmp_path / "cut.parquet"
     assert hild_sweep(scenario, "--scheduler", address, "--out", whole).returncode == 0
     parts = tmp_path / "cut.parquet.parts"
-    sweep = subprocess.Popen([sys.executable, "-m", "hild.cli", "sweep", str(scenario),
-                              "--scheduler", address, "--out", str(cut), "--no-progress"],
-                             env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)  # fmt: skip
+    sweep = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hild.cli",
+            "sweep",
+            str(scenario),
+            "--scheduler",
+            address,
+            "--out",
+            str(cut),
+            "--no-progress",
+        ],
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     while not (parts.is_dir() and any(parts.glob("part-*.parquet"))):
         assert sweep.poll() is None and time.monotonic() < deadline
@@ -152,20 +196,21 @@ def test_a_controller_a_worker_cannot_load_is_refused_before_any_run(cluster, tm
     (here / "only_here_controller.py").write_text(
         "from hild.scenario.controller import PilotController\n\n"
         "def make(context):\n    return PilotController(context)\n"
-    )  # fmt: skip
+    )
     scenario = tiny_scenario(tmp_path)
-    scenario.write_text(scenario.read_text().replace(
-        "pilot = true", 'python = "only_here_controller:make"'))  # fmt: skip
+    scenario.write_text(
+        scenario.read_text().replace("pilot = true", 'python = "only_here_controller:make"')
+    )
     before = by_worker(client)
     env = {**environment(), "PYTHONPATH": f"{REPO}{os.pathsep}{here}"}
-    refused = hild_sweep(scenario, "--scheduler", address, "--out", tmp_path / "t.parquet",
-                         env=env)  # fmt: skip
+    refused = hild_sweep(scenario, "--scheduler", address, "--out", tmp_path / "t.parquet", env=env)
     assert refused.returncode == 2, (refused.stdout, refused.stderr)
     assert f"{scenario}: controller.python = 'only_here_controller:make'" in refused.stderr
     assert "it does not load on 2 of 2 workers" in refused.stderr
     assert "No module named 'only_here_controller'" in refused.stderr, refused.stderr
     assert by_worker(client) == before  # no run went out
     # where it loads (a local cluster's workers share this process's path), the sweep runs
-    done = hild_sweep(scenario, "--workers", "1", "--out", tmp_path / "local.parquet",
-                      "--runs", "2", env=env)  # fmt: skip
+    done = hild_sweep(
+        scenario, "--workers", "1", "--out", tmp_path / "local.parquet", "--runs", "2", env=env
+    )
     assert done.returncode == 0, done.stderr

@@ -45,9 +45,19 @@ def test_the_table_is_the_same_with_one_or_two_workers_and_when_resumed(tmp_path
 
     plan = plan_sweep(load_scenario(str(scenario)))
     assert table.column_names == [
-        "index", "weather.wind_speed", "mission.acceptance_m", "seed", "passed", "ended",
-        "duration_s", *METRICS, "failed", "failures", "margin", "hild_version",
-    ]  # fmt: skip
+        "index",
+        "weather.wind_speed",
+        "mission.acceptance_m",
+        "seed",
+        "passed",
+        "ended",
+        "duration_s",
+        *METRICS,
+        "failed",
+        "failures",
+        "margin",
+        "hild_version",
+    ]
     rows = table.to_pylist()
     assert [r["index"] for r in rows] == list(range(12))
     assert [r["seed"] for r in rows] == [r.seed for r in plan.runs]
@@ -64,8 +74,12 @@ def test_a_failed_run_exits_1_with_a_junit_report_plots_and_commands(tmp_path, c
     scenario = tiny_scenario(tmp_path, xte_max_m=0.001)
     junit, plots = tmp_path / "report.xml", tmp_path / "plots"
     out = tmp_path / "failing.parquet"
-    assert sweep(scenario, "--workers", 1, "--runs", 3, "--out", out, "--junit", junit,
-                 "--plots", plots) == 1  # fmt: skip
+    assert (
+        sweep(
+            scenario, "--workers", 1, "--runs", 3, "--out", out, "--junit", junit, "--plots", plots
+        )
+        == 1
+    )
     printed = capsys.readouterr().out
     assert "3 of 12 runs, 0/3 passed (0%)" in printed
     assert f"hild scenario run {scenario} --seed " in printed
@@ -73,8 +87,11 @@ def test_a_failed_run_exits_1_with_a_junit_report_plots_and_commands(tmp_path, c
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite.get("tests") == "3" and suite.get("failures") == "3"
     cases = suite.findall("testcase")
-    assert cases[0].get("name").startswith("run 00: weather.wind_speed=0, "
-                                           "mission.acceptance_m=10, seed=")  # fmt: skip
+    assert (
+        cases[0]
+        .get("name")
+        .startswith("run 00: weather.wind_speed=0, mission.acceptance_m=10, seed=")
+    )
     failure = cases[0].find("failure")
     assert failure.get("message") == "failed: xte_max_m"
     assert failure.text.startswith("FAIL  xte_max_m:") and "against 0.001 m" in failure.text
@@ -95,12 +112,16 @@ def test_a_failed_run_exits_1_with_a_junit_report_plots_and_commands(tmp_path, c
         ('python = "nosuchmod:factory"', (), "controller.python = 'nosuchmod:factory'"),
         ('python = "json:__version__"', (), "json:__version__ is a str, not a callable"),
         ('command = ["true"]', (), "a controller that runs in lockstep"),
-        ("pilot = true", ("--scheduler", "notaurl"), "--scheduler = 'notaurl': expected a Dask "
-         "scheduler's address, tcp://HOST:PORT"),
+        (
+            "pilot = true",
+            ("--scheduler", "notaurl"),
+            "--scheduler = 'notaurl': expected a Dask scheduler's address, tcp://HOST:PORT",
+        ),
     ],
-)  # fmt: skip
-def test_bad_input_is_refused_before_any_run_and_writes_nothing(tmp_path, capsys, controller,
-                                                                options, says):  # fmt: skip
+)
+def test_bad_input_is_refused_before_any_run_and_writes_nothing(
+    tmp_path, capsys, controller, options, says
+):
     """Reproduces: a controller that cannot be loaded made every run a FAILED error (exit 1),
     an external one too, and a scheduler's address without a port an internal error."""
     scenario = tiny_scenario(tmp_path)
@@ -131,14 +152,22 @@ def test_more_workers_than_four_per_core_are_refused_at_once(tmp_path, capsys):
 def test_runs_whose_controller_fails_them_are_rows_and_the_sweep_goes_on(tmp_path, capsys):
     """A python controller that raises or hangs in a worker fails its run, not the sweep:
     the row's ``ended`` is ``controller_error`` and its failure says what it did."""
-    scenario = tiny_scenario(tmp_path, sweep="seeds = 1", parameters='"controller.options.mode" '
-                             '= ["sleeps", "ok", "raises"]')  # fmt: skip
-    scenario.write_text(scenario.read_text().replace("pilot = true\n", """\
+    scenario = tiny_scenario(
+        tmp_path,
+        sweep="seeds = 1",
+        parameters='"controller.options.mode" = ["sleeps", "ok", "raises"]',
+    )
+    scenario.write_text(
+        scenario.read_text().replace(
+            "pilot = true\n",
+            """\
 python = "tests.controllers:misbehaves"
 step_timeout_s = 0.2
 [controller.options]
 after_s = 1.0
-"""))  # fmt: skip
+""",
+        )
+    )
     out = tmp_path / "t.parquet"
     junit = tmp_path / "t.xml"
     assert sweep(scenario, "--workers", 1, "--out", out, "--junit", junit) == 1

@@ -31,8 +31,9 @@ def test_grid_runs_the_cartesian_product_last_parameter_fastest_each_with_its_se
 
 
 def test_a_range_includes_both_ends_and_float_steps_stay_round(tmp_path):
-    plan = plan_of(tmp_path, sweep="", parameters='"weather.wind_speed" = '
-                   "{ from = 0, to = 0.3, step = 0.1 }")  # fmt: skip
+    plan = plan_of(
+        tmp_path, sweep="", parameters='"weather.wind_speed" = { from = 0, to = 0.3, step = 0.1 }'
+    )
     assert [dict(r.values)["weather.wind_speed"] for r in plan.runs] == [0.0, 0.1, 0.2, 0.3]
     assert plan.parameters[0].kind == "float"
 
@@ -57,8 +58,9 @@ SAMPLED = """\
 @pytest.mark.parametrize("mode", ["random", "lhs"])
 def test_samples_are_reproducible_from_the_sweep_seed(tmp_path, mode):
     def values(seed):
-        plan = plan_of(tmp_path, sweep=f'mode = "{mode}"\nsamples = 20', seed=seed,
-                       parameters=SAMPLED)  # fmt: skip
+        plan = plan_of(
+            tmp_path, sweep=f'mode = "{mode}"\nsamples = 20', seed=seed, parameters=SAMPLED
+        )
         assert len(plan.runs) == 20
         return [r.values for r in plan.runs]
 
@@ -85,13 +87,25 @@ def test_a_latin_hypercube_puts_one_sample_in_each_stratum_of_each_parameter(tmp
 
 def test_every_problem_of_the_sweep_table_at_once_naming_its_key(tmp_path):
     with pytest.raises(ConfigError) as caught:
-        plan_of(tmp_path, sweep='sed = 1\nmode = "grd"\nseeds = 0', parameters=(
-            '"bench.seed" = [1]\n"a..c" = [1]\n"x.y" = [1, "a"]\n'
-            '"x.z" = { from = 3, to = 1, step = 1 }\n"x.w" = 5'))  # fmt: skip
+        plan_of(
+            tmp_path,
+            sweep='sed = 1\nmode = "grd"\nseeds = 0',
+            parameters=(
+                '"bench.seed" = [1]\n"a..c" = [1]\n"x.y" = [1, "a"]\n'
+                '"x.z" = { from = 3, to = 1, step = 1 }\n"x.w" = 5'
+            ),
+        )
     keys = {e.key: e for e in caught.value.errors}
-    assert set(keys) == {"sweep.sed", "sweep.mode", "sweep.seeds", "sweep.parameters.bench.seed",
-                         "sweep.parameters.a..c", "sweep.parameters.x.y",
-                         "sweep.parameters.x.z", "sweep.parameters.x.w"}  # fmt: skip
+    assert set(keys) == {
+        "sweep.sed",
+        "sweep.mode",
+        "sweep.seeds",
+        "sweep.parameters.bench.seed",
+        "sweep.parameters.a..c",
+        "sweep.parameters.x.y",
+        "sweep.parameters.x.z",
+        "sweep.parameters.x.w",
+    }
     assert all(e.file.endswith("tiny.toml") for e in caught.value.errors)
     assert "did you mean 'seed'" in keys["sweep.sed"].expected
     assert keys["sweep.seeds"].value == 0
@@ -115,8 +129,9 @@ def test_uniform_needs_samples_and_samples_need_a_sampling_mode(tmp_path):
         ('"device.nosuch.rate_hz" = [1]', "device.nosuch", "a name in [[device]]"),
     ],
 )
-def test_paths_and_values_are_tried_on_the_scenario_before_any_run(tmp_path, parameters, key,
-                                                                    expected):  # fmt: skip
+def test_paths_and_values_are_tried_on_the_scenario_before_any_run(
+    tmp_path, parameters, key, expected
+):
     scenario = load_scenario(str(tiny_scenario(tmp_path, parameters=parameters)))
     plan = plan_sweep(scenario)
     with pytest.raises(ConfigError) as caught:
@@ -135,8 +150,11 @@ def test_a_scenario_without_a_sweep_table_is_refused(tmp_path):
 
 
 def test_worst_runs_failed_first_then_nearest_to_failing_and_their_commands(tmp_path):
-    plan = plan_of(tmp_path, sweep="", parameters='"weather.wind_speed" = [0, 8]\n'
-                   '"controller.protocol" = ["iec"]')  # fmt: skip
+    plan = plan_of(
+        tmp_path,
+        sweep="",
+        parameters='"weather.wind_speed" = [0, 8]\n"controller.protocol" = ["iec"]',
+    )
     rows = [
         {"index": 0, "passed": True, "margin": -0.5},
         {"index": 1, "passed": False, "margin": 0.2},

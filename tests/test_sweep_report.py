@@ -41,9 +41,16 @@ def test_the_summary_gives_pass_rates_by_value_and_the_worst_runs(tmp_path):
     for run in plan.runs:
         values = dict(run.values)
         passed = values["weather.wind_speed"] == 0 or values["mission.acceptance_m"] == 20
-        rows.append({"index": run.index, "seed": run.seed, **values, "passed": passed,
-                     "failed": "" if passed else "xte_max_m",
-                     "margin": -0.5 if passed else 0.1 * run.index})  # fmt: skip
+        rows.append(
+            {
+                "index": run.index,
+                "seed": run.seed,
+                **values,
+                "passed": passed,
+                "failed": "" if passed else "xte_max_m",
+                "margin": -0.5 if passed else 0.1 * run.index,
+            }
+        )
     text = summary_text(plan, rows, "tiny.toml")
     assert text.startswith("sweep tiny: 12 of 12 runs, 8/12 passed (67%)\n")
     assert "         0  6/6 passed (100%)\n" in text
@@ -51,8 +58,13 @@ def test_the_summary_gives_pass_rates_by_value_and_the_worst_runs(tmp_path):
     assert "        20  4/4 passed (100%)\n" in text
     worst = [line for line in text.splitlines() if line.startswith("  run ")]
     assert worst[0] == "  run 9: FAILED xte_max_m (90% past a threshold)"
-    assert [w.split(":")[0] for w in worst] == ["  run 9", "  run 8", "  run 7", "  run 6",
-                                                "  run 0"]  # fmt: skip
+    assert [w.split(":")[0] for w in worst] == [
+        "  run 9",
+        "  run 8",
+        "  run 7",
+        "  run 6",
+        "  run 0",
+    ]
 
 
 def test_a_failed_pass_or_fail_criterion_is_not_called_a_share_of_a_threshold(tmp_path):
@@ -65,13 +77,22 @@ def test_a_failed_pass_or_fail_criterion_is_not_called_a_share_of_a_threshold(tm
     for run in plan.runs[:5]:
         criteria = outcomes[run.index]
         failed = ",".join(c.name for c in criteria if not c.passed)
-        rows.append({"index": run.index, "seed": run.seed, **dict(run.values),
-                     "passed": not failed, "failed": failed,
-                     "margin": margin_of(criteria)})  # fmt: skip
-    assert [r["margin"] for r in rows] == [2.0, 2.0, pytest.approx(0.3), 2.0,
-                                           pytest.approx(-0.1)]  # fmt: skip
-    worst = [line for line in summary_text(plan, rows, "tiny.toml").splitlines()
-             if line.startswith("  run ")]  # fmt: skip
+        rows.append(
+            {
+                "index": run.index,
+                "seed": run.seed,
+                **dict(run.values),
+                "passed": not failed,
+                "failed": failed,
+                "margin": margin_of(criteria),
+            }
+        )
+    assert [r["margin"] for r in rows] == [2.0, 2.0, pytest.approx(0.3), 2.0, pytest.approx(-0.1)]
+    worst = [
+        line
+        for line in summary_text(plan, rows, "tiny.toml").splitlines()
+        if line.startswith("  run ")
+    ]
     assert worst == [
         "  run 0: FAILED no_watchdog_trip",  # one trip: not "200% past a threshold"
         "  run 1: FAILED xte_max_m,no_watchdog_trip",

@@ -19,15 +19,29 @@ from hild.sweep.worker import RunOutcome
 
 def outcome(plan, index: int) -> RunOutcome:
     metrics = {m: float(index) for m in METRICS} | {"min_cpa_m": math.nan}
-    return RunOutcome(index, plan.runs[index].seed, index % 3 != 0, "completed", 20.0, metrics,
-                      (), (), -0.5, "0.1.0", 0.05, True)  # fmt: skip
+    return RunOutcome(
+        index,
+        plan.runs[index].seed,
+        index % 3 != 0,
+        "completed",
+        20.0,
+        metrics,
+        (),
+        (),
+        -0.5,
+        "0.1.0",
+        0.05,
+        True,
+    )
 
 
 def test_parts_in_any_order_make_the_same_file(tmp_path):
     plan = plan_sweep(load_scenario(str(tiny_scenario(tmp_path))))
     files = []
-    for name, batches in (("a", [[0, 1, 2], [3, 4, 5, 6, 7, 8, 9, 10, 11]]),
-                          ("b", [[11], [5, 3], [0, 1, 2, 4], [10, 9, 8, 7, 6]])):  # fmt: skip
+    for name, batches in (
+        ("a", [[0, 1, 2], [3, 4, 5, 6, 7, 8, 9, 10, 11]]),
+        ("b", [[11], [5, 3], [0, 1, 2, 4], [10, 9, 8, 7, 6]]),
+    ):
         results = open_results(plan, tmp_path / f"{name}.parquet", resume=False)
         for batch in batches:
             results.write_part([row_of(plan, outcome(plan, i)) for i in batch])

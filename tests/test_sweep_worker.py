@@ -66,8 +66,11 @@ def test_a_run_whose_controller_fails_it_is_marked_and_the_batch_goes_on(tmp_pat
     outcomes = run_batch(sweep_job(scenario), plan_sweep(scenario).runs)
     assert [o.index for o in outcomes] == [0, 1, 2, 3]
     *failed, ok = outcomes
-    says = ["raised ZeroDivisionError", "took longer than 0.2 s (controller.step_timeout_s)",
-            "returned 100000 lines in one step, the limit is 1000"]  # fmt: skip
+    says = [
+        "raised ZeroDivisionError",
+        "took longer than 0.2 s (controller.step_timeout_s)",
+        "returned 100000 lines in one step, the limit is 1000",
+    ]
     for outcome, said in zip(failed, says, strict=True):
         assert not outcome.passed and outcome.ended == "controller_error"
         assert outcome.failed[0] == "controller_error" and outcome.duration_s == 1.0

@@ -73,8 +73,12 @@ def test_systemd_accepts_the_units(tmp_path, name, instance):
     assert result.returncode == 0, result.stdout + result.stderr
     assert complaints(result) == [], result.stdout + result.stderr
     # The units as shipped: the one complaint is the program that exists only once installed.
-    shipped = subprocess.run(["systemd-analyze", "verify", str(UNITS / (instance or name))],
-                             capture_output=True, text=True, timeout=60)  # fmt: skip
+    shipped = subprocess.run(
+        ["systemd-analyze", "verify", str(UNITS / (instance or name))],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     lines = complaints(shipped)
     assert len(lines) == 1 and f"Command {INSTALLED_HILD} is not executable" in lines[0], lines
 
@@ -191,8 +195,11 @@ def test_status_and_watchdog_are_due_on_the_wall_clock(tmp_path):
         asyncio.run(notifier.start(run))
         (ready,) = receiver.pending()
         assert ready.splitlines() == [
-            "READY=1", "STATUS=default: odin in calm weather, running (100 Hz, time scale 1)",
-            f"MAINPID={os.getpid()}", "WATCHDOG=1"]  # fmt: skip
+            "READY=1",
+            "STATUS=default: odin in calm weather, running (100 Hz, time scale 1)",
+            f"MAINPID={os.getpid()}",
+            "WATCHDOG=1",
+        ]
         sent = []
         for k in range(1, 601):  # 6 s of ticks at 100 Hz
             now[0] = 100.0 + k / 100
@@ -233,8 +240,9 @@ def test_a_stalled_event_loop_stops_the_pings_while_the_ticks_go_on(tmp_path):
     once the loop runs."""
     receiver = Receiver(str(tmp_path / "notify"))
     now = [100.0]
-    notifier = SystemdNotifier(receiver.env, watchdog_usec=3_000_000, status_interval_s=1e9,
-                               clock=lambda: now[0])  # fmt: skip
+    notifier = SystemdNotifier(
+        receiver.env, watchdog_usec=3_000_000, status_interval_s=1e9, clock=lambda: now[0]
+    )
     run = fake_view()
     try:
         asyncio.run(notifier.start(run))
@@ -381,8 +389,9 @@ def test_an_abstract_notify_socket(tmp_path, monkeypatch):
     """'@name' is a socket in the abstract namespace (no file); a run with --duration stops
     by itself and says so."""
     address = f"@hild-test-{uuid.uuid4().hex}"
-    daemon, listener = notifying_daemon(tmp_path, monkeypatch, address,
-                                        "--duration", "3", "--time-scale", "10")  # fmt: skip
+    daemon, listener = notifying_daemon(
+        tmp_path, monkeypatch, address, "--duration", "3", "--time-scale", "10"
+    )
     try:
         _, ready, ports_open = listener.wait_for("READY=1")
         assert ports_open and f"MAINPID={daemon.proc.pid}" in ready

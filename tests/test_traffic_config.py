@@ -67,7 +67,11 @@ def test_a_course_target_is_read_in_si_units_and_ais_text(tmp_path):
     assert identity.name == "NORDIC STAR"  # AIS text is upper case
     assert identity.destination == "OSLO"
     assert (identity.to_bow, identity.to_stern, identity.to_port, identity.to_starboard) == (
-        80, 20, 8, 8)  # fmt: skip
+        80,
+        20,
+        8,
+        8,
+    )
     assert identity.ais_class == "A" and identity.nav_status == 0
     assert isinstance(target.motion, Course)
     assert target.motion.speed == pytest.approx(12 * 1852 / 3600)
@@ -115,16 +119,25 @@ def test_a_traffic_file_is_included_by_name_and_its_targets_join_the_bench(tmp_p
     folder.mkdir()
     write(folder, 'description = "one ship"\n' + COURSE_TARGET, "mine.toml")
     monkeypatch.setenv("HILD_TRAFFIC_PATH", str(folder))
-    text = BENCH + '\n[[traffic]]\nfile = "mine"\n' + COURSE_TARGET.replace(
-        "cargo", "second").replace("257000001", "257000009")  # fmt: skip
+    text = (
+        BENCH
+        + '\n[[traffic]]\nfile = "mine"\n'
+        + COURSE_TARGET.replace("cargo", "second").replace("257000001", "257000009")
+    )
     bench = load_bench(write(tmp_path, text))
     assert [t.name for t in bench.traffic] == ["cargo", "second"]
 
 
 def test_every_built_in_traffic_file_and_bench_is_valid():
     names = TRAFFIC.names()
-    assert {"head-on", "crossing-give-way", "crossing-stand-on", "overtaking", "overtaken",
-            "busy-fjord"} <= set(names)  # fmt: skip
+    assert {
+        "head-on",
+        "crossing-give-way",
+        "crossing-stand-on",
+        "overtaking",
+        "overtaken",
+        "busy-fjord",
+    } <= set(names)
     for name in names:
         targets = load_traffic_file(name, load_bench("default").origin)
         assert targets, name
@@ -133,10 +146,19 @@ def test_every_built_in_traffic_file_and_bench_is_valid():
         assert any(d.type == "ais" for d in bench.devices)
         ais = next(d for d in bench.devices if d.type == "ais")
         assert "udp://127.0.0.1:10110" in ais.ports and ais.baud == 38400
-    situations = {t.motion.situation for n in names for t in load_bench(n).traffic
-                  if isinstance(t.motion, Encounter)}  # fmt: skip
-    assert situations == {"head-on", "crossing-give-way", "crossing-stand-on", "overtaking",
-                          "overtaken"}  # fmt: skip
+    situations = {
+        t.motion.situation
+        for n in names
+        for t in load_bench(n).traffic
+        if isinstance(t.motion, Encounter)
+    }
+    assert situations == {
+        "head-on",
+        "crossing-give-way",
+        "crossing-stand-on",
+        "overtaking",
+        "overtaken",
+    }
 
 
 def test_every_problem_of_the_traffic_is_named_at_once(tmp_path):
@@ -206,14 +228,24 @@ def test_an_unknown_traffic_file_lists_the_built_in_ones(tmp_path):
 
 def test_hild_check_and_show_know_traffic(tmp_path):
     bad = write(tmp_path, BENCH + COURSE_TARGET.replace("speed_kn = 12", "speed_kn = 99"))
-    p = subprocess.run([sys.executable, "-m", "hild.cli", "check", str(bad)],
-                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    p = subprocess.run(
+        [sys.executable, "-m", "hild.cli", "check", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode != 0
-    assert "traffic (cargo).course.speed_kn = 99.0: expected a number in knots of at most 60" \
-        in p.stderr, p.stderr  # fmt: skip
+    assert (
+        "traffic (cargo).course.speed_kn = 99.0: expected a number in knots of at most 60"
+        in p.stderr
+    ), p.stderr
     assert "Traceback" not in p.stderr
-    p = subprocess.run([sys.executable, "-m", "hild.cli", "show", "traffic", "head-on"],
-                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    p = subprocess.run(
+        [sys.executable, "-m", "hild.cli", "show", "traffic", "head-on"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 0 and 'situation = "head-on"' in p.stdout
 
 
@@ -254,8 +286,10 @@ def test_an_encounter_starts_within_the_distance_a_course_may(tmp_path):
         load_bench(write(tmp_path, BENCH + encounter))
     (error,) = errors_of(excinfo)
     assert "traffic (far).encounter = " in error, error
-    assert ("its start within 200 km of the origin, as a course's: tcpa_s = 86400 at a closing "
-            "speed of 10.14 m/s (876.5 km) put it 876.5 km from the origin (give a shorter "
-            "tcpa_s)") in error, error  # fmt: skip
+    assert (
+        "its start within 200 km of the origin, as a course's: tcpa_s = 86400 at a closing "
+        "speed of 10.14 m/s (876.5 km) put it 876.5 km from the origin (give a shorter "
+        "tcpa_s)"
+    ) in error, error
     (target,) = load_bench(write(tmp_path, BENCH + encounter.replace("86400", "3600"))).traffic
     assert target.motion.tcpa_s == 3600.0

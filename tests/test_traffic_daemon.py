@@ -31,9 +31,10 @@ from hild.record.reader import messages
 
 GPSDECODE = shutil.which("gpsdecode")
 needs_gpsdecode = pytest.mark.skipif(
-    GPSDECODE is None, reason="gpsdecode (gpsd-clients) is not installed: no independent "
-    "AIS decoder to check hild's messages against"
-)  # fmt: skip
+    GPSDECODE is None,
+    reason="gpsdecode (gpsd-clients) is not installed: no independent "
+    "AIS decoder to check hild's messages against",
+)
 
 KNOT = 1852.0 / 3600.0
 START = datetime(2026, 6, 1, 12, 0, 0, tzinfo=UTC)
@@ -48,81 +49,137 @@ OWN = {"mmsi": 257000123, "name": "HILD E2E", "callsign": "LH1E", "ship_type": 9
 # writes it). The expected reporting interval of each is in INTERVALS below.
 TARGETS: dict[str, dict] = {
     "anchored": {
-        "mmsi": 257200001, "ship_name": "FJORD BULK", "callsign": "LAFB2", "ship_type": 70,
-        "dimensions": [150, 30, 12, 12], "nav_status": "at-anchor", "motion": """
+        "mmsi": 257200001,
+        "ship_name": "FJORD BULK",
+        "callsign": "LAFB2",
+        "ship_type": 70,
+        "dimensions": [150, 30, 12, 12],
+        "nav_status": "at-anchor",
+        "motion": """
 [traffic.course]
 north = 1500
 east = 600
 course_deg = 45
-speed_kn = 0"""},
+speed_kn = 0""",
+    },
     "slow": {
-        "mmsi": 257200002, "ship_name": "SLOW COASTER", "callsign": "LASC1", "ship_type": 70,
-        "dimensions": [60, 15, 6, 6], "motion": """
+        "mmsi": 257200002,
+        "ship_name": "SLOW COASTER",
+        "callsign": "LASC1",
+        "ship_type": 70,
+        "dimensions": [60, 15, 6, 6],
+        "motion": """
 [traffic.course]
 north = 2500
 east = -2500
 course_deg = 90
-speed_kn = 8"""},
+speed_kn = 8""",
+    },
     "fast": {
-        "mmsi": 257200003, "ship_name": "FAST FERRY", "callsign": "LAFF3", "ship_type": 40,
-        "dimensions": [30, 10, 5, 5], "motion": """
+        "mmsi": 257200003,
+        "ship_name": "FAST FERRY",
+        "callsign": "LAFF3",
+        "ship_type": 40,
+        "dimensions": [30, 10, 5, 5],
+        "motion": """
 [traffic.course]
 north = 5000
 east = 1500
 course_deg = 180
-speed_kn = 25"""},
+speed_kn = 25""",
+    },
     "medium": {  # 18 kn, west then a turn to the north: 6 s straight, 2 s turning
-        "mmsi": 257200004, "ship_name": "COASTAL EXPRESS", "callsign": "LAHX4",
-        "ship_type": 60, "dimensions": [100, 25, 10, 10], "destination": "OSLO", "motion": """
+        "mmsi": 257200004,
+        "ship_name": "COASTAL EXPRESS",
+        "callsign": "LAHX4",
+        "ship_type": 60,
+        "dimensions": [100, 25, 10, 10],
+        "destination": "OSLO",
+        "motion": """
 [traffic.route]
 waypoints = [
     { north = 3000, east = 3500, speed_kn = 18 },
     { north = 3000, east = 1500, speed_kn = 18 },
     { north = 12000, east = 1500, speed_kn = 18 },
-]"""},
+]""",
+    },
     "turner": {  # 10 kn, east then a turn to the south: 10 s straight, 3 1/3 s turning
-        "mmsi": 257200005, "ship_name": "PILOT BOAT", "callsign": "LAPB5", "ship_type": 50,
-        "dimensions": [12, 4, 2, 2], "motion": """
+        "mmsi": 257200005,
+        "ship_name": "PILOT BOAT",
+        "callsign": "LAPB5",
+        "ship_type": 50,
+        "dimensions": [12, 4, 2, 2],
+        "motion": """
 [traffic.route]
 waypoints = [
     { north = 1500, east = -2500, speed_kn = 10 },
     { north = 1500, east = -600, speed_kn = 10 },
     { north = -1500, east = -600, speed_kn = 10 },
-]"""},
+]""",
+    },
     "yacht": {
-        "mmsi": 257200006, "ship_name": "SJOSPRINT", "callsign": "LJ6Y", "ship_type": 37,
-        "dimensions": [8, 4, 2, 2], "class": "B", "motion": """
+        "mmsi": 257200006,
+        "ship_name": "SJOSPRINT",
+        "callsign": "LJ6Y",
+        "ship_type": 37,
+        "dimensions": [8, 4, 2, 2],
+        "class": "B",
+        "motion": """
 [traffic.course]
 north = -500
 east = -2500
 course_deg = 60
-speed_kn = 15"""},
+speed_kn = 15""",
+    },
     # crossing-stand-on (the own ship's side): it comes from port and gives way; placed
     # 8 min out so that it sails straight for 2 min before the own ship is 6 min away
     "giveway": {
-        "mmsi": 257200007, "ship_name": "OSLOFJORD CARRIER", "callsign": "LACR5",
-        "ship_type": 70, "dimensions": [80, 20, 7, 7], "destination": "MOSS", "draught": 5.8,
-        "imo": 9123456, "behaviour": "colreg", "motion": """
+        "mmsi": 257200007,
+        "ship_name": "OSLOFJORD CARRIER",
+        "callsign": "LACR5",
+        "ship_type": 70,
+        "dimensions": [80, 20, 7, 7],
+        "destination": "MOSS",
+        "draught": 5.8,
+        "imo": 9123456,
+        "behaviour": "colreg",
+        "motion": """
 [traffic.encounter]
 situation = "crossing-stand-on"
 speed_kn = 12
 cpa_m = 0
-tcpa_s = 480"""},
+tcpa_s = 480""",
+    },
     "holder": {  # crossing-give-way: it comes from starboard, and holds whatever happens
-        "mmsi": 257200008, "ship_name": "STUBBORN", "callsign": "LAST8", "ship_type": 80,
-        "dimensions": [120, 30, 12, 12], "behaviour": "hold", "motion": """
+        "mmsi": 257200008,
+        "ship_name": "STUBBORN",
+        "callsign": "LAST8",
+        "ship_type": 80,
+        "dimensions": [120, 30, 12, 12],
+        "behaviour": "hold",
+        "motion": """
 [traffic.encounter]
 situation = "crossing-give-way"
 speed_kn = 10
 cpa_m = 400
-tcpa_s = 420"""},
-}  # fmt: skip
+tcpa_s = 420""",
+    },
+}
 TURN_DEG = 60.0  # the give-way turn of a colreg target (Behaviour's default, targets.py)
 NAV_STATUS = {"at-anchor": 1}
 
 # Position report intervals [s] (ITU-R M.1371-5 Table 1 and 2): steady, and while turning
-STEADY = {"anchored": 180.0, "slow": 10.0, "fast": 2.0, "medium": 6.0, "turner": 10.0,
-          "yacht": 30.0, "giveway": 10.0, "holder": 10.0, "own": 10.0}  # fmt: skip
+STEADY = {
+    "anchored": 180.0,
+    "slow": 10.0,
+    "fast": 2.0,
+    "medium": 6.0,
+    "turner": 10.0,
+    "yacht": 30.0,
+    "giveway": 10.0,
+    "holder": 10.0,
+    "own": 10.0,
+}
 TURNING = {"medium": 2.0, "turner": 10.0 / 3.0, "giveway": 10.0 / 3.0}
 STATIC_S = 360.0
 # The receiver checks the schedule at its epochs, 10 Hz: a report goes out at the first epoch
@@ -131,8 +188,11 @@ EPOCH_S = 0.1
 
 
 def _toml(value) -> str:
-    return json.dumps(value) if not isinstance(value, list) else "[" + ", ".join(
-        map(_toml, value)) + "]"  # fmt: skip
+    return (
+        json.dumps(value)
+        if not isinstance(value, list)
+        else "[" + ", ".join(map(_toml, value)) + "]"
+    )
 
 
 def bench_text(udp_port: int, time_scale: float, record_hz: float) -> str:
@@ -199,8 +259,10 @@ class Run:
     state: list[dict]  # /state payloads
 
     def track(self, name: str, key: str) -> np.ndarray:
-        return np.array([next(x[key] for x in p["targets"] if x["name"] == name)
-                         for p in self.traffic], dtype=float)  # fmt: skip
+        return np.array(
+            [next(x[key] for x in p["targets"] if x["name"] == name) for p in self.traffic],
+            dtype=float,
+        )
 
     @property
     def traffic_t(self) -> np.ndarray:
@@ -217,8 +279,16 @@ def run_daemon(tmp: Path, duration: float, time_scale: float, record_hz: float) 
     bench.write_text(bench_text(udp.port, time_scale, record_hz))
     record = tmp / "run.mcap"
     try:
-        daemon = Daemon(str(bench), "--run-dir", str(tmp / "run"), "--duration", f"{duration:g}",
-                        "--record", str(record), tmp=tmp)  # fmt: skip
+        daemon = Daemon(
+            str(bench),
+            "--run-dir",
+            str(tmp / "run"),
+            "--duration",
+            f"{duration:g}",
+            "--record",
+            str(record),
+            tmp=tmp,
+        )
         summary = daemon.wait(timeout=duration / time_scale + 300.0)
         assert daemon.proc.returncode == 0, daemon.stderr()[-3000:]
         time.sleep(0.3)  # the last datagrams through the loopback
@@ -232,11 +302,12 @@ def run_daemon(tmp: Path, duration: float, time_scale: float, record_hz: float) 
     return Run(
         summary=summary,
         udp_lines=[line for _, line in udp.lines],
-        sentences=[(m.payload["t"], m.payload["sentence"]) for m in recorded
-                   if m.topic == "/sensors/ais"],
+        sentences=[
+            (m.payload["t"], m.payload["sentence"]) for m in recorded if m.topic == "/sensors/ais"
+        ],
         traffic=[m.payload for m in recorded if m.topic == "/traffic"],
         state=[m.payload for m in recorded if m.topic == "/state"],
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture(scope="module")
@@ -295,8 +366,9 @@ def gpsdecode(msgs: list[Message]) -> list[dict]:
     course in tenths), type 24 parts apart (-s); one JSON object per message, in order."""
     assert GPSDECODE is not None
     text = "".join(line + "\r\n" for m in msgs for line in m.lines).encode()
-    done = subprocess.run([GPSDECODE, "-j", "-u", "-s"], input=text, capture_output=True,
-                          check=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [GPSDECODE, "-j", "-u", "-s"], input=text, capture_output=True, check=True, timeout=120
+    )
     decoded = [json.loads(s) for s in done.stdout.decode().splitlines() if s.strip()]
     assert len(decoded) == len(msgs), done.stderr
     return decoded
@@ -423,13 +495,21 @@ def check_own(d: dict, s: dict) -> None:
     the rotation (v + w x r); each field within half of its last digit."""
     phi, theta, psi = s["roll"], s["pitch"], s["heading"]
     r_b = np.array([0.0, 0.0, -3.0])
-    cph, sph, cth, sth, cps, sps = (math.cos(phi), math.sin(phi), math.cos(theta),
-                                    math.sin(theta), math.cos(psi), math.sin(psi))  # fmt: skip
-    R = np.array([
-        [cps * cth, -sps * cph + cps * sth * sph, sps * sph + cps * cph * sth],
-        [sps * cth, cps * cph + sph * sth * sps, -cps * sph + sth * sps * cph],
-        [-sth, cth * sph, cth * cph],
-    ])  # fmt: skip
+    cph, sph, cth, sth, cps, sps = (
+        math.cos(phi),
+        math.sin(phi),
+        math.cos(theta),
+        math.sin(theta),
+        math.cos(psi),
+        math.sin(psi),
+    )
+    R = np.array(
+        [
+            [cps * cth, -sps * cph + cps * sth * sph, sps * sph + cps * cph * sth],
+            [sps * cth, cps * cph + sph * sth * sps, -cps * sph + sth * sps * cph],
+            [-sth, cth * sph, cth * cph],
+        ]
+    )
     offset = R @ r_b
     v = R @ (np.array([s["u"], s["v"], s["w"]]) + np.cross([s["p"], s["q"], s["r"]], r_b))
     lat = s["latitude"] + offset[0] / M_RADIUS * 180.0 / math.pi
@@ -503,8 +583,9 @@ def test_colreg_give_way_target_turns_to_starboard_and_passes_astern(run):
     t = run.traffic_t
     heading = np.degrees(run.track("giveway", "heading"))
     modes = [next(x for x in p["targets"] if x["name"] == "giveway")["mode"] for p in run.traffic]
-    situations = {next(x for x in p["targets"] if x["name"] == "giveway")["situation"]
-                  for p in run.traffic}  # fmt: skip
+    situations = {
+        next(x for x in p["targets"] if x["name"] == "giveway")["situation"] for p in run.traffic
+    }
     assert modes[0] == "sail" and "give-way" in modes
     # named from the own ship's side, as in the bench: the own ship stands on
     assert situations <= {"", "crossing-stand-on"} and "crossing-stand-on" in situations
@@ -543,9 +624,13 @@ def common_grid(run: Run, name: str, step: float = 0.005):
     t = run.traffic_t
     grid = np.arange(t[0], t[-1], step)
     ts = run.own("t")
-    return (grid, np.interp(grid, ts, run.own("north")), np.interp(grid, ts, run.own("east")),
-            np.interp(grid, t, run.track(name, "north")),
-            np.interp(grid, t, run.track(name, "east")))  # fmt: skip
+    return (
+        grid,
+        np.interp(grid, ts, run.own("north")),
+        np.interp(grid, ts, run.own("east")),
+        np.interp(grid, t, run.track(name, "north")),
+        np.interp(grid, t, run.track(name, "east")),
+    )
 
 
 def test_closest_approach_matches_an_independent_computation(run):

@@ -256,7 +256,7 @@ CASES = [
     (Encounter(100.0, 600.0, 7.0, relative_bearing=math.radians(45.0)), "ahead", None),
     (Encounter(250.0, 500.0, 7.0, relative_bearing=-2.1, passes="port"), "port", None),
     (Encounter(100.0, 300.0, 3.0, relative_bearing=0.1, own_speed=6.0), "ahead", None),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize("encounter, side, rel_course", CASES)
@@ -568,8 +568,11 @@ def test_the_compiled_step_allocates_nothing_beyond_its_arguments():
     env = dict(os.environ, NUMBA_NRT_STATS="1")
     out = subprocess.run(
         [sys.executable, "-c", NRT_PROBE],
-        env=env, capture_output=True, text=True, check=True,
-    ).stdout.split()  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     assert int(out[0]) == 0 and int(out[1]) > 0
     assert int(out[2]) == 4 and float(out[3]) == MODE_STOPPED  # all judged, the route run
 

@@ -62,8 +62,13 @@ def traffic_bench(tmp_path, port: int, traffic: str = "", **mqtt) -> str:
     assert "rate_hz = 100 " in text and "heading_deg = 0.0\n" in text
     text = text.replace("rate_hz = 100 ", f"time_scale = {TIME_SCALE}\nrate_hz = {RATE_HZ:g} ")
     text = text.replace("heading_deg = 0.0\n", f"heading_deg = 0.0\nspeed = {OWN_SPEED}\n")
-    lines = ["", "[mqtt]", f'url = "mqtt://127.0.0.1:{port}"', f'prefix = "{PREFIX}"',
-             "reconnect_max_s = 1.0"]  # fmt: skip
+    lines = [
+        "",
+        "[mqtt]",
+        f'url = "mqtt://127.0.0.1:{port}"',
+        f'prefix = "{PREFIX}"',
+        "reconnect_max_s = 1.0",
+    ]
     lines += [f"{k} = {json.dumps(v)}" for k, v in mqtt.items()]
     with open(path, "w") as f:
         f.write(text + "\n".join(lines) + "\n" + traffic)
@@ -99,8 +104,12 @@ def own_at(states: list[dict], t: float) -> dict:
     if h == 0.0:
         return {**a, "velocities": velocities}
     x = (t - a["t"]) / h
-    h00, h10, h01, h11 = (2 * x**3 - 3 * x**2 + 1, x**3 - 2 * x**2 + x, -2 * x**3 + 3 * x**2,
-                          x**3 - x**2)  # fmt: skip
+    h00, h10, h01, h11 = (
+        2 * x**3 - 3 * x**2 + 1,
+        x**3 - 2 * x**2 + x,
+        -2 * x**3 + 3 * x**2,
+        x**3 - x**2,
+    )
     own: dict = {"t": t, "velocities": velocities}
     for pos, vel in (("north", "v_north"), ("east", "v_east")):
         own[pos] = h00 * a[pos] + h10 * h * a[vel] + h01 * b[pos] + h11 * h * b[vel]
@@ -143,7 +152,10 @@ def check_geometry(report: dict, own: dict) -> None:
         tcpa_slack = slack / math.sqrt(w2) + 0.02
     assert min(cpas) - slack <= report["cpa_m"] <= max(cpas) + slack, (report, own, cpas)
     assert min(tcpas) - tcpa_slack <= report["tcpa_s"] <= max(tcpas) + tcpa_slack, (
-        report, own, tcpas)  # fmt: skip
+        report,
+        own,
+        tcpas,
+    )
 
 
 # --- the mirror ---------------------------------------------------------------------------------
@@ -158,19 +170,30 @@ def test_targets_on_their_topics_and_as_signalk_vessels(tmp_path, broker, subscr
         summary = stop(daemon)
     topics = subscriber.topics()
     assert {t for t in topics if t.startswith(f"{PREFIX}/traffic/")} == {
-        f"{PREFIX}/traffic/trawler", f"{PREFIX}/traffic/ferry"}  # fmt: skip
+        f"{PREFIX}/traffic/trawler",
+        f"{PREFIX}/traffic/ferry",
+    }
     states = subscriber.on(f"{PREFIX}/state")
     ferry_start = place(FERRY_ENCOUNTER, 0.0, 0.0, 0.0, OWN_SPEED)  # the bench places it at t 0
     expected = {
         # name: (mmsi, AIS name, start north, east, course [rad], speed [m/s])
         "trawler": (257100140, "HAVFISK", 1500.0, 800.0, math.radians(200.0), 6 * KNOT),
-        "ferry": (257100110, "FERRY", ferry_start.north, ferry_start.east, ferry_start.course,
-                  10 * KNOT),
-    }  # fmt: skip
+        "ferry": (
+            257100110,
+            "FERRY",
+            ferry_start.north,
+            ferry_start.east,
+            ferry_start.course,
+            10 * KNOT,
+        ),
+    }
     for name, (mmsi, _, north0, east0, course, speed) in expected.items():
         with subscriber._lock:
-            arrivals = [a for a, top, _, _ in subscriber.messages
-                        if top == f"{PREFIX}/traffic/{name}" and a >= t_window]  # fmt: skip
+            arrivals = [
+                a
+                for a, top, _, _ in subscriber.messages
+                if top == f"{PREFIX}/traffic/{name}" and a >= t_window
+            ]
         # 1 Hz of wall time: 3 in the 3.3 s window (+-1 for where its edges fall)
         assert 2 <= len(arrivals) <= 4, (name, arrivals)
         gaps = [b - a for a, b in zip(arrivals, arrivals[1:], strict=False)]
@@ -187,10 +210,12 @@ def test_targets_on_their_topics_and_as_signalk_vessels(tmp_path, broker, subscr
             # (and float rounding over a few thousand steps, ~1e-9 m)
             assert r["heading"] == pytest.approx(course, abs=1e-6), r
             assert r["speed"] == pytest.approx(speed, abs=1e-4), r
-            assert r["north"] == pytest.approx(north0 + speed * math.cos(course) * r["t"],
-                                               abs=0.002), r  # fmt: skip
-            assert r["east"] == pytest.approx(east0 + speed * math.sin(course) * r["t"],
-                                              abs=0.002), r  # fmt: skip
+            assert r["north"] == pytest.approx(
+                north0 + speed * math.cos(course) * r["t"], abs=0.002
+            ), r
+            assert r["east"] == pytest.approx(
+                east0 + speed * math.sin(course) * r["t"], abs=0.002
+            ), r
             assert r["mode"] == "sail"
             check_geometry(r, own_at(states, r["t"]))
     # the head-on ferry was placed to pass at 200 m in 300 s had the own ship held 2 m/s; the
@@ -206,8 +231,7 @@ def test_targets_on_their_topics_and_as_signalk_vessels(tmp_path, broker, subscr
         assert raw(f"{base}/navigation/courseOverGroundTrue")[-1] == pytest.approx(course, abs=1e-6)
         assert raw(f"{base}/navigation/headingTrue")[-1] == pytest.approx(course, abs=1e-6)
         assert raw(f"{base}/navigation/speedOverGround")[-1] == pytest.approx(speed, abs=1e-4)
-        assert raw(f"{base}/design/length")[-1] == {"overall": 20.0 if name == "trawler"
-                                                    else 140.0}  # fmt: skip
+        assert raw(f"{base}/design/length")[-1] == {"overall": 20.0 if name == "trawler" else 140.0}
         positions = raw(f"{base}/navigation/position")
         approaches = raw(f"{base}/navigation/closestApproach")
         assert len(positions) >= 4 and len(approaches) >= 4  # 2 Hz
@@ -227,7 +251,10 @@ def test_targets_on_their_topics_and_as_signalk_vessels(tmp_path, broker, subscr
     position = json.loads(subscriber.raw("vessels/self/navigation/position")[-1])
     assert position["latitude"] == pytest.approx(states[-1]["latitude"], abs=1e-4)
     assert {t.split("/")[1] for t in topics if t.startswith("vessels/")} == {
-        "self", "urn:mrn:imo:mmsi:257100140", "urn:mrn:imo:mmsi:257100110"}  # fmt: skip
+        "self",
+        "urn:mrn:imo:mmsi:257100140",
+        "urn:mrn:imo:mmsi:257100110",
+    }
     # the run's summary: both targets' closest approaches
     assert set(summary["traffic"]) == {"trawler", "ferry"}
     assert summary["traffic"]["ferry"]["mmsi"] == 257100110
@@ -247,8 +274,9 @@ class Requests:
         self.subscriber.publish(f"{PREFIX}/control/traffic", json.dumps(body))
 
         def answered():
-            answers = [a for a in self.subscriber.on(f"{PREFIX}/control/result")
-                       if a["id"] == body["id"]]  # fmt: skip
+            answers = [
+                a for a in self.subscriber.on(f"{PREFIX}/control/result") if a["id"] == body["id"]
+            ]
             return answers[0] if answers else None
 
         answer = wait_until(answered, timeout)
@@ -266,8 +294,9 @@ class Requests:
         ids = [b["id"] for b in bodies]
 
         def answered():
-            answers = {a["id"]: a for a in self.subscriber.on(f"{PREFIX}/control/result")
-                       if a["id"] in ids}  # fmt: skip
+            answers = {
+                a["id"]: a for a in self.subscriber.on(f"{PREFIX}/control/result") if a["id"] in ids
+            }
             return [answers[i] for i in ids] if len(answers) == len(ids) else None
 
         answers = wait_until(answered, timeout)
@@ -276,16 +305,23 @@ class Requests:
 
 
 PILOT = {
-    "name": "pilot", "mmsi": 257300001, "ship_name": "LOS 1",
+    "name": "pilot",
+    "mmsi": 257300001,
+    "ship_name": "LOS 1",
     "course": {"north": 1200, "east": 0, "course_deg": 90, "speed_kn": 6},
     # a nimble boat, so that a retask settles in seconds of wall time
     "dynamics": {"speed_time_constant_s": 2, "yaw_time_constant_s": 1, "turning_radius_m": 20},
-}  # fmt: skip
-TWIN = {"name": "twin", "mmsi": 257300004,
-        "course": {"north": -2000, "east": 500, "course_deg": 0, "speed_kn": 5}}  # fmt: skip
-TUG = {"name": "tug", "mmsi": 257300002,
-       "encounter": {"situation": "crossing-give-way", "speed_kn": 8, "cpa_m": 300,
-                     "tcpa_s": 600}}  # fmt: skip
+}
+TWIN = {
+    "name": "twin",
+    "mmsi": 257300004,
+    "course": {"north": -2000, "east": 500, "course_deg": 0, "speed_kn": 5},
+}
+TUG = {
+    "name": "tug",
+    "mmsi": 257300002,
+    "encounter": {"situation": "crossing-give-way", "speed_kn": 8, "cpa_m": 300, "tcpa_s": 600},
+}
 
 
 def test_traffic_added_retasked_and_removed_at_run_time(tmp_path, broker, subscriber):
@@ -295,8 +331,7 @@ def test_traffic_added_retasked_and_removed_at_run_time(tmp_path, broker, subscr
     request = Requests(subscriber)
     stopped = False
     try:
-        assert wait_until(lambda: len(subscriber.on("vessels/self/navigation/position")) >= 3,
-                          15.0)  # fmt: skip
+        assert wait_until(lambda: len(subscriber.on("vessels/self/navigation/position")) >= 3, 15.0)
         time.sleep(1.2)  # past a traffic period
         # a run without traffic says nothing of it
         topics = subscriber.topics()
@@ -315,10 +350,13 @@ def test_traffic_added_retasked_and_removed_at_run_time(tmp_path, broker, subscr
         # sailing east from (1200, 0) at 6 kn: on its line, 6 kn x the time between them on
         assert first["north"] == pytest.approx(1200.0, abs=0.01)
         assert second["east"] - first["east"] == pytest.approx(
-            6 * KNOT * (second["t"] - first["t"]), abs=0.01)  # fmt: skip
+            6 * KNOT * (second["t"] - first["t"]), abs=0.01
+        )
         assert first["t"] >= added["t"]
-        assert wait_until(lambda: subscriber.raw("vessels/urn:mrn:imo:mmsi:257300001/"
-                                                 "navigation/closestApproach"), 3.0)  # fmt: skip
+        assert wait_until(
+            lambda: subscriber.raw("vessels/urn:mrn:imo:mmsi:257300001/navigation/closestApproach"),
+            3.0,
+        )
         assert wait_until(lambda: subscriber.on(f"{PREFIX}/traffic/tug"), 3.0)
 
         # --- refused adds: nothing changes, the error names the key -------------------------
@@ -329,8 +367,9 @@ def test_traffic_added_retasked_and_removed_at_run_time(tmp_path, broker, subscr
         assert "taken by pilot" in same_mmsi["error"]
         bad_key = request({"add": {**PILOT, "name": "third", "mmsi": 257300003, "colour": "red"}})
         assert bad_key["ok"] is False
-        assert bad_key["error"].startswith("control/traffic: add.colour = 'red': expected a "
-                                           "known key"), bad_key  # fmt: skip
+        assert bad_key["error"].startswith(
+            "control/traffic: add.colour = 'red': expected a known key"
+        ), bad_key
         bad_value = request(
             {
                 "add": {
@@ -353,8 +392,11 @@ def test_traffic_added_retasked_and_removed_at_run_time(tmp_path, broker, subscr
 
         def settled():
             last = subscriber.on(f"{PREFIX}/traffic/pilot", since=since)
-            return last and abs(last[-1]["heading_deg"] - 180.0) < 0.5 and abs(
-                last[-1]["speed_kn"] - 12.0) < 0.05  # fmt: skip
+            return (
+                last
+                and abs(last[-1]["heading_deg"] - 180.0) < 0.5
+                and abs(last[-1]["speed_kn"] - 12.0) < 0.05
+            )
 
         assert wait_until(settled, 8.0), subscriber.on(f"{PREFIX}/traffic/pilot", since=since)
         after = subscriber.on(f"{PREFIX}/traffic/pilot", since=since)
@@ -367,8 +409,11 @@ def test_traffic_added_retasked_and_removed_at_run_time(tmp_path, broker, subscr
         colreg = request({"retask": "pilot", "behaviour": "colreg"})
         assert colreg["ok"] is True and colreg["behaviour"] == "colreg", colreg
         since = time.monotonic()
-        giving_way = lambda: [r for r in subscriber.on(f"{PREFIX}/traffic/pilot", since=since)  # noqa: E731
-                              if r["mode"] == "give-way"]  # fmt: skip
+        giving_way = lambda: [  # noqa: E731
+            r
+            for r in subscriber.on(f"{PREFIX}/traffic/pilot", since=since)
+            if r["mode"] == "give-way"
+        ]
         assert wait_until(giving_way, 5.0), subscriber.on(f"{PREFIX}/traffic/pilot", since=since)
         assert giving_way()[-1]["situation"] == "head-on"
 
@@ -385,20 +430,40 @@ def test_traffic_added_retasked_and_removed_at_run_time(tmp_path, broker, subscr
         assert nothing["ok"] is False and "course_deg" in nothing["error"], nothing
 
         # --- routes: a leg sailed at speed 0 never ends; refused at the request ------------------
-        route = {"waypoints": [{"north": -2000, "east": 500, "speed_kn": 5},
-                               {"north": -1000, "east": 500, "speed_kn": 0}]}  # fmt: skip
+        route = {
+            "waypoints": [
+                {"north": -2000, "east": 500, "speed_kn": 5},
+                {"north": -1000, "east": 500, "speed_kn": 0},
+            ]
+        }
         stuck = request({"add": {"name": "twin", "mmsi": 257300004, "route": route}})
         assert stuck["ok"] is False, stuck
         assert "add.route.waypoints[1].speed_kn = 0" in stuck["error"]
         # retasked to a route, a target sails to its first waypoint too: at that one's speed
-        stuck = request({"retask": "pilot", "route": {"waypoints": [
-            {"north": 0, "east": -500, "speed_kn": 0}, {"north": 500, "east": -500,
-                                                        "speed_kn": 8}]}})  # fmt: skip
+        stuck = request(
+            {
+                "retask": "pilot",
+                "route": {
+                    "waypoints": [
+                        {"north": 0, "east": -500, "speed_kn": 0},
+                        {"north": 500, "east": -500, "speed_kn": 8},
+                    ]
+                },
+            }
+        )
         assert stuck["ok"] is False, stuck
         assert "route.waypoints[0].speed_kn = 0" in stuck["error"]
-        rerouted = request({"retask": "pilot", "route": {"waypoints": [
-            {"north": 0, "east": -500, "speed_kn": 8}, {"north": 500, "east": -500,
-                                                        "speed_kn": 8}]}})  # fmt: skip
+        rerouted = request(
+            {
+                "retask": "pilot",
+                "route": {
+                    "waypoints": [
+                        {"north": 0, "east": -500, "speed_kn": 8},
+                        {"north": 500, "east": -500, "speed_kn": 8},
+                    ]
+                },
+            }
+        )
         assert rerouted["ok"] is True and rerouted["waypoints"] == 2, rerouted
 
         # --- a burst: the second add of a name or MMSI is refused before the first sails ------
@@ -419,8 +484,9 @@ def test_traffic_added_retasked_and_removed_at_run_time(tmp_path, broker, subscr
         since = time.monotonic()
         time.sleep(2.2)
         assert not subscriber.on(f"{PREFIX}/traffic/tug", since=since)
-        assert not subscriber.on("vessels/urn:mrn:imo:mmsi:257300002/navigation/position",
-                                 since=since)  # fmt: skip
+        assert not subscriber.on(
+            "vessels/urn:mrn:imo:mmsi:257300002/navigation/position", since=since
+        )
         assert len(subscriber.on(f"{PREFIX}/traffic/pilot", since=since)) >= 2
         tug_reports = subscriber.on(f"{PREFIX}/traffic/tug")
         assert tug_reports and max(r["t"] for r in tug_reports) <= removed["t"] + 0.1
@@ -465,15 +531,24 @@ def test_2000_targets_added_over_mqtt_stop_at_the_cap_and_each_request_is_answer
     stopped = False
     try:
         assert wait_until(lambda: subscriber.on(f"{PREFIX}/state"), 15.0)
-        bodies = [{"id": f"a{i}", "add": {"name": f"t{i}", "mmsi": 257000000 + i, "course": {
-            "north": 1000 + i, "east": 500, "course_deg": 90, "speed_kn": 5}}}
-            for i in range(2000)]  # fmt: skip
+        bodies = [
+            {
+                "id": f"a{i}",
+                "add": {
+                    "name": f"t{i}",
+                    "mmsi": 257000000 + i,
+                    "course": {"north": 1000 + i, "east": 500, "course_deg": 90, "speed_kn": 5},
+                },
+            }
+            for i in range(2000)
+        ]
         for body in bodies:
             subscriber.client.publish(f"{PREFIX}/control/traffic", json.dumps(body), qos=1)
 
         def answers() -> list[dict]:
-            return [a for a in subscriber.on(f"{PREFIX}/control/result")
-                    if a["request"] == "traffic"]  # fmt: skip
+            return [
+                a for a in subscriber.on(f"{PREFIX}/control/result") if a["request"] == "traffic"
+            ]
 
         assert wait_until(lambda: len(answers()) >= 2000, 120.0, 0.5), len(answers())
         said = answers()
@@ -481,9 +556,13 @@ def test_2000_targets_added_over_mqtt_stop_at_the_cap_and_each_request_is_answer
         assert all(a["ok"] and a["added"] == f"t{i}" for i, a in enumerate(said[:MAX_TARGETS]))
         rest = said[MAX_TARGETS:]
         assert not any(a["ok"] for a in rest)
-        assert all(a["error"].endswith(f"expected at most {MAX_TARGETS} traffic targets in a run, "
-                                       f"as in a bench (it has {MAX_TARGETS}: remove one first)")
-                   for a in rest), rest[0]  # fmt: skip
+        assert all(
+            a["error"].endswith(
+                f"expected at most {MAX_TARGETS} traffic targets in a run, "
+                f"as in a bench (it has {MAX_TARGETS}: remove one first)"
+            )
+            for a in rest
+        ), rest[0]
         last = f"{PREFIX}/traffic/t{MAX_TARGETS - 1}"
         assert wait_until(lambda: subscriber.on(last), 10.0)  # the last taken sails
         time.sleep(1.5)  # (a traffic period more)

@@ -114,18 +114,34 @@ def test_signalk_server_lists_the_ais_targets_as_vessels(tmp_path):
     config = tmp_path / "signalk"
     config.mkdir()
     (config / "package.json").write_text("{}")
-    (config / "settings.json").write_text(json.dumps({
-        "interfaces": {"nmea-tcp": False, "tcp": False, "mdns": False},  # (10110: not ours)
-        "ssl": False,
-        "pipedProviders": [{"id": "hild", "enabled": True, "pipeElements": [{
-            "type": "providers/simple",
-            "options": {"logging": False, "type": "NMEA0183",
-                        "subOptions": {"type": "udp", "port": str(udp)}},
-        }]}],
-    }))  # fmt: skip
+    (config / "settings.json").write_text(
+        json.dumps(
+            {
+                "interfaces": {"nmea-tcp": False, "tcp": False, "mdns": False},  # (10110: not ours)
+                "ssl": False,
+                "pipedProviders": [
+                    {
+                        "id": "hild",
+                        "enabled": True,
+                        "pipeElements": [
+                            {
+                                "type": "providers/simple",
+                                "options": {
+                                    "logging": False,
+                                    "type": "NMEA0183",
+                                    "subOptions": {"type": "udp", "port": str(udp)},
+                                },
+                            }
+                        ],
+                    }
+                ],
+            }
+        )
+    )
     log = open(tmp_path / "signalk.log", "w")  # noqa: SIM115  (as long as the server)
-    server = subprocess.Popen([SIGNALK, "-c", str(config)], stdout=log, stderr=log,
-                              env={**os.environ, "PORT": str(http)})  # fmt: skip
+    server = subprocess.Popen(
+        [SIGNALK, "-c", str(config)], stdout=log, stderr=log, env={**os.environ, "PORT": str(http)}
+    )
     try:
         api = f"http://127.0.0.1:{http}/signalk/v1/api/vessels"
         deadline = time.monotonic() + 90
@@ -135,14 +151,16 @@ def test_signalk_server_lists_the_ais_targets_as_vessels(tmp_path):
                 break
             except OSError:
                 assert server.poll() is None and time.monotonic() < deadline, (
-                    tmp_path / "signalk.log").read_text()  # fmt: skip
+                    tmp_path / "signalk.log"
+                ).read_text()
                 time.sleep(0.5)
         bench = tmp_path / "bench.toml"
         bench.write_text(textwrap.dedent(BENCH).replace("{udp}", str(udp)))
         # 400 simulated seconds (20 s at 20x): every target's static data (its name and
         # dimensions, every 6 min from a random first moment) has come at least once
-        daemon = Daemon(str(bench), "--run-dir", str(tmp_path / "run"), "--duration", "400",
-                        tmp=tmp_path)  # fmt: skip
+        daemon = Daemon(
+            str(bench), "--run-dir", str(tmp_path / "run"), "--duration", "400", tmp=tmp_path
+        )
         daemon.proc.wait(120)
         summary = daemon.stop()
         assert summary["reason"] == "duration", daemon.stderr()

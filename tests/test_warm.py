@@ -19,8 +19,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def hild(cache: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
-    return subprocess.run([sys.executable, "-m", "hild.cli", *args], env=env, cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "hild.cli", *args],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def kernels(cache: Path) -> set[str]:
@@ -40,12 +46,23 @@ def test_after_hild_warm_the_run_compiles_nothing(tmp_path):
     compiled = kernels(cache)
     assert compiled
     bench = default_bench_on_free_ports(tmp_path, free_udp_port(), free_udp_port())
-    run = hild(cache, "run", bench, "--duration", "2", "--run-dir", str(tmp_path / "run"),
-               "--log-format", "json", "--quiet")  # fmt: skip
+    run = hild(
+        cache,
+        "run",
+        bench,
+        "--duration",
+        "2",
+        "--run-dir",
+        str(tmp_path / "run"),
+        "--log-format",
+        "json",
+        "--quiet",
+    )
     assert run.returncode == 0, run.stderr
     assert "compiling the vessel model" not in run.stderr
-    (preparing,) = [json.loads(line) for line in run.stderr.splitlines()
-                    if '"run.preparing"' in line]  # fmt: skip
+    (preparing,) = [
+        json.loads(line) for line in run.stderr.splitlines() if '"run.preparing"' in line
+    ]
     assert preparing["note"] == "loading the compiled vessel model from the cache"
     assert kernels(cache) == compiled  # the run loaded every kernel it needed
     again = hild(cache, "warm", "default")
@@ -55,12 +72,23 @@ def test_after_hild_warm_the_run_compiles_nothing(tmp_path):
 def test_a_cold_run_says_it_compiles(tmp_path):
     cache = tmp_path / (PREFIX + "cold-test")
     bench = default_bench_on_free_ports(tmp_path, free_udp_port(), free_udp_port())
-    run = hild(cache, "run", bench, "--duration", "1", "--run-dir", str(tmp_path / "run"),
-               "--log-format", "json", "--quiet")  # fmt: skip
+    run = hild(
+        cache,
+        "run",
+        bench,
+        "--duration",
+        "1",
+        "--run-dir",
+        str(tmp_path / "run"),
+        "--log-format",
+        "json",
+        "--quiet",
+    )
     assert run.returncode == 0, run.stderr
     assert run.stderr.startswith("hild: compiling the vessel model (the first run only")
-    (preparing,) = [json.loads(line) for line in run.stderr.splitlines()
-                    if '"run.preparing"' in line]  # fmt: skip
+    (preparing,) = [
+        json.loads(line) for line in run.stderr.splitlines() if '"run.preparing"' in line
+    ]
     assert preparing["note"].startswith("the first run compiles the vessel model")
 
 

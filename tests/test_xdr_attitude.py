@@ -63,10 +63,17 @@ def plotter_reads(line: bytes) -> dict[str, tuple[float, str]]:
 
 def heading_config(sentences, **kw) -> DeviceConfig:
     base = dict(
-        name="hdg", type="heading", model="heading", talker="HE", rate_hz=10.0, baud=38400,
-        sentences=tuple(sentences), lever_arm=(0.0, 0.0, 0.0), ports=(),
+        name="hdg",
+        type="heading",
+        model="heading",
+        talker="HE",
+        rate_hz=10.0,
+        baud=38400,
+        sentences=tuple(sentences),
+        lever_arm=(0.0, 0.0, 0.0),
+        ports=(),
         settings={"accuracy_deg": 0.05},
-    )  # fmt: skip
+    )
     base.update(kw)
     return DeviceConfig(**base)
 
@@ -166,8 +173,12 @@ def test_a_bench_chooses_xdr_and_its_line_budget_counts_it(tmp_path):
     (budget,) = bench.budgets
     # 10 Hz x 43 bytes: 430 of the 480 bytes/s that 4800 baud carries
     assert budget.bytes_per_s == pytest.approx(430.0) and budget.load <= 1.0
-    result = subprocess.run([sys.executable, "-m", "hild.cli", "check", str(path)],
-                            capture_output=True, text=True, timeout=120)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "hild.cli", "check", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     assert "OK" in result.stdout and "430" in result.stdout
 

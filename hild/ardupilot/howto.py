@@ -43,8 +43,10 @@ def sitl_commands(bench: Bench, link: ArduPilotSitl) -> list[str]:
     servos = ", ".join(f"SERVO{s}_FUNCTION {f}" for s, f in link.mapping.functions.items())
     lines = [f"Start ArduPilot's SITL ({link.mapping.kind}: {servos}), e.g.:"]
     if n is None:
-        lines.append(f"  (ArduPilot sends its frames to UDP 9002 + 10 I only: port {port} is none "
-                     f"of those, so give the device a port such as {DEFAULT_PORT})")  # fmt: skip
+        lines.append(
+            f"  (ArduPilot sends its frames to UDP 9002 + 10 I only: port {port} is none "
+            f"of those, so give the device a port such as {DEFAULT_PORT})"
+        )
         return lines
     where = f" -I{n}" if n else ""
     lines += [

@@ -192,8 +192,12 @@ class ArduPilotSitl(Device):
         self.dt = dt
         self._t_heard = time.monotonic()
         assert self.socket is not None
-        log.info("ardupilot.waiting", device=self.config.name, listening=self.socket.where,
-                 step_hz=round(1.0 / dt, 3))  # fmt: skip
+        log.info(
+            "ardupilot.waiting",
+            device=self.config.name,
+            listening=self.socket.where,
+            step_hz=round(1.0 / dt, 3),
+        )
 
     def next_frame(self, put: Callable[[ControlRecord], None], step: int) -> ServoFrame | None:
         """Wait up to POLL_S for a frame; the frame to step on (its command and any restart
@@ -230,19 +234,27 @@ class ArduPilotSitl(Device):
             frame = parse_frame(data)
         except FrameError as e:
             self.link.malformed += 1
-            self._log_malformed(device=self.config.name, sender=str(address[0]), problem=str(e),
-                                malformed=self.link.malformed)  # fmt: skip
+            self._log_malformed(
+                device=self.config.name,
+                sender=str(address[0]),
+                problem=str(e),
+                malformed=self.link.malformed,
+            )
             return None
         if address == self._peer:
             return frame
         if self._peer is not None and not self._may_take_over(frame, now):
             self.link.foreign += 1
-            self._log_foreign(device=self.config.name, sender=_where(address),
-                              owner=_where(self._peer), frame_count=frame.frame_count,
-                              foreign=self.link.foreign,
-                              note="another sender on ArduPilot's port: refused, unanswered "
-                              f"(a new SITL, its count below {RESTART_BELOW}, is let in once "
-                              f"the owner has been silent {OWNER_SILENT_S:g} s)")  # fmt: skip
+            self._log_foreign(
+                device=self.config.name,
+                sender=_where(address),
+                owner=_where(self._peer),
+                frame_count=frame.frame_count,
+                foreign=self.link.foreign,
+                note="another sender on ArduPilot's port: refused, unanswered "
+                f"(a new SITL, its count below {RESTART_BELOW}, is let in once "
+                f"the owner has been silent {OWNER_SILENT_S:g} s)",
+            )
             return None
         self._connect(frame, address, now)
         return frame
@@ -258,9 +270,14 @@ class ArduPilotSitl(Device):
         previous = {}
         if self._peer is not None:
             previous = {"previous": _where(self._peer), "silent_s": round(now - self._t_heard, 1)}
-        log.info("ardupilot.connected", device=self.config.name, sender=_where(address),
-                 frame_rate=frame.frame_rate, frame_count=frame.frame_count,
-                 **previous)  # fmt: skip
+        log.info(
+            "ardupilot.connected",
+            device=self.config.name,
+            sender=_where(address),
+            frame_rate=frame.frame_rate,
+            frame_count=frame.frame_count,
+            **previous,
+        )
         self._peer = address
         self._new_sitl = self._last_count is not None
 
@@ -268,8 +285,9 @@ class ArduPilotSitl(Device):
         """A frame of the owner's came (the next, a repeat or one skipped: it is alive)."""
         self._t_frame = now
         if self._paused:
-            log.info("ardupilot.resumed", device=self.config.name,
-                     after_s=round(now - self._t_heard, 1))  # fmt: skip
+            log.info(
+                "ardupilot.resumed", device=self.config.name, after_s=round(now - self._t_heard, 1)
+            )
             self._paused = False
         self._t_heard = now
 
@@ -279,11 +297,9 @@ class ArduPilotSitl(Device):
             return
         self._paused = True
         note = "no frame for a while: ArduPilot paused or stopped; hild waits"
-        log.info("ardupilot.paused", device=self.config.name, frames=self.link.frames,
-                 note=note)  # fmt: skip
+        log.info("ardupilot.paused", device=self.config.name, frames=self.link.frames, note=note)
 
-    def _steps_on(self, frame: ServoFrame, put: Callable[[ControlRecord], None],
-                  step: int) -> bool:  # fmt: skip
+    def _steps_on(self, frame: ServoFrame, put: Callable[[ControlRecord], None], step: int) -> bool:
         """Whether to step on the owner's ``frame``, by its count (the module's description):
         repeats answered again, restarts queued, lost frames counted, no-frames skipped."""
         assert self.socket is not None and self._peer is not None
@@ -303,19 +319,27 @@ class ArduPilotSitl(Device):
         if problem is not None and count != self._skipped:
             self._skipped = count
             self.link.malformed += 1  # no SITL's next frame: counted and skipped, unanswered
-            self._log_malformed(device=self.config.name, sender=_where(self._peer),
-                                problem=problem, malformed=self.link.malformed)  # fmt: skip
+            self._log_malformed(
+                device=self.config.name,
+                sender=_where(self._peer),
+                problem=problem,
+                malformed=self.link.malformed,
+            )
             return False
         if problem is not None:  # said again, as ArduPilot does unanswered: its count
-            log.warning("ardupilot.count_followed", device=self.config.name, frame_count=count,
-                        last_frame_count=last, note="the SITL sent a skipped count again: "
-                        "taken as its own, nothing lost, no restart")  # fmt: skip
+            log.warning(
+                "ardupilot.count_followed",
+                device=self.config.name,
+                frame_count=count,
+                last_frame_count=last,
+                note="the SITL sent a skipped count again: "
+                "taken as its own, nothing lost, no restart",
+            )
         elif count < last:
             self._restart(put, step, frame, last)
         elif count > last + 1:
             self.link.lost += count - last - 1
-            self._log_lost(device=self.config.name, lost=count - last - 1,
-                           total=self.link.lost)  # fmt: skip
+            self._log_lost(device=self.config.name, lost=count - last - 1, total=self.link.lost)
         self._skipped = None
         return True
 
@@ -328,10 +352,16 @@ class ArduPilotSitl(Device):
         accel = self.accelerometer.specific_force(truth)
         if self._noisy or self.faults:
             fx, fy, fz = accel
-            gyro = (self.noisy("gyro", p, t, 0), self.noisy("gyro", q, t, 1),
-                    self.noisy("gyro", r, t, 2))  # fmt: skip
-            accel = (self.noisy("accel", fx, t, 0), self.noisy("accel", fy, t, 1),
-                     self.noisy("accel", fz, t, 2))  # fmt: skip
+            gyro = (
+                self.noisy("gyro", p, t, 0),
+                self.noisy("gyro", q, t, 1),
+                self.noisy("gyro", r, t, 2),
+            )
+            accel = (
+                self.noisy("accel", fx, t, 0),
+                self.noisy("accel", fy, t, 1),
+                self.noisy("accel", fz, t, 2),
+            )
         timestamp = (step - self._session_step) * self.dt
         state = physics_state(truth, timestamp, self._arm, accel, gyro, self.wind)
         try:
@@ -343,8 +373,9 @@ class ArduPilotSitl(Device):
         self.socket.send(self._last_answer, self._peer)
         self.answer_time.add(time.monotonic() - self._t_frame)
 
-    def _restart(self, put: Callable[[ControlRecord], None], step: int, frame: ServoFrame,
-                 last: int) -> None:  # fmt: skip
+    def _restart(
+        self, put: Callable[[ControlRecord], None], step: int, frame: ServoFrame, last: int
+    ) -> None:
         assert self._start is not None
         self.link.restarts += 1
         x, states, commands = self._start
@@ -356,8 +387,14 @@ class ArduPilotSitl(Device):
         self.accelerometer.reset()
         note = "SITL restarted: the vessel is back at its start"
         sender = _where(self._peer) if self._peer is not None else None
-        log.info("ardupilot.restarted", device=self.config.name, sender=sender,
-                 frame_count=frame.frame_count, last_frame_count=last, note=note)  # fmt: skip
+        log.info(
+            "ardupilot.restarted",
+            device=self.config.name,
+            sender=sender,
+            frame_count=frame.frame_count,
+            last_frame_count=last,
+            note=note,
+        )
 
     def _check_rate(self, frame_rate: int) -> None:
         """Say once per ArduPilot session when it asks for another step than hild takes (its
@@ -367,12 +404,16 @@ class ArduPilotSitl(Device):
         step_hz = 1.0 / self.dt
         if frame_rate == 0 or abs(frame_rate - step_hz) > 0.5:
             self._rate_warned = True
-            log.warning("ardupilot.step_differs", device=self.config.name,
-                        ardupilot_hz=frame_rate, hild_hz=round(step_hz, 3),
-                        note="hild takes one step of its own per frame and ArduPilot's clock "
-                        "follows the answers' timestamps, so both keep the same time",
-                        hint=f"to match, set SIM_RATE_HZ {step_hz:g} in ArduPilot or "
-                        f"rate_hz = {frame_rate} in the bench (--rate {frame_rate})")  # fmt: skip
+            log.warning(
+                "ardupilot.step_differs",
+                device=self.config.name,
+                ardupilot_hz=frame_rate,
+                hild_hz=round(step_hz, 3),
+                note="hild takes one step of its own per frame and ArduPilot's clock "
+                "follows the answers' timestamps, so both keep the same time",
+                hint=f"to match, set SIM_RATE_HZ {step_hz:g} in ArduPilot or "
+                f"rate_hz = {frame_rate} in the bench (--rate {frame_rate})",
+            )
 
     # --- what a sensor device would say -------------------------------------------------
     def measure(self, truth: Truth) -> dict[str, float]:
@@ -455,8 +496,10 @@ def _implausible(count: int, last: int) -> str | None:
     if count - last - 1 > MAX_LOST_FRAMES:
         return f"frame count {count} after {last}: more than {MAX_LOST_FRAMES} frames ahead"
     if RESTART_BELOW <= count < last:
-        return (f"frame count {count} after {last}: back, but not to a restarted SITL's "
-                f"first frames (below {RESTART_BELOW})")  # fmt: skip
+        return (
+            f"frame count {count} after {last}: back, but not to a restarted SITL's "
+            f"first frames (below {RESTART_BELOW})"
+        )
     return None
 
 

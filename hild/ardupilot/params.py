@@ -110,8 +110,11 @@ class Driver:
     def command(self, sim: Simulation, pwm: Sequence[int]) -> None:
         for d in self.mapping.demands(pwm):
             base = d.actuator * L.S_SIZE
-            for slot, value in ((L.S_SPEED, d.speed), (L.S_ANGLE, d.angle),
-                                (L.S_DEFLECTOR, d.deflector)):  # fmt: skip
+            for slot, value in (
+                (L.S_SPEED, d.speed),
+                (L.S_ANGLE, d.angle),
+                (L.S_DEFLECTOR, d.deflector),
+            ):
                 if value is not None:
                     sim.act_cmd[base + slot] = value
 
@@ -209,29 +212,52 @@ def _number(value: float, decimals: int) -> str:
     return f"{value:.{decimals}f}"
 
 
-def parameter_lines(name: str, vessel: Vessel, mapping: ServoMapping,
-                    m: Measured) -> list[tuple[str, str, str]]:  # fmt: skip
+def parameter_lines(
+    name: str, vessel: Vessel, mapping: ServoMapping, m: Measured
+) -> list[tuple[str, str, str]]:
     """(NAME, VALUE, how it was had) for every parameter of the file, in its order."""
     p = mapping.pulses
     kind = mapping.kind
     rows: list[tuple[str, str, str]] = [
         ("FRAME_CLASS", "2", "2 = Boat (Rover/Parameters.cpp FRAME_CLASS values)"),
     ]
-    uses = {26: "GroundSteering: every nozzle or azimuth as a rudder order",
-            70: "Throttle: every actuator together (a waterjet as a single lever)",
-            73: "ThrottleLeft: the port actuators",
-            74: "ThrottleRight: the starboard actuators"}  # fmt: skip
+    uses = {
+        26: "GroundSteering: every nozzle or azimuth as a rudder order",
+        70: "Throttle: every actuator together (a waterjet as a single lever)",
+        73: "ThrottleLeft: the port actuators",
+        74: "ThrottleRight: the starboard actuators",
+    }
     for n, function in sorted(mapping.functions.items()):
-        rows.append((f"SERVO{n}_FUNCTION", str(function),
-                     f"{uses[function]} ({DEVICE_TYPE} mapping {kind!r} for {name})"))  # fmt: skip
-        rows.append((f"SERVO{n}_MIN", str(p.low), f"pwm_min of {DEVICE_TYPE} [us]: full astern"
-                     + (" / full port" if function == 26 else "")))  # fmt: skip
+        rows.append(
+            (
+                f"SERVO{n}_FUNCTION",
+                str(function),
+                f"{uses[function]} ({DEVICE_TYPE} mapping {kind!r} for {name})",
+            )
+        )
+        rows.append(
+            (
+                f"SERVO{n}_MIN",
+                str(p.low),
+                f"pwm_min of {DEVICE_TYPE} [us]: full astern"
+                + (" / full port" if function == 26 else ""),
+            )
+        )
         rows.append((f"SERVO{n}_TRIM", str(p.trim), f"pwm_trim of {DEVICE_TYPE} [us]: zero"))
-        rows.append((f"SERVO{n}_MAX", str(p.high), f"pwm_max of {DEVICE_TYPE} [us]: full ahead"
-                     + (" / full starboard" if function == 26 else "")))  # fmt: skip
+        rows.append(
+            (
+                f"SERVO{n}_MAX",
+                str(p.high),
+                f"pwm_max of {DEVICE_TYPE} [us]: full ahead"
+                + (" / full starboard" if function == 26 else ""),
+            )
+        )
     inner = 2 * m.cruise_throttle - 100
-    turn = ("full steering (SERVO1 at max)" if kind == "throttle-steering" else
-            f"full differential (outer side 100 %, inner {inner} %)")  # fmt: skip
+    turn = (
+        "full steering (SERVO1 at max)"
+        if kind == "throttle-steering"
+        else f"full differential (outer side 100 %, inner {inner} %)"
+    )
     rows += [
         (
             "CRUISE_THROTTLE",
@@ -297,15 +323,25 @@ def parameter_lines(name: str, vessel: Vessel, mapping: ServoMapping,
         ),
     ]
     if kind == "throttle-steering":
-        rows.append(("TURN_RADIUS", _number(m.turn_radius, 1),
-                     "[m] the radius of that steady full turn (Steering mode's lateral "
-                     "acceleration limit V^2/R); a hull's full-rudder radius barely changes with "
-                     "speed"))  # fmt: skip
+        rows.append(
+            (
+                "TURN_RADIUS",
+                _number(m.turn_radius, 1),
+                "[m] the radius of that steady full turn (Steering mode's lateral "
+                "acceleration limit V^2/R); a hull's full-rudder radius barely changes with "
+                "speed",
+            )
+        )
     if m.pivot_rate is not None:
-        rows.append(("WP_PIVOT_RATE", str(max(1, math.floor(m.pivot_rate))),
-                     f"[deg/s] steady yaw rate from rest with port full ahead and starboard full "
-                     f"astern ({m.pivot_rate:.2f} deg/s, rounded down to whole degrees); pivot "
-                     "turns stay off unless WP_PIVOT_ANGLE is set"))  # fmt: skip
+        rows.append(
+            (
+                "WP_PIVOT_RATE",
+                str(max(1, math.floor(m.pivot_rate))),
+                f"[deg/s] steady yaw rate from rest with port full ahead and starboard full "
+                f"astern ({m.pivot_rate:.2f} deg/s, rounded down to whole degrees); pivot "
+                "turns stay off unless WP_PIVOT_ANGLE is set",
+            )
+        )
     return rows
 
 
@@ -325,8 +361,13 @@ def render(name: str, rows: Sequence[tuple[str, str, str]]) -> str:
         "AR_PivotTurn.cpp). Controller gains (ATC_STR_RAT_*, ATC_SPEED_*) are left to "
         "ArduPilot's defaults and its tuning.",
     ]
-    head = [line for para in head for line in textwrap.wrap(para, COMMENT_WIDTH,
-            initial_indent="# ", subsequent_indent="#   ")]  # fmt: skip
+    head = [
+        line
+        for para in head
+        for line in textwrap.wrap(
+            para, COMMENT_WIDTH, initial_indent="# ", subsequent_indent="#   "
+        )
+    ]
     body = []
     for param, value, how in rows:
         body += textwrap.wrap(how, COMMENT_WIDTH, initial_indent="# ", subsequent_indent="#   ")
@@ -366,11 +407,13 @@ def source_folder() -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hild.ardupilot.params",
-                                     description=__doc__.splitlines()[0])  # fmt: skip
+    parser = argparse.ArgumentParser(
+        prog="python -m hild.ardupilot.params", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("profile", nargs="*", help=f"profiles ({', '.join(PROFILE_NAMES)})")
-    parser.add_argument("--write", action="store_true",
-                        help="write profiles/ardupilot/NAME.parm in the source tree")  # fmt: skip
+    parser.add_argument(
+        "--write", action="store_true", help="write profiles/ardupilot/NAME.parm in the source tree"
+    )
     args = parser.parse_args(argv)
     names = args.profile or (PROFILE_NAMES if args.write else ())
     if not names:

@@ -91,17 +91,30 @@ def encode_state(state: PhysicsState) -> bytes:
     fixed and every value is a float, written as json.dumps writes it (``float.__repr__``).
     """
     parts = [
-        '{"timestamp":', _numbers((state.timestamp,)),
-        ',"imu":{"gyro":[', _numbers(state.gyro), '],"accel_body":[',
-        _numbers(state.accel_body), ']},"position":[', _numbers(state.position),
-        '],"attitude":[', _numbers(state.attitude), '],"velocity":[', _numbers(state.velocity),
+        '{"timestamp":',
+        _numbers((state.timestamp,)),
+        ',"imu":{"gyro":[',
+        _numbers(state.gyro),
+        '],"accel_body":[',
+        _numbers(state.accel_body),
+        ']},"position":[',
+        _numbers(state.position),
+        '],"attitude":[',
+        _numbers(state.attitude),
+        '],"velocity":[',
+        _numbers(state.velocity),
         "]",
-    ]  # fmt: skip
+    ]
     if state.velocity_wind is not None:  # after "velocity": its name begins with that key
         parts += [',"velocity_wind":[', _numbers(state.velocity_wind), "]"]
     if state.windvane is not None:
         direction, speed = state.windvane
-        parts += [',"windvane":{"direction":', _numbers((direction,)), ',"speed":',
-                  _numbers((speed,)), "}"]  # fmt: skip
+        parts += [
+            ',"windvane":{"direction":',
+            _numbers((direction,)),
+            ',"speed":',
+            _numbers((speed,)),
+            "}",
+        ]
     parts.append("}")
     return b"\n" + "".join(parts).encode("ascii") + b"\n"

@@ -84,8 +84,12 @@ class ServoMapping:
     @property
     def functions(self) -> dict[int, int]:
         """SERVOn -> the SERVOn_FUNCTION that ArduPilot must give it."""
-        function = {"steering": STEERING_FUNCTION, "throttle": THROTTLE_FUNCTION,
-                    "left": THROTTLE_LEFT_FUNCTION, "right": THROTTLE_RIGHT_FUNCTION}  # fmt: skip
+        function = {
+            "steering": STEERING_FUNCTION,
+            "throttle": THROTTLE_FUNCTION,
+            "left": THROTTLE_LEFT_FUNCTION,
+            "right": THROTTLE_RIGHT_FUNCTION,
+        }
         return {n: function[name] for name, n in self.channels.items()}
 
     def inputs(self, pwm: Sequence[int]) -> dict[str, float | None]:
@@ -153,10 +157,11 @@ def build_mapping(settings: Mapping[str, Any], vessel: Vessel) -> ServoMapping:
         raise MappingError(key, kind, "throttle-steering or skid")
     amap = ActuatorMap(vessel.actuators, {}, clamp=True)
     pulses = PulseRange(
-        low=int(settings.get("pwm_min", 1000)), trim=int(settings.get("pwm_trim", 1500)),
+        low=int(settings.get("pwm_min", 1000)),
+        trim=int(settings.get("pwm_trim", 1500)),
         high=int(settings.get("pwm_max", 2000)),
         no_signal_below=int(settings.get("no_signal_below_us", 900)),
-    )  # fmt: skip
+    )
     if not pulses.low < pulses.trim < pulses.high:
         expected = f"between pwm_min ({pulses.low}) and pwm_max ({pulses.high})"
         raise MappingError("pwm_trim", pulses.trim, expected)
@@ -165,21 +170,29 @@ def build_mapping(settings: Mapping[str, Any], vessel: Vessel) -> ServoMapping:
         raise MappingError("no_signal_below_us", pulses.no_signal_below, expected)
     reverse = bool(settings.get("reverse", True))
     if kind == "throttle-steering":
-        channels = {"steering": int(settings.get("steering_channel", 1)),
-                    "throttle": int(settings.get("throttle_channel", 3))}  # fmt: skip
+        channels = {
+            "steering": int(settings.get("steering_channel", 1)),
+            "throttle": int(settings.get("throttle_channel", 3)),
+        }
         if not amap.steerable:
             kinds = ", ".join(f"{a.name}: {a.kind}" for a in vessel.actuators)
             raise MappingError(key, kind, f"skid: no actuator of {vessel.name} steers ({kinds})")
         left: tuple[int, ...] = ()
         right: tuple[int, ...] = ()
     else:
-        channels = {"left": int(settings.get("throttle_left_channel", 1)),
-                    "right": int(settings.get("throttle_right_channel", 3))}  # fmt: skip
+        channels = {
+            "left": int(settings.get("throttle_left_channel", 1)),
+            "right": int(settings.get("throttle_right_channel", 3)),
+        }
         left = tuple(a.index for a in amap.actuators if a.y < 0.0)
         right = tuple(a.index for a in amap.actuators if a.y > 0.0)
         if not left or not right:
-            raise MappingError(key, kind, f"throttle-steering: skid steering needs actuators on "
-                               f"both sides, and {vessel.name}'s are not")  # fmt: skip
+            raise MappingError(
+                key,
+                kind,
+                f"throttle-steering: skid steering needs actuators on "
+                f"both sides, and {vessel.name}'s are not",
+            )
     _distinct_channels(channels)
     return ServoMapping(kind, channels, pulses, reverse, amap, left, right)
 
@@ -187,8 +200,11 @@ def build_mapping(settings: Mapping[str, Any], vessel: Vessel) -> ServoMapping:
 def _distinct_channels(channels: Mapping[str, int]) -> None:
     seen: dict[int, str] = {}
     for name, n in channels.items():
-        key = "steering_channel" if name == "steering" else (
-            "throttle_channel" if name == "throttle" else f"throttle_{name}_channel")  # fmt: skip
+        key = (
+            "steering_channel"
+            if name == "steering"
+            else ("throttle_channel" if name == "throttle" else f"throttle_{name}_channel")
+        )
         if not 1 <= n <= 32:
             raise MappingError(key, n, "a servo output from 1 to 32 (SERVOn)")
         if n in seen:

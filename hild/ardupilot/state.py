@@ -33,12 +33,16 @@ def physics_state(
     rx, ry, rz = lever_arm
     vx, vy, vz = kinematics.point_velocity(truth.nu, lever_arm)
     n, e, d = truth.eta[:3].tolist()
-    position = (n + R[0][0] * rx + R[0][1] * ry + R[0][2] * rz,
-                e + R[1][0] * rx + R[1][1] * ry + R[1][2] * rz,
-                d + R[2][0] * rx + R[2][1] * ry + R[2][2] * rz)  # fmt: skip
-    velocity = (R[0][0] * vx + R[0][1] * vy + R[0][2] * vz,
-                R[1][0] * vx + R[1][1] * vy + R[1][2] * vz,
-                R[2][0] * vx + R[2][1] * vy + R[2][2] * vz)  # fmt: skip
+    position = (
+        n + R[0][0] * rx + R[0][1] * ry + R[0][2] * rz,
+        e + R[1][0] * rx + R[1][1] * ry + R[1][2] * rz,
+        d + R[2][0] * rx + R[2][1] * ry + R[2][2] * rz,
+    )
+    velocity = (
+        R[0][0] * vx + R[0][1] * vy + R[0][2] * vz,
+        R[1][0] * vx + R[1][1] * vy + R[1][2] * vz,
+        R[2][0] * vx + R[2][1] * vy + R[2][2] * vz,
+    )
     phi, theta, psi = truth.eta[3:6].tolist()
     velocity_wind = windvane = None
     if wind:

@@ -68,8 +68,11 @@ class Arbiter:
             if d.actuator in self.faulty:
                 continue
             base = d.actuator * L.S_SIZE
-            for slot, value in ((L.S_SPEED, d.speed), (L.S_ANGLE, d.angle),
-                                (L.S_DEFLECTOR, d.deflector)):  # fmt: skip
+            for slot, value in (
+                (L.S_SPEED, d.speed),
+                (L.S_ANGLE, d.angle),
+                (L.S_DEFLECTOR, d.deflector),
+            ):
                 if value is not None:
                     cmd[base + slot] = value
                     owner[base + slot] = record.source
@@ -80,8 +83,11 @@ class Arbiter:
             if spec.index in self.faulty:
                 continue
             base = spec.index * L.S_SIZE
-            self._no_thrust(spec, speed=self.owner[base + L.S_SPEED] == source,
-                            deflector=self.owner[base + L.S_DEFLECTOR] == source)  # fmt: skip
+            self._no_thrust(
+                spec,
+                speed=self.owner[base + L.S_SPEED] == source,
+                deflector=self.owner[base + L.S_DEFLECTOR] == source,
+            )
             if spec.angle_kind != "none" and self.owner[base + L.S_ANGLE] == source:
                 held = self.act_state[base + L.S_ANGLE]
                 cmd[base + L.S_ANGLE] = 0.0 if record.centre_angles else held

@@ -114,16 +114,18 @@ class CommandDevice:
         self.protocols: tuple[Protocol, ...] = tuple(PROTOCOLS[p] for p in s["protocols"])
         self.checksum: str = s.get("checksum", "required")
         self.centre_angles = s.get("on_timeout_angle", "hold") == "centre"
-        self.watchdog = Watchdog(float(s.get("watchdog_s", 0.5)), bool(s.get("neutral_first")),
-                                 s.get("release", NEUTRAL))  # fmt: skip
+        self.watchdog = Watchdog(
+            float(s.get("watchdog_s", 0.5)), bool(s.get("neutral_first")), s.get("release", NEUTRAL)
+        )
         self.stats = BusStats()
         self.failures = SentenceFailures(config.name)
         self.last_rejection: tuple[str, str] | None = None  # (reason, detail) of the last line
         self.heading_reference: HeadingReference | None = None  # the latest the loop applied
         self._log_rejected = RateLimited(log, "bus.rejected")
         self._decoded: dict[Sentence, tuple[tuple[Demand, ...], int]] = {}  # see _decode
-        self._numbered = sorted((a for a in self.amap.actuators if a.number > 0),
-                                key=lambda a: a.number)  # fmt: skip
+        self._numbered = sorted(
+            (a for a in self.amap.actuators if a.number > 0), key=lambda a: a.number
+        )
 
     # --- configuration ----------------------------------------------------------------
     @classmethod
@@ -137,14 +139,25 @@ class CommandDevice:
             or not protocols
             or any(p not in cls.protocols_available for p in protocols)
         ):
-            problems.append(SettingError("protocols", protocols, "a list of protocols from: "
-                                         + ", ".join(cls.protocols_available)))  # fmt: skip
+            problems.append(
+                SettingError(
+                    "protocols",
+                    protocols,
+                    "a list of protocols from: " + ", ".join(cls.protocols_available),
+                )
+            )
         elif all(p == "ROR" for p in protocols) and (
             s.get("release", NEUTRAL) == NEUTRAL or s.get("neutral_first")
         ):
-            problems.append(SettingError("protocols", protocols, "a thrust protocol besides ROR "
-                                         "(a neutral command, which only a thrust protocol can "
-                                         "send, clears a watchdog trip)"))  # fmt: skip
+            problems.append(
+                SettingError(
+                    "protocols",
+                    protocols,
+                    "a thrust protocol besides ROR "
+                    "(a neutral command, which only a thrust protocol can "
+                    "send, clears a watchdog trip)",
+                )
+            )
         for key, choices in (
             ("out_of_range", RANGE_POLICIES),
             ("checksum", CHECKSUM_POLICIES),
@@ -167,11 +180,14 @@ class CommandDevice:
         else:
             for number, name in numbering.items():
                 if not (str(number).isdigit() and int(number) > 0) or name not in names:
-                    problems.append(SettingError(
-                        f"numbering.{number}", name,
-                        f"a number from 1 (0 means all) = an actuator of {vessel.name}: "
-                        + ", ".join(names),
-                    ))  # fmt: skip
+                    problems.append(
+                        SettingError(
+                            f"numbering.{number}",
+                            name,
+                            f"a number from 1 (0 means all) = an actuator of {vessel.name}: "
+                            + ", ".join(names),
+                        )
+                    )
             if len(set(numbering.values())) != len(numbering):
                 problems.append(SettingError("numbering", numbering, "each actuator once"))
         problems.extend(cls.check_vessel(vessel))
@@ -205,17 +221,22 @@ class CommandDevice:
             else:
                 demands = self._decode(sentence)
                 if not self.watchdog.admit(t, self.amap.is_neutral(demands)):
-                    raise Rejected("latched", "send a neutral command (idle, deflector 0, "
-                                   "no thrust)")  # fmt: skip
+                    raise Rejected(
+                        "latched", "send a neutral command (idle, deflector 0, no thrust)"
+                    )
         except Rejected as r:
             self.last_rejection = (r.reason, r.detail)
             self.stats.rejected[r.reason] += 1
             self.stats.clamped = self.amap.clamped
             self._log_rejected(
-                inbound.t_rx, device=self.config.name, port=inbound.port, reason=r.reason,
-                detail=r.detail, line=inbound.line[:90].decode("ascii", "replace"),
+                inbound.t_rx,
+                device=self.config.name,
+                port=inbound.port,
+                reason=r.reason,
+                detail=r.detail,
+                line=inbound.line[:90].decode("ascii", "replace"),
                 rejected=sum(self.stats.rejected.values()),
-            )  # fmt: skip
+            )
             return None
         if heading is not None:
             self.stats.references += 1
@@ -223,8 +244,12 @@ class CommandDevice:
         self.stats.clamped = self.amap.clamped
         self.stats.commands += 1
         if was_tripped:
-            log.info("bus.watchdog_released", device=self.config.name, port=inbound.port,
-                     release=self.watchdog.release)  # fmt: skip
+            log.info(
+                "bus.watchdog_released",
+                device=self.config.name,
+                port=inbound.port,
+                release=self.watchdog.release,
+            )
         return ActuatorCommand(self.config.name, inbound.t_rx, demands)
 
     def _decode(self, sentence: Sentence) -> tuple[Demand, ...]:
@@ -283,9 +308,14 @@ class CommandDevice:
         self.stats.watchdog_trips = self.watchdog.trips
         last = self.watchdog.last_command_t
         silent = now - (now if last is None else last)
-        log.warning("bus.watchdog_tripped", device=self.config.name, silent_s=round(silent, 3),
-                    timeout_s=self.watchdog.timeout_s, trips=self.watchdog.trips,
-                    release=self.watchdog.release)  # fmt: skip
+        log.warning(
+            "bus.watchdog_tripped",
+            device=self.config.name,
+            silent_s=round(silent, 3),
+            timeout_s=self.watchdog.timeout_s,
+            trips=self.watchdog.trips,
+            release=self.watchdog.release,
+        )
         return safe
 
     def describe(self) -> str:
@@ -296,8 +326,11 @@ class CommandDevice:
     def summary(self) -> dict:
         """The counters and the watchdog; ``heading_ref`` [rad] once the loop has applied a
         heading reference."""
-        out = {**self.stats.as_dict(), "sentences_failed": self.failures.summary(),
-               "watchdog": self.watchdog.state}  # fmt: skip
+        out = {
+            **self.stats.as_dict(),
+            "sentences_failed": self.failures.summary(),
+            "watchdog": self.watchdog.state,
+        }
         if self.heading_reference is not None:
             out["heading_ref"] = self.heading_reference.heading
         return out
@@ -325,16 +358,22 @@ class CommandDevice:
         if name == "TRD":
             return [self._trd(talker, a, state, valid) for a in self._numbered]
         if name == "RPM":
-            return [self._rpm(talker, a, state, valid) for a in self._numbered
-                    if a.speed_unit == "rpm"]  # fmt: skip
+            return [
+                self._rpm(talker, a, state, valid) for a in self._numbered if a.speed_unit == "rpm"
+            ]
         if name == "RSA" and self.amap.steerable:
             return [nmea.rsa(talker, *self._rudders(state))]
         if name == "XDR":
             groups = [
-                ("G", 100.0 * state[a.index * L.S_SIZE + L.S_DEFLECTOR], "P",
-                 f"DEFLECTOR_{a.number}")
-                for a in self._numbered if a.has_deflector
-            ]  # fmt: skip
+                (
+                    "G",
+                    100.0 * state[a.index * L.S_SIZE + L.S_DEFLECTOR],
+                    "P",
+                    f"DEFLECTOR_{a.number}",
+                )
+                for a in self._numbered
+                if a.has_deflector
+            ]
             return nmea.xdr_lines(talker, groups)
         return []
 
@@ -402,8 +441,14 @@ class JetController(CommandDevice):
     def check_vessel(cls, vessel: Vessel) -> list[SettingError]:
         if not any(a.kind == "waterjet" for a in vessel.actuators):
             kinds = ", ".join(f"{a.name}: {a.kind}" for a in vessel.actuators)
-            return [SettingError("type", cls.model, f"a vessel with waterjets ({vessel.name} has "
-                                 f"{kinds}; use a thruster-controller)")]  # fmt: skip
+            return [
+                SettingError(
+                    "type",
+                    cls.model,
+                    f"a vessel with waterjets ({vessel.name} has "
+                    f"{kinds}; use a thruster-controller)",
+                )
+            ]
         return []
 
 

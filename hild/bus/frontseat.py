@@ -98,8 +98,11 @@ class Frontseat(CommandDevice):
         kinds = [a.kind for a in vessel.actuators]
         if len(kinds) != 2 or "waterjet" in kinds:
             have = ", ".join(f"{a.name}: {a.kind}" for a in vessel.actuators)
-            return [SettingError("type", cls.model, f"a twin-thruster vessel ({vessel.name} has "
-                                 f"{have})")]  # fmt: skip
+            return [
+                SettingError(
+                    "type", cls.model, f"a twin-thruster vessel ({vessel.name} has {have})"
+                )
+            ]
         return []
 
     @classmethod
@@ -107,8 +110,9 @@ class Frontseat(CommandDevice):
         problems = super().check(config, vessel)
         value = config.settings.get("cpnvg_heading", "heron")
         if value not in CPNVG_HEADINGS:
-            problems.append(SettingError("cpnvg_heading", value, "one of "
-                                         + ", ".join(CPNVG_HEADINGS)))  # fmt: skip
+            problems.append(
+                SettingError("cpnvg_heading", value, "one of " + ", ".join(CPNVG_HEADINGS))
+            )
         return problems
 
     def sample(self, truth: Truth) -> list[bytes]:
@@ -138,13 +142,20 @@ class Frontseat(CommandDevice):
             nvg_heading = math.degrees(math.atan2(vel[1], vel[0])) % 360.0
         p, q, r = (math.degrees(w) for w in truth.nu[3:6])
         return Navigation(
-            lat=lat, lon=lon, height=height, heading=compass, nvg_heading=nvg_heading,
-            roll=math.degrees(truth.eta[3]), pitch=math.degrees(truth.eta[4]),
-            vel_north=float(vel[0]), vel_east=float(vel[1]), rates=(p, q, r),
+            lat=lat,
+            lon=lon,
+            height=height,
+            heading=compass,
+            nvg_heading=nvg_heading,
+            roll=math.degrees(truth.eta[3]),
+            pitch=math.degrees(truth.eta[4]),
+            vel_north=float(vel[0]),
+            vel_east=float(vel[1]),
+            rates=(p, q, r),
             accel=self.accelerometer.specific_force(truth),
             sog_kn=math.hypot(vel[0], vel[1]) * KNOTS_PER_MS,
             cog=self.course(float(vel[0]), float(vel[1])),
-        )  # fmt: skip
+        )
 
     def _builder(self, nav: Navigation, utc: datetime) -> Callable[[str], list[bytes]]:
         def one(name: str) -> list[bytes]:
@@ -162,8 +173,7 @@ class Frontseat(CommandDevice):
         if name == "CPIMU":
             return nmea.cpimu(utc, nav.rates, nav.accel)
         if name == "CPRCM":  # REFERENCE.md: zero facing south, counter-clockwise
-            return nmea.cprcm(utc, COMPASS_ID, (180.0 - nav.heading) % 360.0, -nav.pitch,
-                              nav.roll)  # fmt: skip
+            return nmea.cprcm(utc, COMPASS_ID, (180.0 - nav.heading) % 360.0, -nav.pitch, nav.roll)
         if name == "CPRBS":
             return nmea.cprbs(utc, float(self.config.settings["battery_voltage"]))
         if name == "CPALT":
@@ -178,9 +188,20 @@ class Frontseat(CommandDevice):
         """Bytes of the epoch that carries every sentence (a serial line's worst case): each
         field at the widest value it is printed with."""
         rates, accel = (-999.99,) * 3, (-999.999,) * 3
-        worst = Navigation(lat=-89.99999, lon=-179.99999, height=-9999.9, heading=359.9,
-                           nvg_heading=359.9, roll=-179.9, pitch=179.9, vel_north=-99.99,
-                           vel_east=-99.99, rates=rates, accel=accel, sog_kn=999.99,
-                           cog=359.9)  # fmt: skip
+        worst = Navigation(
+            lat=-89.99999,
+            lon=-179.99999,
+            height=-9999.9,
+            heading=359.9,
+            nvg_heading=359.9,
+            roll=-179.9,
+            pitch=179.9,
+            vel_north=-99.99,
+            vel_east=-99.99,
+            rates=rates,
+            accel=accel,
+            sog_kn=999.99,
+            cog=359.9,
+        )
         lines = build_all(self.config.sentences, self._builder(worst, utc))
         return sum(len(line) for line in lines)

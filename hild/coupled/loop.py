@@ -25,7 +25,7 @@ from hild.environment.layout import (
     O_WIND_FROM,
     O_WIND_SPEED,
     S_SIZE,
-)  # fmt: skip
+)
 from hild.model import layout as L
 from hild.model.actuators import actuator_forces
 from hild.model.integrators import step
@@ -52,8 +52,27 @@ def row_environment(n_act: int) -> int:
 
 
 @njit(cache=True, inline="always")
-def coupled_step(method, sea, k, j, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt,
-                 work, w, B, W, noise):  # fmt: skip
+def coupled_step(
+    method,
+    sea,
+    k,
+    j,
+    x,
+    P,
+    A,
+    n_act,
+    act_state,
+    act_cmd,
+    env,
+    inp,
+    tau_act,
+    dt,
+    work,
+    w,
+    B,
+    W,
+    noise,
+):
     """Step k to k + 1, the same in every compiled loop (``run``, ``tick``, hild/coupled/ticks.py
     ``ticks``): with an environment (its buffer B not empty), its outputs at step k (done
     already if evaluated at k: env_outputs is idempotent), the vessel's step
@@ -76,9 +95,27 @@ def run_kernel(method: int, sea: int):
 
     @kernel
     def run(
-        n_steps, record_every, k0, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt,
-        work, w, out, B, W, noise, j0,
-    ):  # fmt: skip
+        n_steps,
+        record_every,
+        k0,
+        x,
+        P,
+        A,
+        n_act,
+        act_state,
+        act_cmd,
+        env,
+        inp,
+        tau_act,
+        dt,
+        work,
+        w,
+        out,
+        B,
+        W,
+        noise,
+        j0,
+    ):
         """Advance n_steps from global step k0, writing a row into ``out`` at each
         global step that is a multiple of ``record_every``.
 
@@ -96,8 +133,27 @@ def run_kernel(method: int, sea: int):
         has_env = B.shape[0] > 0
         for k in range(n_steps):
             kk = k0 + k
-            coupled_step(method, sea, kk, j0 + k, x, P, A, n_act, act_state, act_cmd, env, inp,
-                         tau_act, dt, work, w, B, W, noise)  # fmt: skip
+            coupled_step(
+                method,
+                sea,
+                kk,
+                j0 + k,
+                x,
+                P,
+                A,
+                n_act,
+                act_state,
+                act_cmd,
+                env,
+                inp,
+                tau_act,
+                dt,
+                work,
+                w,
+                B,
+                W,
+                noise,
+            )
             if record_every > 0 and (kk + 1) % record_every == 0:
                 row = out[rows]
                 row[ROW_T] = (kk + 1) * dt
@@ -124,12 +180,30 @@ def tick_kernel(method: int, sea: int):
     cost a dispatch and, after the loop's wait, the caches it missed."""
 
     @kernel
-    def tick(k, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w, B, W, noise,
-             j):  # fmt: skip
+    def tick(k, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w, B, W, noise, j):
         """Step k to k + 1 with noise column j, then the environment at the new step (what the
         shell reads between ticks). Returns nothing."""
-        coupled_step(method, sea, k, j, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act,
-                     dt, work, w, B, W, noise)  # fmt: skip
+        coupled_step(
+            method,
+            sea,
+            k,
+            j,
+            x,
+            P,
+            A,
+            n_act,
+            act_state,
+            act_cmd,
+            env,
+            inp,
+            tau_act,
+            dt,
+            work,
+            w,
+            B,
+            W,
+            noise,
+        )
         if B.shape[0] > 0:
             env_outputs(B, W, k + 1, x, dt, env, sea)
 

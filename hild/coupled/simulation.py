@@ -192,10 +192,24 @@ class Simulation:
         if self.traffic is not None:  # the own ship at t, which the traffic is judged against
             np.copyto(self._x_before, self.x)
         self._tick(
-            self.steps, self.x, v.params, self.actuator_params, v.n_act, self.act_state,
-            self.act_cmd, self.env, self._inp, self._tau_act, self.dt, self._work, self._w,
-            B, W, noise, j,
-        )  # fmt: skip
+            self.steps,
+            self.x,
+            v.params,
+            self.actuator_params,
+            v.n_act,
+            self.act_state,
+            self.act_cmd,
+            self.env,
+            self._inp,
+            self._tau_act,
+            self.dt,
+            self._work,
+            self._w,
+            B,
+            W,
+            noise,
+            j,
+        )
         if env is not None:
             env.cursor += 1
         self.steps += 1
@@ -204,8 +218,9 @@ class Simulation:
             # environment at t + dt, evaluated in the tick above, reads neither them nor it)
             self.traffic.tick(self._x_before, self.x, self.dt, t_before, self.t)
 
-    def tick_track(self, n: int, rows: np.ndarray, row0: int,
-                   stop: tuple[float, float, float] | None = None) -> int:  # fmt: skip
+    def tick_track(
+        self, n: int, rows: np.ndarray, row0: int, stop: tuple[float, float, float] | None = None
+    ) -> int:
         """Up to ``n`` calls of ``tick()`` in compiled calls, the same run bit for bit, writing
         after each tick the row (t, north, east, down, roll) into ``rows[row0 + i]``. With
         ``stop`` (north, east, r2), it ends after the first tick ending within sqrt(r2) of
@@ -228,11 +243,35 @@ class Simulation:
             else:
                 j0, m, noise = 0, n - done, self._no_noise
             m = ticks(
-                m, self.steps, self.x, v.params, self.actuator_params, v.n_act,
-                self.act_state, self.act_cmd, self.env, self._inp, self._tau_act, self.dt,
-                self._work, self._w, B, W, noise, j0, T, TP, WP, n_targets, self._x_before,
-                rows, row0 + done, stop_n, stop_e, stop_r2,
-            )  # fmt: skip
+                m,
+                self.steps,
+                self.x,
+                v.params,
+                self.actuator_params,
+                v.n_act,
+                self.act_state,
+                self.act_cmd,
+                self.env,
+                self._inp,
+                self._tau_act,
+                self.dt,
+                self._work,
+                self._w,
+                B,
+                W,
+                noise,
+                j0,
+                T,
+                TP,
+                WP,
+                n_targets,
+                self._x_before,
+                rows,
+                row0 + done,
+                stop_n,
+                stop_e,
+                stop_r2,
+            )
             if env is not None:
                 env.cursor += m
             self.steps += m
@@ -265,10 +304,27 @@ class Simulation:
             else:
                 j0, n, noise = 0, left, self._no_noise
             written += run(
-                n, record_every, self.steps, self.x, v.params, self.actuator_params,
-                v.n_act, self.act_state, self.act_cmd, self.env, self._inp, self._tau_act,
-                self.dt, self._work, self._w, out[written:], B, W, noise, j0,
-            )  # fmt: skip
+                n,
+                record_every,
+                self.steps,
+                self.x,
+                v.params,
+                self.actuator_params,
+                v.n_act,
+                self.act_state,
+                self.act_cmd,
+                self.env,
+                self._inp,
+                self._tau_act,
+                self.dt,
+                self._work,
+                self._w,
+                out[written:],
+                B,
+                W,
+                noise,
+                j0,
+            )
             if env is not None:
                 env.cursor += n
             self.steps += n

@@ -27,9 +27,35 @@ def ticks_kernel(method: int, sea: int):
 
     @kernel
     def ticks(
-        n, k0, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w,
-        B, W, noise, j0, T, TP, WP, n_targets, x_before, rows, row0, stop_n, stop_e, stop_r2,
-    ):  # fmt: skip
+        n,
+        k0,
+        x,
+        P,
+        A,
+        n_act,
+        act_state,
+        act_cmd,
+        env,
+        inp,
+        tau_act,
+        dt,
+        work,
+        w,
+        B,
+        W,
+        noise,
+        j0,
+        T,
+        TP,
+        WP,
+        n_targets,
+        x_before,
+        rows,
+        row0,
+        stop_n,
+        stop_e,
+        stop_r2,
+    ):
         """Advance n ticks from global step k0, writing the track row after each into
         ``rows[row0 + i]``. Stops early after the first tick that ends within ``stop_r2`` (a
         squared distance; negative: never) of (stop_n, stop_e). Returns the ticks done."""
@@ -39,8 +65,27 @@ def ticks_kernel(method: int, sea: int):
             if n_targets > 0:  # the own ship at the tick's start, the targets' reference
                 for j in range(x.shape[0]):
                     x_before[j] = x[j]
-            coupled_step(method, sea, kk, j0 + i, x, P, A, n_act, act_state, act_cmd, env, inp,
-                         tau_act, dt, work, w, B, W, noise)  # fmt: skip
+            coupled_step(
+                method,
+                sea,
+                kk,
+                j0 + i,
+                x,
+                P,
+                A,
+                n_act,
+                act_state,
+                act_cmd,
+                env,
+                inp,
+                tau_act,
+                dt,
+                work,
+                w,
+                B,
+                W,
+                noise,
+            )
             if n_targets > 0:
                 traffic_tick(T, TP, WP, n_targets, x_before, x, dt, kk * dt, (kk + 1) * dt)
             if has_env:

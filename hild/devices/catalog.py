@@ -113,8 +113,9 @@ def load_device_type(name: str) -> DeviceType:
     model = kind.load() if kind is not None else None
     sentences: tuple[str, ...] = ()
     if model is not None and model.sentences_available:
-        sentences = r.get("sentences", sentence_list, dev, "sentences",
-                          model.sentences_available, default=())  # fmt: skip
+        sentences = r.get(
+            "sentences", sentence_list, dev, "sentences", model.sentences_available, default=()
+        )
     else:
         dev.skip("sentences")  # they depend on the model (and some models send none)
     quantity_units = _quantity_units(root, model, problems)
@@ -133,15 +134,19 @@ def load_device_type(name: str) -> DeviceType:
         description=r.get("description", dev.string, "description", "", default=""),
         model=model or KINDS["gps"].load(),
         talker=r.get("talker", talker, dev, "talker", *optional("GP"), default="GP"),
-        rate_hz=r.get("rate_hz", dev.number, "rate_hz", lo=MIN_RATE_HZ, hi=MAX_RATE_HZ,
-                      unit="Hz", default=1.0),
+        rate_hz=r.get(
+            "rate_hz", dev.number, "rate_hz", lo=MIN_RATE_HZ, hi=MAX_RATE_HZ, unit="Hz", default=1.0
+        ),
         baud=r.get("baud", dev.integer, "baud", *optional(4800), lo=300, default=4800),
         sentences=sentences,
-        position=tuple(r.get("position", dev.array, "position", (3,), [0.0, 0.0, 0.0],
-                             default=np.zeros(3)).tolist()),
+        position=tuple(
+            r.get(
+                "position", dev.array, "position", (3,), [0.0, 0.0, 0.0], default=np.zeros(3)
+            ).tolist()
+        ),
         quantity_units=quantity_units,
         settings=setting_values,
-    )  # fmt: skip
+    )
     for section in (dev, root):
         problems.attempt(section.finish)
     problems.raise_any()

@@ -157,8 +157,13 @@ class Daemon:
         world = self.world
         t0 = self._start_clock()
         assert world.start_utc is not None and world.sim.environment is not None
-        log.info("run.start", bench=self.bench.name, utc=world.start_utc.isoformat(),
-                 rate_hz=self.bench.rate_hz, time_scale=self.bench.time_scale)  # fmt: skip
+        log.info(
+            "run.start",
+            bench=self.bench.name,
+            utc=world.start_utc.isoformat(),
+            rate_hz=self.bench.rate_hz,
+            time_scale=self.bench.time_scale,
+        )
         environment = world.sim.environment
         log.info("run.weather", **environment.summary())
         for note in environment.notes:

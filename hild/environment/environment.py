@@ -49,9 +49,10 @@ def current_ned_of(out: np.ndarray) -> tuple[float, float]:
 def in_radians(direction: GaussMarkov) -> GaussMarkov:
     """A direction process given in degrees, in radians."""
     return GaussMarkov(
-        math.radians(direction.sigma), direction.time_constant,
+        math.radians(direction.sigma),
+        direction.time_constant,
         math.radians(direction.max_deviation),
-    )  # fmt: skip
+    )
 
 
 class WindLoad(Protocol):
@@ -135,9 +136,10 @@ class Environment:
         self._streams: dict[int, np.random.Generator] = {}
         # the largest divisor of the noise block that keeps the slow period
         self.slow_every = max(
-            d for d in range(1, NOISE_BLOCK + 1)
+            d
+            for d in range(1, NOISE_BLOCK + 1)
             if NOISE_BLOCK % d == 0 and d * self.dt <= SLOW_PERIOD + 1e-12 or d == 1
-        )  # fmt: skip
+        )
         self.E[EL.E_SLOW_EVERY] = self.slow_every
         self._build_wind()
         self._build_current()
@@ -161,8 +163,9 @@ class Environment:
         self.S[EL.S_CUR_ANGLE] = math.nan
 
     # --- building ---------------------------------------------------------------------
-    def _gauss_markov(self, base: int, mean: float, gm: GaussMarkov, floor: float | None,
-                      channel: int) -> None:  # fmt: skip
+    def _gauss_markov(
+        self, base: int, mean: float, gm: GaussMarkov, floor: float | None, channel: int
+    ) -> None:
         """Fill one process' parameters; a mean-only process draws no noise."""
         self.E[base + EL.GM_MEAN] = mean
         if not gm.active:
@@ -178,8 +181,9 @@ class Environment:
     def _build_wind(self) -> None:
         w = self.weather.wind
         self._gauss_markov(EL.E_WIND, w.speed, w.slow, 0.0, EL.N_WIND)
-        self._gauss_markov(EL.E_WDIR, math.radians(w.from_deg), in_radians(w.direction), None,
-                           EL.N_WDIR)  # fmt: skip
+        self._gauss_markov(
+            EL.E_WDIR, math.radians(w.from_deg), in_radians(w.direction), None, EL.N_WDIR
+        )
         g = w.gust
         if g.model == "none" or w.speed <= 0.0:
             return
@@ -230,8 +234,9 @@ class Environment:
     def _build_current(self) -> None:
         c = self.weather.current
         self._gauss_markov(EL.E_CUR, c.speed, c.slow, 0.0, EL.N_CUR)
-        self._gauss_markov(EL.E_CDIR, math.radians(c.to_deg), in_radians(c.direction), None,
-                           EL.N_CDIR)  # fmt: skip
+        self._gauss_markov(
+            EL.E_CDIR, math.radians(c.to_deg), in_radians(c.direction), None, EL.N_CDIR
+        )
 
     def _build_wind_force(self) -> None:
         E = self.E
@@ -282,9 +287,15 @@ class Environment:
         lo, hi = band_edges(spectrum, 12.0 * w0)
         to = math.radians(w.from_deg + 180.0)
         c = wave_components(
-            spectrum, w.components, lo, hi, stream(self.seed, "waves.components"), to, w0,
+            spectrum,
+            w.components,
+            lo,
+            hi,
+            stream(self.seed, "waves.components"),
+            to,
+            w0,
             w.spreading,
-        )  # fmt: skip
+        )
         W = np.zeros((EL.W_ROWS, len(c.amplitude)))
         W[EL.C_AMPLITUDE] = c.amplitude
         W[EL.C_OMEGA] = c.omega

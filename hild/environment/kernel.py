@@ -109,7 +109,7 @@ from hild.environment.layout import (
     W_SIN,
     W_THETA,
     WAVE_RESYNC_STEPS,
-)  # fmt: skip
+)
 from hild.environment.spectra import G  # one gravity for the whole environment
 
 S0 = E_SIZE  # the process states follow the parameters in the buffer

@@ -110,9 +110,15 @@ N_TF = 5  # 3: surge, sway, yaw
 N_CHANNELS = 8
 SLOW_CHANNELS = (N_WIND, N_WDIR, N_CUR, N_CDIR)  # one value per E_SLOW_EVERY steps
 NOISE_STREAMS = (
-    "wind.slow", "wind.direction", "wind.gust", "current.slow", "current.direction",
-    "waves.surge", "waves.sway", "waves.yaw",
-)  # fmt: skip
+    "wind.slow",
+    "wind.direction",
+    "wind.gust",
+    "current.slow",
+    "current.direction",
+    "waves.surge",
+    "waves.sway",
+    "waves.yaw",
+)
 
 # --- wave components: rows of the component array W ---------------------------------------
 C_AMPLITUDE, C_OMEGA, C_KN, C_KE = 0, 1, 2, 3  # A_i [m], omega_i, wave vector north/east [1/m]

@@ -125,5 +125,10 @@ class Weather:
             "Hs": hs,
         }
         moved = tuple(name for name, value in given.items() if value is not None)
-        return replace(self, wind=wind, current=current, waves=waves,
-                       moved=tuple(dict.fromkeys(self.moved + moved)))  # fmt: skip
+        return replace(
+            self,
+            wind=wind,
+            current=current,
+            waves=waves,
+            moved=tuple(dict.fromkeys(self.moved + moved)),
+        )

@@ -27,7 +27,8 @@ EXIT_NO_DAEMON = 2
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """`hild ctl`'s parser, on the subparsers ``sub`` of `hild`."""
     ctl = sub.add_parser(
-        "ctl", help="change a running hild run: weather, faults, reposition, commands, status",
+        "ctl",
+        help="change a running hild run: weather, faults, reposition, commands, status",
         description="Runtime control of a running `hild run` over the Unix socket in its run "
         "directory (this user only), with the requests and answers of the MQTT control topic: "
         "hild ctl weather gale-hs1; hild ctl fault gps dropout --duration 30; hild ctl fault "
@@ -35,28 +36,41 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "commands '$RCPRC,...'; hild ctl status. Exit 0 when applied, 1 when refused (the "
         "reason printed), 2 when no daemon answers (or the command line asks nothing it can "
         "send).",
-    )  # fmt: skip
+    )
     ctl.add_argument(
         "--run-dir",
         default=DEFAULT_RUN_DIR,
         metavar="DIR",
         help=f"the run's directory, which holds its socket ({DEFAULT_RUN_DIR})",
     )
-    ctl.add_argument("--timeout", type=number("seconds", hi=3600.0), default=10.0,
-                     metavar="SECONDS", help="how long to wait for the answer (10)")  # fmt: skip
+    ctl.add_argument(
+        "--timeout",
+        type=number("seconds", hi=3600.0),
+        default=10.0,
+        metavar="SECONDS",
+        help="how long to wait for the answer (10)",
+    )
     requests = ctl.add_subparsers(dest="request", required=True, metavar="REQUEST")
-    weather = requests.add_parser("weather", help="a new weather: a preset, or part of a "
-                                  "weather file as JSON (--json)")  # fmt: skip
+    weather = requests.add_parser(
+        "weather", help="a new weather: a preset, or part of a weather file as JSON (--json)"
+    )
     weather.add_argument("preset", nargs="?", help="a weather preset (hild show weather)")
     fault = requests.add_parser("fault", help="a sensor's or an actuator's fault")
-    fault.add_argument("what", nargs="*", metavar="DEVICE KIND | KIND",
-                       help="a sensor device and a fault kind (dropout, freeze, invalid, "
-                       "bias_jump, clear), or with --actuator the actuator's (stuck, lost, "
-                       "clear); or both in --json")  # fmt: skip
+    fault.add_argument(
+        "what",
+        nargs="*",
+        metavar="DEVICE KIND | KIND",
+        help="a sensor device and a fault kind (dropout, freeze, invalid, "
+        "bias_jump, clear), or with --actuator the actuator's (stuck, lost, "
+        "clear); or both in --json",
+    )
     fault.add_argument("--actuator", metavar="NAME", help="an actuator of the vessel")
-    fault.add_argument("--duration", type=number("seconds"), metavar="SECONDS",
-                       help="a sensor's fault: how long (for good; an actuator's lasts until "
-                       "clear)")  # fmt: skip
+    fault.add_argument(
+        "--duration",
+        type=number("seconds"),
+        metavar="SECONDS",
+        help="a sensor's fault: how long (for good; an actuator's lasts until clear)",
+    )
     fault.add_argument(
         "--start",
         type=number("seconds", lo=0.0, low_open=False),
@@ -66,18 +80,29 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     fault.add_argument("--quantity", help="bias_jump: the quantity (e.g. heading)")
     fault.add_argument("--value", type=finite("the jump"), help="bias_jump: the jump, in its unit")
     move = requests.add_parser("reposition", help="move the boat")
-    for name, unit in (("latitude", "degrees"), ("longitude", "degrees"), ("north", "m"),
-                       ("east", "m"), ("heading", "degrees"), ("speed", "m/s")):  # fmt: skip
+    for name, unit in (
+        ("latitude", "degrees"),
+        ("longitude", "degrees"),
+        ("north", "m"),
+        ("east", "m"),
+        ("heading", "degrees"),
+        ("speed", "m/s"),
+    ):
         move.add_argument(f"--{name}", type=finite(unit), metavar=unit.upper().replace("/", "_"))
-    commands = requests.add_parser("commands", help="NMEA command lines, as a controller "
-                                   "sends them, through the bench's command devices")  # fmt: skip
+    commands = requests.add_parser(
+        "commands",
+        help="NMEA command lines, as a controller sends them, through the bench's command devices",
+    )
     commands.add_argument("lines", nargs="+", metavar="LINE")
     commands.add_argument("--device", help="one command device (all of them)")
     requests.add_parser("traffic", help="add, remove or re-task a target (--json)")
     requests.add_parser(STATUS, help="the run's status as JSON")
     for parser in (weather, fault, move, commands, requests.choices["traffic"]):
-        parser.add_argument("--json", metavar="OBJECT", help="request fields as a JSON "
-                            "object, merged over the options'")  # fmt: skip
+        parser.add_argument(
+            "--json",
+            metavar="OBJECT",
+            help="request fields as a JSON object, merged over the options'",
+        )
     ctl.set_defaults(handler=run_ctl)
     return ctl
 
@@ -101,22 +126,35 @@ def request_of(args: argparse.Namespace) -> tuple[str, Any]:
                 raise ValueError("fault --actuator NAME takes one KIND (stuck, lost, clear)")
             timed = [f"--{key}" for key in ("duration", "start") if getattr(args, key) is not None]
             if timed:
-                raise ValueError(f"fault --actuator: {' and '.join(timed)} time a sensor's "
-                                 "fault; an actuator's starts now, lasts until clear")  # fmt: skip
+                raise ValueError(
+                    f"fault --actuator: {' and '.join(timed)} time a sensor's "
+                    "fault; an actuator's starts now, lasts until clear"
+                )
             payload = {"actuator": args.actuator, "kind": args.what[0]}
         elif args.what or not args.json:
             if len(args.what) != 2:
-                raise ValueError("fault takes DEVICE KIND (or --actuator NAME KIND, or the "
-                                 "request's fields in --json)")  # fmt: skip
+                raise ValueError(
+                    "fault takes DEVICE KIND (or --actuator NAME KIND, or the "
+                    "request's fields in --json)"
+                )
             payload = {"device": args.what[0], "kind": args.what[1]}
         for key in ("duration", "start", "quantity", "value"):
             if getattr(args, key) is not None:
                 payload[key] = getattr(args, key)
     elif name == "reposition":
-        keys = {"latitude": "latitude", "longitude": "longitude", "north": "north",
-                "east": "east", "heading": "heading_deg", "speed": "speed"}  # fmt: skip
-        payload = {field: getattr(args, key) for key, field in keys.items()
-                   if getattr(args, key) is not None}  # fmt: skip
+        keys = {
+            "latitude": "latitude",
+            "longitude": "longitude",
+            "north": "north",
+            "east": "east",
+            "heading": "heading_deg",
+            "speed": "speed",
+        }
+        payload = {
+            field: getattr(args, key)
+            for key, field in keys.items()
+            if getattr(args, key) is not None
+        }
     elif name == "commands":
         payload = {"lines": list(args.lines)}
         if args.device:
@@ -150,8 +188,11 @@ def run_ctl(args: argparse.Namespace) -> int:
             answer = json.loads(_read_line(sock))
     except (OSError, ValueError) as e:
         reason = getattr(e, "strerror", None) or str(e)
-        write_or_drop(sys.stderr, f"hild ctl: no hild run answers on {path} ({reason}); is one "
-                      "running with this run directory (--run-dir)?\n")  # fmt: skip
+        write_or_drop(
+            sys.stderr,
+            f"hild ctl: no hild run answers on {path} ({reason}); is one "
+            "running with this run directory (--run-dir)?\n",
+        )
         return EXIT_NO_DAEMON
     write_or_drop(sys.stdout, json.dumps(answer, indent=None if name != STATUS else 2) + "\n")
     if not answer.get("ok"):

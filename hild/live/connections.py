@@ -66,8 +66,15 @@ class BoundedServer:
     """Serves ``serve(reader, writer)`` on each accepted connection, at most
     ``max_connections`` at once; ``refusal`` (one line) for each beyond."""
 
-    def __init__(self, sock: socket.socket, serve: Handler, *, max_connections: int,
-                 refusal: bytes, limit: int) -> None:  # fmt: skip
+    def __init__(
+        self,
+        sock: socket.socket,
+        serve: Handler,
+        *,
+        max_connections: int,
+        refusal: bytes,
+        limit: int,
+    ) -> None:
         self.sock = sock
         self.serve = serve
         self.max_connections = max_connections

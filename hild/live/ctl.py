@@ -58,8 +58,10 @@ IDLE_TIMEOUT_S = 30.0
 
 def busy(max_connections: int) -> bytes:
     """The line a connection beyond ``max_connections`` is answered with before it closes."""
-    error = (f"busy: {max_connections} hild ctl connections are open, the most a run serves at "
-             "once; try again")  # fmt: skip
+    error = (
+        f"busy: {max_connections} hild ctl connections are open, the most a run serves at "
+        "once; try again"
+    )
     return json.dumps({"ok": False, "error": error}).encode() + b"\n"
 
 
@@ -111,8 +113,13 @@ class ControlSocket(TickObserver):
         except (OSError, RunDirError) as e:
             return {"reason": e.strerror if isinstance(e, OSError) and e.strerror else str(e)}
         cap = self.max_connections
-        server = BoundedServer(sock, self._serve, max_connections=cap, refusal=busy(cap),
-                               limit=MAX_REQUEST_BYTES + 1024)  # fmt: skip
+        server = BoundedServer(
+            sock,
+            self._serve,
+            max_connections=cap,
+            refusal=busy(cap),
+            limit=MAX_REQUEST_BYTES + 1024,
+        )
         server.start()
         self._server, self._made, self.path = server, made, path
         return {}
@@ -164,9 +171,14 @@ class ControlSocket(TickObserver):
         if not self.path:
             return {}
         refused = self.refused + (self._server.refused if self._server is not None else 0)
-        return {"ctl": {"socket": str(self.path), "requests": self.requests,
-                        "connections_refused": refused,
-                        "connections_idle_closed": self.idle_closed}}  # fmt: skip
+        return {
+            "ctl": {
+                "socket": str(self.path),
+                "requests": self.requests,
+                "connections_refused": refused,
+                "connections_idle_closed": self.idle_closed,
+            }
+        }
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """One client: a request per line, each answered, until it closes, sends a line
@@ -177,14 +189,22 @@ class ControlSocket(TickObserver):
                 try:
                     line = await asyncio.wait_for(reader.readline(), self.idle_timeout_s)
                 except ValueError:  # longer than the limit: answered, then the connection ends
-                    await self._send(writer, {"ok": False, "error": "a request of at most "
-                                              f"{MAX_REQUEST_BYTES} bytes"})  # fmt: skip
+                    await self._send(
+                        writer,
+                        {"ok": False, "error": f"a request of at most {MAX_REQUEST_BYTES} bytes"},
+                    )
                     return
                 except TimeoutError:
                     self.idle_closed += 1
-                    await self._send(writer, {"ok": False, "error": "idle: no request in "
-                                              f"{self.idle_timeout_s:g} s; connect again to "
-                                              "send one"})  # fmt: skip
+                    await self._send(
+                        writer,
+                        {
+                            "ok": False,
+                            "error": "idle: no request in "
+                            f"{self.idle_timeout_s:g} s; connect again to "
+                            "send one",
+                        },
+                    )
                     return
                 if not line:
                     return
@@ -213,8 +233,11 @@ class ControlSocket(TickObserver):
             status = self.board.latest or snapshot(self._run, self._run.t, None)
             return {"ok": True, "request": STATUS, "status": status}
         if request not in REQUESTS:
-            return {"ok": False, "request": request,
-                    "error": f"a request among: {', '.join((*REQUESTS, STATUS))}"}  # fmt: skip
+            return {
+                "ok": False,
+                "request": request,
+                "error": f"a request among: {', '.join((*REQUESTS, STATUS))}",
+            }
         payload = message.get("payload", {})
         data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
         return await self._run.runtime_control.handle(request, data, SOURCE)

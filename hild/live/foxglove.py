@@ -62,8 +62,14 @@ log = structlog.get_logger("hild.foxglove")
 SOURCE = "foxglove:control"  # the requests' source in the recording: foxglove:control/weather
 SERVICE_PREFIX = "/control/"
 CALL_TIMEOUT_S = 10.0  # a service call the loop has not answered by then is answered an error
-SAMPLED = (channels.STATE, channels.ACTUATORS, channels.ENVIRONMENT, channels.LOCATION,
-           channels.POSE, channels.TF)  # fmt: skip
+SAMPLED = (
+    channels.STATE,
+    channels.ACTUATORS,
+    channels.ENVIRONMENT,
+    channels.LOCATION,
+    channels.POSE,
+    channels.TF,
+)
 
 
 def service_schema(request: str) -> dict:
@@ -73,8 +79,9 @@ def service_schema(request: str) -> dict:
 class FoxgloveLive(TickObserver):
     """Serves the run over the Foxglove WebSocket protocol while it runs."""
 
-    def __init__(self, host: str = FOXGLOVE_HOST, port: int = FOXGLOVE_PORT,
-                 rate_hz: float = DEFAULT_RATE_HZ):  # fmt: skip
+    def __init__(
+        self, host: str = FOXGLOVE_HOST, port: int = FOXGLOVE_PORT, rate_hz: float = DEFAULT_RATE_HZ
+    ):
         self.host = host
         self.port = port
         self.rate_hz = rate_hz
@@ -112,10 +119,14 @@ class FoxgloveLive(TickObserver):
         services = [self._service(request) for request in REQUESTS]
         try:
             self.server = foxglove.start_server(
-                name=f"hild {run.bench.name}", host=self.host, port=self.port,
-                capabilities=[Capability.Services], supported_encodings=["json"],
-                services=services, context=self._context,
-            )  # fmt: skip
+                name=f"hild {run.bench.name}",
+                host=self.host,
+                port=self.port,
+                capabilities=[Capability.Services],
+                supported_encodings=["json"],
+                services=services,
+                context=self._context,
+            )
         except Exception as e:  # the SDK raises its own error type (an address in use, ...)
             code = errno.EADDRINUSE if "in use" in str(e).lower() else errno.EADDRNOTAVAIL
             raise OSError(code, f"--foxglove {self.host}:{self.port}: {e}") from None
@@ -195,15 +206,30 @@ class FoxgloveLive(TickObserver):
         if self._watched(channels.STATE):
             self._log(channels.STATE, ns, channels.nested(state))
         if self._watched(channels.ACTUATORS):
-            self._log(channels.ACTUATORS, ns, channels.nested(payloads.actuators(
-                truth, run.bench.vessel.actuators, run.actuator_force)))  # fmt: skip
+            self._log(
+                channels.ACTUATORS,
+                ns,
+                channels.nested(
+                    payloads.actuators(truth, run.bench.vessel.actuators, run.actuator_force)
+                ),
+            )
         if self._watched(channels.ENVIRONMENT):
-            self._log(channels.ENVIRONMENT, ns, channels.nested(
-                payloads.environment(truth, run.environment)))  # fmt: skip
+            self._log(
+                channels.ENVIRONMENT,
+                ns,
+                channels.nested(payloads.environment(truth, run.environment)),
+            )
         if self._watched(channels.LOCATION):
-            self._log(channels.LOCATION, ns, channels.location_fix(
-                ns, cast(float, state["latitude"]), cast(float, state["longitude"]),
-                cast(float, state["height"])))  # fmt: skip
+            self._log(
+                channels.LOCATION,
+                ns,
+                channels.location_fix(
+                    ns,
+                    cast(float, state["latitude"]),
+                    cast(float, state["longitude"]),
+                    cast(float, state["height"]),
+                ),
+            )
         if self._watched(channels.POSE) or self._watched(channels.TF):
             pose = channels.pose_in_frame(ns, truth.eta)
             self._log(channels.POSE, ns, pose)
@@ -211,8 +237,11 @@ class FoxgloveLive(TickObserver):
 
     def _stats(self, run: RunView, t: float) -> None:
         _, utc, ns = self._now()
-        self._log(channels.STATS, ns, {**payloads.stamp(t, utc), **self._window.summary(),
-                                       "record_dropped": 0})  # fmt: skip
+        self._log(
+            channels.STATS,
+            ns,
+            {**payloads.stamp(t, utc), **self._window.summary(), "record_dropped": 0},
+        )
         self._window.reset()
         traffic = run.traffic() if self._watched(channels.TRAFFIC) else None
         if traffic is not None:
@@ -236,9 +265,12 @@ class FoxgloveLive(TickObserver):
                 self._log(fix_topic, ns, fix)
 
     def on_received(
-        self, device: str, inbound: Inbound, command: ActuatorCommand | None,
+        self,
+        device: str,
+        inbound: Inbound,
+        command: ActuatorCommand | None,
         rejected: tuple[str, str] | None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         topic = channels.BUS + device
         if self.server is None or not self._watched(topic):
             return
@@ -264,14 +296,15 @@ class FoxgloveLive(TickObserver):
     # --- services: runtime control -------------------------------------------------------------
     def _service(self, request: str) -> Any:
         fox = self._fox
-        schema = fox.Schema(name=f"hild.control.{request}", encoding="jsonschema",
-                            data=json.dumps(service_schema(request)).encode())  # fmt: skip
+        schema = fox.Schema(
+            name=f"hild.control.{request}",
+            encoding="jsonschema",
+            data=json.dumps(service_schema(request)).encode(),
+        )
         message = fox.MessageSchema(encoding="json", schema=schema)
         return fox.Service(
             SERVICE_PREFIX + request,
-            schema=fox.ServiceSchema(
-                f"hild.control.{request}", request=message, response=message
-            ),  # fmt: skip
+            schema=fox.ServiceSchema(f"hild.control.{request}", request=message, response=message),
             handler=lambda call: self._call(request, call.payload),
         )
 
@@ -280,8 +313,9 @@ class FoxgloveLive(TickObserver):
         self.calls += 1
         loop = self._loop
         if loop is None or loop.is_closed():
-            return json.dumps({"ok": False, "request": request, "error": "the run has ended"}
-                              ).encode()  # fmt: skip
+            return json.dumps(
+                {"ok": False, "request": request, "error": "the run has ended"}
+            ).encode()
         assert self.runtime is not None
         handling = self.runtime.handle(request, bytes(payload), SOURCE)
         future = asyncio.run_coroutine_threadsafe(handling, loop)

@@ -53,7 +53,7 @@ def snapshot(run: RunView, t: float, time_scale: float | None) -> dict[str, Any]
             "watchdog": watchdog_word(d.watchdog_state, d.watchdog_release),
             "commands": d.commands,
             "refused": d.refused,
-        }  # fmt: skip
+        }
         for d in run.command_devices
     }
     return {

@@ -34,8 +34,7 @@ def render(status: dict[str, Any]) -> Group:
     scale = status.get("time_scale")
     held = f" x{scale:.2f}" if scale is not None else ""
     lat, lon = status["latitude"], status["longitude"]
-    where = (f"{abs(lat):.5f} {'N' if lat >= 0 else 'S'} {abs(lon):.5f} "
-             f"{'E' if lon >= 0 else 'W'}")  # fmt: skip
+    where = f"{abs(lat):.5f} {'N' if lat >= 0 else 'S'} {abs(lon):.5f} {'E' if lon >= 0 else 'W'}"
     lines = [
         Text.assemble(
             (f"t {status['t']:9.1f} s{held}", "bold"),
@@ -43,7 +42,7 @@ def render(status: dict[str, Any]) -> Group:
             where,
             f"  SOG {status['sog_kn']:5.2f} kn  COG {status['cog_deg']:05.1f}"
             f"  HDG {status['heading_deg']:05.1f}",
-        )  # fmt: skip
+        )
     ]
     parts = []
     for name, a in status["actuators"].items():
@@ -59,8 +58,7 @@ def render(status: dict[str, Any]) -> Group:
         counts = f", {d['commands']} applied, {d['refused']} refused"
         lines.append(Text.assemble(f"{name}: ", (d["watchdog"], style), counts))
     clients = ", ".join(f"{url} {n}" for url, n in status["clients"].items() if n)
-    lines.append(Text(f"clients: {clients or 'none'}  overruns {status['overruns']}",
-                      style="dim"))  # fmt: skip
+    lines.append(Text(f"clients: {clients or 'none'}  overruns {status['overruns']}", style="dim"))
     return Group(*lines)
 
 
@@ -98,9 +96,14 @@ class StatusLine(TickObserver):
         if not self.stream.isatty():
             return
         console = Console(file=self.stream)
-        self.live = Live(get_renderable=lambda: render(self.board.latest), console=console,
-                         refresh_per_second=REFRESH_PER_S, transient=True,
-                         redirect_stdout=sys.stdout.isatty(), redirect_stderr=False)  # fmt: skip
+        self.live = Live(
+            get_renderable=lambda: render(self.board.latest),
+            console=console,
+            refresh_per_second=REFRESH_PER_S,
+            transient=True,
+            redirect_stdout=sys.stdout.isatty(),
+            redirect_stderr=False,
+        )
         self.live.start()
         if LOG_STREAM.configured:
             self._route = _LogAbove(console)

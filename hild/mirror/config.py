@@ -79,9 +79,14 @@ def parse_broker_url(url: str, source: str = "--mqtt") -> tuple[str, int, bool, 
     if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
         raise ConfigError(source, "url", url, expected)
     if parts.password is not None:
-        raise ConfigError(source, "url", "mqtt://...:***@...", "no password in the URL: set "
-                          f"${PASSWORD_ENV}, or password_env or password_file in the bench's "
-                          "[mqtt] table")  # fmt: skip
+        raise ConfigError(
+            source,
+            "url",
+            "mqtt://...:***@...",
+            "no password in the URL: set "
+            f"${PASSWORD_ENV}, or password_env or password_file in the bench's "
+            "[mqtt] table",
+        )
     if parts.path not in ("", "/") or parts.query or parts.fragment:
         raise ConfigError(source, "url", url, expected)
     try:
@@ -100,8 +105,11 @@ def read_mirror(section: Section) -> MirrorConfig:
     host, port, tls, url_user = broker or ("127.0.0.1", 1883, False, None)
     username = attempt(lambda: section.string("username", url_user or "") or None)
     password = attempt(_password, section)
-    files = {key: path for key in ("ca_file", "cert_file", "key_file")
-             if (path := attempt(_pem_file, section, key))}  # fmt: skip
+    files = {
+        key: path
+        for key in ("ca_file", "cert_file", "key_file")
+        if (path := attempt(_pem_file, section, key))
+    }
     topics = attempt(_topics, section, default=dict(DEFAULT_TOPICS))
     # each key on its own: a bad one is reported (and stands in as its default), the others read
     prefix = attempt(_prefix, section)
@@ -121,19 +129,30 @@ def read_mirror(section: Section) -> MirrorConfig:
         and not problems.failed(section.key("key_file"))
         and (("cert_file" in files) != ("key_file" in files))
     ):
-        problems.add(section.error("cert_file", files.get("cert_file"),
-                                   "cert_file and key_file together"))  # fmt: skip
+        problems.add(
+            section.error("cert_file", files.get("cert_file"), "cert_file and key_file together")
+        )
     attempt(section.finish)
     problems.raise_any()
     config = MirrorConfig(
-        host=host, port=port, tls=tls or bool(files.get("ca_file")),
-        prefix=prefix, client_id=client_id,
-        username=username, password=password,
-        ca_file=files.get("ca_file"), cert_file=files.get("cert_file"),
+        host=host,
+        port=port,
+        tls=tls or bool(files.get("ca_file")),
+        prefix=prefix,
+        client_id=client_id,
+        username=username,
+        password=password,
+        ca_file=files.get("ca_file"),
+        cert_file=files.get("cert_file"),
         key_file=files.get("key_file"),
-        keepalive_s=keepalive_s, timeout_s=timeout_s, reconnect_max_s=reconnect_max_s,
-        topics=topics, signalk=signalk, signalk_prefix=signalk_prefix or "", control=control,
-    )  # fmt: skip
+        keepalive_s=keepalive_s,
+        timeout_s=timeout_s,
+        reconnect_max_s=reconnect_max_s,
+        topics=topics,
+        signalk=signalk,
+        signalk_prefix=signalk_prefix or "",
+        control=control,
+    )
     _check_tls(section, config)
     return config
 
@@ -202,8 +221,9 @@ def from_url(url: str, base: MirrorConfig | None = None) -> MirrorConfig:
     """The bench's mirror (or the defaults) sent to the broker named by ``hild run --mqtt``."""
     host, port, tls, username = parse_broker_url(url)
     config = base or MirrorConfig(password=os.environ.get(PASSWORD_ENV))
-    return replace(config, host=host, port=port, tls=tls or config.tls,
-                   username=username or config.username)  # fmt: skip
+    return replace(
+        config, host=host, port=port, tls=tls or config.tls, username=username or config.username
+    )
 
 
 def _prefix(section: Section, key: str = "prefix", default: str | None = None) -> str | None:
@@ -218,8 +238,12 @@ def _prefix(section: Section, key: str = "prefix", default: str | None = None) -
 
 
 MAX_PEM_BYTES = 1 << 20  # a bundle of every public CA is about 200 kB
-NOUNS = {"ca_file": "PEM CA certificate", "cert_file": "PEM certificate",
-         "key_file": "PEM private key", "password_file": "password"}  # fmt: skip
+NOUNS = {
+    "ca_file": "PEM CA certificate",
+    "cert_file": "PEM certificate",
+    "key_file": "PEM private key",
+    "password_file": "password",
+}
 
 
 def tls_context(config: MirrorConfig) -> ssl.SSLContext | None:
@@ -260,8 +284,12 @@ def _password(section: Section) -> str | None:
     file = section.string("password_file", "")
     if section.has("password"):
         section.skip("password")  # (read: the table's check of its keys must not print it)
-        raise section.error("password", "***", "no password in the bench file: password_env "
-                            "(an environment variable) or password_file")  # fmt: skip
+        raise section.error(
+            "password",
+            "***",
+            "no password in the bench file: password_env "
+            "(an environment variable) or password_file",
+        )
     if env and file:
         raise section.error("password_file", file, "either password_env or password_file")
     if file:

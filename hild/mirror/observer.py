@@ -62,21 +62,32 @@ class Mirror(TickObserver):
         if self.config.control:
             self.runtime = run.runtime_control
         online = {
-            "state": "online", "bench": bench.name, "file": bench.file,
-            "vessel": bench.vessel.name, "profile": bench.profile,
-            "weather": bench.weather.preset, "rate_hz": bench.rate_hz,
-            "time_scale": bench.time_scale, "seed": bench.seed,
-            "devices": [d.name for d in bench.devices], "pid": os.getpid(),
-            "hild": __version__, "signalk": self.config.signalk,
+            "state": "online",
+            "bench": bench.name,
+            "file": bench.file,
+            "vessel": bench.vessel.name,
+            "profile": bench.profile,
+            "weather": bench.weather.preset,
+            "rate_hz": bench.rate_hz,
+            "time_scale": bench.time_scale,
+            "seed": bench.seed,
+            "devices": [d.name for d in bench.devices],
+            "pid": os.getpid(),
+            "hild": __version__,
+            "signalk": self.config.signalk,
             "control": self.runtime is not None,
-        }  # fmt: skip
+        }
         from hild.mirror.session import Session  # (aiomqtt and paho load only when a run
         # mirrors: 18 ms of every other run's start)
 
         self.session = Session(
-            self.config, self.store, self.topic("status"), online,
-            self.topic("control/+") if self.runtime is not None else None, self._on_control,
-        )  # fmt: skip
+            self.config,
+            self.store,
+            self.topic("status"),
+            online,
+            self.topic("control/+") if self.runtime is not None else None,
+            self._on_control,
+        )
         now = time.monotonic()
         self._due = {name: now for name in self.config.topics}
         if not self.config.signalk:
@@ -87,8 +98,13 @@ class Mirror(TickObserver):
                 self._sentences[name] = collections.deque(maxlen=SENTENCES_KEPT)
                 self._sentences_dropped[name] = 0
         self._task = asyncio.create_task(self.session.run(), name="hild-mirror")
-        log.info("mirror.start", broker=self.config.url, prefix=self.prefix,
-                 control=self.runtime is not None, signalk=self.config.signalk)  # fmt: skip
+        log.info(
+            "mirror.start",
+            broker=self.config.url,
+            prefix=self.prefix,
+            control=self.runtime is not None,
+            signalk=self.config.signalk,
+        )
 
     async def _on_control(self, topic: str, payload: bytes) -> None:
         request = topic.rsplit("/", 1)[-1]
@@ -142,13 +158,11 @@ class Mirror(TickObserver):
         elif name == "sensors":
             for sensor, kept in self._sentences.items():
                 dropped = self._sentences_dropped[sensor]
-                put(f"sensors/{sensor}", payloads.sentences(truth.t, truth.utc, kept, dropped),
-                    qos)  # fmt: skip
+                put(f"sensors/{sensor}", payloads.sentences(truth.t, truth.utc, kept, dropped), qos)
                 kept.clear()
         elif name == "bus":
             for device in run.command_devices:
-                put(f"bus/{device.name}",
-                    payloads.bus(truth.t, truth.utc, device.summary()), qos)  # fmt: skip
+                put(f"bus/{device.name}", payloads.bus(truth.t, truth.utc, device.summary()), qos)
         elif name == "stats":
             put("stats", self._stats(run, truth), qos)
         elif name == "signalk":

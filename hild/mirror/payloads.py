@@ -74,16 +74,28 @@ def state(truth: Truth, origin: Origin) -> Payload:
     vn, ve, vd = ned_velocity(truth)
     return {
         **stamp(truth.t, truth.utc),
-        "north": north, "east": east, "down": down,
-        "latitude": lat, "longitude": lon, "height": height,  # degrees, degrees, m
-        "roll": roll, "pitch": pitch,
+        "north": north,
+        "east": east,
+        "down": down,
+        # degrees, degrees, m
+        "latitude": lat,
+        "longitude": lon,
+        "height": height,
+        "roll": roll,
+        "pitch": pitch,
         "heading": heading % (2.0 * math.pi),
-        "u": u, "v": v, "w": w,
-        "p": p, "q": q, "r": r,
-        "v_north": vn, "v_east": ve, "v_down": vd,
+        "u": u,
+        "v": v,
+        "w": w,
+        "p": p,
+        "q": q,
+        "r": r,
+        "v_north": vn,
+        "v_east": ve,
+        "v_down": vd,
         "sog": math.hypot(vn, ve),
         "cog": math.atan2(ve, vn) % (2.0 * math.pi),
-    }  # fmt: skip
+    }
 
 
 def actuators(truth: Truth, specs: Sequence[ActuatorSpec], force: np.ndarray) -> Payload:
@@ -115,15 +127,21 @@ def environment_of(truth: Truth, elevation: float, hs: float, weather: str) -> P
     out = stamp(truth.t, truth.utc)
     wn, we = truth.wind_ned
     cn, ce = truth.current_ned
-    out.update({
-        "wind_speed": math.hypot(wn, we),
-        "wind_from": math.atan2(-we, -wn) % (2.0 * math.pi),  # where it blows from
-        "wind_north": wn, "wind_east": we,
-        "current_speed": math.hypot(cn, ce),
-        "current_to": math.atan2(ce, cn) % (2.0 * math.pi),  # where it sets to
-        "current_north": cn, "current_east": ce,
-        "wave_elevation": elevation, "hs": hs, "weather": weather,
-    })  # fmt: skip
+    out.update(
+        {
+            "wind_speed": math.hypot(wn, we),
+            "wind_from": math.atan2(-we, -wn) % (2.0 * math.pi),  # where it blows from
+            "wind_north": wn,
+            "wind_east": we,
+            "current_speed": math.hypot(cn, ce),
+            "current_to": math.atan2(ce, cn) % (2.0 * math.pi),  # where it sets to
+            "current_north": cn,
+            "current_east": ce,
+            "wave_elevation": elevation,
+            "hs": hs,
+            "weather": weather,
+        }
+    )
     return out
 
 
@@ -159,14 +177,19 @@ def signalk(truth: Truth, origin: Origin, specs: Sequence[ActuatorSpec]) -> dict
         "navigation/courseOverGroundTrue": math.atan2(ve, vn) % (2.0 * math.pi),
         "navigation/speedOverGround": math.hypot(vn, ve),
         "navigation/speedThroughWater": stw,
-        "navigation/attitude": {"roll": float(eta[3]), "pitch": float(eta[4]),
-                                "yaw": float(eta[5])},
+        "navigation/attitude": {
+            "roll": float(eta[3]),
+            "pitch": float(eta[4]),
+            "yaw": float(eta[5]),
+        },
         "navigation/rateOfTurn": float(truth.nu[5]),
         "environment/wind/speedTrue": math.hypot(wn, we),
         "environment/wind/directionTrue": math.atan2(-we, -wn) % (2.0 * math.pi),
-        "environment/current": {"drift": math.hypot(cn, ce),
-                                "setTrue": math.atan2(ce, cn) % (2.0 * math.pi)},
-    }  # fmt: skip
+        "environment/current": {
+            "drift": math.hypot(cn, ce),
+            "setTrue": math.atan2(ce, cn) % (2.0 * math.pi),
+        },
+    }
     angles = []
     for a in specs:
         base = a.index * L.S_SIZE

@@ -83,10 +83,16 @@ class Session:
         self._log_unencodable = RateLimited(log, "mirror.unencodable", level="error")
         will = aiomqtt.Will(status_topic, encode({"state": "offline", "reason": "lost"}), 1, True)
         self.client = aiomqtt.Client(
-            config.host, config.port, username=config.username, password=config.password,
-            identifier=config.client_id or None, keepalive=config.keepalive_s, will=will,
-            tls_context=self._tls(), timeout=config.timeout_s,
-        )  # fmt: skip
+            config.host,
+            config.port,
+            username=config.username,
+            password=config.password,
+            identifier=config.client_id or None,
+            keepalive=config.keepalive_s,
+            will=will,
+            tls_context=self._tls(),
+            timeout=config.timeout_s,
+        )
 
     def _tls(self) -> ssl.SSLContext | None:
         return tls_context(self.config)
@@ -126,8 +132,7 @@ class Session:
                     await self._serve()
             except aiomqtt.MqttError as e:
                 self.stats.connect_failures += not self.stats.connected
-                self._log_error(None, broker=self.config.url, error=str(e),
-                                retry_s=delay)  # fmt: skip
+                self._log_error(None, broker=self.config.url, error=str(e), retry_s=delay)
                 self._close_socket()
             except OSError as e:  # TLS or socket trouble outside aiomqtt's own wrapping
                 self._log_error(None, broker=self.config.url, error=str(e), retry_s=delay)
@@ -189,8 +194,9 @@ class Session:
             self._log_unencodable(None, topic=message.topic, error=str(e))
             return
         try:
-            await self.client.publish(message.topic, data, message.qos, message.retain,
-                                      timeout=self.config.timeout_s)  # fmt: skip
+            await self.client.publish(
+                message.topic, data, message.qos, message.retain, timeout=self.config.timeout_s
+            )
             self.stats.published += 1
         except aiomqtt.MqttCodeError:
             self.stats.dropped += 1

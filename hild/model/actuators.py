@@ -87,9 +87,13 @@ def update_actuators(A, n_act, state, cmd, dt):
             )
         if A[a + A_HAS_DEFLECTOR] != 0.0:
             state[s + S_DEFLECTOR] = lagged_state(
-                state[s + S_DEFLECTOR], cmd[s + S_DEFLECTOR], dt, A[a + A_LAG + 2], A,
+                state[s + S_DEFLECTOR],
+                cmd[s + S_DEFLECTOR],
+                dt,
+                A[a + A_LAG + 2],
+                A,
                 a + A_DEFLECTOR,
-            )  # fmt: skip
+            )
 
 
 @kernel

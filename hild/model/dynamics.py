@@ -58,8 +58,9 @@ W_SIZE = 18
 @kernel
 def rotation(phi, theta, psi, R):
     """BODY-to-NED rotation R(Theta), row-major into the 9-array R (thesis eq. 2.7)."""
-    entries = rotation_entries(math.cos(phi), math.sin(phi), math.cos(theta), math.sin(theta),
-                               math.cos(psi), math.sin(psi))  # fmt: skip
+    entries = rotation_entries(
+        math.cos(phi), math.sin(phi), math.cos(theta), math.sin(theta), math.cos(psi), math.sin(psi)
+    )
     for i in range(9):
         R[i] = entries[i]
 

@@ -84,21 +84,29 @@ def dopri5_step(x, P, inp, dt, work, w):
         elif stage == 4:
             for i in range(n):
                 work[XT + i] = x[i] + dt * (
-                    A51 * work[K1 + i] + A52 * work[K2 + i] + A53 * work[K3 + i]
+                    A51 * work[K1 + i]
+                    + A52 * work[K2 + i]
+                    + A53 * work[K3 + i]
                     + A54 * work[K4 + i]
-                )  # fmt: skip
+                )
         else:
             for i in range(n):
                 work[XT + i] = x[i] + dt * (
-                    A61 * work[K1 + i] + A62 * work[K2 + i] + A63 * work[K3 + i]
-                    + A64 * work[K4 + i] + A65 * work[K5 + i]
-                )  # fmt: skip
+                    A61 * work[K1 + i]
+                    + A62 * work[K2 + i]
+                    + A63 * work[K3 + i]
+                    + A64 * work[K4 + i]
+                    + A65 * work[K5 + i]
+                )
         rhs_at(work, XT, P, inp, work, stage * X_SIZE, w)  # into K1 ... K6
     for i in range(n):
         x[i] += dt * (
-            B1 * work[K1 + i] + B3 * work[K3 + i] + B4 * work[K4 + i] + B5 * work[K5 + i]
+            B1 * work[K1 + i]
+            + B3 * work[K3 + i]
+            + B4 * work[K4 + i]
+            + B5 * work[K5 + i]
             + B6 * work[K6 + i]
-        )  # fmt: skip
+        )
 
 
 @njit(cache=True, inline="always")

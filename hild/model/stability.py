@@ -156,18 +156,22 @@ class StepLimit:
         period = ""
         if self.eigenvalue.imag != 0.0:
             period = f" and a period of {2.0 * math.pi / abs(self.eigenvalue.imag):.3g} s"
-        return (f"{MARGIN:g} of its linear stability limit, {round_down(self.linear_dt)} s: "
-                f"its fastest mode for {self.method}, {self.mode} {self.where}, has a time "
-                f"constant 1/|lambda| of {self.time_constant:.3g} s{period}, and {self.method} "
-                f"is stable to {self.reach:.2f} time constants along it; the margin is for the "
-                "drag's nonlinearity")  # fmt: skip
+        return (
+            f"{MARGIN:g} of its linear stability limit, {round_down(self.linear_dt)} s: "
+            f"its fastest mode for {self.method}, {self.mode} {self.where}, has a time "
+            f"constant 1/|lambda| of {self.time_constant:.3g} s{period}, and {self.method} "
+            f"is stable to {self.reach:.2f} time constants along it; the margin is for the "
+            "drag's nonlinearity"
+        )
 
     def problem(self, dt: float) -> str:
         """What is wrong with the step ``dt`` ('' if nothing), as the expected of an error."""
         if dt <= self.dt:
             return ""
-        return (f"a step of at most {round_down(self.dt)} s for {self.vessel} with "
-                f"{self.method} ({self.describe()})")  # fmt: skip
+        return (
+            f"a step of at most {round_down(self.dt)} s for {self.vessel} with "
+            f"{self.method} ({self.describe()})"
+        )
 
 
 def step_limit(vessel: Vessel, method: str) -> StepLimit:
@@ -197,17 +201,26 @@ def remembered_step_limit(vessel: Vessel, method: str) -> StepLimit | None:
 
 def remembered_limit(known: object) -> bool:
     """Whether a remembered value has the shape step_limit keeps (else it is computed again)."""
-    return (isinstance(known, list) and len(known) == 6
-            and all(isinstance(v, float) for v in known[:3] + known[4:5])
-            and all(isinstance(v, str) for v in known[3:4] + known[5:]))  # fmt: skip
+    return (
+        isinstance(known, list)
+        and len(known) == 6
+        and all(isinstance(v, float) for v in known[:3] + known[4:5])
+        and all(isinstance(v, str) for v in known[3:4] + known[5:])
+    )
 
 
 def limit_key(vessel: Vessel, method: str) -> str:
     """What a vessel's step limit depends on, hashed: the method, the model's arrays and the
     actuators the manoeuvre commands (the core's own sources key the memo's directory)."""
     digest = hashlib.sha256(f"{vessel.name}|{method}".encode())
-    for array in (vessel.params, vessel.actuator_params, vessel.M_RB, vessel.M_A, vessel.D_L,
-                  vessel.G):  # fmt: skip
+    for array in (
+        vessel.params,
+        vessel.actuator_params,
+        vessel.M_RB,
+        vessel.M_A,
+        vessel.D_L,
+        vessel.G,
+    ):
         digest.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
     digest.update(repr(vessel.actuators).encode())  # frozen records of floats, str, tuples
     return f"step_limit:{digest.hexdigest()[:32]}"
@@ -262,8 +275,11 @@ def round_down(value: float, digits: int = 3) -> str:
 
 # The manoeuvre the bound follows besides rest, in calm water from rest:
 LEGS = (("ahead", 20.0), ("turn", 40.0), ("astern", 20.0))  # [s] each
-WHERE = {"ahead": "at full power ahead", "turn": "in a full-power turn",
-         "astern": "at full power astern"}  # fmt: skip
+WHERE = {
+    "ahead": "at full power ahead",
+    "turn": "in a full-power turn",
+    "astern": "at full power astern",
+}
 REFERENCE_DT = 0.01  # [s] its step (or a tenth of the limit at rest, if that is shorter)
 SAMPLE_S = 0.5  # [s] between linearizations
 
@@ -356,8 +372,11 @@ MAX_TILT = math.pi / 2.0  # [rad] of roll or pitch
 def state_problem(x: np.ndarray) -> str:
     """What makes the state x = [eta, nu] absurd ('' if nothing): a value that is not finite,
     a speed above 100 m/s, an angular rate above 720 deg/s, or roll or pitch beyond 90 deg."""
-    bad = [f"{name} = {value}" for name, value in zip(L.STATE_NAMES, x, strict=True)
-           if not math.isfinite(value)]  # fmt: skip
+    bad = [
+        f"{name} = {value}"
+        for name, value in zip(L.STATE_NAMES, x, strict=True)
+        if not math.isfinite(value)
+    ]
     if bad:
         return f"the state is not finite ({', '.join(bad)})"
     speed = math.hypot(x[6], x[7], x[8])
@@ -365,8 +384,10 @@ def state_problem(x: np.ndarray) -> str:
         return f"the speed reached {speed:.3g} m/s (more than {MAX_SPEED:g} m/s)"
     rate = math.hypot(x[9], x[10], x[11])
     if rate > MAX_RATE:
-        return (f"the angular rate reached {math.degrees(rate):.3g} deg/s (more than "
-                f"{math.degrees(MAX_RATE):g} deg/s)")  # fmt: skip
+        return (
+            f"the angular rate reached {math.degrees(rate):.3g} deg/s (more than "
+            f"{math.degrees(MAX_RATE):g} deg/s)"
+        )
     for name, value in (("roll", x[3]), ("pitch", x[4])):
         if abs(value) > MAX_TILT:
             return f"the {name} angle reached {math.degrees(value):.3g} deg (beyond 90 deg)"

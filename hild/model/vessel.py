@@ -226,8 +226,10 @@ class Vessel:
             return f"'<actuator>.<command>' ({e.args[0]})"
         if command not in spec.commands:
             full = ", ".join(f"{actuator}.{c}" for c in spec.commands)
-            return (f"one of {full} ({self.name}.{actuator} has no command {command!r}; it "
-                    f"takes: {', '.join(spec.commands)})")  # fmt: skip
+            return (
+                f"one of {full} ({self.name}.{actuator} has no command {command!r}; it "
+                f"takes: {', '.join(spec.commands)})"
+            )
         if value is not None:
             lo, hi, unit = spec.command_range(command)
             if not lo <= value <= hi:

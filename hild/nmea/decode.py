@@ -205,8 +205,9 @@ def _shortcut_time(text: str) -> float | None:
     return _day_seconds(hour, minute, second, microsecond)
 
 
-def _shortcut_coordinate(text: str, hemisphere: str, positive: str, negative: str,
-                         limit: float) -> float | None:  # fmt: skip
+def _shortcut_coordinate(
+    text: str, hemisphere: str, positive: str, negative: str, limit: float
+) -> float | None:
     """_coordinate's value, or None where it is not a plain one (pynmea2 judges those)."""
     if hemisphere != positive and hemisphere != negative:
         return None
@@ -243,8 +244,7 @@ def _shortcut_gga(d: list[str]) -> Reading | None:
     except UnusableError:
         return None
     height = None if altitude is None else altitude + (separation or 0.0)
-    return Reading(time_s=t, latitude_deg=position[0], longitude_deg=position[1],
-                   height_m=height)  # fmt: skip
+    return Reading(time_s=t, latitude_deg=position[0], longitude_deg=position[1], height_m=height)
 
 
 def _shortcut_rmc(d: list[str]) -> Reading | None:
@@ -273,8 +273,9 @@ SHORTCUTS = {"GGA": _shortcut_gga, "RMC": _shortcut_rmc}
 class SentenceDecoder:
     """Lines -> readings, with counts of what was used, ignored and malformed."""
 
-    def __init__(self, on_encapsulated: Callable[[str], None] | None = None,
-                 shortcuts: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self, on_encapsulated: Callable[[str], None] | None = None, shortcuts: bool = True
+    ) -> None:
         """``shortcuts``: False reads every line with pynmea2 (the reference they equal)."""
         self.used = 0
         self.ignored = 0

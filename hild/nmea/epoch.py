@@ -43,8 +43,12 @@ class SentenceFailures:
                 out.extend(one(name))
             except Exception as e:  # one sentence's absurd value or bug costs only itself
                 self.by_type[name] += 1
-                self._log(device=self.device, sentence=name, error=repr(e)[:300],
-                          failed=self.by_type[name])  # fmt: skip
+                self._log(
+                    device=self.device,
+                    sentence=name,
+                    error=repr(e)[:300],
+                    failed=self.by_type[name],
+                )
         return out
 
     def summary(self) -> dict[str, int]:

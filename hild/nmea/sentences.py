@@ -70,8 +70,10 @@ def gga(
         lon, ew = longitude(lon_deg, decimals)
         pos = f"{lat},{ns},{lon},{ew}"
         # the widths receivers print: altitude -9999.9..99999.9 m, separation +-999.9 m
-        alt = (f"{fixed(_clamp(altitude, -9999.9, 99999.9), 1)},M,"
-               f"{fixed(_clamp(geoid_separation, -999.9, 999.9), 1)},M")  # fmt: skip
+        alt = (
+            f"{fixed(_clamp(altitude, -9999.9, 99999.9), 1)},M,"
+            f"{fixed(_clamp(geoid_separation, -999.9, 999.9), 1)},M"
+        )
     hdop_text = fixed(_clamp(hdop, 0.0, 99.9), 1)
     sats = min(max(int(satellites), 0), 99)
     return frame(f"{talker}GGA,{utc_time(utc)},{pos},{quality},{sats:02d},{hdop_text},{alt},,")
@@ -173,8 +175,9 @@ def pashr(
 
     Roll and pitch wrap into [-180, 180), heave saturates at +-99.99 m and the standard
     deviations at 99.999 deg: the widths that keep the sentence within 82 characters."""
-    sds = ",".join(fixed(_clamp(sd, 0.0, 99.999), 3)
-                   for sd in (roll_sd_deg, pitch_sd_deg, heading_sd_deg))  # fmt: skip
+    sds = ",".join(
+        fixed(_clamp(sd, 0.0, 99.999), 3) for sd in (roll_sd_deg, pitch_sd_deg, heading_sd_deg)
+    )
     return frame(
         f"PASHR,{utc_time(utc, 3)},{angle360(heading_deg, 2)},T,{_signed180(roll_deg)},"
         f"{_signed180(pitch_deg)},{signed(_clamp(heave, -99.99, 99.99), 2)},{sds},"
@@ -227,10 +230,15 @@ def vbw(
     if ground_long_kn is None or ground_trans_kn is None:
         ground = ",,V"
     else:
-        ground = (f"{bounded(ground_long_kn, SPEED_MAX_KN, 2)},"
-                  f"{bounded(ground_trans_kn, SPEED_MAX_KN, 2)},A")  # fmt: skip
-    water = (f"{bounded(water_long_kn, SPEED_MAX_KN, 2)},"
-             f"{bounded(water_trans_kn, SPEED_MAX_KN, 2)},A" if water_valid else ",,V")  # fmt: skip
+        ground = (
+            f"{bounded(ground_long_kn, SPEED_MAX_KN, 2)},"
+            f"{bounded(ground_trans_kn, SPEED_MAX_KN, 2)},A"
+        )
+    water = (
+        f"{bounded(water_long_kn, SPEED_MAX_KN, 2)},{bounded(water_trans_kn, SPEED_MAX_KN, 2)},A"
+        if water_valid
+        else ",,V"
+    )
     return frame(f"{talker}VBW,{water},{ground}")
 
 

@@ -51,7 +51,9 @@ def parse_waypoints(text: str) -> list[Point]:
             raise ValueError(f"waypoint {part.strip()!r} is not finite")
         if math.hypot(north, east) > MAX_DISTANCE_M:
             limit_km = MAX_DISTANCE_M / 1000
-            raise ValueError(f"waypoint {part.strip()!r} is farther than {limit_km:g} km "
-                             "from the start (a scenario's limit)")  # fmt: skip
+            raise ValueError(
+                f"waypoint {part.strip()!r} is farther than {limit_km:g} km "
+                "from the start (a scenario's limit)"
+            )
         points.append((north, east))
     return points

@@ -186,11 +186,20 @@ def options_from(args: argparse.Namespace) -> PilotOptions:
         speed=args.speed_gains or config.speed,
     )
     return PilotOptions(
-        nmea=args.nmea, commands=args.commands, protocol=args.protocol, profile=args.profile,
-        waypoints=args.waypoints, laps=args.laps, config=config, rate_hz=args.rate,
-        timeout_s=args.timeout, heading_reference=args.hsc, stop_cpa_m=args.stop_cpa,
-        cpa_horizon_s=args.cpa_horizon, time_scale=args.time_scale,
-    )  # fmt: skip
+        nmea=args.nmea,
+        commands=args.commands,
+        protocol=args.protocol,
+        profile=args.profile,
+        waypoints=args.waypoints,
+        laps=args.laps,
+        config=config,
+        rate_hz=args.rate,
+        timeout_s=args.timeout,
+        heading_reference=args.hsc,
+        stop_cpa_m=args.stop_cpa,
+        cpa_horizon_s=args.cpa_horizon,
+        time_scale=args.time_scale,
+    )
 
 
 def run_from_args(args: argparse.Namespace) -> int:

@@ -263,8 +263,9 @@ class PilotSession:
         self._learn_time_scale(fix, gap)
         if self.stale:
             since = self.last_fix_wall if self.last_fix_wall is not None else self._started
-            self.emit(f"pilot: fixes {'again ' if self.last_fix_wall else ''}after "
-                      f"{now - since:.1f} s")  # fmt: skip
+            self.emit(
+                f"pilot: fixes {'again ' if self.last_fix_wall else ''}after {now - since:.1f} s"
+            )
             self.stale = False
         self.last_fix_wall = now
         if self.pilot is None and not self._start(fix):
@@ -274,8 +275,9 @@ class PilotSession:
         self.t = fix.time_s - self.t0
         step = self.pilot.update(NavFix(self.t, north, east, fix.heading, fix.sog, fix.cog))
         if self.watch is not None and self.too_close is None:
-            self.too_close = self.watch.closest(self.origin, north, east, fix.sog or 0.0,
-                                                fix.cog or 0.0, self.t)  # fmt: skip
+            self.too_close = self.watch.closest(
+                self.origin, north, east, fix.sog or 0.0, fix.cog or 0.0, self.t
+            )
         for r in step.reached:
             self._report_reached(r)
         if step.finished:
@@ -299,8 +301,10 @@ class PilotSession:
             if self.waiting_for_heading < HEADING_WAIT_FIXES:
                 return False
             heading = fix.cog if fix.cog is not None and (fix.sog or 0.0) > 1.0 else 0.0
-            self.emit(f"pilot: warning: no heading in {HEADING_WAIT_FIXES} fixes; "
-                      f"laying out the mission along {degrees(heading)} deg")  # fmt: skip
+            self.emit(
+                f"pilot: warning: no heading in {HEADING_WAIT_FIXES} fixes; "
+                f"laying out the mission along {degrees(heading)} deg"
+            )
         o = self.options
         self.origin = Origin(fix.latitude_deg, fix.longitude_deg)
         self.t0 = fix.time_s
@@ -316,8 +320,10 @@ class PilotSession:
 
     def _report_reached(self, r: WaypointReached) -> None:
         how = "reached" if r.by == "radius" else "passed (outside the acceptance circle)"
-        self.emit(f"pilot: t={r.t:.1f} s waypoint {r.index} lap {r.lap} {how}, "
-                  f"closest {r.closest_m:.1f} m")  # fmt: skip
+        self.emit(
+            f"pilot: t={r.t:.1f} s waypoint {r.index} lap {r.lap} {how}, "
+            f"closest {r.closest_m:.1f} m"
+        )
 
     def _report_progress(self, step: PilotStep) -> None:
         assert self.pilot is not None and self.pilot.tracker is not None
@@ -363,11 +369,15 @@ class PilotSession:
         d = self.decoder
         heard = f"{d.used} usable, {d.ignored} other and {d.malformed} malformed sentences so far"
         if self.last_fix_wall is None:
-            self.emit(f"pilot: warning: no fix in {now - since:.1f} s from {self.options.nmea} "
-                      f"({heard}); sending neutral")  # fmt: skip
+            self.emit(
+                f"pilot: warning: no fix in {now - since:.1f} s from {self.options.nmea} "
+                f"({heard}); sending neutral"
+            )
         else:
-            self.emit(f"pilot: warning: no fix for {now - since:.1f} s ({heard}); "
-                      "holding neutral until fixes return")  # fmt: skip
+            self.emit(
+                f"pilot: warning: no fix for {now - since:.1f} s ({heard}); "
+                "holding neutral until fixes return"
+            )
 
     def _timed_out(self, wall_elapsed: float) -> bool:
         limit = self.options.timeout_s
@@ -395,23 +405,39 @@ class PilotSession:
         if self.pilot is not None:
             base.update(self.pilot.summary())
         else:
-            base.update({"completed": False, "laps": self.options.laps, "waypoints": [],
-                         "xte_rms_m": None, "xte_max_m": None})  # fmt: skip
-        base.update({
-            "reason": self.reason, "t": round(self.t, 1), "fixes": self.fixes,
-            "sentences": self.decoder.used, "ignored": self.decoder.ignored,
-            "malformed": self.decoder.malformed + self.nmea.lines.overlong,
-            "commands_sent": self.commands.sent - self.references_sent,
-            "references_sent": self.references_sent, "time_scale": round(self.time_scale, 2),
-        })  # fmt: skip
+            base.update(
+                {
+                    "completed": False,
+                    "laps": self.options.laps,
+                    "waypoints": [],
+                    "xte_rms_m": None,
+                    "xte_max_m": None,
+                }
+            )
+        base.update(
+            {
+                "reason": self.reason,
+                "t": round(self.t, 1),
+                "fixes": self.fixes,
+                "sentences": self.decoder.used,
+                "ignored": self.decoder.ignored,
+                "malformed": self.decoder.malformed + self.nmea.lines.overlong,
+                "commands_sent": self.commands.sent - self.references_sent,
+                "references_sent": self.references_sent,
+                "time_scale": round(self.time_scale, 2),
+            }
+        )
         if self.watch is not None:
             base["ais_contacts"] = len(self.watch.contacts)
             base["ais_reports"] = self.watch.reports
             if self.too_close is not None:
                 a = self.too_close
-                base["stopped_for"] = {"mmsi": a.mmsi, "cpa_m": round(a.cpa_m, 1),
-                                       "tcpa_s": round(a.tcpa_s, 1),
-                                       "range_m": round(a.range_m, 1)}  # fmt: skip
+                base["stopped_for"] = {
+                    "mmsi": a.mmsi,
+                    "cpa_m": round(a.cpa_m, 1),
+                    "tcpa_s": round(a.tcpa_s, 1),
+                    "range_m": round(a.range_m, 1),
+                }
         return base
 
 

@@ -91,8 +91,9 @@ class TrafficWatch:
         self.contacts[mmsi] = Contact(mmsi, float(lat), float(lon), sog, cog, t)
         self.reports += 1
 
-    def closest(self, origin: Origin, north: float, east: float, sog: float, cog: float,
-                t: float) -> Approach | None:  # fmt: skip
+    def closest(
+        self, origin: Origin, north: float, east: float, sog: float, cog: float, t: float
+    ) -> Approach | None:
         """The contact whose CPA from the own ship (at NED ``north``, ``east`` from ``origin``,
         moving at ``sog`` along ``cog``) is under the limit within the horizon, if any."""
         own_vn, own_ve = sog * math.cos(cog), sog * math.sin(cog)

@@ -10,11 +10,19 @@ BENCHES = FileKind(
 )
 SCENARIO_DIR = builtin_folder("profiles/scenarios")  # the built-in scenarios
 SCENARIOS = FileKind(
-    "scenario", "name", SCENARIO_DIR, env_var="HILD_SCENARIO_PATH", builtin="scenario",
+    "scenario",
+    "name",
+    SCENARIO_DIR,
+    env_var="HILD_SCENARIO_PATH",
+    builtin="scenario",
     searched=builtin_candidates("profiles/scenarios"),
-)  # fmt: skip
+)
 ARDUPILOT_DIR = builtin_folder("profiles/ardupilot")  # ArduPilot Rover parameters per profile
 ARDUPILOT_PARAMS = FileKind(
-    "ArduPilot parameter file", "name", ARDUPILOT_DIR, builtin="ArduPilot parameter file",
-    searched=builtin_candidates("profiles/ardupilot"), suffix=".parm",
-)  # fmt: skip
+    "ArduPilot parameter file",
+    "name",
+    ARDUPILOT_DIR,
+    builtin="ArduPilot parameter file",
+    searched=builtin_candidates("profiles/ardupilot"),
+    suffix=".parm",
+)

@@ -62,11 +62,18 @@ def _read_hull(root: Section, path: Path) -> tuple[str, float, float, float, str
         for key in ("length", "beam", "draft")
     )
     if not problems.errors and draft > length:  # (a hull floats on its length, not on end)
-        problems.add(hull.error("draft", draft, f"a draft of at most the hull's length "
-                                f"({length:g} m)"))  # fmt: skip
+        problems.add(
+            hull.error("draft", draft, f"a draft of at most the hull's length ({length:g} m)")
+        )
     # the point the added mass and linear damping derivatives are given about
-    reference = r.get("hydrodynamic_reference", hull.string, "hydrodynamic_reference", "co",
-                      choices=("co", "cg"), default="co")  # fmt: skip
+    reference = r.get(
+        "hydrodynamic_reference",
+        hull.string,
+        "hydrodynamic_reference",
+        "co",
+        choices=("co", "cg"),
+        default="co",
+    )
     problems.attempt(hull.finish)
     problems.raise_any()
     return name, length, beam, draft, reference
@@ -76,10 +83,25 @@ def _read_water(root: Section, path: Path) -> tuple[float, float]:
     water = root.table("water") or Section({}, path, "water")
     problems = Problems()
     r = Reading(problems)
-    rho = r.get("density", water.number, "density", 1025.0, lo=990.0, hi=1040.0,
-                unit="kg/m^3", default=1025.0)  # fmt: skip
-    nu_water = r.get("kinematic_viscosity", water.number, "kinematic_viscosity", 1.0e-6,
-                     positive=True, unit="m^2/s", default=1.0e-6)  # fmt: skip
+    rho = r.get(
+        "density",
+        water.number,
+        "density",
+        1025.0,
+        lo=990.0,
+        hi=1040.0,
+        unit="kg/m^3",
+        default=1025.0,
+    )
+    nu_water = r.get(
+        "kinematic_viscosity",
+        water.number,
+        "kinematic_viscosity",
+        1.0e-6,
+        positive=True,
+        unit="m^2/s",
+        default=1.0e-6,
+    )
     problems.attempt(water.finish)
     problems.raise_any()
     return rho, nu_water
@@ -120,10 +142,14 @@ def _read_vessel(root: Section, path: Path) -> Vessel:
         M = M_RB + M_A
         if not symmetric_positive_definite(M):
             eig = np.linalg.eigvalsh(0.5 * (M + M.T))
-            problems.errors.append(ConfigError(
-                path, "added_mass", f"smallest eigenvalue of M {eig.min():.4g}",
-                "M = M_RB + M_A to be positive definite",
-            ))  # fmt: skip
+            problems.errors.append(
+                ConfigError(
+                    path,
+                    "added_mass",
+                    f"smallest eigenvalue of M {eig.min():.4g}",
+                    "M = M_RB + M_A to be positive definite",
+                )
+            )
             root.skip("damping")  # it needs a positive-definite M
         else:
             r_about = r_g if reference == "cg" else None
@@ -139,11 +165,19 @@ def _read_vessel(root: Section, path: Path) -> Vessel:
     assert hull is not None and M_RB is not None and M_A is not None and G is not None
     assert D_L is not None and nonlinear is not None and actuators is not None
     return Vessel(
-        name=hull[0], source=str(path),
+        name=hull[0],
+        source=str(path),
         params=pack_parameters(M_RB, M_A, D_L, G, nonlinear, nu_water, munk),
-        actuator_params=pack_actuators(actuators), actuators=actuators,
-        M_RB=M_RB, M_A=M_A, D_L=D_L, G=G, length=hull[1], wind=wind, wave_gains=wave_gains,
-    )  # fmt: skip
+        actuator_params=pack_actuators(actuators),
+        actuators=actuators,
+        M_RB=M_RB,
+        M_A=M_A,
+        D_L=D_L,
+        G=G,
+        length=hull[1],
+        wind=wind,
+        wave_gains=wave_gains,
+    )
 
 
 def _size_errors(
@@ -156,21 +190,30 @@ def _size_errors(
     errors = []
     box = rho * length * beam * draft
     if m > MAX_BLOCK_COEFFICIENT * box:
-        errors.append(ConfigError(
-            path, "rigid_body.mass", m, f"at most {MAX_BLOCK_COEFFICIENT:g} x {box:.4g} kg, the "
-            f"water a {length:g} x {beam:g} x {draft:g} m hull (vessel.length, beam, draft) "
-            "can displace",
-        ))  # fmt: skip
+        errors.append(
+            ConfigError(
+                path,
+                "rigid_body.mass",
+                m,
+                f"at most {MAX_BLOCK_COEFFICIENT:g} x {box:.4g} kg, the "
+                f"water a {length:g} x {beam:g} x {draft:g} m hull (vessel.length, beam, draft) "
+                "can displace",
+            )
+        )
     lo, hi = (m * (k * length) ** 2 for k in GYRATION_RANGE)
     moments = np.linalg.eigvalsh(M_RB[3:, 3:])
     if moments.min() < lo or moments.max() > hi:
         shown = ", ".join(f"{v:.4g}" for v in moments)
-        errors.append(ConfigError(
-            path, "rigid_body.inertia", f"principal moments {shown} kg m^2",
-            f"principal moments from {lo:.4g} to {hi:.4g} kg m^2: radii of gyration "
-            f"from {GYRATION_RANGE[0]:g} to {GYRATION_RANGE[1]:g} hull lengths ({length:g} m) "
-            f"for {m:g} kg",
-        ))  # fmt: skip
+        errors.append(
+            ConfigError(
+                path,
+                "rigid_body.inertia",
+                f"principal moments {shown} kg m^2",
+                f"principal moments from {lo:.4g} to {hi:.4g} kg m^2: radii of gyration "
+                f"from {GYRATION_RANGE[0]:g} to {GYRATION_RANGE[1]:g} hull lengths ({length:g} m) "
+                f"for {m:g} kg",
+            )
+        )
     return errors
 
 
@@ -254,8 +297,12 @@ def _read_rigid_body(s: Section, length: float | None) -> np.ndarray:
         raise s.error("mass", m, f"a mass from {low:g} kg to {high:g} kg")
     r_g = s.array("cg", (3,))
     if length is not None and float(np.linalg.norm(r_g)) > length:
-        raise s.error("cg", r_g.tolist(), f"a centre of gravity within the hull's length "
-                      f"({length:g} m) of CO, in metres [forward, starboard, down]")  # fmt: skip
+        raise s.error(
+            "cg",
+            r_g.tolist(),
+            f"a centre of gravity within the hull's length "
+            f"({length:g} m) of CO, in metres [forward, starboard, down]",
+        )
     I_o = s.array("inertia", (3, 3))
     if not np.allclose(I_o, I_o.T):
         raise s.error("inertia", I_o.tolist(), "a symmetric 3x3 inertia tensor about CO")
@@ -275,10 +322,11 @@ def _read_added_mass(s: Section | None) -> tuple[np.ndarray, bool]:
     if asym > 1e-9 * max(1.0, float(np.max(np.abs(M_A)))):
         if not symmetrize:
             raise s.error(
-                "matrix", f"max |M_A - M_A^T| = {asym:.4g}",
+                "matrix",
+                f"max |M_A - M_A^T| = {asym:.4g}",
                 "a symmetric added mass matrix, or symmetrize = true to use its symmetric "
                 "part (a passive model, whose energy can only decay, needs one)",
-            )  # fmt: skip
+            )
         M_A = 0.5 * (M_A + M_A.T)
     s.finish()
     return M_A, munk
@@ -465,11 +513,20 @@ def _read_actuator(s: Section, i: int, names: set[str], length: float, beam: flo
         t.finish()
     s.finish()
     return ActuatorSpec(
-        name=name, index=i, kind=kind, speed_unit=unit, angle_kind=angle_kind,
-        angle_range_deg=angle_range, initial=(speed0, angle0, deflector0),
-        position=(float(pos[0]), float(pos[1]), float(pos[2])), mount=mount, thrust=thrust,
-        speed=speed_response, angle=angle_response, deflector=deflector_response,
-    )  # fmt: skip
+        name=name,
+        index=i,
+        kind=kind,
+        speed_unit=unit,
+        angle_kind=angle_kind,
+        angle_range_deg=angle_range,
+        initial=(speed0, angle0, deflector0),
+        position=(float(pos[0]), float(pos[1]), float(pos[2])),
+        mount=mount,
+        thrust=thrust,
+        speed=speed_response,
+        angle=angle_response,
+        deflector=deflector_response,
+    )
 
 
 def _read_thrust(thrust: Section) -> ThrustLaw:

@@ -56,9 +56,14 @@ def read_weather(root: Section, name: str, source: str) -> Weather:
     problems.attempt(root.finish)
     problems.raise_any()
     return Weather(
-        preset=name, description=description, source=source, air_density=air_density,
-        wind=wind, current=current, waves=waves,
-    )  # fmt: skip
+        preset=name,
+        description=description,
+        source=source,
+        air_density=air_density,
+        wind=wind,
+        current=current,
+        waves=waves,
+    )
 
 
 def _air_density(air: Section) -> float:
@@ -87,11 +92,15 @@ def _wind(s: Section) -> WindSpec:
     problems = Problems()
     r = Reading(problems)
     speed = r.get("speed", s.number, "speed", 0.0, lo=0.0, hi=80.0, unit="m/s", default=0.0)
-    from_deg = r.get("from_deg", s.number, "from_deg", 0.0, lo=-360.0, hi=360.0, unit="deg",
-                     default=0.0)  # fmt: skip
+    from_deg = r.get(
+        "from_deg", s.number, "from_deg", 0.0, lo=-360.0, hi=360.0, unit="deg", default=0.0
+    )
     slow = r.get("slow", lambda: _gauss_markov(s.table("slow"), "m/s"), default=GaussMarkov())
-    direction = r.get("direction", lambda: _gauss_markov(s.table("direction"), "deg", deg=True),
-                      default=GaussMarkov())  # fmt: skip
+    direction = r.get(
+        "direction",
+        lambda: _gauss_markov(s.table("direction"), "deg", deg=True),
+        default=GaussMarkov(),
+    )
     gust = r.get("gust", _gust, s, default=GustSpec())
     problems.attempt(s.finish)
     problems.raise_any()
@@ -112,8 +121,12 @@ def _gust(s: Section) -> GustSpec:
             values["b"] = g.number("b", 63.0, positive=True)
             values["wave_factor"] = g.number("wave_factor", 1.0, positive=True)
             if abs(values["a"] - 2.0 * values["b"] / 3.0) > 1e-6 * values["b"]:
-                raise g.error("a", values["a"], f"A = 2B/3 = {2 * values['b'] / 3:g} (wind note "
-                              "eq. 3: otherwise the variance is not sigma^2)")  # fmt: skip
+                raise g.error(
+                    "a",
+                    values["a"],
+                    f"A = 2B/3 = {2 * values['b'] / 3:g} (wind note "
+                    "eq. 3: otherwise the variance is not sigma^2)",
+                )
         if model in ("harris", "forristall"):
             values["f_max"] = g.number("f_max", 0.0, lo=0.0, unit="Hz")
             values["period"] = g.number("period", 3600.0, lo=10.0, hi=86400.0, unit="s")
@@ -134,20 +147,32 @@ def _current(s: Section) -> CurrentSpec:
     r = Reading(problems)
     spec = CurrentSpec(
         speed=r.get("speed", s.number, "speed", 0.0, lo=0.0, hi=10.0, unit="m/s", default=0.0),
-        to_deg=r.get("to_deg", s.number, "to_deg", 0.0, lo=-360.0, hi=360.0, unit="deg",
-                     default=0.0),
+        to_deg=r.get(
+            "to_deg", s.number, "to_deg", 0.0, lo=-360.0, hi=360.0, unit="deg", default=0.0
+        ),
         slow=r.get("slow", lambda: _gauss_markov(s.table("slow"), "m/s"), default=GaussMarkov()),
-        direction=r.get("direction", lambda: _gauss_markov(s.table("direction"), "deg",
-                                                           deg=True), default=GaussMarkov()),
-    )  # fmt: skip
+        direction=r.get(
+            "direction",
+            lambda: _gauss_markov(s.table("direction"), "deg", deg=True),
+            default=GaussMarkov(),
+        ),
+    )
     problems.attempt(s.finish)
     problems.raise_any()
     return spec
 
 
 # the keys of [waves] that shape a sea whose height hs gives
-WAVE_SETTINGS = ("spectrum", "omega_peak", "peak_period", "gamma", "from_deg", "components",
-                 "spreading", "damping")  # fmt: skip
+WAVE_SETTINGS = (
+    "spectrum",
+    "omega_peak",
+    "peak_period",
+    "gamma",
+    "from_deg",
+    "components",
+    "spreading",
+    "damping",
+)
 
 
 def _waves(s: Section, wind_from_deg: float) -> WaveSpec:
@@ -185,9 +210,15 @@ def _no_settings_without_height(s: Section) -> None:
     problems = Problems()
     for key in WAVE_SETTINGS:
         if s.has(key) and not (key == "spectrum" and s.data[key] == "none"):
-            problems.add(s.error(key, s.data[key], f"a wave height with it ({s.key('hs')} "
-                                 "greater than 0): waves need one, and without it this "
-                                 "changes nothing"))  # fmt: skip
+            problems.add(
+                s.error(
+                    key,
+                    s.data[key],
+                    f"a wave height with it ({s.key('hs')} "
+                    "greater than 0): waves need one, and without it this "
+                    "changes nothing",
+                )
+            )
     s.skip(*WAVE_SETTINGS)  # (read next, when none is refused)
     problems.attempt(s.finish)
     problems.raise_any()

@@ -27,8 +27,9 @@ def track_breaks(t: np.ndarray, steps_m: np.ndarray, events_t: Sequence[float]) 
     if len(t) < 2:
         return np.array([], dtype=int)
     dt = np.diff(t)
-    jumps = set((np.flatnonzero(steps_m > JUMP_SPEED_MS * np.maximum(dt, 0.0) + JUMP_SLACK_M)
-                 + 1).tolist())  # fmt: skip
+    jumps = set(
+        (np.flatnonzero(steps_m > JUMP_SPEED_MS * np.maximum(dt, 0.0) + JUMP_SLACK_M) + 1).tolist()
+    )
     for event_t in events_t:
         near = np.flatnonzero(np.abs(t[1:] - event_t) <= BREAK_WINDOW_S)
         near = near[np.isfinite(steps_m[near])]

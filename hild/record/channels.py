@@ -71,11 +71,14 @@ LOCATION_FIX = {
         "longitude": {"type": "number"},
         "altitude": {"type": "number"},
         "position_covariance": {
-            "type": "array", "items": {"type": "number"}, "minItems": 9, "maxItems": 9,
+            "type": "array",
+            "items": {"type": "number"},
+            "minItems": 9,
+            "maxItems": 9,
         },
         "position_covariance_type": {"type": "integer", "minimum": 0, "maximum": 3},
     },
-}  # fmt: skip
+}
 POSE_IN_FRAME = {
     "title": "foxglove.PoseInFrame",
     "type": "object",
@@ -83,10 +86,11 @@ POSE_IN_FRAME = {
         "timestamp": TIME,
         "frame_id": {"type": "string"},
         "pose": {
-            "type": "object", "properties": {"position": VECTOR3, "orientation": QUATERNION},
+            "type": "object",
+            "properties": {"position": VECTOR3, "orientation": QUATERNION},
         },
     },
-}  # fmt: skip
+}
 FRAME_TRANSFORM = {
     "title": "foxglove.FrameTransform",
     "type": "object",
@@ -99,8 +103,14 @@ FRAME_TRANSFORM = {
     },
 }
 FOXGLOVE = {LOCATION: LOCATION_FIX, POSE: POSE_IN_FRAME, TF: FRAME_TRANSFORM}
-JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
-              (list, "array"), (dict, "object"))  # fmt: skip
+JSON_TYPES = (
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (list, "array"),
+    (dict, "object"),
+)
 
 
 def foxglove_schema(topic: str) -> dict | None:
@@ -132,8 +142,9 @@ def _properties(payload: dict) -> dict:
     for key, value in payload.items():
         kind = _json_type(value)
         # a number that happens to be whole in the first message is a number all the same
-        properties[key] = {"type": ["number", "null"] if kind in ("integer", "number")
-                           else [kind, "null"]}  # fmt: skip
+        properties[key] = {
+            "type": ["number", "null"] if kind in ("integer", "number") else [kind, "null"]
+        }
         if isinstance(value, dict) and value:
             properties[key]["properties"] = _properties(value)
     return properties
@@ -166,8 +177,10 @@ def nested(payload: dict) -> dict:
         plan = _NESTING[keys] = nesting(payload)
     if not plan:
         return payload
-    return {**payload, **{head: {rest: payload[key] for key, rest in members}
-                          for head, members in plan}}  # fmt: skip
+    return {
+        **payload,
+        **{head: {rest: payload[key] for key, rest in members} for head, members in plan},
+    }
 
 
 def nesting(payload: dict) -> list[tuple[str, list[tuple[str, str]]]]:
@@ -189,15 +202,20 @@ def timestamp(utc_ns: int) -> dict[str, int]:
     return {"sec": utc_ns // 1_000_000_000, "nsec": utc_ns % 1_000_000_000}
 
 
-def location_fix(utc_ns: int, latitude: float, longitude: float, height: float,
-                 frame_id: str = "wgs84") -> dict:  # fmt: skip
+def location_fix(
+    utc_ns: int, latitude: float, longitude: float, height: float, frame_id: str = "wgs84"
+) -> dict:
     """A position as a foxglove.LocationFix (covariance unknown: the truth's is none, and a
     sentence states none)."""
     return {
-        "timestamp": timestamp(utc_ns), "frame_id": frame_id,
-        "latitude": latitude, "longitude": longitude, "altitude": height,
-        "position_covariance": [0.0] * 9, "position_covariance_type": 0,
-    }  # fmt: skip
+        "timestamp": timestamp(utc_ns),
+        "frame_id": frame_id,
+        "latitude": latitude,
+        "longitude": longitude,
+        "altitude": height,
+        "position_covariance": [0.0] * 9,
+        "position_covariance_type": 0,
+    }
 
 
 def pose_in_frame(utc_ns: int, eta) -> dict:
@@ -215,12 +233,19 @@ def pose_in_frame(utc_ns: int, eta) -> dict:
         "z": cr * cp * sy - sr * sp * cy,
     }
     position = {"x": north, "y": east, "z": down}
-    return {"timestamp": timestamp(utc_ns), "frame_id": "ned",
-            "pose": {"position": position, "orientation": orientation}}  # fmt: skip
+    return {
+        "timestamp": timestamp(utc_ns),
+        "frame_id": "ned",
+        "pose": {"position": position, "orientation": orientation},
+    }
 
 
 def frame_transform(pose: dict) -> dict:
     """A pose (``pose_in_frame``) as the transform from its frame to the vessel's (``/tf``)."""
-    return {"timestamp": pose["timestamp"], "parent_frame_id": pose["frame_id"],
-            "child_frame_id": FRAME, "translation": pose["pose"]["position"],
-            "rotation": pose["pose"]["orientation"]}  # fmt: skip
+    return {
+        "timestamp": pose["timestamp"],
+        "parent_frame_id": pose["frame_id"],
+        "child_frame_id": FRAME,
+        "translation": pose["pose"]["position"],
+        "rotation": pose["pose"]["orientation"],
+    }

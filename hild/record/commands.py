@@ -51,10 +51,17 @@ def run_record_command(args: argparse.Namespace) -> int:
     if args.end is not None and args.end <= args.start:
         raise ConfigError("--end", "", args.end, f"a time after --start ({args.start:g} s)")
     plan = ReplayPlan(
-        file=args.file, targets=tuple(parse_target(t) for t in args.to or [DEFAULT_TARGET]),
-        devices=tuple(args.device), speed=args.speed, loop=args.loop, start_s=args.start,
-        end_s=args.end, run_dir=args.run_dir, wait_s=args.wait, send_all=args.all,
-    )  # fmt: skip
+        file=args.file,
+        targets=tuple(parse_target(t) for t in args.to or [DEFAULT_TARGET]),
+        devices=tuple(args.device),
+        speed=args.speed,
+        loop=args.loop,
+        start_s=args.start,
+        end_s=args.end,
+        run_dir=args.run_dir,
+        wait_s=args.wait,
+        send_all=args.all,
+    )
 
     def ready(ports) -> None:
         where = ", ".join(p.describe() for p in ports)

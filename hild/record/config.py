@@ -44,8 +44,9 @@ class RecordConfig:
         """The error for a recording that cannot be opened, blamed on whoever named it."""
         expected = f"a file that can be written ({reason})"
         if self.bench_file:
-            return ConfigError(self.bench_file, "record.file", str(self.file),
-                               f"{expected}: {path}")  # fmt: skip
+            return ConfigError(
+                self.bench_file, "record.file", str(self.file), f"{expected}: {path}"
+            )
         return ConfigError(f"--record {path}", "", MISSING, expected)
 
     @classmethod
@@ -54,8 +55,9 @@ class RecordConfig:
         return cls(file, rate_hz=min(DEFAULT_RATE_HZ, loop_rate_hz))
 
     @classmethod
-    def chosen(cls, table: RecordConfig | None, record_file: str | None,
-               loop_rate_hz: float) -> RecordConfig | None:  # fmt: skip
+    def chosen(
+        cls, table: RecordConfig | None, record_file: str | None, loop_rate_hz: float
+    ) -> RecordConfig | None:
         """What a run records: the bench's [record] table (``table``), its file replaced by
         ``--record FILE`` when one is given (the table's rate and log kept); ``--record`` alone
         records with the defaults; None when there is neither."""
@@ -95,8 +97,10 @@ def file_problem(file: str, placeholders: tuple[str, ...] = RUN_PLACEHOLDERS) ->
     ``placeholders``: what the name may hold (any other ``{name}`` is refused)."""
     if not file.strip() or "\0" in file:
         return "a file name for the recording, e.g. 'run.mcap'"
-    stand_ins = {key: utc_stamp(datetime(2026, 1, 1, tzinfo=UTC)) if key == "utc" else key
-                 for key in placeholders}  # fmt: skip
+    stand_ins = {
+        key: utc_stamp(datetime(2026, 1, 1, tzinfo=UTC)) if key == "utc" else key
+        for key in placeholders
+    }
     try:  # the template's own text may lead out of its folder whatever the name: said now
         fill_template(file, stand_ins)
     except TemplateError as e:

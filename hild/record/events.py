@@ -35,40 +35,68 @@ def declared(run: RunView) -> list[tuple[str, Message]]:
         if fixes.reports_fixes(device.config.sentences):
             found.append((channels.FIX + device.name, {}))
     for command_device in run.command_devices:
-        found.append((channels.BUS + command_device.name, {
-            **STAMP, "port": "", "peer": "", "line": "", "ok": True, "reason": "", "detail": "",
-            "demands": [],
-        }))  # fmt: skip
+        found.append(
+            (
+                channels.BUS + command_device.name,
+                {
+                    **STAMP,
+                    "port": "",
+                    "peer": "",
+                    "line": "",
+                    "ok": True,
+                    "reason": "",
+                    "detail": "",
+                    "demands": [],
+                },
+            )
+        )
     if run.command_devices:
         found.append((channels.REFERENCE, {**STAMP, "device": "", "heading_ref": 0.0}))
-    found.append((channels.CONTROL, {**STAMP, "kind": "", "source": "", "request": {},
-                                     "result": {}}))  # fmt: skip
+    found.append(
+        (channels.CONTROL, {**STAMP, "kind": "", "source": "", "request": {}, "result": {}})
+    )
     if run.bench.traffic:  # (a target added at run time opens it with its first message)
         found.append((channels.TRAFFIC, {**STAMP, "targets": []}))
-    found.append((channels.STATS, {
-        **STAMP, "ticks": 0, "overruns": 0, "jitter_p50_ms": 0.0, "jitter_p99_ms": 0.0,
-        "jitter_max_ms": 0.0, "record_dropped": 0,
-    }))  # fmt: skip
+    found.append(
+        (
+            channels.STATS,
+            {
+                **STAMP,
+                "ticks": 0,
+                "overruns": 0,
+                "jitter_p50_ms": 0.0,
+                "jitter_p99_ms": 0.0,
+                "jitter_max_ms": 0.0,
+                "record_dropped": 0,
+            },
+        )
+    )
     return found
 
 
 def sentences(stamp: Message, lines: Sequence[bytes]) -> list[Message]:
     """One message per sentence a device sent (for ``/sensors/<device>``)."""
-    return [{**stamp, "sentence": line.decode("ascii", "replace").rstrip("\r\n")}
-            for line in lines]  # fmt: skip
+    return [{**stamp, "sentence": line.decode("ascii", "replace").rstrip("\r\n")} for line in lines]
 
 
-def bus_line(stamp: Message, inbound: Inbound, command: ActuatorCommand | None,
-             rejected: tuple[str, str] | None) -> Message:  # fmt: skip
+def bus_line(
+    stamp: Message,
+    inbound: Inbound,
+    command: ActuatorCommand | None,
+    rejected: tuple[str, str] | None,
+) -> Message:
     """A line a command device received, with its decoding (for ``/bus/<device>``). ok: a
     command, or a heading reference (HSC: neither command nor rejection here; its value
     reaches /reference once the loop has applied it)."""
     message: Message = {
-        **stamp, "port": inbound.port,
+        **stamp,
+        "port": inbound.port,
         "peer": f"{inbound.peer[0]}:{inbound.peer[1]}" if inbound.peer else "",
-        "line": inbound.line.decode("ascii", "replace"), "ok": rejected is None,
-        "reason": rejected[0] if rejected else "", "detail": rejected[1] if rejected else "",
-    }  # fmt: skip
+        "line": inbound.line.decode("ascii", "replace"),
+        "ok": rejected is None,
+        "reason": rejected[0] if rejected else "",
+        "detail": rejected[1] if rejected else "",
+    }
     if command is not None:
         message["demands"] = [demand_fields(d) for d in command.demands]
     return message
@@ -78,8 +106,7 @@ def demand_fields(demand: Demand) -> Message:
     """A demand's fields that it sets (None leaves a part as it was: not written), in the
     order of its fields. Its values are numbers, so this is ``dataclasses.asdict`` without the
     deep copies, which took most of a bus line's message (a line a tick in a lockstep run)."""
-    return {name: value for name in DEMAND_FIELDS
-            if (value := getattr(demand, name)) is not None}  # fmt: skip
+    return {name: value for name in DEMAND_FIELDS if (value := getattr(demand, name)) is not None}
 
 
 def control(stamp: Message, record: ControlRecord) -> tuple[str, Message] | None:
@@ -87,20 +114,32 @@ def control(stamp: Message, record: ControlRecord) -> tuple[str, Message] | None
     /reference, a watchdog's trip and a SITL restart to /control; None for the records a
     runtime request made (``request`` has those)."""
     if isinstance(record, HeadingReference):  # a channel of its own, not a control change
-        return channels.REFERENCE, {**stamp, "device": record.source,
-                                    "heading_ref": record.heading}  # fmt: skip
+        return channels.REFERENCE, {**stamp, "device": record.source, "heading_ref": record.heading}
     if isinstance(record, SafeState):  # in the names of the bench's [[device]] table
         return channels.CONTROL, {
-            **stamp, "kind": "watchdog", "source": record.source, "request": {},
-            "result": {"ok": True, "watchdog": "tripped",
-                       "on_timeout_angle": "centre" if record.centre_angles else "hold"},
-        }  # fmt: skip
+            **stamp,
+            "kind": "watchdog",
+            "source": record.source,
+            "request": {},
+            "result": {
+                "ok": True,
+                "watchdog": "tripped",
+                "on_timeout_angle": "centre" if record.centre_angles else "hold",
+            },
+        }
     if isinstance(record, Restart):  # an autopilot's SITL restarted: the vessel reset
         return channels.CONTROL, {
-            **stamp, "kind": "restart", "source": record.source, "request": {},
-            "result": {"ok": True, "north": record.x[0], "east": record.x[1],
-                       "heading": record.x[5]},
-        }  # fmt: skip
+            **stamp,
+            "kind": "restart",
+            "source": record.source,
+            "request": {},
+            "result": {
+                "ok": True,
+                "north": record.x[0],
+                "east": record.x[1],
+                "heading": record.x[5],
+            },
+        }
     return None
 
 

@@ -157,18 +157,28 @@ def read_tracks(path: Path, every_s: float = DEFAULT_EVERY_S) -> Export:
                     mmsis.setdefault(name, target.get("mmsi"))
     own = state or location
     if not own:
-        raise ConfigError(path, "", MISSING, "a recording of the vessel's track: messages on "
-                          "/state or /location, which it has none of")  # fmt: skip
+        raise ConfigError(
+            path,
+            "",
+            MISSING,
+            "a recording of the vessel's track: messages on "
+            "/state or /location, which it has none of",
+        )
     name = info.get("bench") or info.get("profile") or path.stem
     profile = f" ({info['profile']})" if info.get("profile") else ""
-    own_track = Track(name, f"own ship{profile}", True,
-                      _thinned(segments(own, _control_breaks(own, events)), every_s))  # fmt: skip
+    own_track = Track(
+        name,
+        f"own ship{profile}",
+        True,
+        _thinned(segments(own, _control_breaks(own, events)), every_s),
+    )
     tracks = [own_track]
     for target, samples in targets.items():
         mmsi = mmsis.get(target)
         label = f"{target} (MMSI {mmsi})" if mmsi else target
-        tracks.append(Track(label, f"traffic target {label}", False,
-                            _thinned(segments(samples), every_s)))  # fmt: skip
+        tracks.append(
+            Track(label, f"traffic target {label}", False, _thinned(segments(samples), every_s))
+        )
     kind = info.get("kind", "")
     made = f"hild {kind}" if kind else "hild"
     description = f"{made} recording {path.name}: the own ship and {len(targets)} traffic target(s)"
@@ -208,18 +218,20 @@ def gpx(export: Export) -> ET.ElementTree:
     """GPX 1.1: metadata (name, desc, time, bounds), then a <trk> per track (name, desc,
     type, a <trkseg> per segment of <trkpt lat lon> with its <time>), in the schema's order."""
     g = ""  # (the default namespace, declared on the root: no global prefix registry)
-    root = ET.Element("gpx", {"version": "1.1", "creator": f"hild {__version__}",
-                              "xmlns": GPX_NS})  # fmt: skip
+    root = ET.Element("gpx", {"version": "1.1", "creator": f"hild {__version__}", "xmlns": GPX_NS})
     points = [p for t in export.tracks for s in t.segments for p in s]
     meta = _sub(root, g + "metadata")
     _sub(meta, g + "name", export.name)
     _sub(meta, g + "desc", export.description)
     _sub(meta, g + "time", utc_text(min(p.ns for p in points)))
-    _sub(meta, g + "bounds",
-         minlat=_degrees(min(p.latitude for p in points)),
-         minlon=_degrees(min(p.longitude for p in points)),
-         maxlat=_degrees(max(p.latitude for p in points)),
-         maxlon=_degrees(max(p.longitude for p in points)))  # fmt: skip
+    _sub(
+        meta,
+        g + "bounds",
+        minlat=_degrees(min(p.latitude for p in points)),
+        minlon=_degrees(min(p.longitude for p in points)),
+        maxlat=_degrees(max(p.latitude for p in points)),
+        maxlon=_degrees(max(p.longitude for p in points)),
+    )
     for track in export.tracks:
         trk = _sub(root, g + "trk")
         _sub(trk, g + "name", track.name)
@@ -289,8 +301,11 @@ def export(
 ) -> list[str]:
     """Write the recording's tracks to ``gpx_out`` and/or ``kml_out``; a line per file."""
     path = Path(path)
-    outputs = [(flag, Path(out)) for flag, out in (("--gpx", gpx_out), ("--kml", kml_out))
-               if out is not None]  # fmt: skip
+    outputs = [
+        (flag, Path(out))
+        for flag, out in (("--gpx", gpx_out), ("--kml", kml_out))
+        if out is not None
+    ]
     for flag, out in outputs:
         if out.exists() and path.exists() and out.resolve() == path.resolve():
             raise ConfigError(flag, "", str(out), "a file other than the recording itself")
@@ -298,8 +313,10 @@ def export(
         raise ConfigError("--kml", "", str(kml_out), "a file other than --gpx's")
     tracks = read_tracks(path, every_s)
     own = tracks.tracks[0]
-    said = (f"own ship {own.points} points in {len(own.segments)} segment(s), "
-            f"{len(tracks.tracks) - 1} traffic target(s)")  # fmt: skip
+    said = (
+        f"own ship {own.points} points in {len(own.segments)} segment(s), "
+        f"{len(tracks.tracks) - 1} traffic target(s)"
+    )
     lines = []
     for flag, out in outputs:
         try:

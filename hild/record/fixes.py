@@ -46,5 +46,10 @@ class FixReader:
         if reading is None or reading.latitude_deg is None or reading.longitude_deg is None:
             return None
         self._epoch_ns[device] = utc_ns
-        return channels.location_fix(utc_ns, reading.latitude_deg, reading.longitude_deg,
-                                     reading.height_m or 0.0, frame_id=device)  # fmt: skip
+        return channels.location_fix(
+            utc_ns,
+            reading.latitude_deg,
+            reading.longitude_deg,
+            reading.height_m or 0.0,
+            frame_id=device,
+        )

@@ -68,8 +68,9 @@ def message_index_bytes(channel_id: int, entries: list[tuple[int, int]]) -> byte
     specification, "Message Index" (op 0x07): the record's length (uint64), channel id uint16,
     then the records' byte length (uint32) and each (log time, offset) as two uint64."""
     count = len(entries)
-    body = struct.pack(f"<HI{2 * count}Q", channel_id, 16 * count,
-                       *itertools.chain.from_iterable(entries))  # fmt: skip
+    body = struct.pack(
+        f"<HI{2 * count}Q", channel_id, 16 * count, *itertools.chain.from_iterable(entries)
+    )
     return struct.pack("<BQ", Opcode.MESSAGE_INDEX, len(body)) + body
 
 
@@ -153,12 +154,16 @@ class Index:
         yield Opcode.SCHEMA, record_bytes(*self.schemas.values())
         yield Opcode.CHANNEL, record_bytes(*self.channels.values())
         statistics = Statistics(
-            attachment_count=0, channel_count=len(self.channels),
-            channel_message_counts=dict(self.counts), chunk_count=self.chunk_count,
-            message_count=self.message_count, message_end_time=self.end_ns,
-            message_start_time=self.start_ns, metadata_count=len(self.metadata),
+            attachment_count=0,
+            channel_count=len(self.channels),
+            channel_message_counts=dict(self.counts),
+            chunk_count=self.chunk_count,
+            message_count=self.message_count,
+            message_end_time=self.end_ns,
+            message_start_time=self.start_ns,
+            metadata_count=len(self.metadata),
             schema_count=len(self.schemas),
-        )  # fmt: skip
+        )
         yield Opcode.STATISTICS, record_bytes(statistics)
         yield Opcode.CHUNK_INDEX, self._spool
         yield Opcode.METADATA_INDEX, record_bytes(*self.metadata)
@@ -182,8 +187,9 @@ class Index:
         tail = record_bytes(*offsets)
         crc = zlib.crc32(tail, crc)
         # the footer's CRC covers the summary and the footer's own fields before the CRC
-        crc = zlib.crc32(struct.pack("<BQQQ", Opcode.FOOTER, 20, summary_start,
-                                     summary_offset_start), crc)  # fmt: skip
+        crc = zlib.crc32(
+            struct.pack("<BQQQ", Opcode.FOOTER, 20, summary_start, summary_offset_start), crc
+        )
         tail += record_bytes(Footer(summary_start, summary_offset_start, crc)) + MAGIC
         pwrite_all(fd, tail, position)
         end = position + len(tail)
@@ -237,8 +243,13 @@ class McapFile:
         return schema.id
 
     def channel(self, topic: str, encoding: str, schema_id: int) -> int:
-        channel = Channel(id=len(self.index.channels) + 1, topic=topic,
-                          message_encoding=encoding, schema_id=schema_id, metadata={})  # fmt: skip
+        channel = Channel(
+            id=len(self.index.channels) + 1,
+            topic=topic,
+            message_encoding=encoding,
+            schema_id=schema_id,
+            metadata={},
+        )
         self.index.channels[channel.id] = channel
         self._pending += record_bytes(channel)
         return channel.id
@@ -248,8 +259,9 @@ class McapFile:
         offset = len(chunk)
         # MCAP specification, "Message" (op 0x05): the record's length (uint64), then channel
         # id uint16, sequence uint32, log time and publish time uint64, the data; little-endian
-        chunk += MESSAGE_HEAD.pack(Opcode.MESSAGE, MESSAGE_FIELDS + len(data), channel_id, 0,
-                                   log_time, publish_time)  # fmt: skip
+        chunk += MESSAGE_HEAD.pack(
+            Opcode.MESSAGE, MESSAGE_FIELDS + len(data), channel_id, 0, log_time, publish_time
+        )
         chunk += data
         self._chunk_index.setdefault(channel_id, []).append((log_time, offset))
         if self._chunk_messages == 0:
@@ -268,9 +280,14 @@ class McapFile:
         raw = bytes(self._chunk)
         self._chunk.clear()
         data = self._compressor.compress(raw)
-        chunk = Chunk(compression="zstd", data=data, message_start_time=self._chunk_start,
-                      message_end_time=self._chunk_end, uncompressed_crc=zlib.crc32(raw),
-                      uncompressed_size=len(raw))  # fmt: skip
+        chunk = Chunk(
+            compression="zstd",
+            data=data,
+            message_start_time=self._chunk_start,
+            message_end_time=self._chunk_end,
+            uncompressed_crc=zlib.crc32(raw),
+            uncompressed_size=len(raw),
+        )
         chunk_offset = self.ending_offset + len(self._pending)
         chunk_record = record_bytes(chunk)
         self._pending += chunk_record
@@ -279,15 +296,22 @@ class McapFile:
         for channel_id, entries in self._chunk_index.items():
             index_offsets[channel_id] = self.ending_offset + len(self._pending)
             self._pending += message_index_bytes(channel_id, entries)
-        self._closed.append((
-            ChunkIndex(message_start_time=self._chunk_start, message_end_time=self._chunk_end,
-                       chunk_start_offset=chunk_offset, chunk_length=len(chunk_record),
-                       message_index_offsets=index_offsets,
-                       message_index_length=len(self._pending) - index_start,
-                       compression="zstd", compressed_size=len(data),
-                       uncompressed_size=len(raw)),
-            {c: len(e) for c, e in self._chunk_index.items()},
-        ))  # fmt: skip
+        self._closed.append(
+            (
+                ChunkIndex(
+                    message_start_time=self._chunk_start,
+                    message_end_time=self._chunk_end,
+                    chunk_start_offset=chunk_offset,
+                    chunk_length=len(chunk_record),
+                    message_index_offsets=index_offsets,
+                    message_index_length=len(self._pending) - index_start,
+                    compression="zstd",
+                    compressed_size=len(data),
+                    uncompressed_size=len(raw),
+                ),
+                {c: len(e) for c, e in self._chunk_index.items()},
+            )
+        )
         self._chunk_index = {}
         self._chunk_messages = 0
 

@@ -68,8 +68,12 @@ def run_metadata(
 ) -> dict[str, dict[str, str]]:
     """How a recording was made: MCAP metadata records of string values, the run's facts under
     ``hild`` and each configuration file (``files``: record name -> path) with its text."""
-    info = {"kind": kind, "hild": __version__, "command": " ".join(sys.argv),
-            "origin": f"{origin.latitude_deg},{origin.longitude_deg}"}  # fmt: skip
+    info = {
+        "kind": kind,
+        "hild": __version__,
+        "command": " ".join(sys.argv),
+        "origin": f"{origin.latitude_deg},{origin.longitude_deg}",
+    }
     info.update({k: str(v) for k, v in facts.items()})
     metadata = {"hild": info}
     for name, path in files.items():
@@ -77,10 +81,19 @@ def run_metadata(
     return metadata
 
 
-def sample_messages(t: float, utc: datetime, x: np.ndarray, actuators: np.ndarray,
-                    commands: np.ndarray, force: np.ndarray, sea: np.ndarray | None, hs: float,
-                    weather: str, origin: Origin,
-                    specs: Sequence[ActuatorSpec]) -> list[tuple[str, object]]:  # fmt: skip
+def sample_messages(
+    t: float,
+    utc: datetime,
+    x: np.ndarray,
+    actuators: np.ndarray,
+    commands: np.ndarray,
+    force: np.ndarray,
+    sea: np.ndarray | None,
+    hs: float,
+    weather: str,
+    origin: Origin,
+    specs: Sequence[ActuatorSpec],
+) -> list[tuple[str, object]]:
     """One instant of the simulation for the recording: the state, actuator, environment,
     location and pose messages, built in the writer's thread from what a tick copied
     (``sample``): time ``t`` [s] and its ``utc``, the vessel's state ``x`` (eta then nu), the
@@ -96,9 +109,12 @@ def sample_messages(t: float, utc: datetime, x: np.ndarray, actuators: np.ndarra
     truth = Truth(t, utc, x[:6], x[6:12], current, wind, actuators, commands)
     ns = utc_ns(utc)
     state = payloads.state(truth, origin)
-    fix = channels.location_fix(ns, cast(float, state["latitude"]),
-                                cast(float, state["longitude"]),
-                                cast(float, state["height"]))  # fmt: skip
+    fix = channels.location_fix(
+        ns,
+        cast(float, state["latitude"]),
+        cast(float, state["longitude"]),
+        cast(float, state["height"]),
+    )
     return [
         (channels.STATE, state),  # (the writer adds the nested copies)
         (channels.ACTUATORS, payloads.actuators(truth, specs, force)),
@@ -131,8 +147,14 @@ class Sampled(Protocol):
     def environment(self) -> EnvironmentView | None: ...
 
 
-def sample(writer: RecordWriter, sim: Sampled, t: float, utc: datetime, origin: Origin,
-           specs: Sequence[ActuatorSpec]) -> None:  # fmt: skip
+def sample(
+    writer: RecordWriter,
+    sim: Sampled,
+    t: float,
+    utc: datetime,
+    origin: Origin,
+    specs: Sequence[ActuatorSpec],
+) -> None:
     """The truth's channels at the simulation's present state, time ``t`` and ``utc`` (shared
     by the run's recorder and `hild sim`): copied here, built and written in the writer's
     thread. The tick pays for the copies only (the environment's outputs are copied whole, the
@@ -143,8 +165,19 @@ def sample(writer: RecordWriter, sim: Sampled, t: float, utc: datetime, origin: 
     else:
         conditions = environment.weather
         sea, hs, weather = environment.O.copy(), conditions.waves.hs, conditions.preset
-    taken = (t, utc, sim.x.copy(), sim.act_state.copy(), sim.act_cmd.copy(),
-             sim.actuator_force.copy(), sea, hs, weather, origin, specs)  # fmt: skip
+    taken = (
+        t,
+        utc,
+        sim.x.copy(),
+        sim.act_state.copy(),
+        sim.act_cmd.copy(),
+        sim.actuator_force.copy(),
+        sea,
+        hs,
+        weather,
+        origin,
+        specs,
+    )
     writer.defer(utc_ns(utc), lambda: sample_messages(*taken), SAMPLE_MESSAGES)
 
 
@@ -167,13 +200,19 @@ class Recorder(TickObserver):
         self._run = run
         self._every = max(1, round(bench.rate_hz / self.config.rate_hz))
         metadata = run_metadata(
-            "run", bench.origin,
+            "run",
+            bench.origin,
             {"bench": bench.file, "profile": bench.vessel.source, "weather": bench.weather.source},
-            bench=bench.name, bench_file=bench.file, profile=bench.profile,
-            weather=bench.weather.preset, seed=bench.seed, rate_hz=bench.rate_hz,
-            time_scale=bench.time_scale, devices=",".join(d.name for d in bench.devices),
+            bench=bench.name,
+            bench_file=bench.file,
+            profile=bench.profile,
+            weather=bench.weather.preset,
+            seed=bench.seed,
+            rate_hz=bench.rate_hz,
+            time_scale=bench.time_scale,
+            devices=",".join(d.name for d in bench.devices),
             start_utc=bench.start_time.isoformat() if bench.start_time else "wall",
-        )  # fmt: skip
+        )
         metadata[channels.PORTS] = {d.name: json.dumps(list(d.ports)) for d in bench.devices}
         from hild.record.writer import RecordWriter  # (mcap and zstandard load only when a
         # run records: 12 ms of every other run's start)
@@ -186,8 +225,12 @@ class Recorder(TickObserver):
             self.writer = None
             raise self.config.unwritable(path, e.strerror or str(e)) from None
         self._declare(run)
-        log.info("record.start", file=str(self.writer.path), rate_hz=self.config.rate_hz,
-                 nmea_log=str(self.writer.nmea_path or ""))  # fmt: skip
+        log.info(
+            "record.start",
+            file=str(self.writer.path),
+            rate_hz=self.config.rate_hz,
+            nmea_log=str(self.writer.nmea_path or ""),
+        )
 
     def _declare(self, run: RunView) -> None:
         """Every channel of the run, with its keys, before the first tick."""
@@ -219,8 +262,14 @@ class Recorder(TickObserver):
         self._tick += 1
         if self._tick % self._every == 0:
             assert run.start_utc is not None
-            sample(writer, run, t, run.start_utc + timedelta(seconds=t), run.bench.origin,
-                   run.bench.vessel.actuators)  # fmt: skip
+            sample(
+                writer,
+                run,
+                t,
+                run.start_utc + timedelta(seconds=t),
+                run.bench.origin,
+                run.bench.vessel.actuators,
+            )
         if t + 1e-9 >= self._stats_due:
             self._stats_due += STATS_PERIOD_S
             self._put_stats(run, t)
@@ -228,16 +277,22 @@ class Recorder(TickObserver):
     def _put_stats(self, run: RunView, t: float) -> None:
         _, truth_utc, ns = self._now()
         assert self.writer is not None
-        self.writer.put(channels.STATS, ns, {
-            **payloads.stamp(t, truth_utc), **self._window.summary(),
-            "record_dropped": self.writer.dropped,
-        })  # fmt: skip
+        self.writer.put(
+            channels.STATS,
+            ns,
+            {
+                **payloads.stamp(t, truth_utc),
+                **self._window.summary(),
+                "record_dropped": self.writer.dropped,
+            },
+        )
         self._window.reset()
         traffic = run.traffic()
         if traffic is not None:
             reports = target_reports(traffic, run.bench.origin)
-            self.writer.put(channels.TRAFFIC, ns, {**payloads.stamp(t, truth_utc),
-                                                   "targets": reports})  # fmt: skip
+            self.writer.put(
+                channels.TRAFFIC, ns, {**payloads.stamp(t, truth_utc), "targets": reports}
+            )
 
     def on_sentences(self, device: str, lines: Sequence[bytes]) -> None:
         if self.writer is None:
@@ -247,15 +302,17 @@ class Recorder(TickObserver):
         lines = tuple(lines)  # (bytes: the writer's thread decodes them)
 
         def build() -> list[tuple[str, object]]:
-            return [(topic, message) for message in
-                    events.sentences(payloads.stamp(t, utc), lines)]  # fmt: skip
+            return [(topic, message) for message in events.sentences(payloads.stamp(t, utc), lines)]
 
         self.writer.defer(ns, build, len(lines))
 
     def on_received(
-        self, device: str, inbound: Inbound, command: ActuatorCommand | None,
+        self,
+        device: str,
+        inbound: Inbound,
+        command: ActuatorCommand | None,
         rejected: tuple[str, str] | None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         if self.writer is None or self._run is None or self._run.start_utc is None:
             return
         t, utc, ns = self._now()
@@ -290,8 +347,12 @@ class Recorder(TickObserver):
         if self.writer is None:
             return
         stats = await asyncio.to_thread(self.writer.close)  # joins the thread: off the loop
-        log.info("record.stop", file=str(self.writer.path), **dataclasses.asdict(stats),
-                 error=self.writer.error or "")  # fmt: skip
+        log.info(
+            "record.stop",
+            file=str(self.writer.path),
+            **dataclasses.asdict(stats),
+            error=self.writer.error or "",
+        )
 
     @property
     def failed(self) -> bool:

@@ -30,17 +30,27 @@ FIGURES = ("trajectory", "traffic", "heading", "speeds", "actuators", "environme
 DPI = 110
 PLOTTED = (channels.STATE, channels.ACTUATORS, channels.ENVIRONMENT, channels.STATS)
 # /control kinds marked on the time plots (each one applied; a refused request changed nothing)
-EVENT_COLORS = {"weather": "tab:blue", "fault": "tab:red", "reposition": "tab:purple",
-                "watchdog": "tab:orange", "restart": "tab:brown",
-                "traffic": "tab:gray"}  # fmt: skip
+EVENT_COLORS = {
+    "weather": "tab:blue",
+    "fault": "tab:red",
+    "reposition": "tab:purple",
+    "watchdog": "tab:orange",
+    "restart": "tab:brown",
+    "traffic": "tab:gray",
+}
 EVENT_GID = "event"  # the gid of each event's line (``event:<kind>``), so that tests find them
 
 
 def columns(path: Path) -> dict[str, dict[str, np.ndarray]]:
     """Each channel of the truth and of the loop as columns of numbers, keyed by field; the
     heading references one set per command device, under ``/reference/<device>``."""
-    wanted = (channels.STATE, channels.ACTUATORS, channels.ENVIRONMENT, channels.STATS,
-              channels.REFERENCE)  # fmt: skip
+    wanted = (
+        channels.STATE,
+        channels.ACTUATORS,
+        channels.ENVIRONMENT,
+        channels.STATS,
+        channels.REFERENCE,
+    )
     rows: dict[str, list[dict]] = defaultdict(list)
     for m in messages(path, wanted):
         topic = m.topic
@@ -122,8 +132,9 @@ def track_breaks(state: dict, events: Sequence[Event] = ()) -> np.ndarray:
     return breaks.track_breaks(t, steps, [e.t for e in events if e.kind in breaks.BREAK_KINDS])
 
 
-def with_gaps(cols: dict[str, np.ndarray], times: Sequence[float] | np.ndarray,
-              at: np.ndarray | None = None) -> dict[str, np.ndarray]:  # fmt: skip
+def with_gaps(
+    cols: dict[str, np.ndarray], times: Sequence[float] | np.ndarray, at: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
     """The columns with a row of NaN (its ``t`` the break's time) before the first sample at
     or after each of ``times`` (or before the sample indices ``at``), so that a line drawn
     through them has a gap there. A break before the first sample or after the last is none."""
@@ -135,8 +146,10 @@ def with_gaps(cols: dict[str, np.ndarray], times: Sequence[float] | np.ndarray,
         at = np.searchsorted(t, times, side="left")
     keep = (at > 0) & (at < len(t))
     at, times = at[keep], times[keep]
-    return {k: v if len(v) != len(t) else np.insert(v, at, times if k == "t" else np.nan)
-            for k, v in cols.items()}  # fmt: skip
+    return {
+        k: v if len(v) != len(t) else np.insert(v, at, times if k == "t" else np.nan)
+        for k, v in cols.items()
+    }
 
 
 def _wrapped(deg: np.ndarray, low: float) -> np.ndarray:
@@ -153,8 +166,9 @@ def compass_low(*traces: np.ndarray) -> float:
     return -180.0 if crossings(-180.0) < crossings(0.0) else 0.0
 
 
-def _compass(t: np.ndarray, deg: np.ndarray, low: float = 0.0,
-             held: bool = False) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def _compass(
+    t: np.ndarray, deg: np.ndarray, low: float = 0.0, held: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Times and angles [deg, ``low`` .. ``low`` + 360) with each step across the axis's edge
     cut there: the line runs (the short way round) to the edge it leaves by, breaks (NaN), and
     comes in from the other edge, so that no stroke is drawn across the axis. ``held``: a value
@@ -190,8 +204,15 @@ def mark_events(axes, events: Sequence[Event]) -> None:
         return
     for ax in axes:
         for e in events:
-            ax.axvline(e.t, color=EVENT_COLORS[e.kind], ls=(0, (4, 2)), lw=1.0, alpha=0.85,
-                       zorder=1.5, gid=f"{EVENT_GID}:{e.kind}")  # fmt: skip
+            ax.axvline(
+                e.t,
+                color=EVENT_COLORS[e.kind],
+                ls=(0, (4, 2)),
+                lw=1.0,
+                alpha=0.85,
+                zorder=1.5,
+                gid=f"{EVENT_GID}:{e.kind}",
+            )
     ax = axes[0]
     lo, hi = ax.dataLim.intervalx
     crowd = 0.04 * (hi - lo) if np.isfinite(hi - lo) and hi > lo else 0.0
@@ -199,9 +220,18 @@ def mark_events(axes, events: Sequence[Event]) -> None:
     for e in events:
         level = (level + 1) % 4 if e.t - last < crowd else 0
         last = e.t
-        ax.text(e.t, 0.98 - 0.22 * level, e.label, transform=ax.get_xaxis_transform(),
-                rotation=90, ha="right", va="top", fontsize=7, color=EVENT_COLORS[e.kind],
-                gid=f"{EVENT_GID}-label:{e.kind}")  # fmt: skip
+        ax.text(
+            e.t,
+            0.98 - 0.22 * level,
+            e.label,
+            transform=ax.get_xaxis_transform(),
+            rotation=90,
+            ha="right",
+            va="top",
+            fontsize=7,
+            color=EVENT_COLORS[e.kind],
+            gid=f"{EVENT_GID}-label:{e.kind}",
+        )
 
 
 def _figure(title: str, rows: int = 1):
@@ -225,8 +255,14 @@ def trajectory(state: dict, waypoints: Sequence[tuple[float, float]], title: str
     ax.plot(state["east"][end], state["north"][end], "s", color="tab:red", label="end")
     moved = np.flatnonzero(~np.isfinite(state["north"][:-1])) + 1  # (after each gap)
     if len(moved):
-        ax.plot(state["east"][moved], state["north"][moved], "D", mfc="none", color="tab:purple",
-                label="moved here (reposition, restart)")  # fmt: skip
+        ax.plot(
+            state["east"][moved],
+            state["north"][moved],
+            "D",
+            mfc="none",
+            color="tab:purple",
+            label="moved here (reposition, restart)",
+        )
     if waypoints and len(first):
         n0, e0 = float(state["north"][first[0]]), float(state["east"][first[0]])
         north = [n0 + n for n, _ in waypoints]
@@ -263,8 +299,13 @@ def draw_traffic(ax, state: dict, targets: dict[str, dict], ax_range=None) -> No
         tgt_e = float(np.interp(t_min, cols["t"][fin], cols["east"][fin]))
         ax.plot([own_e, tgt_e], [own_n, tgt_n], ":", color=color, lw=1.2)
         ax.plot([tgt_e], [tgt_n], "D", color=color, ms=5)
-        ax.annotate(f"{r_min:.0f} m at {t_min:.0f} s", (tgt_e, tgt_n), color=color,
-                    textcoords="offset points", xytext=(6, -12))  # fmt: skip
+        ax.annotate(
+            f"{r_min:.0f} m at {t_min:.0f} s",
+            (tgt_e, tgt_n),
+            color=color,
+            textcoords="offset points",
+            xytext=(6, -12),
+        )
         if ax_range is not None:
             ax_range.plot([t_min], [r_min], "D", color=color, ms=5)
     ax.set_aspect("equal", adjustable="datalim")
@@ -291,8 +332,9 @@ def traffic(state: dict, targets: dict[str, dict], title: str, events: Sequence[
     return fig
 
 
-def heading(state: dict, title: str, references: dict[str, dict] | None = None,
-            events: Sequence[Event] = ()):  # fmt: skip
+def heading(
+    state: dict, title: str, references: dict[str, dict] | None = None, events: Sequence[Event] = ()
+):
     """Heading and course over ground; each controller's heading reference (HSC) as a step
     line, held from one sentence to the next as the controller holds it."""
     references = references or {}
@@ -304,11 +346,24 @@ def heading(state: dict, title: str, references: dict[str, dict] | None = None,
         (t, np.degrees(state["heading"]), {"lw": 1.5, "label": "heading"})
     ]
     for device, ref in references.items():
-        traces.append((ref["t"], np.degrees(ref["heading_ref"]), {"lw": 1.0,
-                       "label": f"heading reference (HSC from {device})",
-                       "drawstyle": "steps-post"}))  # fmt: skip
-    traces.append((t, np.degrees(np.where(moving, state["cog"], np.nan)),
-                   {"lw": 0.8, "label": "course over ground (SOG > 0.2 m/s)"}))  # fmt: skip
+        traces.append(
+            (
+                ref["t"],
+                np.degrees(ref["heading_ref"]),
+                {
+                    "lw": 1.0,
+                    "label": f"heading reference (HSC from {device})",
+                    "drawstyle": "steps-post",
+                },
+            )
+        )
+    traces.append(
+        (
+            t,
+            np.degrees(np.where(moving, state["cog"], np.nan)),
+            {"lw": 0.8, "label": "course over ground (SOG > 0.2 m/s)"},
+        )
+    )
     low = compass_low(*(deg for _, deg, _ in traces))
     for tt, deg, style in traces:
         ax.plot(*_compass(tt, deg, low, held="drawstyle" in style), **style)
@@ -338,18 +393,28 @@ def speeds(state: dict, title: str, events: Sequence[Event] = ()):
 
 # One style per actuator, so that traces that coincide (port and starboard alike) both show:
 # the first widest and palest, underneath; each next narrower, on top, with its own markers.
-ACTUAL_STYLES = ({"lw": 3.0, "alpha": 0.5}, {"lw": 1.3, "marker": "^"},
-                 {"lw": 0.9, "marker": "s"}, {"lw": 0.7, "marker": "o"})  # fmt: skip
-COMMANDED_STYLES = ({"ls": "--", "lw": 2.0, "alpha": 0.6}, {"ls": ":", "lw": 1.3},
-                    {"ls": "-.", "lw": 1.0}, {"ls": (0, (1, 3)), "lw": 0.9})  # fmt: skip
+ACTUAL_STYLES = (
+    {"lw": 3.0, "alpha": 0.5},
+    {"lw": 1.3, "marker": "^"},
+    {"lw": 0.9, "marker": "s"},
+    {"lw": 0.7, "marker": "o"},
+)
+COMMANDED_STYLES = (
+    {"ls": "--", "lw": 2.0, "alpha": 0.6},
+    {"ls": ":", "lw": 1.3},
+    {"ls": "-.", "lw": 1.0},
+    {"ls": (0, (1, 3)), "lw": 0.9},
+)
 
 
 def actuators(act: dict, title: str, events: Sequence[Event] = ()):
     """Per actuator quantity (speed, angle, deflector): actual solid, commanded broken; each
     actuator in a colour, width and marker of its own (ACTUAL_STYLES)."""
     quantities = [k for k in act if k.count(".") == 1 and f"{k}_commanded" in act]
-    kinds = sorted({k.split(".")[1] for k in quantities}, key=["rpm", "cmd", "nozzle",
-                   "azimuth", "deflector"].index)  # fmt: skip
+    kinds = sorted(
+        {k.split(".")[1] for k in quantities},
+        key=["rpm", "cmd", "nozzle", "azimuth", "deflector"].index,
+    )
     units = {
         "rpm": "speed [rpm]",
         "cmd": "command [-1, 1]",
@@ -357,8 +422,9 @@ def actuators(act: dict, title: str, events: Sequence[Event] = ()):
         "azimuth": "azimuth [deg]",
         "deflector": "deflector [-1 astern, 1 ahead]",
     }
-    fig, axes = _figure(f"{title}: actuators, actual (solid) and commanded (broken)",
-                        rows=max(1, len(kinds)))  # fmt: skip
+    fig, axes = _figure(
+        f"{title}: actuators, actual (solid) and commanded (broken)", rows=max(1, len(kinds))
+    )
     t = act["t"]
     every = max(1, len(t) // 24)  # about two dozen markers a trace
     for ax, kind in zip(axes, kinds, strict=False):
@@ -368,10 +434,23 @@ def actuators(act: dict, title: str, events: Sequence[Event] = ()):
             n = len(ACTUAL_STYLES)
             name, color, z = key.split(".")[0], f"C{i}", 2.0 + 0.1 * i
             marks = {"markevery": ((i * every) // n, every), "ms": 4, "mfc": "none"}
-            ax.plot(t, scale(act[key]), color=color, label=name, zorder=z,
-                    **ACTUAL_STYLES[i % n], **marks)  # fmt: skip
-            ax.plot(t, scale(act[f"{key}_commanded"]), color=color, zorder=z + 0.05,
-                    label=f"{name} commanded", **COMMANDED_STYLES[i % n])  # fmt: skip
+            ax.plot(
+                t,
+                scale(act[key]),
+                color=color,
+                label=name,
+                zorder=z,
+                **ACTUAL_STYLES[i % n],
+                **marks,
+            )
+            ax.plot(
+                t,
+                scale(act[f"{key}_commanded"]),
+                color=color,
+                zorder=z + 0.05,
+                label=f"{name} commanded",
+                **COMMANDED_STYLES[i % n],
+            )
         ax.set_ylabel(units[kind])
     mark_events(axes, events)
     for ax in axes[: len(kinds)]:
@@ -388,8 +467,10 @@ def environment(env: dict, title: str, events: Sequence[Event] = ()):
     axes[0].plot(t, env["wind_speed"], label="true wind at 10 m")
     axes[0].plot(t, env["current_speed"], label="current")
     axes[0].set_ylabel("speed [m/s]")
-    for ax, key, label, color in ((axes[1], "wind_from", "wind from", "C0"),
-                                  (axes[2], "current_to", "current to", "C1")):  # fmt: skip
+    for ax, key, label, color in (
+        (axes[1], "wind_from", "wind from", "C0"),
+        (axes[2], "current_to", "current to", "C1"),
+    ):
         deg = np.degrees(env[key])
         low = compass_low(deg)
         ax.plot(*_compass(t, deg, low), color=color, label=label)
@@ -408,12 +489,18 @@ def jitter(stats: dict, title: str, events: Sequence[Event] = ()):
     t = stats["t"]
     ax.plot(t, stats["jitter_p50_ms"], color="C2", lw=1.2, label="p50", zorder=2.0)
     ax.plot(t, stats["jitter_p99_ms"], color="C1", lw=2.6, alpha=0.8, label="p99", zorder=2.1)
-    ax.plot(t, stats["jitter_max_ms"], color="C0", lw=0.9, marker="^", ms=3, label="max",
-            zorder=2.2)  # fmt: skip
+    ax.plot(
+        t, stats["jitter_max_ms"], color="C0", lw=0.9, marker="^", ms=3, label="max", zorder=2.2
+    )
     overran = stats["overruns"] > 0
     if np.any(overran):
-        ax.plot(t[overran], stats["jitter_max_ms"][overran], "rx", label="seconds with overruns",
-                zorder=2.3)  # fmt: skip
+        ax.plot(
+            t[overran],
+            stats["jitter_max_ms"][overran],
+            "rx",
+            label="seconds with overruns",
+            zorder=2.3,
+        )
     ax.set_yscale("log")
     mark_events([ax], events)
     ax.set_xlabel("simulation time [s]")
@@ -452,14 +539,20 @@ def figures(path: Path, waypoints: Sequence[tuple[float, float]] = ()) -> dict:
     if channels.STATS in data:  # (the loop's timing goes on through a reposition: no gap)
         out["jitter"] = jitter(data[channels.STATS], title, events)
     if not out:
-        raise ConfigError(path, "", MISSING, "a recording with something to plot: messages on "
-                          f"{', '.join(PLOTTED)} (it has none; hild inspect {path} shows what "
-                          "it holds)")  # fmt: skip
+        raise ConfigError(
+            path,
+            "",
+            MISSING,
+            "a recording with something to plot: messages on "
+            f"{', '.join(PLOTTED)} (it has none; hild inspect {path} shows what "
+            "it holds)",
+        )
     return out
 
 
-def plot(path: Path, out_dir: Path | None = None,
-         waypoints: Sequence[tuple[float, float]] = ()) -> list[Path]:  # fmt: skip
+def plot(
+    path: Path, out_dir: Path | None = None, waypoints: Sequence[tuple[float, float]] = ()
+) -> list[Path]:
     """Write the figures the recording has data for; returns their paths."""
     path = Path(path)
     out_dir = Path(out_dir) if out_dir else path.with_name(path.stem + "-plots")

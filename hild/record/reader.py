@@ -139,8 +139,12 @@ def _summary(fd: int, size: int) -> _Summary | None:
     return _Summary(sorted(resume_at), start, schemas, channel_records, counts)
 
 
-def _from_summary(summary: _Summary, contents: Contents, channel_topics: dict[int, str],
-                  schema_names: dict[int, str]) -> None:  # fmt: skip
+def _from_summary(
+    summary: _Summary,
+    contents: Contents,
+    channel_topics: dict[int, str],
+    schema_names: dict[int, str],
+) -> None:
     """What reading around damage takes from the summary: the channels (their own records may
     be in what is skipped) and each one's count of messages."""
     schema_names.update(summary.schemas)
@@ -171,8 +175,11 @@ def _stream(path: Path, stream, contents: Contents, topics: set[str] | None):
             for record in records.records:
                 seen_any = True
                 # a chunk's records are checked against its CRC before any is taken
-                taken = breakup_chunk(record, validate_crc=True) if isinstance(record, Chunk) \
-                    else (record,)  # fmt: skip
+                taken = (
+                    breakup_chunk(record, validate_crc=True)
+                    if isinstance(record, Chunk)
+                    else (record,)
+                )
                 for r in taken:
                     if isinstance(r, Schema):
                         schema_names[r.id] = r.name
@@ -228,8 +235,9 @@ def _stream(path: Path, stream, contents: Contents, topics: set[str] | None):
                 break
             stream.seek(resume)
             read_to = resume
-            records = StreamReader(stream, skip_magic=True, emit_chunks=True,
-                                   record_size_limit=size)  # fmt: skip
+            records = StreamReader(
+                stream, skip_magic=True, emit_chunks=True, record_size_limit=size
+            )
     contents.complete = False
 
 
@@ -306,51 +314,74 @@ def status(contents: Contents) -> str:
         ranges = byte_ranges(contents.skipped)
         said = [f"bytes {ranges} do not read as MCAP"]
         if contents.expected:
-            said.append(f"{contents.unread} of its {sum(contents.expected.values())} messages "
-                        "were in them")  # fmt: skip
+            said.append(
+                f"{contents.unread} of its {sum(contents.expected.values())} messages were in them"
+            )
         if contents.orphaned:
-            said.append(f"{contents.orphaned} messages after them are on channels declared in "
-                        "them, not read")  # fmt: skip
+            said.append(
+                f"{contents.orphaned} messages after them are on channels declared in "
+                "them, not read"
+            )
         if contents.indexed:
-            return (f"DAMAGED: {'; '.join(said)}; the file was finished and indexed (not a "
-                    "crash: bytes changed since): hild reads around them by its index")  # fmt: skip
-        return (f"cut short and DAMAGED: {'; '.join(said)}, though chunks after them do (not "
-                "a crash's torn end): hild reads around them; `hild recover "
-                f"{contents.file}` writes a finished copy without them (`hild inspect --repair` "
-                "would cut away what follows them: it refuses)")  # fmt: skip
+            return (
+                f"DAMAGED: {'; '.join(said)}; the file was finished and indexed (not a "
+                "crash: bytes changed since): hild reads around them by its index"
+            )
+        return (
+            f"cut short and DAMAGED: {'; '.join(said)}, though chunks after them do (not "
+            "a crash's torn end): hild reads around them; `hild recover "
+            f"{contents.file}` writes a finished copy without them (`hild inspect --repair` "
+            "would cut away what follows them: it refuses)"
+        )
     if contents.unreadable_at is not None and contents.index_only:
-        return ("DAMAGED: its index (the summary after its data) does not read, though every "
-                "record of its data does (bytes changed since it was finished): hild reads "
-                f"it all; `hild inspect --repair {contents.file}` indexes it again in place, "
-                f"`hild recover {contents.file}` in a copy")  # fmt: skip
+        return (
+            "DAMAGED: its index (the summary after its data) does not read, though every "
+            "record of its data does (bytes changed since it was finished): hild reads "
+            f"it all; `hild inspect --repair {contents.file}` indexes it again in place, "
+            f"`hild recover {contents.file}` in a copy"
+        )
     if contents.unreadable_at is not None and contents.indexed:
-        return (f"DAMAGED: its data stops reading as MCAP near byte {contents.unreadable_at}, "
-                "though the file ends finished and indexed (not a crash: bytes changed since), "
-                "and its index does not read either; hild reads it up to there")  # fmt: skip
+        return (
+            f"DAMAGED: its data stops reading as MCAP near byte {contents.unreadable_at}, "
+            "though the file ends finished and indexed (not a crash: bytes changed since), "
+            "and its index does not read either; hild reads it up to there"
+        )
     if not contents.complete and contents.being_written:
-        return ("being written by a running hild (read up to its last commit, at most half a "
-                "second ago; the run finishes and indexes it when it ends)")  # fmt: skip
+        return (
+            "being written by a running hild (read up to its last commit, at most half a "
+            "second ago; the run finishes and indexes it when it ends)"
+        )
     if not contents.complete:
-        return (f"cut short (its writer never finished it: read up to its last flush, with no "
-                f"index); `hild recover {contents.file}` writes a finished copy beside it, "
-                "`hild inspect --repair` indexes it in place")  # fmt: skip
+        return (
+            f"cut short (its writer never finished it: read up to its last flush, with no "
+            f"index); `hild recover {contents.file}` writes a finished copy beside it, "
+            "`hild inspect --repair` indexes it in place"
+        )
     ending = contents.ending
     if ending.get("status") == "failed":
-        return (f"FAILED: the recording stopped on an error at {ending.get('failed_at', '?')} "
-                f"({ending.get('error', '?')}), {ending.get('lost', '?')} messages lost; "
-                "indexed, it holds what was written before")  # fmt: skip
+        return (
+            f"FAILED: the recording stopped on an error at {ending.get('failed_at', '?')} "
+            f"({ending.get('error', '?')}), {ending.get('lost', '?')} messages lost; "
+            "indexed, it holds what was written before"
+        )
     if ending.get("status") == "damaged":
         by = ending.get("indexed_by", "hild")
         if "damaged_bytes_left_out" not in ending:  # its summary alone was damaged
-            return (f"indexed again by {by} after its index was damaged (it was finished); "
-                    "every message of its data kept")  # fmt: skip
-        return (f"recovered by {by} from a recording damaged after it was finished: bytes "
-                f"{ending['damaged_bytes_left_out']} of the original left out; it holds the "
-                "rest, indexed")  # fmt: skip
+            return (
+                f"indexed again by {by} after its index was damaged (it was finished); "
+                "every message of its data kept"
+            )
+        return (
+            f"recovered by {by} from a recording damaged after it was finished: bytes "
+            f"{ending['damaged_bytes_left_out']} of the original left out; it holds the "
+            "rest, indexed"
+        )
     if ending.get("status") == "cut short":
         by = ending.get("indexed_by", "hild")
-        return (f"cut short, indexed since by {by}: its writer never finished it (a crash, a "
-                "kill); it holds what was committed before")  # fmt: skip
+        return (
+            f"cut short, indexed since by {by}: its writer never finished it (a crash, a "
+            "kill); it holds what was committed before"
+        )
     return "complete"
 
 
@@ -361,13 +392,23 @@ def describe(contents: Contents) -> str:
     if info:
         made = f"hild {info.get('hild', '?')} {info.get('kind', '')}".rstrip()
         lines.append(f"  made by {made}: {info.get('command', '')}")
-        for key in ("bench", "bench_file", "profile", "weather", "seed", "rate_hz",
-                    "time_scale", "start_utc", "devices"):  # fmt: skip
+        for key in (
+            "bench",
+            "bench_file",
+            "profile",
+            "weather",
+            "seed",
+            "rate_hz",
+            "time_scale",
+            "start_utc",
+            "devices",
+        ):
             if info.get(key):
                 lines.append(f"  {key:<10} {info[key]}")
     lines.append(f"  duration   {contents.duration_s:.3f} s")
-    lines.append(f"  messages   {sum(contents.counts.values())} on {len(contents.channels)} "
-                 "channels:")  # fmt: skip
+    lines.append(
+        f"  messages   {sum(contents.counts.values())} on {len(contents.channels)} channels:"
+    )
     for topic in sorted(contents.channels):
         line = f"    {topic:<28} {contents.counts[topic]:>8}  {contents.schemas[topic]}"
         if contents.expected is not None and contents.expected[topic] > contents.counts[topic]:

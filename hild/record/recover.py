@@ -25,8 +25,9 @@ from hild.record.repair import check_start, open_recording, rebuild
 from hild.record.scan import byte_ranges, is_complete, summary_declarations
 
 COPY_BLOCK = 1 << 20
-EXISTS = ("a file that does not exist yet (hild recover replaces none: name another OUT, or add "
-          "--force)")  # fmt: skip
+EXISTS = (
+    "a file that does not exist yet (hild recover replaces none: name another OUT, or add --force)"
+)
 
 
 @dataclass(frozen=True)
@@ -43,15 +44,21 @@ class Recovered:
     def describe(self) -> str:
         if self.already_complete:
             return f"{self.file}: complete already (indexed); copied as it is to {self.out}"
-        text = (f"{self.file}: {self.status}; recovered to {self.out}: {self.messages} messages in "
-                f"{self.chunks} chunks, indexed (MCAP readers open it by its summary)")  # fmt: skip
+        text = (
+            f"{self.file}: {self.status}; recovered to {self.out}: {self.messages} messages in "
+            f"{self.chunks} chunks, indexed (MCAP readers open it by its summary)"
+        )
         if self.damaged:
             ranges = byte_ranges(self.damaged)
-            text += (f"; bytes {ranges} left out: they do not read as MCAP though chunks after "
-                     "them do (damage, not a crash's torn end)")  # fmt: skip
+            text += (
+                f"; bytes {ranges} left out: they do not read as MCAP though chunks after "
+                "them do (damage, not a crash's torn end)"
+            )
         if self.cut_bytes and self.status == "damaged":
-            text += (f"; {self.cut_bytes} bytes after its last chunk that read, which do not "
-                     "read (its indexes, its ending), left out: made again")  # fmt: skip
+            text += (
+                f"; {self.cut_bytes} bytes after its last chunk that read, which do not "
+                "read (its indexes, its ending), left out: made again"
+            )
         elif self.cut_bytes:
             text += f"; {self.cut_bytes} bytes of a record cut short at its end left out"
         return text
@@ -67,16 +74,20 @@ def _check_output(path: Path, out: Path, force: bool) -> None:
     if out.exists() or out.is_symlink():
         with contextlib.suppress(OSError):
             if os.path.samefile(path, out):
-                raise ConfigError(out, "", MISSING, "a file other than the recording itself "
-                                  "(hild recover never changes it; hild inspect --repair "
-                                  "indexes it in place)")  # fmt: skip
+                raise ConfigError(
+                    out,
+                    "",
+                    MISSING,
+                    "a file other than the recording itself "
+                    "(hild recover never changes it; hild inspect --repair "
+                    "indexes it in place)",
+                )
         if not force:
             raise ConfigError(out, "", MISSING, EXISTS)
         if not out.is_file():
             raise ConfigError(out, "", MISSING, "a regular file to replace, or a new name")
     if not out.parent.is_dir():
-        raise ConfigError(out, "", MISSING, f"a file in an existing folder ({out.parent} "
-                          "is none)")  # fmt: skip
+        raise ConfigError(out, "", MISSING, f"a file in an existing folder ({out.parent} is none)")
 
 
 def _copy(src: int, dst: int, size: int) -> None:
@@ -102,11 +113,13 @@ def recover(path: Path, out: Path | None = None, force: bool = False) -> Recover
         info = os.fstat(src)
         size = info.st_size
         try:  # (the copy is written beside OUT, then takes its name)
-            tmp_fd, tmp_name = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.",
-                                                suffix=".part")  # fmt: skip
+            tmp_fd, tmp_name = tempfile.mkstemp(
+                dir=out.parent, prefix=f".{out.name}.", suffix=".part"
+            )
         except OSError as e:  # a folder this user may not write to
-            raise ConfigError(out, "", MISSING, f"a file that can be written in {out.parent} "
-                              f"({e.strerror or e})") from None  # fmt: skip
+            raise ConfigError(
+                out, "", MISSING, f"a file that can be written in {out.parent} ({e.strerror or e})"
+            ) from None
         try:
             try:
                 os.fchmod(tmp_fd, stat.S_IMODE(info.st_mode))
@@ -117,11 +130,25 @@ def recover(path: Path, out: Path | None = None, force: bool = False) -> Recover
                     result = Recovered(str(path), str(out), already_complete=True)
                 else:  # cut short, or finished and damaged since: indexed again without it
                     status = "damaged" if finished else "cut short"
-                    done = rebuild(out, tmp_fd, size, "hild recover", around_damage=True,
-                                   status=status,
-                                   declared=summary_declarations(tmp_fd, size))  # fmt: skip
-                    result = Recovered(str(path), str(out), False, done.messages, done.chunks,
-                                       done.cut_bytes, done.damaged, status)  # fmt: skip
+                    done = rebuild(
+                        out,
+                        tmp_fd,
+                        size,
+                        "hild recover",
+                        around_damage=True,
+                        status=status,
+                        declared=summary_declarations(tmp_fd, size),
+                    )
+                    result = Recovered(
+                        str(path),
+                        str(out),
+                        False,
+                        done.messages,
+                        done.chunks,
+                        done.cut_bytes,
+                        done.damaged,
+                        status,
+                    )
                 os.fsync(tmp_fd)
             finally:
                 os.close(tmp_fd)

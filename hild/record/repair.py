@@ -65,13 +65,17 @@ class Repaired:
     def describe(self) -> str:
         if self.already_complete and self.damaged:
             ranges = byte_ranges(self.damaged)
-            return (f"{self.file}: indexed already, though bytes {ranges} are damaged: hild "
-                    "reads around them by its index, so nothing was changed; `hild recover "
-                    f"{self.file}` writes a copy without them")  # fmt: skip
+            return (
+                f"{self.file}: indexed already, though bytes {ranges} are damaged: hild "
+                "reads around them by its index, so nothing was changed; `hild recover "
+                f"{self.file}` writes a copy without them"
+            )
         if self.already_complete:
             return f"{self.file}: complete already (indexed); nothing to repair"
-        text = (f"{self.file}: repaired: {self.messages} messages in {self.chunks} chunks "
-                "indexed; the mcap package's readers now open it by its summary")  # fmt: skip
+        text = (
+            f"{self.file}: repaired: {self.messages} messages in {self.chunks} chunks "
+            "indexed; the mcap package's readers now open it by its summary"
+        )
         if self.cut_bytes:
             text += f"; {self.cut_bytes} bytes of a record cut short at its end removed"
         return text
@@ -100,16 +104,22 @@ def open_recording(path: Path, *, write: bool) -> int:
     except FileNotFoundError:
         raise ConfigError(path, "", MISSING, "a recording (no such file)") from None
     except OSError as e:
-        raise ConfigError(path, "", MISSING, f"a recording that can be {able} "
-                          f"({e.strerror})") from None  # fmt: skip
+        raise ConfigError(
+            path, "", MISSING, f"a recording that can be {able} ({e.strerror})"
+        ) from None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise ConfigError(path, "", MISSING, "a recording (a regular file)")
         try:
             fcntl.flock(fd, lock | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise ConfigError(path, "", MISSING, "a recording no hild is writing now (stop "
-                              "the run first; it finishes the file itself)") from None  # fmt: skip
+            raise ConfigError(
+                path,
+                "",
+                MISSING,
+                "a recording no hild is writing now (stop "
+                "the run first; it finishes the file itself)",
+            ) from None
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
@@ -162,9 +172,16 @@ def check_start(path: Path, fd: int) -> None:
         raise ConfigError(path, "", MISSING, "an MCAP recording (it does not start as one)")
 
 
-def rebuild(path: Path, fd: int, size: int, by: str, *, around_damage: bool = False,
-            status: str = "cut short",
-            declared: Sequence[Schema | Channel] = ()) -> Repaired:  # fmt: skip
+def rebuild(
+    path: Path,
+    fd: int,
+    size: int,
+    by: str,
+    *,
+    around_damage: bool = False,
+    status: str = "cut short",
+    declared: Sequence[Schema | Channel] = (),
+) -> Repaired:
     """Index the data of the recording open at ``fd`` (``size`` bytes; a summary after its
     data end is left out) in place: a ``recording`` metadata record saying how it ended
     (``status``: "cut short", or "damaged" for a finished file's copy) and who indexed it
@@ -228,8 +245,7 @@ def rebuild(path: Path, fd: int, size: int, by: str, *, around_damage: bool = Fa
                     index.metadata.append(MetadataIndex(offset, end - offset, name))
                 elif opcode == Opcode.MESSAGE:  # outside a chunk (not hild's way): counted
                     message = Message.read(body, length)
-                    index.add_messages({message.channel_id: 1}, message.log_time,
-                                       message.log_time)  # fmt: skip
+                    index.add_messages({message.channel_id: 1}, message.log_time, message.log_time)
             except UNREADABLE:
                 bad = True
         if bad:
@@ -262,8 +278,12 @@ def rebuild(path: Path, fd: int, size: int, by: str, *, around_damage: bool = Fa
             data_end = pending.index_end
         _index_chunk(index, pending)
     # how the recording ended, as a finished one says it (hild.record.writer.RecordWriter.ending)
-    ending = {"status": status, "indexed_by": by, "messages": str(index.message_count),
-              "cut_bytes": str(cut)}  # fmt: skip
+    ending = {
+        "status": status,
+        "indexed_by": by,
+        "messages": str(index.message_count),
+        "cut_bytes": str(cut),
+    }
     if removed:
         ending["damaged_bytes_left_out"] = byte_ranges(removed)
     record = record_bytes(Metadata(name=RECORDING, metadata=ending))
@@ -273,8 +293,7 @@ def rebuild(path: Path, fd: int, size: int, by: str, *, around_damage: bool = Fa
     index.write_summary(fd, data_end)
     os.fsync(fd)
     index.close()
-    return Repaired(str(path), False, index.message_count, index.chunk_count, cut,
-                    tuple(removed))  # fmt: skip
+    return Repaired(str(path), False, index.message_count, index.chunk_count, cut, tuple(removed))
 
 
 class DamagedDataError(ConfigError):
@@ -283,19 +302,26 @@ class DamagedDataError(ConfigError):
 
     def __init__(self, path: Path, start: int, resume: int, size: int):
         self.start, self.resume = start, resume
-        super().__init__(path, "", MISSING, (
-            f"a recording whose data reads up to where it was cut short: bytes {start}-{resume} "
-            "do not read as MCAP, though a chunk after them does (damage, not a crash's torn "
-            f"end), and indexing it in place would cut away the {size - start} bytes from "
-            f"there; nothing was changed: `hild recover {path}` writes a copy without the "
-            "damaged bytes"))  # fmt: skip
+        super().__init__(
+            path,
+            "",
+            MISSING,
+            (
+                f"a recording whose data reads up to where it was cut short: bytes "
+                f"{start}-{resume} do not read as MCAP, though a chunk after them does (damage, "
+                "not a crash's torn end), and indexing it in place would cut away the "
+                f"{size - start} bytes from there; nothing was changed: `hild recover {path}` "
+                "writes a copy without the damaged bytes"
+            ),
+        )
 
 
 DAMAGED_TOPIC = "/damaged/channel-{}"  # a channel whose record was in damaged bytes
 
 
-def _declarations(channel_ids: Sequence[int], index: Index,
-                  declared: Sequence[Schema | Channel]) -> bytes:  # fmt: skip
+def _declarations(
+    channel_ids: Sequence[int], index: Index, declared: Sequence[Schema | Channel]
+) -> bytes:
     """The records that declare ``channel_ids`` (and their schemas, when not declared yet):
     those of ``declared``, else a channel that says its record was lost."""
     schemas = {r.id: r for r in declared if isinstance(r, Schema)}
@@ -303,9 +329,12 @@ def _declarations(channel_ids: Sequence[int], index: Index,
     records: list[Schema | Channel] = []
     for channel_id in channel_ids:
         channel = channels.get(channel_id) or Channel(
-            id=channel_id, topic=DAMAGED_TOPIC.format(channel_id), message_encoding="json",
-            schema_id=0, metadata={"hild": "its own record was in damaged bytes"},
-        )  # fmt: skip
+            id=channel_id,
+            topic=DAMAGED_TOPIC.format(channel_id),
+            message_encoding="json",
+            schema_id=0,
+            metadata={"hild": "its own record was in damaged bytes"},
+        )
         schema = schemas.get(channel.schema_id)
         if schema is not None and schema.id not in index.schemas and schema not in records:
             records.append(schema)
@@ -345,11 +374,16 @@ def _add(index: Index, record: Schema | Channel) -> None:
 def _index_chunk(index: Index, c: _Chunk) -> None:
     first_index = min(c.index_offsets.values(), default=c.offset + c.length)
     index.add_chunk(
-        ChunkIndex(message_start_time=c.chunk.message_start_time,
-                   message_end_time=c.chunk.message_end_time, chunk_start_offset=c.offset,
-                   chunk_length=c.length, message_index_offsets=c.index_offsets,
-                   message_index_length=c.index_end - first_index if c.index_offsets else 0,
-                   compression=c.chunk.compression, compressed_size=len(c.chunk.data),
-                   uncompressed_size=c.chunk.uncompressed_size),
+        ChunkIndex(
+            message_start_time=c.chunk.message_start_time,
+            message_end_time=c.chunk.message_end_time,
+            chunk_start_offset=c.offset,
+            chunk_length=c.length,
+            message_index_offsets=c.index_offsets,
+            message_index_length=c.index_end - first_index if c.index_offsets else 0,
+            compression=c.chunk.compression,
+            compressed_size=len(c.chunk.data),
+            uncompressed_size=c.chunk.uncompressed_size,
+        ),
         {channel: len(e) for channel, e in c.entries.items()},
-    )  # fmt: skip
+    )

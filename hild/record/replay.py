@@ -80,9 +80,12 @@ def load_sentences(plan: ReplayPlan) -> tuple[list[Sentence], list[str]]:
     unknown = [d for d in plan.devices if d not in recorded]
     unknown += [d for _, ds in plan.targets for d in ds if d not in recorded]
     if unknown:
-        raise ConfigError(plan.file, "device", unknown[0],
-                          "a device of the recording: " + (", ".join(recorded) or "none")
-                          )  # fmt: skip
+        raise ConfigError(
+            plan.file,
+            "device",
+            unknown[0],
+            "a device of the recording: " + (", ".join(recorded) or "none"),
+        )
     if not found:
         return [], recorded
     t0 = found[0][0]
@@ -153,8 +156,11 @@ def resolve_targets(plan: ReplayPlan) -> tuple[tuple[str, tuple[str, ...]], ...]
     for url, devices in plan.targets:
         if not devices:
             where = _address(url, plan.run_dir)
-            devices = tuple(d for d, urls in (ports or {}).items()
-                            if any(_address(u, plan.run_dir) == where for u in urls))  # fmt: skip
+            devices = tuple(
+                d
+                for d, urls in (ports or {}).items()
+                if any(_address(u, plan.run_dir) == where for u in urls)
+            )
             if not devices:
                 raise ConfigError(plan.file, "--to", url, _unused_port(plan, ports))
         resolved.append((url, devices))
@@ -163,13 +169,20 @@ def resolve_targets(plan: ReplayPlan) -> tuple[tuple[str, tuple[str, ...]], ...]
 
 def _unused_port(plan: ReplayPlan, ports: dict[str, tuple[str, ...]] | None) -> str:
     """What a refused bare --to URL should have been, and what to do instead."""
-    instead = ("; to send lines there all the same, name the devices (--to DEVICE,...=URL) or "
-               "add --all for every line")  # fmt: skip
+    instead = (
+        "; to send lines there all the same, name the devices (--to DEVICE,...=URL) or "
+        "add --all for every line"
+    )
     if ports is None:
-        devices = sorted(t[len(channels.SENSORS) :] for t in inspect(plan.file).channels
-                         if t.startswith(channels.SENSORS))  # fmt: skip
-        return ("a port of a recorded device, but the recording does not say which ports its "
-                f"devices ({', '.join(devices) or 'none'}) sent to" + instead)  # fmt: skip
+        devices = sorted(
+            t[len(channels.SENSORS) :]
+            for t in inspect(plan.file).channels
+            if t.startswith(channels.SENSORS)
+        )
+        return (
+            "a port of a recorded device, but the recording does not say which ports its "
+            f"devices ({', '.join(devices) or 'none'}) sent to" + instead
+        )
     listing = "; ".join(f"{d}: {', '.join(urls) or 'no port'}" for d, urls in ports.items())
     return f"a port a recorded device sent its lines to ({listing})" + instead
 
@@ -187,8 +200,9 @@ async def replay(plan: ReplayPlan, on_ready=None) -> dict:
     sentences, _ = load_sentences(plan)
     plan = replace(plan, targets=resolved)
     if not sentences:
-        raise ConfigError(plan.file, "", MISSING, "a recording with sentences in the chosen "
-                          "devices and times")  # fmt: skip
+        raise ConfigError(
+            plan.file, "", MISSING, "a recording with sentences in the chosen devices and times"
+        )
     targets: list[tuple[PortSpec, set[str]]] = []
     for url, devices in plan.targets:
         try:
@@ -219,8 +233,10 @@ async def _send(
     loop = asyncio.get_running_loop()
     for sig in STOP_SIGNALS:
         loop.add_signal_handler(sig, stop.set)
-    ports_of = {device: [port for port, wanted in routes if not wanted or device in wanted]
-                for device in {s.device for s in sentences}}  # fmt: skip
+    ports_of = {
+        device: [port for port, wanted in routes if not wanted or device in wanted]
+        for device in {s.device for s in sentences}
+    }
     sent = 0
     laps = 0
     timer = DeadlineTimer()

@@ -21,8 +21,17 @@ from hild.record.mcapfile import FOOTER_BYTES, MAGIC
 RECORD_HEAD = struct.Struct("<BQ")  # opcode, length of what follows
 # what records read from damaged (or half-written) bytes raise: OverflowError for a length
 # beyond any buffer, MemoryError for one that fits none, OSError for a sector that reads not
-UNREADABLE = (McapError, ValueError, KeyError, EOFError, struct.error, OSError, MemoryError,
-              OverflowError, zstandard.ZstdError)  # fmt: skip
+UNREADABLE = (
+    McapError,
+    ValueError,
+    KeyError,
+    EOFError,
+    struct.error,
+    OSError,
+    MemoryError,
+    OverflowError,
+    zstandard.ZstdError,
+)
 CHUNK_OPCODE = bytes((Opcode.CHUNK,))
 # a chunk record's fields before its compression's name and data (MCAP specification, "Chunk":
 # start and end time, uncompressed size u64, CRC u32, the name's length u32, the data's u64)

@@ -136,9 +136,12 @@ class RecordWriter:
     """
 
     def __init__(
-        self, path: Path, metadata: dict[str, dict[str, str]], nmea_log: bool = True,
+        self,
+        path: Path,
+        metadata: dict[str, dict[str, str]],
+        nmea_log: bool = True,
         lossless: bool = False,
-    ):  # fmt: skip
+    ):
         """``lossless``: a run on no clock (a batch run, no loop): nothing is dropped, and the
         files are written in the caller's thread, a batch at a time, not by a thread of
         their own."""
@@ -196,8 +199,9 @@ class RecordWriter:
         writer: it writes a batch instead) or the recording has failed."""
         return self._enqueue(topic, log_time_ns, payload, implied(topic))
 
-    def defer(self, log_time_ns: int, build: Callable[[], Iterable[tuple[str, object]]],
-              messages: int) -> bool:  # fmt: skip
+    def defer(
+        self, log_time_ns: int, build: Callable[[], Iterable[tuple[str, object]]], messages: int
+    ) -> bool:
         """Queue ``build``, which the thread calls for the (topic, payload) pairs it writes,
         all at ``log_time_ns``: a payload built off the tick from what the tick copied.
         ``messages``: how many it makes in the file (what its loss counts)."""
@@ -235,8 +239,10 @@ class RecordWriter:
             self._wake.set()
             self._thread.join(timeout_s)
             if self._thread.is_alive() and self.error is None:  # a disk that hangs
-                self.error = (f"{self.path}: not finished within {timeout_s:g} s of the stop; "
-                              "it reads up to its last commit")  # fmt: skip
+                self.error = (
+                    f"{self.path}: not finished within {timeout_s:g} s of the stop; "
+                    "it reads up to its last commit"
+                )
                 self.failed_at = datetime.now(UTC).isoformat(timespec="milliseconds")
                 self.lost += len(self._queue) + self._uncommitted
                 log.error(
@@ -251,17 +257,23 @@ class RecordWriter:
         return self.stats()
 
     def stats(self) -> RecordStats:
-        return RecordStats(self.written, self.dropped, self.flushes, self.nmea_lines,
-                           self.lost + self._refused)  # fmt: skip
+        return RecordStats(
+            self.written, self.dropped, self.flushes, self.nmea_lines, self.lost + self._refused
+        )
 
     def summary(self) -> dict:
         """The recording's part of the run's summary."""
         return {
-            "file": str(self.path), "nmea_log": str(self.nmea_path or ""),
-            "messages": self.written, "nmea_lines": self.nmea_lines, "dropped": self.dropped,
-            "complete": self.complete, "error": self.error or "", "failed_at": self.failed_at,
+            "file": str(self.path),
+            "nmea_log": str(self.nmea_path or ""),
+            "messages": self.written,
+            "nmea_lines": self.nmea_lines,
+            "dropped": self.dropped,
+            "complete": self.complete,
+            "error": self.error or "",
+            "failed_at": self.failed_at,
             "lost": self.lost + self._refused,
-        }  # fmt: skip
+        }
 
     # --- the thread ---------------------------------------------------------------------------
     def _run(self) -> None:
@@ -316,8 +328,9 @@ class RecordWriter:
             return
         self._message(mcap, topic, log_time_ns, payload)
 
-    def _message(self, mcap: McapFile, topic: str, log_time_ns: int | None,
-                 payload: object) -> None:  # fmt: skip
+    def _message(
+        self, mcap: McapFile, topic: str, log_time_ns: int | None, payload: object
+    ) -> None:
         """One message to the MCAP file (``log_time_ns`` None: its channel declared only), and
         what it implies, built here off the tick: a sentence's line in the Signal K log and
         its fix (/fix/<device>), a pose's /tf."""
@@ -358,8 +371,9 @@ class RecordWriter:
         schema_name, schema = channels.schema_for(topic, payload)
         schema_id = mcap.schema(schema_name, "jsonschema", json.dumps(schema).encode())
         device = topic[len(channels.SENSORS) :] if topic.startswith(channels.SENSORS) else ""
-        return OpenChannel(mcap.channel(topic, "json", schema_id), nested, device,
-                           topic == channels.POSE)  # fmt: skip
+        return OpenChannel(
+            mcap.channel(topic, "json", schema_id), nested, device, topic == channels.POSE
+        )
 
     def _commit(self, mcap: McapFile, nmea_fd: int) -> None:
         """Everything since the last commit to the disk, fsynced: the MCAP file, then the
@@ -408,11 +422,17 @@ class RecordWriter:
     def ending(self, failed: bool) -> dict[str, str]:
         """The ``recording`` metadata record a stopping writer leaves: ``status`` finished or
         failed, with the counts and, for a failure, what failed and when."""
-        info = {"status": "failed" if failed else "finished", "messages": str(self.written),
-                "dropped": str(self.dropped)}  # fmt: skip
+        info = {
+            "status": "failed" if failed else "finished",
+            "messages": str(self.written),
+            "dropped": str(self.dropped),
+        }
         if failed:
-            info.update(error=self.error or "", failed_at=self.failed_at,
-                        lost=str(self.lost + self._refused))  # fmt: skip
+            info.update(
+                error=self.error or "",
+                failed_at=self.failed_at,
+                lost=str(self.lost + self._refused),
+            )
         return info
 
     def _fail(self, mcap: McapFile, nmea_fd: int, e: Exception) -> None:
@@ -429,10 +449,16 @@ class RecordWriter:
         if nmea_fd >= 0:
             with contextlib.suppress(OSError):
                 os.ftruncate(nmea_fd, self._nmea_size)  # no torn line at its end
-        log.error("record.failed", file=str(what), error=reason, failed_at=self.failed_at,
-                  kept_messages=self.written, lost=self.lost,
-                  hint="the run goes on without its recording; the file keeps what was "
-                  "written before (hild inspect)")  # fmt: skip
+        log.error(
+            "record.failed",
+            file=str(what),
+            error=reason,
+            failed_at=self.failed_at,
+            kept_messages=self.written,
+            lost=self.lost,
+            hint="the run goes on without its recording; the file keeps what was "
+            "written before (hild inspect)",
+        )
 
     def _restore(self, mcap: McapFile) -> None:
         with contextlib.suppress(OSError):  # if not, `hild inspect --repair` mends the file

@@ -111,8 +111,11 @@ def run_scenario_command(args: argparse.Namespace) -> int:
     else:
         write_or_drop(sys.stdout, verdict_text(scenario, result) + "\n")
     if args.junit is not None:
-        junit_xml(f"hild.scenario.{scenario.name}", [(f"{scenario.name} seed {result.seed}",
-                                                      result)], args.junit)  # fmt: skip
+        junit_xml(
+            f"hild.scenario.{scenario.name}",
+            [(f"{scenario.name} seed {result.seed}", result)],
+            args.junit,
+        )
     if args.report is not None:
         report_page(scenario, result, tracks.arrays() if tracks else {}, args.report)
     return 0 if result.passed else 1

@@ -72,8 +72,10 @@ class Controller(Protocol):
 
 
 PYTHON_KEY = "controller.python"
-FACTORY_EXPECTED = ('"package.module:factory": a module on Python\'s path (PYTHONPATH) and a '
-                    "callable in it that makes the controller")  # fmt: skip
+FACTORY_EXPECTED = (
+    '"package.module:factory": a module on Python\'s path (PYTHONPATH) and a '
+    "callable in it that makes the controller"
+)
 
 
 class ControllerLoadError(ConfigError):
@@ -91,14 +93,16 @@ def load_factory(target: str, file: str = "") -> Callable[[ControllerContext], A
     try:
         module = importlib.import_module(module_name)
     except Exception as e:  # ImportError, or the module's own error at import
-        raise ControllerLoadError(file, target, f"cannot import {module_name!r}: "
-                                  f"{type(e).__name__}: {e}") from None  # fmt: skip
+        raise ControllerLoadError(
+            file, target, f"cannot import {module_name!r}: {type(e).__name__}: {e}"
+        ) from None
     factory = getattr(module, name, None)
     if factory is None:
         raise ControllerLoadError(file, target, f"{module_name!r} has no {name!r}")
     if not callable(factory):
-        raise ControllerLoadError(file, target, f"{target} is a {type(factory).__name__}, "
-                                  "not a callable")  # fmt: skip
+        raise ControllerLoadError(
+            file, target, f"{target} is a {type(factory).__name__}, not a callable"
+        )
     return factory
 
 
@@ -120,8 +124,11 @@ def make_controller(
     factory = load_factory(target, file)
     controller = call(lambda: factory(context))
     if not callable(getattr(controller, "step", None)):
-        raise ControllerLoadError(file, target, f"it returned a {type(controller).__name__}, "
-                                  "which has no step(t, lines) method")  # fmt: skip
+        raise ControllerLoadError(
+            file,
+            target,
+            f"it returned a {type(controller).__name__}, which has no step(t, lines) method",
+        )
     return controller
 
 

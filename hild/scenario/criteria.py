@@ -54,8 +54,10 @@ class CriterionResult:
         when = f" at t={self.at_s:.1f} s" if self.at_s is not None else ""
         value = "none" if math.isnan(self.value) else f"{self.value:.3g}"
         margin = "" if self.passed else f", by {self.by:.3g} {self.unit}".rstrip()
-        return f"{verdict}  {self.name}: {value} against {self.threshold:g} {self.unit}" \
-               f"{margin}{when}".rstrip()  # fmt: skip
+        return (
+            f"{verdict}  {self.name}: {value} against {self.threshold:g} {self.unit}"
+            f"{margin}{when}".rstrip()
+        )
 
 
 @dataclass(frozen=True)
@@ -80,8 +82,9 @@ def judge(criteria: Criteria, metrics: TrackMetrics, duration_s: float) -> list[
         by = (value - threshold) if not math.isnan(value) else math.inf
         out.append(CriterionResult(name, threshold, value, passed, by, w.get(metric), unit))
 
-    def at_least(name: str, metric: str, threshold: float | None, unit: str,
-                 none_passes: bool = False) -> None:  # fmt: skip
+    def at_least(
+        name: str, metric: str, threshold: float | None, unit: str, none_passes: bool = False
+    ) -> None:
         if threshold is None:
             return
         value = v[metric]
@@ -220,10 +223,12 @@ class MissionWalk:
         if self._lengths is None:
             assert self.a is not None
             starts = [self.a, *((bn, be) for _, _, bn, be in self.targets[:-1])]
-            self._lengths = np.array([
-                math.hypot(bn - an, be - ae)
-                for (an, ae), (_, _, bn, be) in zip(starts, self.targets, strict=True)
-            ])  # fmt: skip
+            self._lengths = np.array(
+                [
+                    math.hypot(bn - an, be - ae)
+                    for (an, ae), (_, _, bn, be) in zip(starts, self.targets, strict=True)
+                ]
+            )
             self._target_array = np.array([(bn, be) for _, _, bn, be in self.targets])
             self._target_array = self._target_array.reshape(-1, 2)
         return self._lengths if bool(np.all(self._lengths > 0.0)) else None

@@ -162,10 +162,22 @@ def _run(
         "ports": wiring.urls(),
         "daemon": {k: summary[k] for k in DAEMON_KEYS if k in summary},
     }
-    return track.result(ended, approaches(daemon.world.sim.traffic), trips, controller,
-                        time.perf_counter() - started, keep_track)  # fmt: skip
+    return track.result(
+        ended,
+        approaches(daemon.world.sim.traffic),
+        trips,
+        controller,
+        time.perf_counter() - started,
+        keep_track,
+    )
 
 
 # What of the daemon's summary a result keeps: what the controller sent, and the clock.
-DAEMON_KEYS = ("received_lines", "commands_applied", "commands_rejected", "loop_wall_s",
-               "overruns", "jitter_max_ms")  # fmt: skip
+DAEMON_KEYS = (
+    "received_lines",
+    "commands_applied",
+    "commands_rejected",
+    "loop_wall_s",
+    "overruns",
+    "jitter_max_ms",
+)

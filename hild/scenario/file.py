@@ -173,8 +173,9 @@ def set_key_path(document: dict[str, Any], path: str, value: Any, file: str) -> 
             node = chosen
             continue
         if not isinstance(node, dict):
-            raise ConfigError(file, where, value, f"a path through tables ({'.'.join(parts[:i])}"
-                              " is a value)")  # fmt: skip
+            raise ConfigError(
+                file, where, value, f"a path through tables ({'.'.join(parts[:i])} is a value)"
+            )
         if last:
             node[part] = value
         else:
@@ -217,8 +218,9 @@ def merged_document(document: dict[str, Any], path: Path) -> dict[str, Any]:
         return document
     name = head["bench"]
     if not isinstance(name, str) or not name:
-        raise ScenarioError([ConfigError(path, "scenario.bench", name, "a bench file or a "
-                                         "built-in bench name")])  # fmt: skip
+        raise ScenarioError(
+            [ConfigError(path, "scenario.bench", name, "a bench file or a built-in bench name")]
+        )
     base = load_toml(resolve_bench(name))
     merged = deep_merge(base, {k: v for k, v in document.items() if k != "scenario"})
     merged["scenario"] = {k: v for k, v in head.items() if k != "bench"}
@@ -232,8 +234,9 @@ def scenario_from_document(document: dict[str, Any], path: Path) -> Scenario:
     head = attempt(problems, root.table, "scenario", required=True) or root.child("scenario")
     name = attempt(problems, head.name, "name", path.stem, default_from="file's name")
     description = attempt(problems, head.string, "description", "")
-    duration = attempt(problems, head.number, "duration_s", positive=True, hi=MAX_DURATION_S,
-                                unit="seconds")  # fmt: skip
+    duration = attempt(
+        problems, head.number, "duration_s", positive=True, hi=MAX_DURATION_S, unit="seconds"
+    )
     stop = attempt(problems, head.boolean, "stop_when_complete", True)
     resources = attempt(problems, _resources, head, default={})
     attempt(problems, head.finish)
@@ -261,10 +264,18 @@ def scenario_from_document(document: dict[str, Any], path: Path) -> Scenario:
         raise ScenarioError(problems.in_order())
     assert bench is not None
     return Scenario(
-        file=str(path), name=name, description=description, duration_s=duration,
-        stop_when_complete=stop, bench=bench, mission=mission, controller=controller,
-        criteria=criteria, resources=resources, document=document,
-    )  # fmt: skip
+        file=str(path),
+        name=name,
+        description=description,
+        duration_s=duration,
+        stop_when_complete=stop,
+        bench=bench,
+        mission=mission,
+        controller=controller,
+        criteria=criteria,
+        resources=resources,
+        document=document,
+    )
 
 
 def _resources(head: Section) -> dict[str, float]:
@@ -281,15 +292,22 @@ def _mission(root: Section, origin: Origin) -> Mission:
     section = root.table("mission", required=True)
     problems = Problems()
     speed = attempt(problems, speed_of, section, False, DEFAULT_SPEED, default=DEFAULT_SPEED)
-    acceptance = attempt(problems, section.number, "acceptance_m", 10.0, positive=True, hi=5000.0,
-                                  unit="m")  # fmt: skip
+    acceptance = attempt(
+        problems, section.number, "acceptance_m", 10.0, positive=True, hi=5000.0, unit="m"
+    )
     laps = attempt(problems, section.integer, "laps", 1, lo=1, hi=MAX_LAPS, default=1)
     waypoints: list[Waypoint] = []
     raw = section.raw("waypoints")
     if not isinstance(raw, list) or not raw:
-        problems.add(section.error("waypoints", raw, "a list of waypoints: tables with north "
-                                   "and east [m] or latitude and longitude [deg], and "
-                                   "optionally speed_kn"))  # fmt: skip
+        problems.add(
+            section.error(
+                "waypoints",
+                raw,
+                "a list of waypoints: tables with north "
+                "and east [m] or latitude and longitude [deg], and "
+                "optionally speed_kn",
+            )
+        )
         raw = []
     for i, item in enumerate(raw):
         key = f"waypoints[{i}]"
@@ -314,9 +332,12 @@ def _controller(root: Section, bench: Bench | None) -> ControllerSpec:
     given = [k for k in CONTROLLER_KINDS if section.has(k)]
     if len(given) != 1:
         section.skip(*CONTROLLER_KINDS)
-        raise section.error(given[1] if given else "pilot", _pick_value(section, given),
-                            "exactly one of pilot = true, python = \"package.module:factory\" "
-                            "or command = [\"program\", \"arg\", ...]")  # fmt: skip
+        raise section.error(
+            given[1] if given else "pilot",
+            _pick_value(section, given),
+            'exactly one of pilot = true, python = "package.module:factory" '
+            'or command = ["program", "arg", ...]',
+        )
     kind = given[0]
     target: str | tuple[str, ...] | None = None
     if kind == "pilot":
@@ -329,8 +350,9 @@ def _controller(root: Section, bench: Bench | None) -> ControllerSpec:
     else:
         argv = section.raw("command")
         if not (isinstance(argv, list) and argv and all(isinstance(a, str) and a for a in argv)):
-            problems.add(section.error("command", argv, "a list of strings: the program and "
-                                       "its arguments"))  # fmt: skip
+            problems.add(
+                section.error("command", argv, "a list of strings: the program and its arguments")
+            )
         else:
             target = tuple(argv)
     protocol = attempt(problems, section.string, "protocol", "iec", choices=PROTOCOLS)
@@ -340,8 +362,9 @@ def _controller(root: Section, bench: Bench | None) -> ControllerSpec:
     scale = None
     if section.has("time_scale"):
         scale = attempt(problems, section.number, "time_scale", positive=True, hi=100.0)
-    stop_timeout = attempt(problems, section.number, "stop_timeout_s", 5.0, positive=True,
-                                    hi=600.0, unit="seconds")  # fmt: skip
+    stop_timeout = attempt(
+        problems, section.number, "stop_timeout_s", 5.0, positive=True, hi=600.0, unit="seconds"
+    )
     limits = _limits(section, problems)
     options_table = section.table("options")
     options = dict(options_table.data) if options_table is not None else {}
@@ -349,30 +372,63 @@ def _controller(root: Section, bench: Bench | None) -> ControllerSpec:
     if bench is not None and not problems.errors:
         names = [d.name for d in bench.devices if d.model in models(COMMANDS)]
         if device is None and len(names) != 1:
-            problems.add(section.error("device", None, "the command device the controller talks "
-                                       f"to: one of {', '.join(names)}" if names else
-                                       "a bench with a command device ([[device]] of type "
-                                       "jet-controller or thruster-controller)"))  # fmt: skip
+            problems.add(
+                section.error(
+                    "device",
+                    None,
+                    f"the command device the controller talks to: one of {', '.join(names)}"
+                    if names
+                    else "a bench with a command device ([[device]] of type "
+                    "jet-controller or thruster-controller)",
+                )
+            )
         elif device is not None and device not in names:
-            problems.add(section.error("device", device, "a command device of the bench: "
-                                       + (", ".join(names) or "it has none")))  # fmt: skip
+            problems.add(
+                section.error(
+                    "device",
+                    device,
+                    "a command device of the bench: " + (", ".join(names) or "it has none"),
+                )
+            )
         elif device is None:
             device = names[0]
     problems.raise_any()
-    return ControllerSpec(kind, target, protocol, device, rate, reference, options, scale,
-                          stop_timeout, *limits)  # fmt: skip
+    return ControllerSpec(
+        kind, target, protocol, device, rate, reference, options, scale, stop_timeout, *limits
+    )
 
 
 def _limits(section: Section, problems: Problems) -> tuple[float, float | None, int]:
     """An in-process controller's limits: a call's time, all calls' time, a step's lines."""
-    step = attempt(problems, section.number, "step_timeout_s", STEP_TIMEOUT_S, positive=True,
-                   hi=3600.0, unit="seconds", default=STEP_TIMEOUT_S)  # fmt: skip
+    step = attempt(
+        problems,
+        section.number,
+        "step_timeout_s",
+        STEP_TIMEOUT_S,
+        positive=True,
+        hi=3600.0,
+        unit="seconds",
+        default=STEP_TIMEOUT_S,
+    )
     total = None
     if section.has("total_timeout_s"):
-        total = attempt(problems, section.number, "total_timeout_s", positive=True,
-                        hi=MAX_DURATION_S, unit="seconds")  # fmt: skip
-    lines = attempt(problems, section.integer, "max_lines_per_step", MAX_LINES_PER_STEP, lo=1,
-                    hi=1_000_000, default=MAX_LINES_PER_STEP)  # fmt: skip
+        total = attempt(
+            problems,
+            section.number,
+            "total_timeout_s",
+            positive=True,
+            hi=MAX_DURATION_S,
+            unit="seconds",
+        )
+    lines = attempt(
+        problems,
+        section.integer,
+        "max_lines_per_step",
+        MAX_LINES_PER_STEP,
+        lo=1,
+        hi=1_000_000,
+        default=MAX_LINES_PER_STEP,
+    )
     return step, total, lines
 
 
@@ -407,7 +463,7 @@ def _criteria(root: Section, origin: Origin) -> Criteria:
         max_roll_deg=maybe("max_roll_deg", positive=True, hi=90.0, unit="degrees"),
         no_watchdog_trip=attempt(
             problems, section.boolean, "no_watchdog_trip", False, default=False
-        ),  # fmt: skip
+        ),
         min_command_rate_hz=maybe("min_command_rate_hz", positive=True, unit="Hz"),
         max_command_age_s=maybe("max_command_age_s", positive=True, unit="seconds"),
         no_divergence=attempt(problems, section.boolean, "no_divergence", True, default=True),
@@ -422,14 +478,17 @@ def _geofence(section: Section, origin: Origin) -> tuple[tuple[float, float], ..
     if not section.has("geofence"):
         return None
     raw = section.raw("geofence")
-    expected = ("a list of at least 3 vertices, each a table with north and east [m] or "
-                "latitude and longitude [deg]")  # fmt: skip
+    expected = (
+        "a list of at least 3 vertices, each a table with north and east [m] or "
+        "latitude and longitude [deg]"
+    )
     if not isinstance(raw, list) or len(raw) < 3:
         raise section.error("geofence", raw, expected)
     out = []
     for i, item in enumerate(raw):
-        vertex = Section(item, section.file, section.key(f"geofence[{i}]"),
-                         section.position("geofence"))  # fmt: skip
+        vertex = Section(
+            item, section.file, section.key(f"geofence[{i}]"), section.position("geofence")
+        )
         north, east = position_of(vertex, origin, "a geofence vertex")
         vertex.finish()
         out.append((north, east))

@@ -72,8 +72,9 @@ class ControllerLimits:
     @classmethod
     def of(cls, scenario: Scenario) -> ControllerLimits:
         spec = scenario.controller
-        return cls(spec.step_timeout_s, spec.total_limit_s(scenario.duration_s),
-                   spec.max_lines_per_step)  # fmt: skip
+        return cls(
+            spec.step_timeout_s, spec.total_limit_s(scenario.duration_s), spec.max_lines_per_step
+        )
 
 
 class Judge:
@@ -113,8 +114,9 @@ class Judge:
 
     def step(self, controller: Controller, t: float, lines: Sequence[bytes]) -> list[bytes]:
         limit = self.limits.max_lines
-        return self.call(f"its step at t={t:.2f} s",
-                         lambda: answer_lines(controller.step(t, lines), limit))  # fmt: skip
+        return self.call(
+            f"its step at t={t:.2f} s", lambda: answer_lines(controller.step(t, lines), limit)
+        )
 
     def summary(self, controller: Controller) -> dict:
         summary = getattr(controller, "summary", None)
@@ -177,8 +179,10 @@ class Judge:
         if elapsed > limits.step_s:
             return f"{self.doing} took longer than {limits.step_s:g} s (controller.step_timeout_s)"
         if spent_before + elapsed > limits.total_s:
-            return (f"its calls took longer than {limits.total_s:g} s in all "
-                    f"(controller.total_timeout_s); the last was {self.doing}")  # fmt: skip
+            return (
+                f"its calls took longer than {limits.total_s:g} s in all "
+                f"(controller.total_timeout_s); the last was {self.doing}"
+            )
         return None
 
     def fault(self, what: str) -> ControllerError:
@@ -193,16 +197,20 @@ def answer_lines(answer: object, limit: int) -> list[bytes]:
     if isinstance(answer, str | bytes | bytearray):
         raise BadAnswerError(f"returned {a(answer)}, {expected}")
     if isinstance(answer, Sized) and len(answer) > limit:
-        raise BadAnswerError(f"returned {len(answer)} lines in one step, the limit is {limit} "
-                        "(controller.max_lines_per_step)")  # fmt: skip
+        raise BadAnswerError(
+            f"returned {len(answer)} lines in one step, the limit is {limit} "
+            "(controller.max_lines_per_step)"
+        )
     try:
         items = iter(answer)  # type: ignore[call-overload]
     except TypeError:
         raise BadAnswerError(f"returned {a(answer)}, {expected}") from None
     lines = list(itertools.islice(items, limit + 1))  # (a generator's code runs here: timed)
     if len(lines) > limit:
-        raise BadAnswerError(f"returned more than {limit} lines in one step, the limit is {limit} "
-                        "(controller.max_lines_per_step)")  # fmt: skip
+        raise BadAnswerError(
+            f"returned more than {limit} lines in one step, the limit is {limit} "
+            "(controller.max_lines_per_step)"
+        )
     for i, line in enumerate(lines):
         if not isinstance(line, bytes | bytearray):
             raise BadAnswerError(f"returned {a(line)} as line {i}, not bytes")
@@ -264,8 +272,9 @@ def run_watched(judge: Judge, work: Callable[[], R], given_up: Callable[[Control
 def _raise_into(thread_id: int) -> None:
     """``Abandoned`` raised in that thread at its next instruction of Python (CPython's
     PyThreadState_SetAsyncExc: a C call under way finishes first)."""
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id),
-                                               ctypes.py_object(Abandoned))  # fmt: skip
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(thread_id), ctypes.py_object(Abandoned)
+    )
 
 
 def _clear_raised_into(thread_id: int) -> None:

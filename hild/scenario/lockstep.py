@@ -58,12 +58,17 @@ def controller_context(scenario: Scenario) -> ControllerContext:
         lat, lon, _ = bench.origin.to_geodetic(w.north, w.east, 0.0)
         waypoints.append(ControllerWaypoint(lat, lon, w.north, w.east, w.speed))
     return ControllerContext(
-        profile=bench.profile, vessel=bench.vessel, protocol=spec.protocol,
-        origin=bench.origin, waypoints=tuple(waypoints),
-        acceptance_m=scenario.mission.acceptance_m, laps=scenario.mission.laps,
-        rate_hz=spec.rate_hz, heading_reference=spec.heading_reference,
+        profile=bench.profile,
+        vessel=bench.vessel,
+        protocol=spec.protocol,
+        origin=bench.origin,
+        waypoints=tuple(waypoints),
+        acceptance_m=scenario.mission.acceptance_m,
+        laps=scenario.mission.laps,
+        rate_hz=spec.rate_hz,
+        heading_reference=spec.heading_reference,
         options=dict(spec.options),
-    )  # fmt: skip
+    )
 
 
 def build_controller(scenario: Scenario, judge: Judge | None = None) -> Controller:
@@ -76,8 +81,9 @@ def build_controller(scenario: Scenario, judge: Judge | None = None) -> Controll
         assert isinstance(spec.target, str)
         if judge is None:
             return make_controller(spec.target, context, scenario.file)
-        return make_controller(spec.target, context, scenario.file,
-                               lambda make: judge.call("its factory", make))  # fmt: skip
+        return make_controller(
+            spec.target, context, scenario.file, lambda make: judge.call("its factory", make)
+        )
     raise ValueError(f"a {spec.kind} controller does not run in lockstep (hild.scenario.external)")
 
 
@@ -131,8 +137,9 @@ class LockstepRun:
             started = time.perf_counter()
             if self.judge is None:
                 return self._run(started)
-            return run_watched(self.judge, lambda: self._run(started),
-                               lambda fault: self._given_up(fault, started))  # fmt: skip
+            return run_watched(
+                self.judge, lambda: self._run(started), lambda fault: self._given_up(fault, started)
+            )
 
     def _run(self, started: float) -> RunResult:
         self.track.record(0.0, self.sim.x)
@@ -255,8 +262,15 @@ class LockstepRun:
 
     def _result(self, wall_s: float, summary: dict) -> RunResult:
         trips = sum(d.watchdog.trips for d in self.world.command_devices)
-        return self.track.result(self.ended, approaches(self.sim.traffic), trips, summary,
-                                 wall_s, self.keep_track, self.fault)  # fmt: skip
+        return self.track.result(
+            self.ended,
+            approaches(self.sim.traffic),
+            trips,
+            summary,
+            wall_s,
+            self.keep_track,
+            self.fault,
+        )
 
 
 def run_lockstep(

@@ -38,10 +38,25 @@ TOKEN = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
 PORT_KINDS = ("url", "pty", "udp", "tcp", "port")
 SCHEMES = ("pty", "udp", "tcp", "serial")
 RUN_NAMES = (
-    "run_dir", "output_dir", "seed", "duration", "time_scale", "rate_hz", "wall_rate_hz",
-    "python", "scenario_dir", "waypoints", "laps", "acceptance_m", "speed", "latitude",
-    "longitude", "profile", "protocol", "device",
-)  # fmt: skip
+    "run_dir",
+    "output_dir",
+    "seed",
+    "duration",
+    "time_scale",
+    "rate_hz",
+    "wall_rate_hz",
+    "python",
+    "scenario_dir",
+    "waypoints",
+    "laps",
+    "acceptance_m",
+    "speed",
+    "latitude",
+    "longitude",
+    "profile",
+    "protocol",
+    "device",
+)
 EXPECTED = (
     "placeholders {url:DEVICE}, {url:DEVICE:SCHEME}, {pty:DEVICE}, {udp:DEVICE}, "
     "{tcp:DEVICE}, {port:DEVICE}, {port:DEVICE:SCHEME} or "
@@ -120,10 +135,14 @@ def check_program(scenario: Scenario, argv: Sequence[str]) -> None:
     ``controller.command`` if not (before the run, not a controller that "exited" at once)."""
     problem = unstartable(argv[0])
     if problem is not None:
-        raise ConfigError(scenario.file, KEY, list(scenario.controller.target or ()),
-                          "a program that can be started as its first item (a name on $PATH, "
-                          f"or a path; {{scenario_dir}}/NAME for one beside the scenario): "
-                          f"{problem}")  # fmt: skip
+        raise ConfigError(
+            scenario.file,
+            KEY,
+            list(scenario.controller.target or ()),
+            "a program that can be started as its first item (a name on $PATH, "
+            f"or a path; {{scenario_dir}}/NAME for one beside the scenario): "
+            f"{problem}",
+        )
 
 
 def substitute(text: str, value: Callable[[str], str], fail: Callable[[str], Exception]) -> str:

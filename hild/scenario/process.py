@@ -61,9 +61,12 @@ class ControllerProcess:
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
             try:
                 self.proc = subprocess.Popen(
-                    self.argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                    self.argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=err,
                     start_new_session=True,
-                )  # fmt: skip
+                )
             except OSError as e:  # no such program, not executable: it "exits" at once
                 self.start_error = f"{self.argv[0]}: {e.strerror or e}"
                 err.write(f"hild: cannot start the controller: {self.start_error}\n".encode())

@@ -32,12 +32,16 @@ def verdict_text(scenario: Scenario, result: RunResult) -> str:
     if result.fault is not None:
         lines.append(f"  FAIL  {result.fault}")
     lines.extend(f"  {c.sentence()}" for c in result.criteria)
-    reached = ", ".join(f"WP{i}" + (f" lap {lap}" if scenario.mission.laps > 1 else "")
-                        + f" at {t:.1f} s" for i, lap, t in result.reached)  # fmt: skip
+    reached = ", ".join(
+        f"WP{i}" + (f" lap {lap}" if scenario.mission.laps > 1 else "") + f" at {t:.1f} s"
+        for i, lap, t in result.reached
+    )
     lines.append(f"  waypoints reached: {reached or 'none'}")
     for name, a in result.traffic.items():
-        lines.append(f"  traffic {name} (MMSI {a['mmsi']}): closest {a['min_range_m']:.1f} m "
-                     f"at t={a['at_s']:.1f} s")  # fmt: skip
+        lines.append(
+            f"  traffic {name} (MMSI {a['mmsi']}): closest {a['min_range_m']:.1f} m "
+            f"at t={a['at_s']:.1f} s"
+        )
     lines.append(
         f"  ran in {result.wall_s:.2f} s "
         f"({result.duration_s / max(result.wall_s, 1e-9):.0f} times real time)"
@@ -69,7 +73,7 @@ def result_dict(scenario: Scenario, result: RunResult) -> dict:
                 "by": None if c.passed else _number(c.by),
                 "at_s": c.at_s,
                 "unit": c.unit,
-            }  # fmt: skip
+            }
             for c in result.criteria
         ],
         "reached": [{"index": i, "lap": lap, "t": t} for i, lap, t in result.reached],
@@ -87,16 +91,22 @@ def result_json(scenario: Scenario, result: RunResult) -> str:
 def junit_xml(suite: str, cases: Sequence[tuple[str, RunResult]], path: Path) -> None:
     """One testcase per run (``name``, result), its failed criteria (and its controller's
     fault) in its failure."""
-    write_junit(path, suite, suite, [
-        JUnitCase(
-            name, result.wall_s,
-            failure=None if result.passed else ", ".join(failed_names(result)),
-            failure_type="criteria" if result.fault is None else result.ended,
-            failure_text="\n".join(failure_sentences(result)),
-            output="\n".join(c.sentence() for c in result.criteria),
-        )
-        for name, result in cases
-    ])  # fmt: skip
+    write_junit(
+        path,
+        suite,
+        suite,
+        [
+            JUnitCase(
+                name,
+                result.wall_s,
+                failure=None if result.passed else ", ".join(failed_names(result)),
+                failure_type="criteria" if result.fault is None else result.ended,
+                failure_text="\n".join(failure_sentences(result)),
+                output="\n".join(c.sentence() for c in result.criteria),
+            )
+            for name, result in cases
+        ],
+    )
 
 
 def failed_names(result: RunResult) -> tuple[str, ...]:
@@ -130,12 +140,17 @@ def report_page(scenario: Scenario, result: RunResult, targets: dict, path: Path
     for i, w in enumerate(mission.waypoints):
         colour = "C2" if i in reached else "C3"
         ax.add_patch(_circle((w.east, w.north), mission.acceptance_m, colour))
-        ax.annotate(f"WP{i}", (w.east, w.north), xytext=(4, 4), textcoords="offset points",
-                    fontsize=8, color=colour)  # fmt: skip
+        ax.annotate(
+            f"WP{i}",
+            (w.east, w.north),
+            xytext=(4, 4),
+            textcoords="offset points",
+            fontsize=8,
+            color=colour,
+        )
     if criteria.geofence is not None:
         fence = [*criteria.geofence, criteria.geofence[0]]
-        ax.plot([p[1] for p in fence], [p[0] for p in fence], color="C1", lw=1.0,
-                label="geofence")  # fmt: skip
+        ax.plot([p[1] for p in fence], [p[0] for p in fence], color="C1", lw=1.0, label="geofence")
     for k, (name, (t, north, east)) in enumerate(targets.items()):
         colour = f"C{4 + k % 6}"
         ax.plot(east, north, color=colour, lw=1.0, label=name)
@@ -148,28 +163,42 @@ def report_page(scenario: Scenario, result: RunResult, targets: dict, path: Path
             ax.plot([east[j], track[own, 2]], [north[j], track[own, 1]], ":", color=colour)
             ax.plot(east[j], north[j], "x", color=colour)
             ax.plot(track[own, 2], track[own, 1], "x", color="C0")
-            ax.annotate(f"{closest['min_range_m']:.0f} m", (east[j], north[j]), fontsize=8,
-                        color=colour)  # fmt: skip
+            ax.annotate(
+                f"{closest['min_range_m']:.0f} m", (east[j], north[j]), fontsize=8, color=colour
+            )
     ax.set_aspect("equal", adjustable="datalim")
     ax.set_xlabel("east [m]")
     ax.set_ylabel("north [m]")
     ax.grid(True, lw=0.3)
     ax.legend(loc="best", fontsize=8)
     verdict = "PASS" if result.passed else "FAIL"
-    ax.set_title(f"{scenario.name}: {verdict} (seed {result.seed}, {result.ended} at "
-                 f"t={result.duration_s:.0f} s)")  # fmt: skip
+    ax.set_title(
+        f"{scenario.name}: {verdict} (seed {result.seed}, {result.ended} at "
+        f"t={result.duration_s:.0f} s)"
+    )
     table_ax.axis("off")
     rows = []
     for c in result.criteria:
         value = "none" if math.isnan(c.value) else f"{c.value:.3g}"
         by = "" if c.passed else f"{c.by:.3g}"
         when = "" if c.at_s is None else f"{c.at_s:.0f}"
-        rows.append([c.name, value, f"{c.threshold:g} {c.unit}".strip(), by, when,
-                     "pass" if c.passed else "FAIL"])  # fmt: skip
+        rows.append(
+            [
+                c.name,
+                value,
+                f"{c.threshold:g} {c.unit}".strip(),
+                by,
+                when,
+                "pass" if c.passed else "FAIL",
+            ]
+        )
     if rows:
-        table = table_ax.table(cellText=rows, colLabels=["criterion", "value", "threshold",
-                               "failed by", "t [s]", ""], loc="upper center",
-                                 colWidths=[0.34, 0.13, 0.19, 0.13, 0.1, 0.1])  # fmt: skip
+        table = table_ax.table(
+            cellText=rows,
+            colLabels=["criterion", "value", "threshold", "failed by", "t [s]", ""],
+            loc="upper center",
+            colWidths=[0.34, 0.13, 0.19, 0.13, 0.1, 0.1],
+        )
         table.auto_set_font_size(False)
         table.set_fontsize(8)
         table.scale(1.0, 1.4)
@@ -178,8 +207,9 @@ def report_page(scenario: Scenario, result: RunResult, targets: dict, path: Path
                 for j in range(6):
                     table[i, j].set_facecolor("#f8d0d0")
     about = textwrap.fill(scenario.description or scenario.file, 70)
-    table_ax.text(0.5, 0.02, about, ha="center", va="bottom", fontsize=9,
-                  transform=table_ax.transAxes)  # fmt: skip
+    table_ax.text(
+        0.5, 0.02, about, ha="center", va="bottom", fontsize=9, transform=table_ax.transAxes
+    )
     path.parent.mkdir(parents=True, exist_ok=True)  # as the JUnit report's writer does
     fig.savefig(path)  # in the format its suffix names
 

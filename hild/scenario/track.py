@@ -59,7 +59,7 @@ def approaches(traffic) -> dict:
             "mmsi": target.identity.mmsi,
             "min_range_m": float(row[T_MIN_RANGE]),
             "at_s": float(row[T_MIN_RANGE_T]),
-        }  # fmt: skip
+        }
         for target, row in zip(view.targets, view.state, strict=True)
     }
 
@@ -102,25 +102,40 @@ class RunTrack:
     def command_at(self, t: float) -> None:
         self.command_times.append(t)
 
-    def result(self, ended: str, approaches: dict, watchdog_trips: int, controller: dict,
-               wall_s: float, keep_track: bool = False,
-               fault: str | None = None) -> RunResult:  # fmt: skip
+    def result(
+        self,
+        ended: str,
+        approaches: dict,
+        watchdog_trips: int,
+        controller: dict,
+        wall_s: float,
+        keep_track: bool = False,
+        fault: str | None = None,
+    ) -> RunResult:
         """The run judged on its track; one whose controller failed it (``fault``) fails."""
         scenario = self.scenario
         track = self.rows[: self.k + 1]
         metrics = self.metrics(track, ended, approaches, watchdog_trips)
         criteria = judge(scenario.criteria, metrics, float(track[-1, 0]))
         return RunResult(
-            scenario=scenario.name, seed=scenario.seed,
+            scenario=scenario.name,
+            seed=scenario.seed,
             passed=fault is None and all(c.passed for c in criteria),
-            ended=ended, duration_s=float(track[-1, 0]), metrics=metrics.values,
-            criteria=tuple(criteria), reached=metrics.reached, controller=controller,
-            wall_s=wall_s, track=track.copy() if keep_track else None, traffic=approaches,
+            ended=ended,
+            duration_s=float(track[-1, 0]),
+            metrics=metrics.values,
+            criteria=tuple(criteria),
+            reached=metrics.reached,
+            controller=controller,
+            wall_s=wall_s,
+            track=track.copy() if keep_track else None,
+            traffic=approaches,
             fault=fault,
-        )  # fmt: skip
+        )
 
-    def metrics(self, track: np.ndarray, ended: str, approaches: dict,
-                watchdog_trips: int) -> TrackMetrics:  # fmt: skip
+    def metrics(
+        self, track: np.ndarray, ended: str, approaches: dict, watchdog_trips: int
+    ) -> TrackMetrics:
         mission, criteria = self.scenario.mission, self.scenario.criteria
         t, north, east, roll = track[:, 0], track[:, 1], track[:, 2], track[:, 4]
         values: dict[str, float] = {}

@@ -105,11 +105,16 @@ class Ais(Device):
     def own_identity(self) -> Identity:
         s = self.setting
         return Identity(
-            mmsi=int(s("own_mmsi")), name=str(s("own_name")), callsign=str(s("own_callsign")),
-            ship_type=int(s("own_ship_type")), to_bow=int(s("own_to_bow")),
-            to_stern=int(s("own_to_stern")), to_port=int(s("own_to_port")),
-            to_starboard=int(s("own_to_starboard")), nav_status=int(s("own_nav_status")),
-        )  # fmt: skip
+            mmsi=int(s("own_mmsi")),
+            name=str(s("own_name")),
+            callsign=str(s("own_callsign")),
+            ship_type=int(s("own_ship_type")),
+            to_bow=int(s("own_to_bow")),
+            to_stern=int(s("own_to_stern")),
+            to_port=int(s("own_to_port")),
+            to_starboard=int(s("own_to_starboard")),
+            nav_status=int(s("own_nav_status")),
+        )
 
     # --- one epoch ----------------------------------------------------------------------------
     def sample(self, truth: Truth) -> list[bytes]:
@@ -132,15 +137,23 @@ class Ais(Device):
         return lines
 
     def _target(
-        self, truth: Truth, target: Target, row: list[float], own_n: float, own_e: float,
+        self,
+        truth: Truth,
+        target: Target,
+        row: list[float],
+        own_n: float,
+        own_e: float,
         silent: bool,
-    ) -> list[bytes]:  # fmt: skip
+    ) -> list[bytes]:
         ident = target.identity
         class_a = ident.ais_class != "B"
         sog_kn = float(row[T_SPEED]) / KNOT
         rot = math.degrees(float(row[T_YAW_RATE])) * 60.0  # deg/min
-        interval = (ais.class_a_interval(sog_kn, ident.nav_status, rot) if class_a
-                    else ais.class_b_interval(sog_kn))  # fmt: skip
+        interval = (
+            ais.class_a_interval(sog_kn, ident.nav_status, rot)
+            if class_a
+            else ais.class_b_interval(sog_kn)
+        )
         due = self.schedule.due(target.name, truth.t, interval, ident)
         if not due.position and not due.static:
             return []
@@ -229,9 +242,16 @@ class Ais(Device):
         return out
 
     def _dynamic(
-        self, truth: Truth, key: str, north: float, east: float, sog_kn: float, cog_deg: float,
-        heading_deg: float, rot: float,
-    ) -> ais.Dynamic:  # fmt: skip
+        self,
+        truth: Truth,
+        key: str,
+        north: float,
+        east: float,
+        sog_kn: float,
+        cog_deg: float,
+        heading_deg: float,
+        rot: float,
+    ) -> ais.Dynamic:
         """A report's values: the position with the receiver's noise and faults."""
         t = truth.t
         valid = not self._fault("invalid", t)
@@ -243,10 +263,15 @@ class Ais(Device):
             )
             self._last_position[key] = (lat, lon)
         return ais.Dynamic(
-            lat_deg=lat if valid else None, lon_deg=lon if valid else None, sog_kn=sog_kn,
-            cog_deg=cog_deg, heading_deg=heading_deg, rot_deg_per_min=rot,
-            second=truth.utc.second, accurate=valid,
-        )  # fmt: skip
+            lat_deg=lat if valid else None,
+            lon_deg=lon if valid else None,
+            sog_kn=sog_kn,
+            cog_deg=cog_deg,
+            heading_deg=heading_deg,
+            rot_deg_per_min=rot,
+            second=truth.utc.second,
+            accurate=valid,
+        )
 
     def summary(self) -> dict:
         """The base's counters; ``messages`` heard and sent by type ("1", "3", "5", "18",
@@ -313,18 +338,25 @@ class Ais(Device):
         pos = kinematics.position_ned(truth, self.lever_arm)
         lat, lon, _ = self.origin.to_geodetic(float(pos[0]), float(pos[1]))
         return {
-            "lat": lat, "lon": lon, "sog_kn": math.hypot(vel[0], vel[1]) / KNOT,
+            "lat": lat,
+            "lon": lon,
+            "sog_kn": math.hypot(vel[0], vel[1]) / KNOT,
             "cog": math.degrees(math.atan2(vel[1], vel[0])) % 360.0,
             "heading": math.degrees(truth.eta[5]) % 360.0,
             "rot_deg_per_min": math.degrees(kinematics.yaw_rate(truth)) * 60.0,
-        }  # fmt: skip
+        }
 
     def sentence(self, name: str, m: Measurement, utc: datetime, valid: bool) -> list[bytes]:
         """One message 1 with ``m``'s values: of a stand-in target (VDM) or the own ship (VDO)."""
         d = ais.Dynamic(
-            lat_deg=m["lat"] if valid else None, lon_deg=m["lon"] if valid else None,
-            sog_kn=m["sog_kn"], cog_deg=m["cog"], heading_deg=m["heading"],
-            rot_deg_per_min=m["rot_deg_per_min"], second=utc.second, accurate=valid,
-        )  # fmt: skip
+            lat_deg=m["lat"] if valid else None,
+            lon_deg=m["lon"] if valid else None,
+            sog_kn=m["sog_kn"],
+            cog_deg=m["cog"],
+            heading_deg=m["heading"],
+            rot_deg_per_min=m["rot_deg_per_min"],
+            second=utc.second,
+            accurate=valid,
+        )
         mmsi = int(self.setting("own_mmsi")) if name == "VDO" else 999999999
         return ais.position_report_a(1, mmsi, 0, d, "A", name, self.config.talker)

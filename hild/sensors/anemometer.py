@@ -24,8 +24,13 @@ class Anemometer(Device):
     model = "anemometer"
     sentences_available = ("MWV", "MWD")
     noise_components = {"wind_speed": 1, "wind_angle": 1}
-    worst_case = {"app_angle": 359.9, "app_speed": 999.9, "true_angle": 359.9, "true_speed": 999.9,
-                  "true_from": 359.9}  # fmt: skip
+    worst_case = {
+        "app_angle": 359.9,
+        "app_speed": 999.9,
+        "true_angle": 359.9,
+        "true_speed": 999.9,
+        "true_from": 359.9,
+    }
 
     def wind_factor(self, truth: Truth) -> float:
         """The sensor's wind over the 10 m wind: the log profile at its height (thesis eq. 2.43)."""

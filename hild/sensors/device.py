@@ -82,9 +82,10 @@ class Device:
     def noisy(self, quantity: str, value: float, t: float, component: int = 0) -> float:
         """``value`` as the device measures it: noise, drift, bias and any bias-jump fault."""
         offset = sum(
-            f.value for f in self.faults
+            f.value
+            for f in self.faults
             if f.kind == "bias_jump" and f.quantity == quantity and f.active(t)
-        )  # fmt: skip
+        )
         return self._noise[(quantity, component)].apply(value, t, offset)
 
     def _fault(self, kind: str, t: float) -> bool:

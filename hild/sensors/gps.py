@@ -72,8 +72,20 @@ class Gps(Device):
         cog = m["cog"] if valid else None
         if name == "GGA":
             quality = int(self.setting("fix_quality")) if valid else 0
-            return [nmea.gga(talker, utc, lat, lon, quality, len(used), self.setting("hdop"),
-                             m["alt"], self.setting("geoid_separation"), decimals)]  # fmt: skip
+            return [
+                nmea.gga(
+                    talker,
+                    utc,
+                    lat,
+                    lon,
+                    quality,
+                    len(used),
+                    self.setting("hdop"),
+                    m["alt"],
+                    self.setting("geoid_separation"),
+                    decimals,
+                )
+            ]
         if name == "RMC":
             return [nmea.rmc(talker, utc, valid, lat, lon, sog, cog, decimals=decimals)]
         if name == "VTG":
@@ -81,8 +93,16 @@ class Gps(Device):
         if name == "ZDA":
             return [nmea.zda(talker, utc)]
         if name == "GSA":
-            return [nmea.gsa(talker, used, self.setting("pdop"), self.setting("hdop"),
-                             self.setting("vdop"), 3 if valid else 1)]  # fmt: skip
+            return [
+                nmea.gsa(
+                    talker,
+                    used,
+                    self.setting("pdop"),
+                    self.setting("hdop"),
+                    self.setting("vdop"),
+                    3 if valid else 1,
+                )
+            ]
         if name == "GSV":
             return nmea.gsv(talker, self.sky)
         if name == "HDT" and valid:

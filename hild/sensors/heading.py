@@ -23,8 +23,13 @@ class Heading(Device):
     model = "heading"
     sentences_available = ("HDT", "THS", "ROT", "PASHR", "XDR")
     noise_components = {"heading": 1, "rate_of_turn": 1, "roll": 1, "pitch": 1, "heave": 1}
-    worst_case = {"heading": 359.99, "rot": -9999.9, "roll": -179.99, "pitch": -179.99,
-                  "heave": -99.99}  # fmt: skip
+    worst_case = {
+        "heading": 359.99,
+        "rot": -9999.9,
+        "roll": -179.99,
+        "pitch": -179.99,
+        "heave": -99.99,
+    }
 
     def measure(self, truth: Truth) -> Measurement:
         t = truth.t
@@ -48,8 +53,11 @@ class Heading(Device):
         if name == "PASHR":
             sd = self.setting("accuracy_deg")
             status = 1 if valid else 0
-            return [nmea.pashr(utc, m["heading"], m["roll"], m["pitch"], m["heave"], sd, sd, sd,
-                               status, status)]  # fmt: skip
+            return [
+                nmea.pashr(
+                    utc, m["heading"], m["roll"], m["pitch"], m["heave"], sd, sd, sd, status, status
+                )
+            ]
         if name == "XDR":
             return attitude_xdr(talker, m["roll"], m["pitch"]) if valid else []
         return []

@@ -18,8 +18,9 @@ def position_ned(truth: Truth, lever_arm: np.ndarray) -> np.ndarray:
 def velocity_body(truth: Truth, lever_arm: np.ndarray) -> np.ndarray:
     """Body-frame velocity over ground of a point at ``lever_arm``: v + omega x r
     (``point_velocity``, as an array)."""
-    return np.array(point_velocity(truth.nu, (float(lever_arm[0]), float(lever_arm[1]),
-                                              float(lever_arm[2]))))  # fmt: skip
+    return np.array(
+        point_velocity(truth.nu, (float(lever_arm[0]), float(lever_arm[1]), float(lever_arm[2])))
+    )
 
 
 def velocity_ned(truth: Truth, lever_arm: np.ndarray) -> np.ndarray:

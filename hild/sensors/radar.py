@@ -220,9 +220,15 @@ class Radar(Device):
         raise RuntimeError("no free target number")  # capacity <= 99: never
 
     def _measure(
-        self, truth: Truth, target: Target, row: np.ndarray, antenna: np.ndarray,
-        own_velocity: np.ndarray, track: Track, acquiring: bool,
-    ) -> Report:  # fmt: skip
+        self,
+        truth: Truth,
+        target: Target,
+        row: np.ndarray,
+        antenna: np.ndarray,
+        own_velocity: np.ndarray,
+        track: Track,
+        acquiring: bool,
+    ) -> Report:
         """One target as the radar measures it; CPA and TCPA from the measured values."""
         t = truth.t
         north = float(row[T_NORTH]) - float(antenna[0])
@@ -252,17 +258,30 @@ class Radar(Device):
             return None if value is None else value * factor
 
         return {
-            "distance": scaled(r.range_m, 1 / per), "bearing": r.bearing_deg,
-            "speed": scaled(r.speed_ms, 3600.0 / per), "course": r.course_deg,
-            "cpa": scaled(r.cpa_m, 1 / per), "tcpa": scaled(r.tcpa_s, 1 / 60.0),
-        }  # fmt: skip
+            "distance": scaled(r.range_m, 1 / per),
+            "bearing": r.bearing_deg,
+            "speed": scaled(r.speed_ms, 3600.0 / per),
+            "course": r.course_deg,
+            "cpa": scaled(r.cpa_m, 1 / per),
+            "tcpa": scaled(r.tcpa_s, 1 / 60.0),
+        }
 
     def _line(self, r: Report, utc: datetime) -> bytes:
         v = self._values(r)
         return nmea.ttm(
-            self.config.talker, r.number, v["distance"], v["bearing"], v["speed"], v["course"],
-            v["cpa"], v["tcpa"], str(self.setting("units")), r.name, r.status, utc,
-        )  # fmt: skip
+            self.config.talker,
+            r.number,
+            v["distance"],
+            v["bearing"],
+            v["speed"],
+            v["course"],
+            v["cpa"],
+            v["tcpa"],
+            str(self.setting("units")),
+            r.name,
+            r.status,
+            utc,
+        )
 
     def summary(self) -> dict:
         """The base's counters; ``tracked`` now, ``acquired`` and ``lost`` so far, ``waiting``
@@ -314,9 +333,31 @@ class Radar(Device):
         number = int(min(max(number, 0), MAX_NUMBER)) if math.isfinite(number) else 0
         name = "W" * nmea.TTM_NAME_CHARS if self.setting("names") else ""
         if not valid:
-            return nmea.ttm(self.config.talker, number, None, None, None, None, None, None,
-                            str(self.setting("units")), name, "L", utc)  # fmt: skip
+            return nmea.ttm(
+                self.config.talker,
+                number,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                str(self.setting("units")),
+                name,
+                "L",
+                utc,
+            )
         return nmea.ttm(
-            self.config.talker, number, m["distance"], m["bearing"], m["speed"], m["course"],
-            m["cpa"], m["tcpa"], str(self.setting("units")), name, "T", utc,
-        )  # fmt: skip
+            self.config.talker,
+            number,
+            m["distance"],
+            m["bearing"],
+            m["speed"],
+            m["course"],
+            m["cpa"],
+            m["tcpa"],
+            str(self.setting("units")),
+            name,
+            "T",
+            utc,
+        )

@@ -18,8 +18,13 @@ class SpeedLog(Device):
     model = "speed-log"
     sentences_available = ("VHW", "VBW")
     noise_components = {"speed": 2, "heading": 1}
-    worst_case = {"water_long": -999.99, "water_trans": -999.99, "ground_long": -999.99,
-                  "ground_trans": -999.99, "heading": 359.9}  # fmt: skip
+    worst_case = {
+        "water_long": -999.99,
+        "water_trans": -999.99,
+        "ground_long": -999.99,
+        "ground_trans": -999.99,
+        "heading": 359.9,
+    }
 
     def measure(self, truth: Truth) -> Measurement:
         t = truth.t
@@ -40,7 +45,14 @@ class SpeedLog(Device):
             return [nmea.vhw(talker, heading, m["water_long"] if valid else None)]
         if name == "VBW":
             has_ground = valid and self.setting("ground_speed")
-            return [nmea.vbw(talker, m["water_long"], m["water_trans"],
-                             m["ground_long"] if has_ground else None,
-                             m["ground_trans"] if has_ground else None, valid)]  # fmt: skip
+            return [
+                nmea.vbw(
+                    talker,
+                    m["water_long"],
+                    m["water_trans"],
+                    m["ground_long"] if has_ground else None,
+                    m["ground_trans"] if has_ground else None,
+                    valid,
+                )
+            ]
         return []

@@ -34,11 +34,16 @@ class Truth:
         """A simulation's instant (copies of its arrays: the simulation steps on)."""
         x = sim.x
         return cls(
-            t=t, utc=utc, eta=x[:6].copy(), nu=x[6:12].copy(),
-            current_ned=sim.environment.current_ned, wind_ned=sim.environment.wind_ned,
-            actuators=sim.act_state.copy(), commands=sim.act_cmd.copy(),
+            t=t,
+            utc=utc,
+            eta=x[:6].copy(),
+            nu=x[6:12].copy(),
+            current_ned=sim.environment.current_ned,
+            wind_ned=sim.environment.wind_ned,
+            actuators=sim.act_state.copy(),
+            commands=sim.act_cmd.copy(),
             traffic=None if sim.traffic is None else sim.traffic.view(),
-        )  # fmt: skip
+        )
 
     def __post_init__(self) -> None:
         r9 = np.empty(9)

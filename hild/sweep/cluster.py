@@ -27,8 +27,10 @@ from hild.sweep.worker import controller_problem, hild_version
 
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
 SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")  # Dask's schemes between machines
-ADDRESS_EXPECTED = ("a Dask scheduler's address, tcp://HOST:PORT (or tls://, ws://, wss://, "
-                    "ucx://; HOST:PORT alone is tcp), e.g. tcp://lab-1:8786")  # fmt: skip
+ADDRESS_EXPECTED = (
+    "a Dask scheduler's address, tcp://HOST:PORT (or tls://, ws://, wss://, "
+    "ucx://; HOST:PORT alone is tcp), e.g. tcp://lab-1:8786"
+)
 CONNECT_TIMEOUT_S = 10
 
 
@@ -39,14 +41,20 @@ class ClusterSpec:
     resources: dict[str, float]
 
 
-def cluster_spec(scheduler: str | None, workers: int | None,
-                 resources: dict[str, float]) -> ClusterSpec:  # fmt: skip
+def cluster_spec(
+    scheduler: str | None, workers: int | None, resources: dict[str, float]
+) -> ClusterSpec:
     address = scheduler or os.environ.get(SCHEDULER_ENV) or None
     if address is not None and workers is not None:
         given = "--scheduler" if scheduler else f"${SCHEDULER_ENV}"
-        raise ConfigError("--workers", "", workers, f"no --workers with {given} ({address}): "
-                          "--workers sizes a local cluster; an existing cluster has its "
-                          "own workers")  # fmt: skip
+        raise ConfigError(
+            "--workers",
+            "",
+            workers,
+            f"no --workers with {given} ({address}): "
+            "--workers sizes a local cluster; an existing cluster has its "
+            "own workers",
+        )
     if address is not None:
         check_address(address, "--scheduler" if scheduler else f"${SCHEDULER_ENV}")
     return ClusterSpec(address, workers or os.cpu_count() or 1, dict(resources))
@@ -72,20 +80,28 @@ def connected(spec: ClusterSpec) -> Iterator[Client]:
     logging.getLogger("distributed").setLevel(logging.ERROR)
     if spec.scheduler is None:
         cluster = LocalCluster(
-            n_workers=spec.workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+            n_workers=spec.workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
             # no dashboard; the scheduler's HTTP routes (health) on a free port, not 8787
-            dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"},
+            dashboard_address=None,
+            scheduler_kwargs={"dashboard_address": ":0"},
             resources=spec.resources or None,
             silence_logs=logging.ERROR,
-        )  # fmt: skip
+        )
         with cluster, Client(cluster) as client:
             yield client
         return
     try:
         client = Client(spec.scheduler, timeout=CONNECT_TIMEOUT_S)
     except (OSError, TimeoutError) as e:
-        raise ConfigError("--scheduler", "", spec.scheduler, "the address of a running Dask "
-                          f"scheduler, e.g. tcp://HOST:8786 ({e})") from None  # fmt: skip
+        raise ConfigError(
+            "--scheduler",
+            "",
+            spec.scheduler,
+            f"the address of a running Dask scheduler, e.g. tcp://HOST:8786 ({e})",
+        ) from None
     with client:
         check_workers(client, spec)
         yield client
@@ -96,24 +112,35 @@ def check_workers(client: Client, spec: ClusterSpec) -> None:
     try:
         client.wait_for_workers(1, timeout=CONNECT_TIMEOUT_S)
     except TimeoutError:
-        raise ConfigError(where, "", MISSING, "a scheduler with at least one worker (none "
-                          f"joined within {CONNECT_TIMEOUT_S} s)") from None  # fmt: skip
+        raise ConfigError(
+            where,
+            "",
+            MISSING,
+            f"a scheduler with at least one worker (none joined within {CONNECT_TIMEOUT_S} s)",
+        ) from None
     try:
         versions = client.run(hild_version)
     except ImportError as e:
-        raise ConfigError(where, "", MISSING, f"workers with hild {hild.__version__} installed "
-                          f"({e})") from None  # fmt: skip
+        raise ConfigError(
+            where, "", MISSING, f"workers with hild {hild.__version__} installed ({e})"
+        ) from None
     other = {w: v for w, v in versions.items() if v != hild.__version__}
     if other:
-        raise ConfigError(where, "", MISSING, f"workers with hild {hild.__version__}, as here "
-                          f"(found {other})")  # fmt: skip
+        raise ConfigError(
+            where, "", MISSING, f"workers with hild {hild.__version__}, as here (found {other})"
+        )
     if spec.resources:
         workers = client.scheduler_info(n_workers=-1)["workers"].values()
         if not any(_has(w.get("resources", {}), spec.resources) for w in workers):
             wanted = ",".join(f"{k}={v:g}" for k, v in spec.resources.items())
-            raise ConfigError(where, "", MISSING, f"a worker with the resources the scenario "
-                              f"asks for ({wanted}): start one with `dask worker "
-                              f"{spec.scheduler or 'ADDRESS'} --resources {wanted}`")  # fmt: skip
+            raise ConfigError(
+                where,
+                "",
+                MISSING,
+                f"a worker with the resources the scenario "
+                f"asks for ({wanted}): start one with `dask worker "
+                f"{spec.scheduler or 'ADDRESS'} --resources {wanted}`",
+            )
 
 
 def check_controller_on_workers(client: Client, spec: ControllerSpec, file: str) -> None:
@@ -127,8 +154,12 @@ def check_controller_on_workers(client: Client, spec: ControllerSpec, file: str)
     failing = {worker: problem for worker, problem in problems.items() if problem}
     if failing:
         worker, problem = next(iter(sorted(failing.items())))
-        raise ControllerLoadError(file, spec.target, f"it does not load on {len(failing)} of "
-                                  f"{len(problems)} workers: on {worker}, {problem}")  # fmt: skip
+        raise ControllerLoadError(
+            file,
+            spec.target,
+            f"it does not load on {len(failing)} of "
+            f"{len(problems)} workers: on {worker}, {problem}",
+        )
 
 
 def _has(have: dict[str, float], need: dict[str, float]) -> bool:

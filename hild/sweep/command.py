@@ -46,10 +46,14 @@ def check_lockstep_controller(scenario: Scenario) -> None:
     and, a python one, can be imported here: checked before any run."""
     spec = scenario.controller
     if spec.kind == "command":
-        raise ConfigError(scenario.file, "controller.command", list(spec.target or ()),
-                          "a controller that runs in lockstep (pilot = true or python = "
-                          "\"package.module:factory\"): a sweep runs in lockstep; run an "
-                          "external controller with hild scenario run")  # fmt: skip
+        raise ConfigError(
+            scenario.file,
+            "controller.command",
+            list(spec.target or ()),
+            "a controller that runs in lockstep (pilot = true or python = "
+            '"package.module:factory"): a sweep runs in lockstep; run an '
+            "external controller with hild scenario run",
+        )
     check_factory(spec, scenario.file)
 
 
@@ -76,8 +80,13 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     todo = [r for r in runs if r.index not in results.rows]
     if todo:
         done = [results.rows[r.index] for r in runs if r.index in results.rows]
-        progress = SweepProgress(len(runs), len(done), sum(r["passed"] for r in done),
-                                 bar=not args.no_progress, quiet=args.no_progress)  # fmt: skip
+        progress = SweepProgress(
+            len(runs),
+            len(done),
+            sum(r["passed"] for r in done),
+            bar=not args.no_progress,
+            quiet=args.no_progress,
+        )
 
         def finished(outcomes: list[RunOutcome]) -> None:
             results.write_part([row_of(plan, o) for o in outcomes])
@@ -88,16 +97,22 @@ def run_sweep_command(args: argparse.Namespace) -> int:
                 check_controller_on_workers(client, scenario.controller, scenario.file)
                 run_all(client, sweep_job(scenario), todo, scenario.resources, finished)
         except KeyboardInterrupt:
-            write_or_drop(sys.stderr, f"hild sweep: interrupted; {len(results.rows)} runs kept "
-                          f"in {parts_folder(out)} (--resume continues)\n")  # fmt: skip
+            write_or_drop(
+                sys.stderr,
+                f"hild sweep: interrupted; {len(results.rows)} runs kept "
+                f"in {parts_folder(out)} (--resume continues)\n",
+            )
             return EXIT_INTERRUPTED
     table = results.consolidate()
     rows = [r for r in table.to_pylist() if r["index"] < len(runs)]
     from hild.sweep.summary import summary_text
 
     kept = len(runs) - len(todo)
-    write_or_drop(sys.stdout, summary_text(plan, rows, args.scenario) + f"table: {out} "
-                  f"({len(todo)} runs run now, {kept} read back)\n")  # fmt: skip
+    write_or_drop(
+        sys.stdout,
+        summary_text(plan, rows, args.scenario) + f"table: {out} "
+        f"({len(todo)} runs run now, {kept} read back)\n",
+    )
     if args.junit:
         from hild.sweep.junit import write_junit
 

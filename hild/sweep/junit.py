@@ -30,7 +30,7 @@ def write_junit(path: Path, plan: SweepPlan, rows: Sequence[dict[str, Any]]) -> 
             failure=f"failed: {row['failed']}",
             failure_type=row["ended"],
             failure_text=row["failures"],
-        )  # fmt: skip
+        )
         for row in rows
     ]
     write_junit_file(path, f"hild sweep {plan.name}", f"sweep.{plan.name}", cases)

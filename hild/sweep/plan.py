@@ -108,9 +108,16 @@ def plan_sweep(scenario: Scenario) -> SweepPlan:
     problems = Problems()
     root = Section(scenario.document, file)
     if not isinstance(scenario.document.get("sweep"), dict):
-        raise ScenarioError([ConfigError(file, "sweep", scenario.document.get("sweep", MISSING),
-                                         "a [sweep] table with [sweep.parameters] or seeds "
-                                         "(docs/sweeps.md)")])  # fmt: skip
+        raise ScenarioError(
+            [
+                ConfigError(
+                    file,
+                    "sweep",
+                    scenario.document.get("sweep", MISSING),
+                    "a [sweep] table with [sweep.parameters] or seeds (docs/sweeps.md)",
+                )
+            ]
+        )
     section = root.table("sweep", required=True)
     name = problems.attempt(lambda: section.name("name", scenario.name, default_from="scenario"))
     seed = problems.attempt(lambda: section.integer("seed", scenario.seed, lo=0), default=0)
@@ -121,9 +128,14 @@ def plan_sweep(scenario: Scenario) -> SweepPlan:
     if mode in ("random", "lhs"):
         samples = problems.attempt(lambda: section.integer("samples", lo=1), default=1)
     elif section.has("samples") and not problems.failed(section.key("mode")):
-        problems.add(section.error("samples", section.raw("samples"),
-                                   "no samples in mode grid (a grid runs every combination; "
-                                   "mode = \"random\" or \"lhs\" draws samples)"))  # fmt: skip
+        problems.add(
+            section.error(
+                "samples",
+                section.raw("samples"),
+                "no samples in mode grid (a grid runs every combination; "
+                'mode = "random" or "lhs" draws samples)',
+            )
+        )
     # a mode that failed is no reason to refuse uniform ranges too
     read_as = "random" if problems.failed(section.key("mode")) else mode
     parameters = problems.attempt(lambda: _parameters(section, read_as), default=())
@@ -131,8 +143,13 @@ def plan_sweep(scenario: Scenario) -> SweepPlan:
     if not problems.errors:
         count = _combinations(parameters, mode, samples) * seeds
         if count > MAX_RUNS:
-            problems.add(section.error("parameters", MISSING, f"a sweep of at most {MAX_RUNS} "
-                                       f"runs (this one makes {count})"))  # fmt: skip
+            problems.add(
+                section.error(
+                    "parameters",
+                    MISSING,
+                    f"a sweep of at most {MAX_RUNS} runs (this one makes {count})",
+                )
+            )
     if problems.errors:
         raise ScenarioError(problems.in_order())
     runs = _runs(parameters, mode, samples, seeds, seed)
@@ -193,8 +210,11 @@ def _parameter(table: Section, path: str, mode: str) -> Parameter:
     if not path or any(not part for part in path.split(".")):
         raise table.error(path, raw, "a dotted key path such as weather.wind_speed")
     if path == SEED_KEY:
-        raise table.error(path, raw, "a key other than bench.seed: the runs' seeds come from "
-                          "[sweep] seed and seeds")  # fmt: skip
+        raise table.error(
+            path,
+            raw,
+            "a key other than bench.seed: the runs' seeds come from [sweep] seed and seeds",
+        )
     if isinstance(raw, list):
         return _listed(table, path, raw)
     if isinstance(raw, dict) and set(raw) == {"uniform"}:
@@ -233,8 +253,9 @@ def _range(table: Section, path: str, raw: dict) -> Parameter:
         raise table.error(path, raw, expected)
     count = math.floor((stop - start) / step + 1e-9) + 1
     if count > MAX_RANGE_VALUES:
-        raise table.error(path, raw, f"a range of at most {MAX_RANGE_VALUES} values (this one "
-                          f"has {count})")  # fmt: skip
+        raise table.error(
+            path, raw, f"a range of at most {MAX_RANGE_VALUES} values (this one has {count})"
+        )
     if all(isinstance(v, int) for v in (start, stop, step)):
         return Parameter(path, "int", values=tuple(start + k * step for k in range(count)))
     # rounded to 12 significant digits: 0.1 steps give 0.3, not 0.30000000000000004
@@ -244,8 +265,11 @@ def _range(table: Section, path: str, raw: dict) -> Parameter:
 
 def _uniform(table: Section, path: str, bounds: Any, mode: str) -> Parameter:
     if mode == "grid":
-        raise table.error(path, {"uniform": bounds}, "a list or a range in mode grid (uniform "
-                          "ranges are sampled: mode = \"random\" or \"lhs\")")  # fmt: skip
+        raise table.error(
+            path,
+            {"uniform": bounds},
+            'a list or a range in mode grid (uniform ranges are sampled: mode = "random" or "lhs")',
+        )
     ok = (
         isinstance(bounds, list)
         and len(bounds) == 2
@@ -253,8 +277,9 @@ def _uniform(table: Section, path: str, bounds: Any, mode: str) -> Parameter:
         and bounds[0] < bounds[1]
     )
     if not ok:
-        raise table.error(path, {"uniform": bounds}, "{ uniform = [LOW, HIGH] }: two finite "
-                          "numbers, LOW < HIGH")  # fmt: skip
+        raise table.error(
+            path, {"uniform": bounds}, "{ uniform = [LOW, HIGH] }: two finite numbers, LOW < HIGH"
+        )
     return Parameter(path, "float", uniform=(float(bounds[0]), float(bounds[1])))
 
 
@@ -268,8 +293,9 @@ def _combinations(parameters: tuple[Parameter, ...], mode: str, samples: int | N
     return math.prod(len(p.values) for p in parameters)
 
 
-def _runs(parameters: tuple[Parameter, ...], mode: str, samples: int | None, seeds: int,
-          sweep_seed: int) -> tuple[Run, ...]:  # fmt: skip
+def _runs(
+    parameters: tuple[Parameter, ...], mode: str, samples: int | None, seeds: int, sweep_seed: int
+) -> tuple[Run, ...]:
     paths = [p.path for p in parameters]
     if mode == "grid":
         combinations = list(itertools.product(*(p.values for p in parameters)))

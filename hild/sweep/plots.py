@@ -32,8 +32,14 @@ def write_plots(folder: Path, plan: SweepPlan, rows: Sequence[dict[str, Any]]) -
             ):
                 chosen = [r for r in rows if r["passed"] == passed and _finite(r[metric])]
                 if chosen:
-                    ax.scatter([r[path] for r in chosen], [r[metric] for r in chosen], s=18,
-                               marker=marker, color=color, label=label)  # fmt: skip
+                    ax.scatter(
+                        [r[path] for r in chosen],
+                        [r[metric] for r in chosen],
+                        s=18,
+                        marker=marker,
+                        color=color,
+                        label=label,
+                    )
             ax.set_xlabel(path)
             ax.set_ylabel(metric)
             ax.set_title(f"{plan.name}: {metric} against {path}")

@@ -24,8 +24,15 @@ PLAIN_EVERY_S = 5.0
 
 
 class SweepProgress:
-    def __init__(self, total: int, done: int, passed: int, bar: bool, quiet: bool,
-                 stream: TextIO | None = None):  # fmt: skip
+    def __init__(
+        self,
+        total: int,
+        done: int,
+        passed: int,
+        bar: bool,
+        quiet: bool,
+        stream: TextIO | None = None,
+    ):
         self.stream = stream or sys.stderr
         self.total, self.done, self.passed = total, done, passed
         self.quiet = quiet
@@ -33,11 +40,16 @@ class SweepProgress:
         self.bar: Progress | None = None
         if bar and not quiet and self.stream.isatty():
             self.bar = Progress(
-                TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("runs  {task.fields[rate]}"), TimeElapsedColumn(),
-                TextColumn("eta"), TimeRemainingColumn(),
-                console=Console(file=self.stream), transient=False,
-            )  # fmt: skip
+                TextColumn("[bold]sweep"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("runs  {task.fields[rate]}"),
+                TimeElapsedColumn(),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
+                console=Console(file=self.stream),
+                transient=False,
+            )
             self.task = self.bar.add_task("sweep", total=total, completed=done, rate=self.rate())
 
     def rate(self) -> str:

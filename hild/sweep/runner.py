@@ -79,11 +79,15 @@ def run_all(
 
     def submit() -> None:
         nonlocal batches
-        batch = tuple(pending.popleft() for _ in range(min(sizer.size(len(pending)),
-                                                           len(pending))))  # fmt: skip
-        future = client.submit(run_batch, job_future, batch, key=f"hild-sweep-{token}-"
-                               f"{batch[0].index}", resources=resources or None,
-                               pure=False)  # fmt: skip
+        batch = tuple(pending.popleft() for _ in range(min(sizer.size(len(pending)), len(pending))))
+        future = client.submit(
+            run_batch,
+            job_future,
+            batch,
+            key=f"hild-sweep-{token}-{batch[0].index}",
+            resources=resources or None,
+            pure=False,
+        )
         finished.add(future)
         outstanding.add(future)
         batches += 1

@@ -87,8 +87,11 @@ def summary_text(plan: SweepPlan, rows: Sequence[dict[str, Any]], scenario_arg: 
 def _groups(parameter: Parameter, rows: Sequence[dict[str, Any]]) -> list[tuple[str, list]]:
     path = parameter.path
     if parameter.uniform is None and len(parameter.values) <= MAX_VALUES_LISTED:
-        return [(toml_value(v), [r for r in rows if r[path] == v]) for v in parameter.values
-                if any(r[path] == v for r in rows)]  # fmt: skip
+        return [
+            (toml_value(v), [r for r in rows if r[path] == v])
+            for v in parameter.values
+            if any(r[path] == v for r in rows)
+        ]
     if parameter.uniform is not None:
         low, high = parameter.uniform
     else:

@@ -126,8 +126,13 @@ def open_results(plan: SweepPlan, out: Path, resume: bool) -> ResultsTable:
     found = [p for p in (out, folder) if p.exists()]
     if not resume:
         if found:
-            raise ConfigError(found[0], "", MISSING, "a new results file: it exists (--resume "
-                              "continues that sweep; remove it to start again)")  # fmt: skip
+            raise ConfigError(
+                found[0],
+                "",
+                MISSING,
+                "a new results file: it exists (--resume "
+                "continues that sweep; remove it to start again)",
+            )
         return ResultsTable(plan, out, {})
     rows: dict[int, dict[str, Any]] = {}
     sources = [out] if out.exists() else []
@@ -149,13 +154,16 @@ def _read(path: Path, plan: SweepPlan) -> Iterable[dict[str, Any]]:
     for row in table.to_pylist():
         index = row["index"]
         if not 0 <= index < len(plan.runs):
-            raise ConfigError(path, "index", index, f"{expected}: an index below "
-                              f"{len(plan.runs)}")  # fmt: skip
+            raise ConfigError(path, "index", index, f"{expected}: an index below {len(plan.runs)}")
         run = plan.runs[index]
         if row["seed"] != run.seed or any(row[k] != v for k, v in run.values):
-            raise ConfigError(path, f"run {index}", {k: row[k] for k in ("seed", *plan.paths)},
-                              f"{expected}: the run's seed and values "
-                              f"{run.settings()} (the [sweep] table changed?)")  # fmt: skip
+            raise ConfigError(
+                path,
+                f"run {index}",
+                {k: row[k] for k in ("seed", *plan.paths)},
+                f"{expected}: the run's seed and values "
+                f"{run.settings()} (the [sweep] table changed?)",
+            )
         yield row
 
 
@@ -163,6 +171,12 @@ def _write(table: pa.Table, path: Path) -> None:
     """Write deterministically (same rows, same bytes), whole or not at all."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    pq.write_table(table, temporary, compression="zstd", row_group_size=ROW_GROUP_ROWS,
-                   write_statistics=True, store_schema=True)  # fmt: skip
+    pq.write_table(
+        table,
+        temporary,
+        compression="zstd",
+        row_group_size=ROW_GROUP_ROWS,
+        write_statistics=True,
+        store_schema=True,
+    )
     os.replace(temporary, path)

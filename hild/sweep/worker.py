@@ -98,17 +98,37 @@ def run_one(scenario: Scenario, run: Run) -> RunOutcome:
         wall = time.perf_counter() - start
         nan = dict.fromkeys(METRICS, math.nan)
         message = f"error: {type(e).__name__}: {e}"
-        return RunOutcome(run.index, run.seed, False, "error", 0.0, nan, ("error",), (message,),
-                          math.inf, hild.__version__, wall, warm)  # fmt: skip
+        return RunOutcome(
+            run.index,
+            run.seed,
+            False,
+            "error",
+            0.0,
+            nan,
+            ("error",),
+            (message,),
+            math.inf,
+            hild.__version__,
+            wall,
+            warm,
+        )
     wall = time.perf_counter() - start
     # a run its controller failed is no share of a threshold: no margin (as a run that raised)
     margin = margin_of(result.criteria) if result.fault is None else math.inf
     return RunOutcome(
-        index=run.index, seed=result.seed, passed=result.passed, ended=result.ended,
-        duration_s=result.duration_s, metrics={m: result.metrics[m] for m in METRICS},
-        failed=failed_names(result), failures=failure_sentences(result),
-        margin=margin, hild_version=hild.__version__, wall_s=wall, warm=warm,
-    )  # fmt: skip
+        index=run.index,
+        seed=result.seed,
+        passed=result.passed,
+        ended=result.ended,
+        duration_s=result.duration_s,
+        metrics={m: result.metrics[m] for m in METRICS},
+        failed=failed_names(result),
+        failures=failure_sentences(result),
+        margin=margin,
+        hild_version=hild.__version__,
+        wall_s=wall,
+        warm=warm,
+    )
 
 
 def margin_of(criteria: tuple[CriterionResult, ...]) -> float:

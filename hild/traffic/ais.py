@@ -195,9 +195,12 @@ def encoder() -> Callable[..., list[str]]:
 
 def _encode(raw: dict, sentence: str, channel: str, seq_id: int | None, talker: str) -> list[bytes]:
     lines = encoder()(
-        _pyais_fields(raw), talker_id=talker, sentence_type=sentence, radio_channel=channel,
+        _pyais_fields(raw),
+        talker_id=talker,
+        sentence_type=sentence,
+        radio_channel=channel,
         seq_id=seq_id,
-    )  # fmt: skip
+    )
     return [line.encode("ascii") + b"\r\n" for line in lines]
 
 
@@ -214,16 +217,26 @@ def _dynamic_raw(d: Dynamic) -> dict[str, int]:
 
 
 def position_report_a(
-    msg_type: int, mmsi: int, nav_status: int, d: Dynamic, channel: str,
-    sentence: str = "VDM", talker: str = "AI",
-) -> list[bytes]:  # fmt: skip
+    msg_type: int,
+    mmsi: int,
+    nav_status: int,
+    d: Dynamic,
+    channel: str,
+    sentence: str = "VDM",
+    talker: str = "AI",
+) -> list[bytes]:
     """Message 1 (scheduled, SOTDMA) or 3 (ITDMA: the first report at a shortened interval):
     one sentence. The special manoeuvre indicator is 0, not available (pyais's default is 3,
     which ITU-R M.1371-5 leaves unused)."""
     assert msg_type in (1, 3)
-    raw = {"msg_type": msg_type, "mmsi": mmsi, "status": nav_status & 15,
-           "turn": rot_field(d.rot_deg_per_min), **_dynamic_raw(d),
-           "maneuver": MANEUVER_NOT_AVAILABLE}  # fmt: skip
+    raw = {
+        "msg_type": msg_type,
+        "mmsi": mmsi,
+        "status": nav_status & 15,
+        "turn": rot_field(d.rot_deg_per_min),
+        **_dynamic_raw(d),
+        "maneuver": MANEUVER_NOT_AVAILABLE,
+    }
     return _encode(raw, sentence, channel, None, talker)
 
 
@@ -233,15 +246,26 @@ def static_voyage(
     """Message 5: 424 bits, two sentences with the sequential message id ``seq_id`` (0-9).
     The ETA is sent as not available (month 0, day 0, hour 24, minute 60)."""
     raw = {
-        "msg_type": 5, "mmsi": ident.mmsi, "ais_version": 2, "imo": max(0, ident.imo),
-        "callsign": text_field(ident.callsign, 7), "shipname": text_field(ident.name, 20),
-        "ship_type": ident.ship_type & 255, "to_bow": dimension(ident.to_bow, 9),
-        "to_stern": dimension(ident.to_stern, 9), "to_port": dimension(ident.to_port, 6),
-        "to_starboard": dimension(ident.to_starboard, 6), "epfd": EPFD_GPS,
-        "month": 0, "day": 0, "hour": 24, "minute": 60,
+        "msg_type": 5,
+        "mmsi": ident.mmsi,
+        "ais_version": 2,
+        "imo": max(0, ident.imo),
+        "callsign": text_field(ident.callsign, 7),
+        "shipname": text_field(ident.name, 20),
+        "ship_type": ident.ship_type & 255,
+        "to_bow": dimension(ident.to_bow, 9),
+        "to_stern": dimension(ident.to_stern, 9),
+        "to_port": dimension(ident.to_port, 6),
+        "to_starboard": dimension(ident.to_starboard, 6),
+        "epfd": EPFD_GPS,
+        "month": 0,
+        "day": 0,
+        "hour": 24,
+        "minute": 60,
         "draught": draught_field(ident.draught),
-        "destination": text_field(ident.destination, 20), "dte": 0,
-    }  # fmt: skip
+        "destination": text_field(ident.destination, 20),
+        "dte": 0,
+    }
     return _encode(raw, sentence, channel, seq_id, talker)
 
 
@@ -258,16 +282,25 @@ def static_b(
 ) -> list[bytes]:
     """Message 24 part A (the name) or B (type, call sign, dimensions): one sentence each."""
     if part == "A":
-        raw = {"msg_type": 24, "partno": 0, "mmsi": ident.mmsi,
-               "shipname": text_field(ident.name, 20)}  # fmt: skip
+        raw = {
+            "msg_type": 24,
+            "partno": 0,
+            "mmsi": ident.mmsi,
+            "shipname": text_field(ident.name, 20),
+        }
     else:
         raw = {
-            "msg_type": 24, "partno": 1, "mmsi": ident.mmsi, "ship_type": ident.ship_type & 255,
-            "vendorid": "", "callsign": text_field(ident.callsign, 7),
-            "to_bow": dimension(ident.to_bow, 9), "to_stern": dimension(ident.to_stern, 9),
+            "msg_type": 24,
+            "partno": 1,
+            "mmsi": ident.mmsi,
+            "ship_type": ident.ship_type & 255,
+            "vendorid": "",
+            "callsign": text_field(ident.callsign, 7),
+            "to_bow": dimension(ident.to_bow, 9),
+            "to_stern": dimension(ident.to_stern, 9),
             "to_port": dimension(ident.to_port, 6),
             "to_starboard": dimension(ident.to_starboard, 6),
-        }  # fmt: skip
+        }
     return _encode(raw, sentence, channel, None, talker)
 
 
@@ -325,8 +358,10 @@ class ReportSchedule:
             clock = StationClock(
                 next_position=t + float(rng.uniform(0.0, interval)),
                 next_static=t + float(rng.uniform(0.0, STATIC_INTERVAL_S)),
-                interval=interval, channel=int(rng.integers(0, 2)), identity=ident,
-            )  # fmt: skip
+                interval=interval,
+                channel=int(rng.integers(0, 2)),
+                identity=ident,
+            )
             self.clocks[key] = clock
         if interval < clock.interval - 1e-9 and clock.last_position is not None:
             # A shorter interval: a SOTDMA transponder adds slots at once with ITDMA, and the

@@ -72,7 +72,7 @@ from hild.traffic.layout import (
     WP_EAST,
     WP_NORTH,
     WP_SPEED,
-)  # fmt: skip
+)
 
 TWO_PI = 2.0 * math.pi
 

@@ -46,9 +46,13 @@ from hild.traffic.targets import (
 )
 
 TRAFFIC = FileKind(
-    "traffic", "file", builtin_folder("profiles/traffic"), "HILD_TRAFFIC_PATH", "traffic file",
+    "traffic",
+    "file",
+    builtin_folder("profiles/traffic"),
+    "HILD_TRAFFIC_PATH",
+    "traffic file",
     searched=builtin_candidates("profiles/traffic"),
-)  # fmt: skip
+)
 
 MAX_WAYPOINTS = 1000
 MAX_DISTANCE_M = 200_000.0  # a target this far from the origin is out of any AIS range
@@ -117,15 +121,20 @@ def _unique(seen: list[tuple[object, object, Section]], problems: Problems) -> N
             if name in names:
                 key = "file" if in_file else "name"
                 taken = f"({name!r} is taken by {names[name]})"
-                problems.add(section.error(key, section.data.get(key),
-                                           f"a name no other target has {taken}"))  # fmt: skip
+                problems.add(
+                    section.error(key, section.data.get(key), f"a name no other target has {taken}")
+                )
             names.setdefault(name, section.key("name"))
         if isinstance(mmsi, int) and not isinstance(mmsi, bool):
             if mmsi in mmsis:
                 key = "file" if in_file else "mmsi"
-                problems.add(section.error(key, section.data.get(key), f"an MMSI no other "
-                                           f"target has ({mmsi} is taken by "
-                                           f"{mmsis[mmsi]})"))  # fmt: skip
+                problems.add(
+                    section.error(
+                        key,
+                        section.data.get(key),
+                        f"an MMSI no other target has ({mmsi} is taken by {mmsis[mmsi]})",
+                    )
+                )
             mmsis.setdefault(mmsi, str(name))
 
 
@@ -136,8 +145,9 @@ def _placeable(target: Target, section: Section, own: tuple[float, float]) -> No
         placed(target.motion, 0.0, 0.0, own[0], own[1])
     except ValueError as e:
         key = "encounter" if section.has("encounter") else "file"
-        raise section.error(key, section.data.get(key), f"an encounter that can be set "
-                            f"up: {e}") from None  # fmt: skip
+        raise section.error(
+            key, section.data.get(key), f"an encounter that can be set up: {e}"
+        ) from None
 
 
 def placed(
@@ -157,8 +167,10 @@ def placed(
     away = math.hypot(start.north - own_north, start.east - own_east)
     closing = math.sqrt(max(away**2 - encounter.cpa_m**2, 0.0))
     speed = closing / encounter.tcpa_s if encounter.tcpa_s > 0.0 else 0.0
-    why = [f"tcpa_s = {encounter.tcpa_s:g} at a closing speed of {speed:.2f} m/s "
-           f"({closing / 1000:.1f} km)"]  # fmt: skip
+    why = [
+        f"tcpa_s = {encounter.tcpa_s:g} at a closing speed of {speed:.2f} m/s "
+        f"({closing / 1000:.1f} km)"
+    ]
     if encounter.cpa_m > 0.0:
         why.append(f"cpa_m = {encounter.cpa_m:g} across that")
     own = math.hypot(own_north, own_east)
@@ -192,8 +204,13 @@ def load_traffic_file(name_or_path: str | Path, origin: Origin) -> list[Target]:
     for section in problems.attempt(root.tables, "traffic", default=[]) or []:
         if section.has("file"):
             section.skip(*section.data)
-            problems.add(section.error("file", section.data["file"], "a target: a traffic "
-                                       "file's entries are targets, not other files"))  # fmt: skip
+            problems.add(
+                section.error(
+                    "file",
+                    section.data["file"],
+                    "a target: a traffic file's entries are targets, not other files",
+                )
+            )
     targets: list[Target] = []
     if not problems.errors:
         targets = read_traffic(root, origin, problems)
@@ -213,9 +230,14 @@ def read_target(section: Section, origin: Origin, problems: Problems) -> Target 
     if len(motions) != 1:
         section.skip(*MOTIONS)
         value = motions or "none"
-        problems.add(section.error(motions[1] if len(motions) > 1 else "course", value,
-                                   "exactly one motion table: [traffic.route], "
-                                   "[traffic.course] or [traffic.encounter]"))  # fmt: skip
+        problems.add(
+            section.error(
+                motions[1] if len(motions) > 1 else "course",
+                value,
+                "exactly one motion table: [traffic.route], "
+                "[traffic.course] or [traffic.encounter]",
+            )
+        )
     else:
         reader = {"route": read_route, "course": _course, "encounter": _encounter}[motions[0]]
         motion = problems.attempt(reader, section.table(motions[0], required=True), origin)
@@ -231,23 +253,42 @@ def _identity(section: Section, name: str, r: Reading) -> Identity | None:
     dims = r.get("dimensions", _dimensions, section, default=(0, 0, 0, 0))
     identity = Identity(
         mmsi=r.get("mmsi", _mmsi, section),
-        name=r.get("ship_name", _ais_text, section, "ship_name", 20, name.upper()[:20],
-                   default=""),
+        name=r.get("ship_name", _ais_text, section, "ship_name", 20, name.upper()[:20], default=""),
         callsign=r.get("callsign", _ais_text, section, "callsign", 7, "", default=""),
-        ship_type=r.get("ship_type", _bounded_integer, section, "ship_type", 70, 0, 99,
-                        "an AIS ship and cargo type from 0 to 99 (e.g. 70 cargo, 80 tanker, "
-                        "60 passenger, 37 pleasure craft)", default=0),
-        to_bow=dims[0], to_stern=dims[1], to_port=dims[2], to_starboard=dims[3],
+        ship_type=r.get(
+            "ship_type",
+            _bounded_integer,
+            section,
+            "ship_type",
+            70,
+            0,
+            99,
+            "an AIS ship and cargo type from 0 to 99 (e.g. 70 cargo, 80 tanker, "
+            "60 passenger, 37 pleasure craft)",
+            default=0,
+        ),
+        to_bow=dims[0],
+        to_stern=dims[1],
+        to_port=dims[2],
+        to_starboard=dims[3],
         nav_status=r.get("nav_status", _nav_status, section, default=0),
-        ais_class=r.get("class", section.string, "class", "A", choices=AIS_CLASSES,
-                        default="A"),
-        imo=r.get("imo", _bounded_integer, section, "imo", 0, 0, 999_999_999,
-                  "an IMO number (7 digits) or 0 for none", default=0),
-        destination=r.get("destination", _ais_text, section, "destination", 20, "",
-                          default=""),
-        draught=r.get("draught", section.number, "draught", 0.0, lo=0.0, hi=25.5, unit="m",
-                      default=0.0),
-    )  # fmt: skip
+        ais_class=r.get("class", section.string, "class", "A", choices=AIS_CLASSES, default="A"),
+        imo=r.get(
+            "imo",
+            _bounded_integer,
+            section,
+            "imo",
+            0,
+            0,
+            999_999_999,
+            "an IMO number (7 digits) or 0 for none",
+            default=0,
+        ),
+        destination=r.get("destination", _ais_text, section, "destination", 20, "", default=""),
+        draught=r.get(
+            "draught", section.number, "draught", 0.0, lo=0.0, hi=25.5, unit="m", default=0.0
+        ),
+    )
     if not r.usable("mmsi"):
         return None
     return identity
@@ -260,8 +301,12 @@ def _mmsi(section: Section) -> int:
         or not isinstance(value, int)
         or not (100_000_000 <= value <= 999_999_999)
     ):
-        raise section.error("mmsi", value, "a 9-digit MMSI such as 257012340 (its first three "
-                            "digits the country's MID, 2xx-7xx for ships)")  # fmt: skip
+        raise section.error(
+            "mmsi",
+            value,
+            "a 9-digit MMSI such as 257012340 (its first three "
+            "digits the country's MID, 2xx-7xx for ships)",
+        )
     return value
 
 
@@ -269,14 +314,19 @@ def _ais_text(section: Section, key: str, length: int, default: str) -> str:
     value = section.string(key, default).upper()
     bad = sorted(set(value) - AIS_TEXT)
     if len(value) > length or bad:
-        raise section.error(key, section.data.get(key, default), f"at most {length} characters "
-                            "of AIS text (letters, digits, space and ordinary signs; no '~', "
-                            "no lower-case after upper-casing)")  # fmt: skip
+        raise section.error(
+            key,
+            section.data.get(key, default),
+            f"at most {length} characters "
+            "of AIS text (letters, digits, space and ordinary signs; no '~', "
+            "no lower-case after upper-casing)",
+        )
     return value
 
 
-def _bounded_integer(section: Section, key: str, default: int, lo: int, hi: int,
-                     expected: str) -> int:  # fmt: skip
+def _bounded_integer(
+    section: Section, key: str, default: int, lo: int, hi: int, expected: str
+) -> int:
     value = section.raw(key, default)
     if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
         raise section.error(key, value, expected)
@@ -290,10 +340,14 @@ def _dimensions(section: Section) -> tuple[int, int, int, int]:
         "starboard sides (A and B up to 511, C and D up to 63), e.g. [80, 20, 8, 8]"
     )
     if (
-        not isinstance(value, list) or len(value) != 4
+        not isinstance(value, list)
+        or len(value) != 4
         or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value)
-        or value[0] > 511 or value[1] > 511 or value[2] > 63 or value[3] > 63
-    ):  # fmt: skip
+        or value[0] > 511
+        or value[1] > 511
+        or value[2] > 63
+        or value[3] > 63
+    ):
         raise section.error("dimensions", value, expected)
     return value[0], value[1], value[2], value[3]
 
@@ -304,8 +358,9 @@ def _nav_status(section: Section) -> int:
         return NAV_STATUS[value]
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 15:
         return value
-    raise section.error("nav_status", value, "a navigational status from 0 to 15 or one of "
-                        + ", ".join(NAV_STATUS))  # fmt: skip
+    raise section.error(
+        "nav_status", value, "a navigational status from 0 to 15 or one of " + ", ".join(NAV_STATUS)
+    )
 
 
 def speed_of(
@@ -334,17 +389,24 @@ def position_of(section: Section, origin: Origin, what: str) -> tuple[float, flo
         lon = section.number("longitude", lo=-180.0, hi=180.0, unit="degrees east")
         north, east, _ = origin.to_ned(lat, lon)
         if math.hypot(north, east) > MAX_DISTANCE_M:
-            raise section.error("latitude", lat, f"{what} within {MAX_DISTANCE_M / 1000:g} km "
-                                f"of the origin ({origin.latitude_deg:g}, "
-                                f"{origin.longitude_deg:g})")  # fmt: skip
+            raise section.error(
+                "latitude",
+                lat,
+                f"{what} within {MAX_DISTANCE_M / 1000:g} km "
+                f"of the origin ({origin.latitude_deg:g}, "
+                f"{origin.longitude_deg:g})",
+            )
         return north, east
     section.skip("latitude", "longitude")
     problems = Problems()
     north, east = (
-        problems.attempt(lambda key=key: section.number(
-            key, lo=-MAX_DISTANCE_M, hi=MAX_DISTANCE_M, unit="m from the origin"))
+        problems.attempt(
+            lambda key=key: section.number(
+                key, lo=-MAX_DISTANCE_M, hi=MAX_DISTANCE_M, unit="m from the origin"
+            )
+        )
         for key in ("north", "east")
-    )  # fmt: skip
+    )
     problems.raise_any()
     return north, east
 
@@ -373,17 +435,29 @@ def read_route(section: Section, origin: Origin, from_here: bool = False) -> Rou
         speed = problems.attempt(speed_of, p, i > 0, math.nan)
         if speed == 0.0 and (i > 0 or loop or from_here):  # a leg sailed at it: never arrives
             key = "speed" if p.has("speed") else "speed_kn"
-            problems.add(p.error(key, p.data.get(key), "a speed above 0 (the target sails the "
-                                 "leg to this waypoint at it; a route without loop stops at "
-                                 "its last waypoint)"))  # fmt: skip
+            problems.add(
+                p.error(
+                    key,
+                    p.data.get(key),
+                    "a speed above 0 (the target sails the "
+                    "leg to this waypoint at it; a route without loop stops at "
+                    "its last waypoint)",
+                )
+            )
         problems.attempt(p.finish)
         if where is not None and speed is not None:
             waypoints.append(Waypoint(where[0], where[1], speed))
     key = "waypoints" if section.has("waypoints") else "waypoint"
     if not 2 <= len(points) <= MAX_WAYPOINTS:
-        problems.add(section.error(key, f"{len(points)} waypoints", f"from 2 to {MAX_WAYPOINTS} "
-                                   "waypoints ([[traffic.route.waypoint]] tables, the first "
-                                   "the start)"))  # fmt: skip
+        problems.add(
+            section.error(
+                key,
+                f"{len(points)} waypoints",
+                f"from 2 to {MAX_WAYPOINTS} "
+                "waypoints ([[traffic.route.waypoint]] tables, the first "
+                "the start)",
+            )
+        )
     loop = problems.attempt(section.boolean, "loop", False)
     acceptance = problems.attempt(
         lambda: section.number("acceptance_m", 0.0, lo=0.0, hi=10_000.0, unit="m")
@@ -395,8 +469,11 @@ def read_route(section: Section, origin: Origin, from_here: bool = False) -> Rou
         waypoints[0] = Waypoint(first.north, first.east, waypoints[1].speed)
     for a, b in zip(waypoints, waypoints[1:], strict=False):
         if math.hypot(b.north - a.north, b.east - a.east) < 1.0:
-            raise section.error(key, [[a.north, a.east], [b.north, b.east]], "waypoints at "
-                                "least 1 m apart (two in one place give no course)")  # fmt: skip
+            raise section.error(
+                key,
+                [[a.north, a.east], [b.north, b.east]],
+                "waypoints at least 1 m apart (two in one place give no course)",
+            )
     return Route(tuple(waypoints), loop, acceptance)
 
 
@@ -404,13 +481,18 @@ def _encounter(section: Section, origin: Origin) -> Encounter:
     problems = Problems()
     r = Reading(problems)
     situation = r.get("situation", _situation, section)
-    given = [k for k in ("situation", "relative_course_deg", "relative_bearing_deg")
-             if section.has(k)]  # fmt: skip
+    given = [
+        k for k in ("situation", "relative_course_deg", "relative_bearing_deg") if section.has(k)
+    ]
     if len(given) != 1:
-        problems.add(section.error(given[1] if len(given) > 1 else "situation",
-                                   given or "none", "exactly one of situation (" +
-                                   ", ".join(SITUATIONS) + "), relative_course_deg or "
-                                   "relative_bearing_deg"))  # fmt: skip
+        problems.add(
+            section.error(
+                given[1] if len(given) > 1 else "situation",
+                given or "none",
+                "exactly one of situation (" + ", ".join(SITUATIONS) + "), relative_course_deg or "
+                "relative_bearing_deg",
+            )
+        )
     angle = {"lo": -360.0, "hi": 360.0, "unit": "deg"}
     course = r.get("relative_course_deg", _maybe_angle, section, "relative_course_deg", angle)
     bearing = r.get("relative_bearing_deg", _maybe_angle, section, "relative_bearing_deg", angle)
@@ -420,18 +502,21 @@ def _encounter(section: Section, origin: Origin) -> Encounter:
     else:
         section.skip("own_speed_kn", "own_speed")
     encounter = Encounter(
-        cpa_m=r.get("cpa_m", section.number, "cpa_m", 0.0, lo=0.0, hi=50_000.0, unit="m",
-                    default=0.0),
-        tcpa_s=r.get("tcpa_s", section.number, "tcpa_s", lo=1.0, hi=86_400.0, unit="s",
-                     default=600.0),
+        cpa_m=r.get(
+            "cpa_m", section.number, "cpa_m", 0.0, lo=0.0, hi=50_000.0, unit="m", default=0.0
+        ),
+        tcpa_s=r.get(
+            "tcpa_s", section.number, "tcpa_s", lo=1.0, hi=86_400.0, unit="s", default=600.0
+        ),
         speed=r.get("speed", speed_of, section, default=0.0),
         situation=situation or "",
         relative_course=course,
         relative_bearing=bearing,
-        passes=r.get("passes", section.string, "passes", "", choices=("", *PASSING_SIDES),
-                     default=""),
+        passes=r.get(
+            "passes", section.string, "passes", "", choices=("", *PASSING_SIDES), default=""
+        ),
         own_speed=own,
-    )  # fmt: skip
+    )
     problems.attempt(section.finish)
     problems.raise_any()
     return encounter
@@ -440,9 +525,13 @@ def _encounter(section: Section, origin: Origin) -> Encounter:
 def _situation(section: Section) -> str:
     value = section.string("situation", "")
     if section.has("situation") and value not in SITUATIONS:
-        raise section.error("situation", value, "one of " + ", ".join(SITUATIONS) + " (named "
-                            "from the own ship's side: in crossing-give-way the own ship gives "
-                            "way)")  # fmt: skip
+        raise section.error(
+            "situation",
+            value,
+            "one of " + ", ".join(SITUATIONS) + " (named "
+            "from the own ship's side: in crossing-give-way the own ship gives "
+            "way)",
+        )
     return value
 
 
@@ -457,8 +546,11 @@ def read_behaviour(section: Section) -> Behaviour:
     value = section.raw("behaviour", "hold")
     if isinstance(value, str):
         if value not in BEHAVIOURS:
-            raise section.error("behaviour", value, "one of " + ", ".join(map(repr, BEHAVIOURS))
-                                + " or a [traffic.behaviour] table")  # fmt: skip
+            raise section.error(
+                "behaviour",
+                value,
+                "one of " + ", ".join(map(repr, BEHAVIOURS)) + " or a [traffic.behaviour] table",
+            )
         return Behaviour(value)
     table = section.table("behaviour", required=True)
     problems = Problems()
@@ -467,15 +559,47 @@ def read_behaviour(section: Section) -> Behaviour:
     number: Callable[..., float] = table.number
     behaviour = Behaviour(
         kind=r.get("kind", table.string, "kind", "hold", choices=BEHAVIOURS, default="hold"),
-        turn_deg=r.get("turn_deg", number, "turn_deg", default.turn_deg, lo=5.0, hi=120.0,
-                       unit="deg", default=default.turn_deg),
-        act_range_m=r.get("act_range_m", number, "act_range_m", default.act_range_m, lo=0.0,
-                          hi=50_000.0, unit="m", default=default.act_range_m),
-        act_tcpa_s=r.get("act_tcpa_s", number, "act_tcpa_s", default.act_tcpa_s, lo=0.0,
-                         hi=7200.0, unit="s", default=default.act_tcpa_s),
-        safe_cpa_m=r.get("safe_cpa_m", number, "safe_cpa_m", default.safe_cpa_m, lo=1.0,
-                         hi=20_000.0, unit="m", default=default.safe_cpa_m),
-    )  # fmt: skip
+        turn_deg=r.get(
+            "turn_deg",
+            number,
+            "turn_deg",
+            default.turn_deg,
+            lo=5.0,
+            hi=120.0,
+            unit="deg",
+            default=default.turn_deg,
+        ),
+        act_range_m=r.get(
+            "act_range_m",
+            number,
+            "act_range_m",
+            default.act_range_m,
+            lo=0.0,
+            hi=50_000.0,
+            unit="m",
+            default=default.act_range_m,
+        ),
+        act_tcpa_s=r.get(
+            "act_tcpa_s",
+            number,
+            "act_tcpa_s",
+            default.act_tcpa_s,
+            lo=0.0,
+            hi=7200.0,
+            unit="s",
+            default=default.act_tcpa_s,
+        ),
+        safe_cpa_m=r.get(
+            "safe_cpa_m",
+            number,
+            "safe_cpa_m",
+            default.safe_cpa_m,
+            lo=1.0,
+            hi=20_000.0,
+            unit="m",
+            default=default.safe_cpa_m,
+        ),
+    )
     problems.attempt(table.finish)
     problems.raise_any()
     return behaviour
@@ -489,17 +613,37 @@ def _dynamics(section: Section) -> ShipDynamics:
     problems = Problems()
     r = Reading(problems)
     dynamics = ShipDynamics(
-        speed_time_constant_s=r.get("speed_time_constant_s", table.number,
-                                    "speed_time_constant_s", default.speed_time_constant_s,
-                                    lo=1.0, hi=3600.0, unit="s",
-                                    default=default.speed_time_constant_s),
-        yaw_time_constant_s=r.get("yaw_time_constant_s", table.number, "yaw_time_constant_s",
-                                  default.yaw_time_constant_s, lo=0.5, hi=600.0, unit="s",
-                                  default=default.yaw_time_constant_s),
-        turning_radius_m=r.get("turning_radius_m", table.number, "turning_radius_m",
-                               default.turning_radius_m, lo=5.0, hi=10_000.0, unit="m",
-                               default=default.turning_radius_m),
-    )  # fmt: skip
+        speed_time_constant_s=r.get(
+            "speed_time_constant_s",
+            table.number,
+            "speed_time_constant_s",
+            default.speed_time_constant_s,
+            lo=1.0,
+            hi=3600.0,
+            unit="s",
+            default=default.speed_time_constant_s,
+        ),
+        yaw_time_constant_s=r.get(
+            "yaw_time_constant_s",
+            table.number,
+            "yaw_time_constant_s",
+            default.yaw_time_constant_s,
+            lo=0.5,
+            hi=600.0,
+            unit="s",
+            default=default.yaw_time_constant_s,
+        ),
+        turning_radius_m=r.get(
+            "turning_radius_m",
+            table.number,
+            "turning_radius_m",
+            default.turning_radius_m,
+            lo=5.0,
+            hi=10_000.0,
+            unit="m",
+            default=default.turning_radius_m,
+        ),
+    )
     problems.attempt(table.finish)
     problems.raise_any()
     return dynamics

@@ -40,23 +40,29 @@ def target_reports(view: TrafficView, origin: Origin) -> list[dict[str, object]]
         heading = float(row[TL.T_HEADING]) % TWO_PI
         speed = float(row[TL.T_SPEED])
         min_range = float(row[TL.T_MIN_RANGE])
-        out.append({
-            "name": target.name,
-            "mmsi": target.identity.mmsi,
-            "latitude": lat, "longitude": lon,
-            "north": round(north, 3), "east": round(east, 3),
-            "heading": round(heading, 6), "heading_deg": round(math.degrees(heading), 2),
-            "speed": round(speed, 4), "speed_kn": round(speed / KNOT, 2),
-            "rate_of_turn": round(float(row[TL.T_YAW_RATE]), 6),
-            "mode": MODES.get(float(row[TL.T_MODE]), "sail"),
-            "situation": SITUATIONS.get(float(row[TL.T_SITUATION]), ""),
-            "range_m": round(float(row[TL.T_RANGE]), 2),
-            "bearing_deg": compass_deg(float(row[TL.T_BEARING]), 2),
-            "cpa_m": round(float(row[TL.T_CPA]), 2),
-            "tcpa_s": round(float(row[TL.T_TCPA]), 2),
-            "min_range_m": round(min_range, 2) if math.isfinite(min_range) else None,
-            "min_range_t": round(float(row[TL.T_MIN_RANGE_T]), 3),
-        })  # fmt: skip
+        out.append(
+            {
+                "name": target.name,
+                "mmsi": target.identity.mmsi,
+                "latitude": lat,
+                "longitude": lon,
+                "north": round(north, 3),
+                "east": round(east, 3),
+                "heading": round(heading, 6),
+                "heading_deg": round(math.degrees(heading), 2),
+                "speed": round(speed, 4),
+                "speed_kn": round(speed / KNOT, 2),
+                "rate_of_turn": round(float(row[TL.T_YAW_RATE]), 6),
+                "mode": MODES.get(float(row[TL.T_MODE]), "sail"),
+                "situation": SITUATIONS.get(float(row[TL.T_SITUATION]), ""),
+                "range_m": round(float(row[TL.T_RANGE]), 2),
+                "bearing_deg": compass_deg(float(row[TL.T_BEARING]), 2),
+                "cpa_m": round(float(row[TL.T_CPA]), 2),
+                "tcpa_s": round(float(row[TL.T_TCPA]), 2),
+                "min_range_m": round(min_range, 2) if math.isfinite(min_range) else None,
+                "min_range_t": round(float(row[TL.T_MIN_RANGE_T]), 3),
+            }
+        )
     return out
 
 
@@ -70,8 +76,10 @@ def signalk_paths(view: TrafficView, origin: Origin) -> dict[str, object]:
         identity = target.identity
         paths[f"{base}/name"] = identity.name
         paths[f"{base}/mmsi"] = str(identity.mmsi)
-        paths[f"{base}/navigation/position"] = {"latitude": report["latitude"],
-                                                 "longitude": report["longitude"]}  # fmt: skip
+        paths[f"{base}/navigation/position"] = {
+            "latitude": report["latitude"],
+            "longitude": report["longitude"],
+        }
         paths[f"{base}/navigation/headingTrue"] = report["heading"]
         paths[f"{base}/navigation/courseOverGroundTrue"] = report["heading"]
         paths[f"{base}/navigation/speedOverGround"] = report["speed"]
@@ -81,9 +89,10 @@ def signalk_paths(view: TrafficView, origin: Origin) -> dict[str, object]:
         paths[f"{base}/design/aisShipType"] = {"id": identity.ship_type}
         paths[f"{base}/sensors/ais/class"] = identity.ais_class
         paths[f"{base}/navigation/closestApproach"] = {
-            "distance": report["cpa_m"], "timeTo": report["tcpa_s"],
+            "distance": report["cpa_m"],
+            "timeTo": report["tcpa_s"],
             "range": report["range_m"],
-        }  # fmt: skip
+        }
     return paths
 
 

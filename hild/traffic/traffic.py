@@ -62,7 +62,7 @@ from hild.traffic.layout import (
     T_WAYPOINT,
     T_YAW_RATE,
     WP_SIZE,
-)  # fmt: skip
+)
 from hild.traffic.targets import (
     BEHAVIOURS,
     MAX_TARGETS,

@@ -46,8 +46,14 @@ class PacedLine:
     fails (the segment is then dropped). Both run in the tick thread.
     """
 
-    def __init__(self, fd: int, byte_s: float, max_segments: int,
-                 on_full: Callable[[], None], on_error: Callable[[OSError], None]):  # fmt: skip
+    def __init__(
+        self,
+        fd: int,
+        byte_s: float,
+        max_segments: int,
+        on_full: Callable[[], None],
+        on_error: Callable[[OSError], None],
+    ):
         self._lock = threading.Lock()
         self._fd = fd
         self._byte_s = byte_s

@@ -120,9 +120,13 @@ class PtyPort(Port):
         after start(), before the ticks begin."""
         if not self.pace or self._master is None or self._paced is not None:
             return
-        self._paced = PacedLine(self._master, self._byte_s, self.queue_lines,
-                                self._discard_unread_from_tick,
-                                self._paced_write_failed)  # fmt: skip
+        self._paced = PacedLine(
+            self._master,
+            self._byte_s,
+            self.queue_lines,
+            self._discard_unread_from_tick,
+            self._paced_write_failed,
+        )
         pacer.add(self._paced)
 
     def _hand_to_pacer(self, line: bytes) -> None:

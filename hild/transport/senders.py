@@ -59,9 +59,16 @@ class Sender:
     """One source address: whether allow= takes it, its inbox, how its lines fared."""
 
     __slots__ = (
-        "address", "allowed", "bytes", "delivered_t", "inbox", "malformed", "next_probe",
-        "probe_t", "tries",
-    )  # fmt: skip
+        "address",
+        "allowed",
+        "bytes",
+        "delivered_t",
+        "inbox",
+        "malformed",
+        "next_probe",
+        "probe_t",
+        "tries",
+    )
 
     def __init__(self, address: tuple, allowed: bool):
         self.address = address  # the socket address the datagrams came from

@@ -75,7 +75,8 @@ class StreamGuard:
             self.malformed += 1
             if self.malformed == THROTTLE_AFTER:
                 self._log_throttled(
-                    url=self._url, peer=self._peer,
+                    url=self._url,
+                    peer=self._peer,
                     reason=f"{THROTTLE_AFTER} malformed lines in a row; what is malformed "
                     "is screened out unread (the port's `throttled`)",
-                )  # fmt: skip
+                )

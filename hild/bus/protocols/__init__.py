@@ -45,24 +45,20 @@ PROTOCOLS: dict[str, Protocol] = {
         Protocol("ROR", "IEC 61162-1 rudder order", iec.decode_ror, formatter="ROR"),
         Protocol(
             "PHLDC", "Odin's normalized jet command", normalized.decode_phldc, address="PHLDC"
-        ),  # fmt: skip
-        Protocol(
-            "PHLDT", "normalized thruster command", normalized.decode_phldt, address="PHLDT"
-        ),  # fmt: skip
-        Protocol(
-            "PYDIR", "Heron frontseat direct thrust", frontseat.decode_pydir, address="PYDIR"
-        ),  # fmt: skip
+        ),
+        Protocol("PHLDT", "normalized thruster command", normalized.decode_phldt, address="PHLDT"),
+        Protocol("PYDIR", "Heron frontseat direct thrust", frontseat.decode_pydir, address="PYDIR"),
         Protocol(
             "PYDEV",
             "Heron frontseat heading and speed",
             frontseat.decode_unsupported,
             address="PYDEV",
-        ),  # fmt: skip
+        ),
         Protocol(
             "PYDEP",
             "Heron frontseat yaw rate and thrust",
             frontseat.decode_unsupported,
             address="PYDEP",
-        ),  # fmt: skip
+        ),
     )
 }
