@@ -17,13 +17,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, NoReturn, Protocol
 
 import numpy as np
 
 if TYPE_CHECKING:
     from hild.bench import Bench
-    from hild.control import ControlRecord
+    from hild.bus.arbiter import Arbiter
+    from hild.bus.dispatch import Dispatcher
+    from hild.clock import JitterStats
+    from hild.control import ControlQueue, ControlRecord
+    from hild.coupled.simulation import Simulation
     from hild.devices.roles import TakesCommands
     from hild.environment.environment import Environment
     from hild.environment.weather import Weather
@@ -31,8 +35,35 @@ if TYPE_CHECKING:
     from hild.sensors.device import DeviceConfig
     from hild.sensors.truth import Truth
     from hild.traffic.view import TrafficView
+    from hild.transport import Port
     from hild.world.devices import DeviceRuntime
-    from hild.world.world import World
+
+
+class Viewed(Protocol):
+    """What a view reads of its world (hild/world/world.py's World is one; named here so that
+    the world and its view do not import each other)."""
+
+    bench: Bench
+    dt: float
+    duration: float | None
+    start_utc: datetime | None
+    t: float
+    sim: Simulation
+    devices: list[DeviceRuntime]
+    command_devices: list[TakesCommands]
+    queue: ControlQueue
+    dispatcher: Dispatcher
+    arbiter: Arbiter
+    ports: dict[tuple, Port]
+    tick_period_s: float
+    late_s: float
+    jitter: JitterStats
+    stop_reason: str
+
+    def truth(self, t: float) -> Truth: ...
+
+    @property
+    def runtime_control(self) -> RuntimeRequests: ...
 
 
 def read_only(array: np.ndarray) -> np.ndarray:
@@ -155,7 +186,7 @@ class WorldView(_ReadOnly):
         "_environment",
         "_put",
     )
-    _world: World
+    _world: Viewed
     _x: np.ndarray
     _act_state: np.ndarray
     _act_cmd: np.ndarray
@@ -165,7 +196,7 @@ class WorldView(_ReadOnly):
     _environment: EnvironmentSeen | None
     _put: Callable[[ControlRecord], None]
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: Viewed) -> None:
         sim = world.sim  # (its arrays are written in place, never replaced: views stay true)
         self._init(
             _world=world,
