@@ -134,72 +134,50 @@ watchdog_s = 0.5
 """
 
 
-def test_ardupilots_frames_held_back_for_two_seconds_trip_no_watchdog(tmp_path):
-    """A SITL paused for 2 s of wall time (a breakpoint, a slow machine) holds the world: the
-    jets' lease, granted on simulated time, is still running when the frames come back, so
-    nothing trips; the same silence in simulated time does trip it."""
+def jets_after_a_pause(tmp_path, pause_s: float, frames_after: int) -> dict:
+    """ArduPilot's SITL (1200 Hz frames) and a controller on the jets: 0.1 s of frames, a
+    neutral and a thrust command, 0.1 s of frames, ``pause_s`` of wall time without a frame,
+    then ``frames_after`` frames; the jets' summary."""
     ap, jets = free_udp_port(), free_udp_port()
-    bench = write_bench(
-        tmp_path / "ap.toml",
-        "ap",
-        tmp_path / "run",
-        AP_AND_JETS.format(ap=ap, jets=jets),
-        rate_hz=1200,
-    )
+    tables = AP_AND_JETS.format(ap=ap, jets=jets)
+    bench = write_bench(tmp_path / "ap.toml", "ap", tmp_path / "run", tables, rate_hz=1200)
     daemon = Daemon(str(bench), tmp=tmp_path)
     sitl, controller = Sitl(ap), socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    count = 0
+
+    def frames(n: int) -> None:
+        nonlocal count
+        for _ in range(n):
+            sitl.step(count)
+            count += 1
+
     try:
-        count = 0
-        for _ in range(120):  # 0.1 s of frames
-            sitl.step(count)
-            count += 1
-        neutral = nmea_line("RCTRC,0,0.0,P,,V,,B,C")
-        for line in (neutral, nmea_line("RCTRC,0,40.0,P,,V,,B,C")):
-            controller.sendto(line, ("127.0.0.1", jets))
+        frames(120)
+        for body in ("RCTRC,0,0.0,P,,V,,B,C", "RCTRC,0,40.0,P,,V,,B,C"):
+            controller.sendto(nmea_line(body), ("127.0.0.1", jets))
         time.sleep(0.3)  # both applied at the next frame
-        for _ in range(120):  # 0.1 s more, the lease running
-            sitl.step(count)
-            count += 1
-        time.sleep(2.0)  # the SITL is paused: no frame, no tick
-        for _ in range(240):  # 0.2 s after the pause: still within the 0.5 s lease
-            sitl.step(count)
-            count += 1
-        held = daemon.stop()
-        assert held["devices"]["jets"]["commands"] == 2
-        assert held["devices"]["jets"]["watchdog_trips"] == 0, held["devices"]["jets"]
+        frames(120)  # the lease running
+        time.sleep(pause_s)  # the SITL is paused: no frame, no tick
+        frames(frames_after)
+        return daemon.stop()["devices"]["jets"]
     finally:
         sitl.close()
         controller.close()
+
+
+def test_ardupilots_frames_held_back_for_two_seconds_trip_no_watchdog(tmp_path):
+    """A SITL paused for 2 s of wall time (a breakpoint, a slow machine) holds the world: the
+    jets' lease, granted on simulated time, is still running when the frames come back (0.1 s
+    before the pause and 0.2 s after it of the 0.5 s lease), so nothing trips."""
+    jets = jets_after_a_pause(tmp_path, 2.0, 240)
+    assert jets["commands"] == 2 and jets["watchdog_trips"] == 0, jets
 
 
 def test_the_same_silence_on_simulated_time_trips_it(tmp_path):
-    """The control for the test above: 0.6 s of frames after the last command trips it."""
-    ap, jets = free_udp_port(), free_udp_port()
-    bench = write_bench(
-        tmp_path / "ap.toml",
-        "ap",
-        tmp_path / "run",
-        AP_AND_JETS.format(ap=ap, jets=jets),
-        rate_hz=1200,
-    )
-    daemon = Daemon(str(bench), tmp=tmp_path)
-    sitl, controller = Sitl(ap), socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        count = 0
-        for _ in range(120):
-            sitl.step(count)
-            count += 1
-        for line in (nmea_line("RCTRC,0,0.0,P,,V,,B,C"), nmea_line("RCTRC,0,40.0,P,,V,,B,C")):
-            controller.sendto(line, ("127.0.0.1", jets))
-        time.sleep(0.3)
-        for _ in range(720):  # 0.6 s of simulated time: past the lease
-            sitl.step(count)
-            count += 1
-        tripped = daemon.stop()
-        assert tripped["devices"]["jets"]["watchdog_trips"] == 1, tripped["devices"]["jets"]
-    finally:
-        sitl.close()
-        controller.close()
+    """The control for the test above: no pause, but 0.1 s and then 0.6 s of frames after the
+    last command, past its lease: it trips, once."""
+    jets = jets_after_a_pause(tmp_path, 0.0, 720)
+    assert jets["commands"] == 2 and jets["watchdog_trips"] == 1, jets
 
 
 def test_an_external_run_gets_the_same_observers(tmp_path):
