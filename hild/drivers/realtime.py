@@ -33,14 +33,13 @@ from hild.drivers.frames import run_frames
 from hild.drivers.ports import close_ports, open_ports
 from hild.drivers.stats import LoopStats
 from hild.heap import frozen_heap
-from hild.kernel_cache import started_cold
 from hild.log import route_asyncio_errors
 from hild.observers import TickObserver
 from hild.rundir import STOP_SIGNALS
 from hild.threads import name_os_thread
 from hild.transport.pacer import TickPacer
 from hild.transport.pty import PACE_QUANTUM_S, PtyPort
-from hild.world.build import warm_up
+from hild.world.build import prepare
 from hild.world.world import Outbox, World
 
 log = structlog.get_logger("hild.daemon")
@@ -106,16 +105,7 @@ class Daemon:
         signals = STOP_SIGNALS if threading.current_thread() is threading.main_thread() else ()
         for sig in signals:
             loop.add_signal_handler(sig, self.stop, signal.Signals(sig).name)
-        started = time.monotonic()
-        note = (
-            "the first run compiles the vessel model, which takes a while (up to a minute on a "
-            "Raspberry Pi; hild warm does it ahead); later runs load it from the cache"
-            if started_cold()
-            else "loading the compiled vessel model from the cache"
-        )
-        log.info("run.preparing", note=note)
-        warm_up(self.bench)
-        log.info("run.prepared", seconds=round(time.monotonic() - started, 2))
+        prepare(self.bench)
         switch_interval = sys.getswitchinterval()
         sys.setswitchinterval(GIL_SWITCH_S)
         try:

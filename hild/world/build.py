@@ -7,6 +7,8 @@ import math
 import time
 from datetime import UTC, datetime
 
+import structlog
+
 from hild.bench import Bench
 from hild.bus.arbiter import Arbiter
 from hild.bus.screen import warm_up as warm_screen
@@ -14,8 +16,11 @@ from hild.control import ControlQueue, SafeState
 from hild.coupled.simulation import Simulation
 from hild.devices.registry import COMMANDS, FRAMES, KINDS, build_device
 from hild.environment.environment import Environment
+from hild.kernel_cache import started_cold
 from hild.sensors.truth import Truth
 from hild.transport.base import Inbound
+
+log = structlog.get_logger("hild.daemon")
 
 
 def initial_simulation(
@@ -40,6 +45,21 @@ def initial_simulation(
         sim.add_traffic(bench.traffic)
     sim.update_environment()
     return sim
+
+
+def prepare(bench: Bench) -> None:
+    """Before a clock starts: the warm-up, said in the log (``run.preparing``, with whether the
+    kernels compile now or load from the cache, and ``run.prepared``, with how long it took)."""
+    started = time.monotonic()
+    note = (
+        "the first run compiles the vessel model, which takes a while (up to a minute on a "
+        "Raspberry Pi; hild warm does it ahead); later runs load it from the cache"
+        if started_cold()
+        else "loading the compiled vessel model from the cache"
+    )
+    log.info("run.preparing", note=note)
+    warm_up(bench)
+    log.info("run.prepared", seconds=round(time.monotonic() - started, 2))
 
 
 def warm_up(bench: Bench) -> None:
