@@ -83,10 +83,28 @@ def started_cold() -> bool:
 
 
 def kernels_cached() -> bool:
-    """Whether compiled kernels are in the cache (False: this run compiles them, which takes
-    seconds here and up to a minute on a Raspberry Pi)."""
+    """Whether this installation's compiled kernels are in the cache (False: this run compiles
+    them, which takes seconds here and up to a minute on a Raspberry Pi).
+
+    numba keeps a source folder's kernels in a subfolder of the cache named for that folder's
+    path (``coupled_<sha1 of the folder's absolute path>``: numba's
+    ``_CacheLocator.get_suitable_cache_subpath``), so the kernels that another checkout or
+    install of the same sources compiled into the same directory are not this one's: a
+    wheel's first run beside a source tree compiles, and must say so."""
     folder = os.environ.get("NUMBA_CACHE_DIR", "")
-    return bool(folder) and any(Path(folder).rglob("*.nbi"))
+    if not folder:
+        return False
+    return any((Path(folder) / kernel_subfolder(TICK_KERNELS)).glob("*.nbi"))
+
+
+TICK_KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "coupled")
+
+
+def kernel_subfolder(source_folder: str) -> str:
+    """The cache's subfolder for the kernels of the modules in ``source_folder``, as numba
+    names it (the folder's name and the SHA-1 of its absolute path)."""
+    path = os.path.abspath(source_folder)
+    return f"{os.path.basename(path)}_{hashlib.sha1(path.encode()).hexdigest()}"
 
 
 _announced = False

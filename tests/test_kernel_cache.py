@@ -62,6 +62,10 @@ def test_a_layout_change_is_compiled_afresh(tmp_path):
     assert after == before
     keyed = sorted(p.name for p in cache.iterdir())
     assert len(keyed) == 2 and all(name.startswith(PREFIX) for name in keyed), keyed
+    # numba kept the copy's tick kernels where kernels_cached looks for this install's
+    ticks = kernel_cache.kernel_subfolder(str(root / "hild" / "coupled"))
+    for key in keyed:
+        assert any((cache / key / ticks).glob("*.nbi")), sorted((cache / key).iterdir())
     assert abs(before[11]) > 0.05  # it was turning (yaw rate, rad/s), so cross-flow drag acted
 
 
@@ -78,8 +82,17 @@ def test_a_run_that_compiles_says_so_and_a_cached_one_does_not(tmp_path, monkeyp
     monkeypatch.setattr(kernel_cache, "_announced", False)  # (said once a process)
     announce_compiling()
     assert capsys.readouterr().err.startswith("hild: compiling the vessel model")
-    (tmp_path / "hild_model_dynamics").mkdir()
-    (tmp_path / "hild_model_dynamics" / "dynamics.rhs-1.py311.nbi").write_bytes(b"")
+    # another checkout's or install's kernels of the same sources (a source tree's, beside a
+    # wheel's): numba would compile this one's all the same, so the run says it compiles
+    other = tmp_path / kernel_cache.kernel_subfolder("/elsewhere/hild/coupled")
+    other.mkdir()
+    (other / "loop.tick_kernel-60.py311.nbi").write_bytes(b"")
+    monkeypatch.setattr(kernel_cache, "_announced", False)
+    announce_compiling()
+    assert capsys.readouterr().err.startswith("hild: compiling the vessel model")
+    mine = tmp_path / kernel_cache.kernel_subfolder(kernel_cache.TICK_KERNELS)
+    mine.mkdir()
+    (mine / "loop.tick_kernel-60.py311.nbi").write_bytes(b"")
     monkeypatch.setattr(kernel_cache, "_announced", False)
     announce_compiling()
     assert capsys.readouterr().err == ""
