@@ -309,3 +309,28 @@ def test_the_observers_view_is_read_only_and_follows_the_world():
     assert seen is not None and seen.weather.preset == "gale-calm-sea"
     assert world.sim.environment is not None
     assert np.shares_memory(seen.O, world.sim.environment.O)
+
+
+def test_a_window_with_overruns_says_the_machine_is_not_keeping_up():
+    """loop.stats counts overruns; a window in which more than one tick in a hundred came a
+    whole step late warns as well (loop.overruns), one at or under it does not."""
+    from structlog.testing import capture_logs
+
+    from hild.bench import load_bench
+    from hild.drivers.stats import LoopStats
+    from hild.world.world import World
+
+    stats = LoopStats(World(load_bench(None)), paced_by_frames=False)
+    period = 0.01
+
+    def window(late_ticks: int) -> list[dict]:
+        for i in range(200):
+            stats.window.add(2 * period if i < late_ticks else 0.0, period)
+        with capture_logs() as logs:
+            stats.log(10.0)
+        return [e for e in logs if e["event"] == "loop.overruns"]
+
+    assert window(2) == []  # 1 %: a busy machine's
+    (warned,) = window(3)
+    assert (warned["overruns"], warned["ticks"], warned["share"]) == (3, 200, 0.015)
+    assert warned["log_level"] == "warning"

@@ -15,6 +15,10 @@ from hild.world.world import World
 log = structlog.get_logger("hild.daemon")
 
 TIME_SCALE_HELD = 0.95  # below this share of the asked time scale over a stats window: warn
+# More than this share of a window's ticks a whole tick late (an overrun: a sensor's epoch a
+# step off its time, a command applied a step later): warn that the machine is not keeping up.
+# A quiet machine overruns none in hours at 100 Hz; one in a hundred is a busy one's.
+OVERRUNS_WARN = 0.01
 
 
 class LoopStats:
@@ -72,6 +76,17 @@ class LoopStats:
             time_scale=round(achieved, 3),
         )
         wanted = world.bench.time_scale
+        overruns, ticks = self.window.overruns, self.window.ticks
+        if not self.paced_by_frames and overruns > OVERRUNS_WARN * ticks:
+            log.warning(
+                "loop.overruns",
+                overruns=overruns,
+                ticks=ticks,
+                share=round(overruns / ticks, 3),
+                hint="the machine is not keeping up: these ticks came a whole step late "
+                "(sensor epochs off their time); lower --time-scale or --rate, or give hild a "
+                "quieter machine",
+            )
         if not self.paced_by_frames and achieved < TIME_SCALE_HELD * wanted:
             log.warning(
                 "loop.time_scale_not_held",
