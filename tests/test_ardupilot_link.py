@@ -416,3 +416,24 @@ def test_ardupilot_conventions_hold_through_the_mapping(tmp_path, profile, right
     daemon.stop()
     assert turning[-1]["gyro"][2] > 0.05  # rad/s, to starboard
     assert turning[-1]["attitude"][2] > states[-1]["attitude"][2] + 0.2  # the yaw grew
+
+
+def test_the_first_window_counts_from_the_first_frame_not_the_wait_for_sitl(tmp_path):
+    """hild waits for a SITL (here 2 s) before its first step: the first loop.stats's time
+    scale is that of the frames, counted from the first frame, not diluted by the wait."""
+    daemon, sitl = start(tmp_path, args=("--stats-interval", "0.5"))
+    try:
+        time.sleep(2.0)
+        started = time.monotonic()
+        for i in range(600):  # 0.5 s of simulated time at 1200 Hz: one window
+            sitl.step(i)
+        wall = time.monotonic() - started  # from the first frame sent to the last answer
+        time.sleep(0.2)
+        first = daemon.events("loop.stats")[0]
+        daemon.stop()
+    finally:
+        sitl.close()
+    assert first["t"] == pytest.approx(0.5)
+    # the daemon's window is inside the test's (first frame to last answer), so its time
+    # scale is at least the test's; counting the wait it would be under 0.5 / 2.0
+    assert first["time_scale"] >= 0.5 / wall * 0.999, (first, wall)

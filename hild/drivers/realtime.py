@@ -222,6 +222,8 @@ class Daemon:
             clock.close()
 
     def _after_frame(self, out: Outbox) -> None:
+        if self.world.k == 1:  # the time scale from the first frame: not the wait for a SITL
+            self.stats.started(time.monotonic(), self.world.t)
         self.world.jitter.add(0.0)  # (no deadline: a frame is never late; its answer time is
         self.stats.window.add(0.0)  # the link's summary)
         self._after_tick(out)

@@ -35,8 +35,9 @@ class LoopStats:
         self._trips = 0  # watchdog trips (safe states applied), likewise
         self._clock: tuple[float, float] = (0.0, time.monotonic())  # (sim t, wall) of that
 
-    def started(self, wall0: float) -> None:
-        self._clock = (0.0, wall0)
+    def started(self, wall0: float, t: float = 0.0) -> None:
+        """The window runs from simulated time ``t`` at ``wall0`` (monotonic)."""
+        self._clock = (t, wall0)
 
     def command_applied(self, record, t: float) -> None:
         """The world's ``on_command``: how long the command waited for its tick (wall)."""
