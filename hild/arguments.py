@@ -161,3 +161,10 @@ def _nearest_existing(path: Path) -> Path:
     """``path`` if it exists, else the nearest of its parents that does (the current folder
     for a relative path none of whose parents exists)."""
     return next((p for p in (path, *path.parents) if p.exists()), Path("."))
+
+
+# The value types several commands share (one home each): a run's seed, a number of runs, a
+# JUnit report's path.
+SEED = whole_number("a seed", 0)
+RUNS = whole_number("a number of runs", 1)
+JUNIT_FILE = output_file("the JUnit report")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from hild.arguments import number, whole_number
+from hild.arguments import SEED, number
 from hild.clock import MAX_TIME_SCALE, MIN_TIME_SCALE
 from hild.live.address import FOXGLOVE_HOST, FOXGLOVE_PORT, parse_foxglove_address
 from hild.log import FORMATS
@@ -19,7 +19,6 @@ from hild.record.config import EXIT_RECORDING_FAILED
 from hild.record.options import recording_name
 from hild.rundir import DEFAULT_RUN_DIR, RUN_DIR_EXPECTED, usable_run_dir_name
 
-SEED = whole_number("a seed", 0)
 # hild run --duration: at most a year of simulated time. A run meant to go on for longer is a
 # daemon's, started without --duration (it runs until stopped); a longer number is a mistake
 # (1e300, a duration typed in milliseconds), and it used to mean "never stop" without a word.

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hild.arguments import number, output_file, whole_number
+from hild.arguments import RUNS, SEED, number, output_file
 from hild.model.layout import METHODS
 from hild.profiles.vessel import PROFILES
 from hild.profiles.weather import PRESETS
@@ -20,14 +20,12 @@ from hild.record.config import EXIT_RECORDING_FAILED
 from hild.record.options import sim_recording_path
 
 SECONDS = number("a number of seconds")
-SEED = whole_number("a seed", 0)
 STEP = number(
     "a step in seconds",
     0.0,
     1.0,
     note="the integrators need steps well below the vessel's fastest time constant",
 )
-RUNS = whole_number("a number of runs", 1)
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:

@@ -99,17 +99,14 @@ class SafeStates(TickObserver):
 
 def test_a_lockstep_run_trips_a_silent_controller_after_its_lease_in_simulated_time(tmp_path):
     """hild's pilot, silent from 4 s on: the jets' watchdog (0.5 s) trips at 4.5 s of the
-    run's time, whatever the wall clock did; the run goes as fast as the machine (~1000x)."""
+    run's time, whatever the wall clock did (the run goes as fast as the machine)."""
     run = scenario(tmp_path, "falls_silent", 12.0, "[controller.options]\nsilent_after_s = 4.0")
     seen = SafeStates()
-    started = time.perf_counter()
     result = asyncio.run(_observed(LockstepRun(run, observers=[seen])))
-    wall = time.perf_counter() - started
     assert result.metrics["watchdog_trips"] == 1 and len(seen.at) == 1
     # The last command went out at the pilot's last step before 4.0 s (10 Hz: 3.9 s); its
     # lease ends 0.5 s later, and the first tick past it (50 Hz) applies the safe state.
     assert seen.at[0] == pytest.approx(4.4 + 0.02, abs=0.021)
-    assert wall < 12.0  # (not a timing bound: it shows the run was not on the wall clock)
 
 
 async def _observed(run: LockstepRun):

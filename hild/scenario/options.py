@@ -10,10 +10,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from hild.arguments import output_file, whole_number
+from hild.arguments import JUNIT_FILE, SEED, output_file
 from hild.record.options import recording_name
-
-SEED = whole_number("a seed", 0)
 
 # What matplotlib (>= 3.8) writes a report page as without LaTeX: the suffix picks the format.
 REPORT_SUFFIXES = (
@@ -29,7 +27,6 @@ REPORT_SUFFIXES = (
     ".tiff",
     ".webp",
 )
-JUNIT_FILE = output_file("the JUnit report")
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:

@@ -10,10 +10,8 @@ import argparse
 import os
 from typing import Any
 
-from hild.arguments import output_file, output_folder, whole_number
+from hild.arguments import JUNIT_FILE, RUNS, output_file, output_folder, whole_number
 
-RUNS = whole_number("a number of runs", 1)
-JUNIT_FILE = output_file("the JUnit report")
 # A local cluster's workers: a run is single-threaded, so more than a few per core only wait
 # their turn, each a process with its own copy of hild and the compiled kernels.
 WORKERS_PER_CORE = 4
