@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hild.devices.catalog import available_device_types, load_device_type
-from hild.devices.registry import KINDS, build_device, role_of
+from hild.devices.registry import KINDS, build_device
 from hild.devices.roles import COMMANDS, FRAMES, ROLES, SENSOR, PacesFrames, Sampled, TakesCommands
 
 HILD = Path(__file__).resolve().parents[1] / "hild"
@@ -50,7 +50,7 @@ def test_every_shipped_device_type_builds_a_device_that_plays_its_kinds_role():
         )
         vessel = vessels["jets" if config.model == "jet-controller" else "thrusters"]
         device = build_device(config, 0, origin, vessel)
-        role = role_of(config.model)
+        role = KINDS[config.model].role
         roles.add(role)
         assert isinstance(device, PROTOCOL[role]), name
         if role == SENSOR:

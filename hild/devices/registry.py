@@ -55,11 +55,6 @@ KINDS: dict[str, Kind] = {
 }
 
 
-def role_of(model: str) -> str:
-    """The role of the kind named ``model`` (a checked configuration's)."""
-    return KINDS[model].role
-
-
 def models(role: str) -> tuple[str, ...]:
     """The type names of the kinds that play ``role``."""
     return tuple(k.model for k in KINDS.values() if k.role == role)
@@ -84,4 +79,4 @@ def build_device(
     return cls(config, vessel, origin)
 
 
-__all__ = ["COMMANDS", "FRAMES", "KINDS", "SENSOR", "Kind", "build_device", "models", "role_of"]
+__all__ = ["COMMANDS", "FRAMES", "KINDS", "SENSOR", "Kind", "build_device", "models"]

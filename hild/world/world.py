@@ -50,7 +50,8 @@ log = structlog.get_logger("hild.daemon")
 
 STATE_CHECK_S = 1.0  # simulated seconds between checks that the simulation has not diverged
 
-Outbox = list[tuple[DeviceRuntime, list[bytes]]]  # a tick's lines, per device
+Outbox = Sequence[tuple[DeviceRuntime, list[bytes]]]  # a tick's lines, per device
+NOTHING: Outbox = ()  # a tick at which no device was due (most of them: no list made)
 
 
 class World:
@@ -176,7 +177,7 @@ class World:
     def sample_due(self, t: float, truth: Truth | None = None) -> Outbox:
         """Let each device whose epoch has come sample the truth (``truth``, when the tick has
         made it already); their lines, per device."""
-        out: Outbox = []
+        out: list[tuple[DeviceRuntime, list[bytes]]] | None = None
         for rt in self.devices:
             if t + 1e-9 < rt.next_due_s:
                 continue
@@ -196,10 +197,12 @@ class World:
                 )
                 continue
             if lines:
+                if out is None:
+                    out = []
                 out.append((rt, lines))
                 for observer in self.observers:
                     observer.on_sentences(rt.device.config.name, lines)
-        return out
+        return NOTHING if out is None else out
 
     def check_state(self) -> None:
         """Stop a run whose simulation has diverged (a non-finite or absurd state): its sensors
