@@ -131,14 +131,25 @@ while True:
 """
 
 
-@pytest.mark.parametrize("source_ports", [MAX_SENDERS + 6, 1000])
-def test_a_flood_from_many_source_ports_leaves_the_controller_its_commands(tmp_path, source_ports):
+@pytest.mark.parametrize(
+    ("source_ports", "size", "where"),
+    [(MAX_SENDERS + 6, 1, "first"), (1000, 1, "first"), (300, 12, "last"), (300, 20, "middle")],
+)
+def test_a_flood_from_many_source_ports_leaves_the_controller_its_commands(
+    tmp_path, source_ports, size, where
+):
     # Reproduces: a flood from 70 or 200 source ports of one local process let 0 or 1 of
     # 100 of the controller's commands through: the table of remembered senders (64) filled,
     # and the controller, the least recently heard between its commands, was the one
     # forgotten. Now a sender whose lines are applied is kept and served first, and a
     # newcomer takes the place of the least recently heard of the others.
+    # And a controller whose TRC comes in a burst among other sentences (12 with it last, 20
+    # with it in the middle) beside such a flood: 0 of 40 applied. A newcomer to a full table
+    # starts throttled, and its probe stopped at the burst's first well-formed datagram, a
+    # sentence no device takes, never the TRC. Now the port's screen passes only what its
+    # devices claim, so the probe goes on to the TRC.
     raise_own_fd_limit(source_ports + 200)
+    datagrams = burst(size, where, OTHER_SENTENCES)
     udp = free_udp_port()
     url = f"udp://127.0.0.1:{udp}?listen=1"
     run = Run(write_bench(tmp_path, JETS, url=url), tmp_path).ready()
@@ -153,7 +164,12 @@ def test_a_flood_from_many_source_ports_leaves_the_controller_its_commands(tmp_p
         flooder.stdin.close()
         assert flooder.stdout.readline() == b"ready\n"
         time.sleep(0.5)
-        summary = run.drive(lambda n: controller.sendto(TRC, ("127.0.0.1", udp)), SENT, PERIOD_S)
+
+        def send(n: int) -> None:  # the bursts, then (the daemon stopping) the commands alone
+            for datagram in datagrams if n < SENT else [TRC]:
+                controller.sendto(datagram, ("127.0.0.1", udp))
+
+        summary = run.drive(send, SENT, PERIOD_S)
     finally:
         flooder.kill()
         flooder.wait()
@@ -161,7 +177,7 @@ def test_a_flood_from_many_source_ports_leaves_the_controller_its_commands(tmp_p
         run.kill()
     jets = summary["devices"]["jets"]
     stats = summary["ports"][url]
-    print(f"{source_ports} ports: applied {jets['commands']} of {SENT}; port {stats}")
+    print(f"{source_ports} ports, bursts of {size}: applied {jets['commands']} of {SENT}; {stats}")
     assert jets["watchdog_trips"] == 0, jets
     assert jets["commands"] >= 0.95 * SENT, (jets["commands"], SENT)
     # the flood arrived and was counted: decoded and refused, or discarded unread

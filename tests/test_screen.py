@@ -77,3 +77,67 @@ def test_a_datagram_screen_needs_no_line_end():
     screen = Screen("required")
     assert screen.any_line(b"garbage\r\n" + nmea_line("GPHDT,12.3,T", b""))
     assert not screen.any_line(b"garbage\r\n" + nmea_line("GPHDT,12.3,T", b"")[:-1] + b"0")
+
+
+# A jet controller's screen: TRC and PRC (any talker), PHLDC, and HSC (every command device).
+CLAIMED = {"formatters": ("TRC", "PRC", "HSC"), "addresses": ("PHLDC",)}
+claimable = st.one_of(
+    lines,
+    st.sampled_from(
+        [
+            nmea_line("IITRC,0,1500.0,R,100.0,P,,B,C", b""),
+            nmea_line("APHSC,271.5,T,,M", b""),
+            nmea_line("PHLDC,0,25.0,-50.0,100.0", b""),
+            nmea_line("PHLDT,0,50.0,0.0", b""),  # a thruster command: not this device's
+            nmea_line("PTRC,1,2", b""),  # proprietary, ending in TRC: not an approved TRC
+            nmea_line("GPHSCX,1", b""),  # six letters: no approved address
+            b"$RCTRC*00",
+        ]
+    ),
+)
+
+
+def claimed_by_a_jet_controller(line: bytes, checksum: str) -> bool:
+    """As the bus decides (hild/bus/protocols, reference.py): well-formed (not refused as
+    malformed: a missing checksum is not), and an approved TRC, PRC or HSC, or the
+    proprietary PHLDC."""
+    if not decoder_says_well_formed(line, checksum):
+        return False
+    address = line[1:].split(b",")[0].split(b"*")[0].decode("ascii")
+    approved = len(address) == 5 and not address.startswith("P")
+    return (approved and address[2:] in ("TRC", "PRC", "HSC")) or address == "PHLDC"
+
+
+@pytest.mark.parametrize("checksum", CHECKSUMS)
+@settings(max_examples=1500, deadline=None)
+@given(line=claimable)
+def test_a_ports_screen_passes_only_what_its_devices_claim(checksum, line):
+    # A well-formed sentence no device on the port takes (another talker's: a GGA, a thruster
+    # command on a jets' port) is of no use to a throttled sender's probe either.
+    if not line:
+        return
+    screen = Screen(checksum, **CLAIMED)
+    assert screen(line) == claimed_by_a_jet_controller(line, checksum), line
+
+
+def test_the_dispatchers_screen_claims_its_devices_protocols_and_hsc():
+    from hild.bus.dispatch import Dispatcher
+    from hild.control import ControlQueue
+    from hild.devices.registry import build_device
+    from hild.geodesy import Origin
+    from hild.profiles.vessel import load_profile
+    from hild.sensors.device import DeviceConfig
+
+    config = DeviceConfig(name="jets", type="jet-controller", model="jet-controller",
+                          talker="RC", rate_hz=1.0, baud=4800, sentences=("TRD",),
+                          lever_arm=(0.0, 0.0, 0.0), ports=("udp://127.0.0.1:9",),
+                          settings={"protocols": ["TRC", "PHLDC"]})  # fmt: skip
+    jets = build_device(config, 0, Origin(59.41, 10.48), load_profile("odin"))
+    dispatcher = Dispatcher(ControlQueue(), lambda: 0.0)
+    dispatcher.attach("udp://jets", jets)
+    screen = dispatcher.screen("udp://jets")
+    assert screen(nmea_line("IITRC,0,1500.0,R,100.0,P,,B,C", b""))
+    assert screen(nmea_line("PHLDC,0,25.0,-50.0,100.0", b""))
+    assert screen(nmea_line("APHSC,271.5,T,,M", b""))
+    assert not screen(nmea_line("RCPRC,50.0,A,1500.0,R,,0", b""))  # not among its protocols
+    assert not screen(nmea_line("GPGGA,120000.00,5924.6,N,01028.8,E,1,12,0.8,1.5,M,40.0,M,,", b""))

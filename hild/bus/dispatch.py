@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from hild.bus.reference import FORMATTER as HSC_FORMATTER
 from hild.bus.screen import Screen
 from hild.bus.sentence import CHECKSUMS, MALFORMED
 from hild.control import ActuatorCommand, ControlQueue, HeadingReference
@@ -66,9 +67,16 @@ class Dispatcher:
 
     def screen(self, port_url: str) -> Screen:
         """The cheap test of lines for the port named ``port_url`` (Port.screen): well-formed
-        as its most lenient device reads the checksum."""
-        policies = {device.checksum for device in self._devices.get(port_url, ())}
-        return Screen(max(policies, key=CHECKSUMS.index, default=CHECKSUMS[-1]))
+        as its most lenient device reads the checksum, and a sentence one of its devices takes
+        (a command of its protocols, or a heading reference)."""
+        devices = self._devices.get(port_url, ())
+        policies = {device.checksum for device in devices}
+        protocols = [p for device in devices for p in device.protocols]
+        return Screen(
+            max(policies, key=CHECKSUMS.index, default=CHECKSUMS[-1]),
+            formatters=[HSC_FORMATTER, *(p.formatter for p in protocols if p.formatter)],
+            addresses=[p.address for p in protocols if p.address],
+        )
 
     def deliver(
         self, device: TakesCommands, inbound: Inbound

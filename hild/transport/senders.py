@@ -16,15 +16,16 @@ port works through the inboxes in turn, one datagram from each sender with some 
   counted), so a flood from many source ports cannot fill the table against anyone. A
   newcomer to a full table starts throttled: a flood from more source ports than the table
   holds would otherwise come back as new senders, each decoding its first malformed lines,
-  for ever; its well-formed lines pass the screen, so a new controller is heard at once.
+  for ever; its commands pass the screen, so a new controller is heard at once.
 
 A datagram beyond its sender's inbox is discarded on arrival, counted (``throttled``), at the
 cost of a dictionary lookup. Only malformed lines count against a sender (Verdict.MALFORMED:
 bytes that are no sentence, a bad checksum): a well-formed sentence no device takes is
 another talker's on a shared bus, ignored. THROTTLE_AFTER malformed lines in a row make a
 sender throttled: its datagrams are discarded unread and counted, but for one every PROBE_S
-that passes the port's screen (a cheap test that a line is well-formed, ~3 us, against ~30 us
-to decode and refuse it), so the probe finds the sender's next useful line, not only its next
+that passes the port's screen (a cheap test that a line is well-formed and a sentence the
+port's devices take, ~3 us, against ~30 us to decode and refuse it), so the probe finds the
+sender's next useful line (past the other sentences of a burst), not only its next
 datagram, and a line applied makes it a delivering sender again. A throttled flood of 50,000
 datagrams a second costs ~2 us each to read and discard instead of the decoding the input
 budget could never pay for.
@@ -257,7 +258,7 @@ class SenderTable:
 
     def _probe(self, sender: Sender, data: bytes, t_rx: float) -> bool:
         """Whether a throttled sender's datagram is read: its probe is under way and it may
-        be of use (the screen finds a well-formed line in it). A probe begins every PROBE_S
+        be of use (the screen finds a line of use in it). A probe begins every PROBE_S
         and screens the datagrams that come within PROBE_WINDOW_S of its first, PROBE_TRIES
         at most (a burst, the one of use among them perhaps last)."""
         probing = 0 < sender.tries < PROBE_TRIES and t_rx - sender.probe_t < PROBE_WINDOW_S

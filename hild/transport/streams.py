@@ -5,9 +5,10 @@ malformed lines in a row (Verdict.MALFORMED: no sentence at all) make the stream
 and a throttled stream's lines must pass the port's screen (hild/bus/screen.py: a compiled
 scan of SCREENED_SLICE_BYTES at a time, ~1 ns a byte) before they are decoded (~30 us a line
 to decode and refuse): the rest are discarded and counted in ``throttled``. A stream is one
-sequence of bytes, so nothing well-formed in it is lost: a pty or serial line shared by a
-controller and a flood of garbage (a megabyte written at once) is worked through many times
-faster, the controller's commands in it decoded as before. A line applied ends the
+sequence of bytes, so nothing of use in it (a sentence the port's devices take) is lost: a
+pty or serial line shared by a controller and a flood of garbage (a megabyte written at
+once) is worked through many times faster, the controller's commands in it decoded as
+before. A line applied ends the
 throttling.
 
 A TCP client is a stream of its own: one that is throttled and has delivered nothing
