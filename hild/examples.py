@@ -98,18 +98,22 @@ def tcp_sink(host: str, number: int) -> str:
     )
 
 
-def lease_period_s(device: CommandDevice) -> float:
-    """How often to repeat a command: well within the watchdog's lease (0.2 s for 0.5 s)."""
-    return max(round(device.watchdog.timeout_s / 2.5, 2), 0.01)
+def lease_period_s(device: CommandDevice, time_scale: float = 1.0) -> float:
+    """How often to repeat a command, in wall seconds: well within the watchdog's lease (0.2 s
+    for 0.5 s), which runs on the run's simulated time (at time scale 5, 0.04 s)."""
+    return max(round(device.watchdog.timeout_s / 2.5 / time_scale, 2), 0.01)
 
 
-def command_example(device: CommandDevice, port: Port) -> str:
-    """A shell line that arms ``device`` and drives it through ``port``; '' when this machine
-    cannot reach the port (a serial adapter: the controller is on its other end)."""
+def command_example(device: CommandDevice, port: Port, time_scale: float = 1.0) -> str:
+    """A shell line that arms ``device`` and drives it through ``port`` (a run at
+    ``time_scale``); '' when this machine cannot reach the port (a serial adapter: the
+    controller is on its other end)."""
     if getattr(port, "mode", "both") == "send":
         return ""  # the port takes nothing in
     loop = repeat_loop(
-        device.neutral_line().decode(), device.example_line().decode(), lease_period_s(device)
+        device.neutral_line().decode(),
+        device.example_line().decode(),
+        lease_period_s(device, time_scale),
     )
     spec = port.spec
     if spec.scheme == "pty" and spec.path:

@@ -100,20 +100,21 @@ def how_to_connect(readers: list[str], daemon: Daemon) -> list[str]:
     if readers:
         lines.append("Read the sensors, e.g.:")
         lines.extend(f"  {r}" for r in readers)
-    devices = daemon.world.devices
+    devices, scale = daemon.world.devices, daemon.bench.time_scale
     if any(p.spec.scheme == "serial" for rt in devices for p in rt.ports):
         lines.append("The serial lines above are the controller's: connect it to their other end.")
     for rt in devices:
         device = rt.device
         if not rt.takes_commands:
             continue
-        mine = [d for d in (command_example(device, p) for p in rt.ports) if d]
+        mine = [d for d in (command_example(device, p, scale) for p in rt.ports) if d]
         if not mine:
             continue
         lease = device.watchdog.timeout_s
+        wall = "" if scale == 1.0 else f" of the run's time, {lease / scale:.3g} s of wall time"
         lines.append(
             f"Drive {device.config.name}: a neutral command arms it, then a command "
-            f"repeated within its {lease:g} s watchdog (feedback comes back on the same "
+            f"repeated within its {lease:g} s watchdog{wall} (feedback comes back on the same "
             "port; Ctrl-C stops), e.g.:"
         )
         lines.extend(f"  {d}" for d in mine)

@@ -331,3 +331,23 @@ def test_a_window_with_overruns_says_the_machine_is_not_keeping_up():
     (warned,) = window(3)
     assert (warned["overruns"], warned["ticks"], warned["share"]) == (3, 200, 0.015)
     assert warned["log_level"] == "warning"
+
+
+def test_the_banners_drive_example_repeats_within_the_lease_at_any_time_scale():
+    """The lease is the run's simulated time: at --time-scale 5 the banner's pasteable loop
+    must repeat five times as often in wall time (0.5 s lease: every 0.04 s, not 0.2 s)."""
+    import re
+    from types import SimpleNamespace
+
+    from hild.bench import load_bench
+    from hild.examples import command_example
+    from hild.transport.url import parse_port_url
+    from hild.world.world import World
+
+    (jets,) = World(load_bench(None)).command_devices
+    port = SimpleNamespace(spec=parse_port_url("pty://jets", "/nonexistent/run"))
+    for scale in (1.0, 5.0, 20.0):
+        sleeps = re.findall(r"sleep ([0-9.]+);", command_example(jets, port, scale))
+        assert sleeps, command_example(jets, port, scale)
+        period_wall = float(sleeps[0])
+        assert 0.0 < period_wall * scale <= 0.5 * jets.watchdog.timeout_s, (scale, sleeps)
