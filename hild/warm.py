@@ -55,7 +55,7 @@ def warm(benches: list[str]) -> int:
     """Compile and cache what running each of ``benches`` (none: the default) needs. A bench
     that does not load raises its BenchError (the command line prints its problems, exit 2)."""
     from hild.bench import load_bench
-    from hild.world.build import warm_up as warm_run
+    from hild.world.rehearsal import warm_up as warm_run
 
     mark_announced()
     names: list[str | None] = list(benches) or [None]

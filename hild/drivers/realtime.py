@@ -39,7 +39,7 @@ from hild.rundir import STOP_SIGNALS
 from hild.threads import name_os_thread
 from hild.transport.pacer import TickPacer
 from hild.transport.pty import PACE_QUANTUM_S, PtyPort
-from hild.world.build import prepare
+from hild.world.rehearsal import prepare
 from hild.world.world import Outbox, World
 
 log = structlog.get_logger("hild.daemon")
