@@ -17,18 +17,22 @@ import numpy as np
 from hild.clock import MAX_TIME_SCALE, MIN_TIME_SCALE, TIME_SCALE_EXPECTED
 from hild.config import (
     ConfigError,
+    FileKind,
     MultipleConfigError,
     NotFoundError,
     Problems,
     Reading,
     Section,
+    beside,
     load_toml,
     located,
+    not_regular,
 )
 from hild.devices.catalog import (
     MAX_RATE_HZ,
     MIN_RATE_HZ,
     SETTING_CHOICES,
+    SETTING_FILES,
     SETTING_LIMITS,
     DeviceType,
     available_device_types,
@@ -821,8 +825,32 @@ def _setting(table: Section, key: str, settings: dict[str, Any]) -> None:
     elif isinstance(default, float):
         settings[key] = table.number(key)
         _within(table, key, settings[key])
+    elif key in SETTING_FILES:
+        settings[key] = _setting_file(table, key, SETTING_FILES[key])
     else:
         settings[key] = table.string(key, choices=SETTING_CHOICES.get(key, ()))
+
+
+def _setting_file(table: Section, key: str, kind: FileKind) -> str:
+    """A setting that names a file: "" (none), a built-in one's name, or a path relative to
+    the bench; the path of an existing regular file."""
+    value = table.string(key)
+    if not value:
+        return ""
+    if value in kind.names():  # (a name has no separator and no suffix)
+        return str(kind.builtin_path(value))
+    path = beside(table.file, value)
+    try:
+        problem = not_regular(path.stat().st_mode)
+    except OSError as e:
+        problem = f"not readable ({e.strerror})"
+    if problem:
+        expected = (
+            f"the path of an {kind.kind} (relative to the bench) or the name of a built-in one "
+            f"({kind.listing()}); {path} is {problem}"
+        )
+        raise table.error(key, value, expected)
+    return str(path)
 
 
 def _string_list(section: Section, key: str) -> list[str]:

@@ -305,6 +305,13 @@ def builtin_names(folder: Path, suffix: str = ".toml") -> list[str]:
     return natural_sorted(p.name.removesuffix(suffix) for p in folder.glob(f"*{suffix}"))
 
 
+def beside(config_file: str | Path, value: str) -> Path:
+    """A path a configuration file names: absolute (or ``~``) as given, else relative to the
+    folder of the file that names it (a bench's certificates, parameter files)."""
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else Path(config_file).parent / path
+
+
 def looks_like_path(name_or_path: str) -> bool:
     """Whether a configuration file given by name or path is a path: it ends in ``.toml`` or
     has a separator (the one reading of it: ``FileKind.resolve``, `hild check`'s)."""

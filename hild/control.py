@@ -76,6 +76,10 @@ class ControlTarget(Protocol):
     @property
     def arbiter(self) -> Applier: ...
 
+    def follow_rate(self, rate_hz: float) -> float:
+        """Step at ``rate_hz`` from the first tick on; the rate it stepped at before."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class ActuatorCommand:
@@ -227,6 +231,25 @@ class Restart:
 
 
 @dataclass(frozen=True, slots=True)
+class StepRate:
+    """The world's step from its first tick on: 1 / ``rate_hz``. An autopilot's SITL asks for
+    the step with its first frame (hild/ardupilot/link.py); only before the first step."""
+
+    source: str
+    rate_hz: float
+
+    def apply(self, run: ControlTarget) -> None:
+        before = run.follow_rate(self.rate_hz)
+        log.info(
+            "control.step_rate",
+            source=self.source,
+            rate_hz=self.rate_hz,
+            bench_rate_hz=before,
+            note="one step per frame, as long as the frame asks (1 / its frame_rate)",
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class TrafficAdd:
     """A new traffic target, its rows built off the tick (hild.traffic.traffic.prepare: an
     encounter placed against the own ship as the request found it): applying it copies them
@@ -293,6 +316,7 @@ ControlRecord = (
     | ActuatorFault
     | Reposition
     | Restart
+    | StepRate
     | TrafficAdd
     | TrafficRemove
     | TrafficRetask

@@ -378,19 +378,57 @@ def test_the_recording_follows_the_frames_clock_and_shows_a_restart(tmp_path):
     assert before["north"] > 1.0 and abs(after["north"]) < 0.01  # back at the start
 
 
-def test_a_step_that_differs_from_sitl_s_is_said_once_and_hild_keeps_its_own(tmp_path):
-    """SIM_RATE_HZ 400 against a bench at 1200 Hz: one warning with both rates, and the
-    timestamps advance by hild's step (ArduPilot's clock follows them), frame after frame."""
-    daemon, sitl = start(tmp_path)
+def test_the_first_frame_sets_the_step_and_a_restart_at_another_rate_is_said_once(tmp_path):
+    """SIM_RATE_HZ 400 against a bench at 1200 Hz: hild steps 1/400 s a frame, as the frame
+    asks (ArduPilot's JSON examples step 1/frame_rate); the world, its devices and the
+    recording go by that step. A SITL restarted at 1200 Hz is told once, with both rates, and
+    the run keeps the step it began with (it cannot change a stepped world's)."""
+    from hild.record.reader import messages
+
+    recording = tmp_path / "run.mcap"
+    daemon, sitl = start(tmp_path, args=("--record", str(recording)))
     try:
-        stamps = [sitl.step(i, (), rate=400 + i % 2)["timestamp"] for i in range(50)]
+        stamps = [sitl.step(i, (), rate=400)["timestamp"] for i in range(400)]
+        again = [sitl.step(i, (), rate=1200)["timestamp"] for i in range(3)]  # count back to 0
     finally:
         sitl.close()
-    daemon.stop()
-    assert np.diff(stamps) == pytest.approx([1 / 1200] * 49)
+    summary = daemon.stop()
+    assert summary["t"] == pytest.approx(403 / 400)  # 400 frames, and 3 after the restart
+    assert np.diff(stamps) == pytest.approx([1 / 400] * 399, rel=1e-9)
+    assert np.diff(again) == pytest.approx([1 / 400] * 2, rel=1e-9)  # the run's step kept
+    (taken,) = daemon.events("control.step_rate")
+    assert (taken["rate_hz"], taken["bench_rate_hz"]) == (400.0, 1200.0)
     (warning,) = daemon.events("ardupilot.step_differs")
-    assert (warning["ardupilot_hz"], warning["hild_hz"]) == (400, 1200.0)
-    assert "SIM_RATE_HZ 1200" in warning["hint"] and "rate_hz = 400" in warning["hint"]
+    assert (warning["ardupilot_hz"], warning["hild_hz"]) == (1200, 400.0)
+    (control,) = [m.payload for m in messages(recording, ["/control"]) if m.payload["t"] < 0.1]
+    assert control["kind"] == "step_rate" and control["result"]["rate_hz"] == 400.0
+    times = [m.payload["t"] for m in messages(recording, ["/state"])]
+    # the recording's 20 Hz (its default) in the world's steps of 1/400 s, every 20th; had it
+    # kept the bench's 1/1200 s, every 60th step: 6.7 Hz
+    assert np.diff(times) == pytest.approx([1 / 20] * (len(times) - 1), rel=1e-6)
+    assert times[-1] == pytest.approx(1.0)
+
+
+def test_a_frame_rate_beyond_the_vessel_s_stable_step_is_refused_with_the_limit(tmp_path):
+    """Frames at 5 Hz ask Odin for steps of 0.2 s, longer than RK4 takes stably (about 0.134 s,
+    hild/model/stability.py): unanswered, an error saying the limit and the SIM_RATE_HZ that
+    would do; a SITL started again at 50 Hz (its count from 0) is then taken."""
+    daemon, sitl = start(tmp_path)
+    try:
+        sitl.send(0, (), rate=5)
+        sitl.sock.settimeout(1.5)
+        with pytest.raises(TimeoutError):  # refused: unanswered
+            sitl.receive()
+        sitl.sock.settimeout(5.0)
+        stamps = [sitl.step(i, (), rate=50)["timestamp"] for i in range(5)]
+    finally:
+        sitl.close()
+    summary = daemon.stop()
+    (refused,) = daemon.events("ardupilot.rate_refused")
+    assert refused["frame_rate"] == 5 and "a step of at most 0.13" in refused["expected"]
+    assert "SIM_RATE_HZ to at least 8" in refused["hint"]
+    assert np.diff(stamps) == pytest.approx([1 / 50] * 4, rel=1e-9)
+    assert summary["devices"]["autopilot"]["refused_rate"] == 1
 
 
 @pytest.mark.parametrize(

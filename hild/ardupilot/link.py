@@ -50,15 +50,18 @@ and port the frame came from.
 from __future__ import annotations
 
 import contextlib
+import math
 import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 import structlog
 
+from hild.ardupilot.paramfile import ParamFile, read_params
 from hild.ardupilot.protocol import (
     MAX_FRAME_BYTES,
     FrameError,
@@ -66,13 +69,15 @@ from hild.ardupilot.protocol import (
     encode_state,
     parse_frame,
 )
-from hild.ardupilot.servos import MappingError, ServoMapping, build_mapping
+from hild.ardupilot.servos import MappingError, ServoMapping, build_mapping, params_problems
 from hild.ardupilot.state import physics_state
 from hild.bus.device import SettingError
 from hild.clock import JitterStats
-from hild.control import ActuatorCommand, ControlRecord, Restart
+from hild.config import ConfigError
+from hild.control import ActuatorCommand, ControlRecord, Restart, StepRate
 from hild.geodesy import Origin
 from hild.log import RateLimited
+from hild.model.stability import StepLimit
 from hild.model.vessel import Vessel
 from hild.sensors import kinematics
 from hild.sensors.device import Device, DeviceConfig
@@ -105,6 +110,7 @@ RESTART_BELOW = 100
 # least every 1.1 s even when it hears nothing (measured: protocols.md); three seconds is two
 # of those missed. The new SITL waits up to this plus one re-send (it is blocked, not late).
 OWNER_SILENT_S = 3.0
+RATE_SAME_HZ = 0.5  # a frame rate this close to the step's is the same (it wobbles by a hertz)
 URL_EXPECTED = "udp://HOST:PORT?listen=1, e.g. udp://127.0.0.1:9002?listen=1"
 
 
@@ -119,6 +125,7 @@ class LinkStats:
     foreign: int = 0  # frames from another sender than the link's SITL: refused, unanswered
     commands: int = 0  # actuator commands queued (frames whose servo outputs changed)
     unanswered: int = 0  # frames whose state could not be sent (not finite: diverged)
+    refused_rate: int = 0  # first frames refused: their rate asks for a step beyond the limit
 
 
 class ArduPilotSitl(Device):
@@ -131,7 +138,7 @@ class ArduPilotSitl(Device):
 
     def __init__(self, config: DeviceConfig, seed: int, origin: Origin, vessel: Vessel):
         super().__init__(config, seed, origin)
-        self.mapping: ServoMapping = build_mapping(config.settings, vessel)
+        self.mapping: ServoMapping = build_mapping(config.settings, vessel, vehicle_params(config))
         self.accelerometer = kinematics.Accelerometer(self.lever_arm)
         self._arm = (float(self.lever_arm[0]), float(self.lever_arm[1]), float(self.lever_arm[2]))
         self.wind = bool(config.settings.get("wind", True))
@@ -158,6 +165,8 @@ class ArduPilotSitl(Device):
         self._log_lost = RateLimited(log, "ardupilot.frames_lost")
         self._log_foreign = RateLimited(log, "ardupilot.foreign_frame")
         self._log_unanswered = RateLimited(log, "ardupilot.unanswered", level="error")
+        self._log_rate_refused = RateLimited(log, "ardupilot.rate_refused", level="error")
+        self.limit: StepLimit | None = None
 
     # --- the bench's rules ------------------------------------------------------------
     @classmethod
@@ -166,9 +175,19 @@ class ArduPilotSitl(Device):
         listener."""
         problems = []
         try:
-            build_mapping(config.settings, vessel)
-        except MappingError as e:
-            problems.append(SettingError(e.key, e.value, e.expected))
+            params = vehicle_params(config)
+        except ConfigError as e:  # (the file's own line: where ArduPilot would stop too)
+            problems.append(SettingError("params", config.settings["params"], str(e)))
+        else:
+            if params is not None:
+                errors = params_problems(params, vessel, config.settings)
+            else:
+                try:
+                    build_mapping(config.settings, vessel)
+                    errors = []
+                except MappingError as e:
+                    errors = [e]
+            problems += [SettingError(e.key, e.value, e.expected) for e in errors]
         if len(config.ports) != 1:
             problems.append(SettingError("ports", list(config.ports), "one port: " + URL_EXPECTED))
         else:
@@ -186,10 +205,20 @@ class ArduPilotSitl(Device):
             self.socket.close()
             self.socket = None
 
-    def start(self, x: np.ndarray, act_state: np.ndarray, act_cmd: np.ndarray, dt: float) -> None:
-        """Remember how the run begins (what a SITL restart goes back to) and the step."""
+    def start(
+        self,
+        x: np.ndarray,
+        act_state: np.ndarray,
+        act_cmd: np.ndarray,
+        dt: float,
+        limit: StepLimit | None = None,
+    ) -> None:
+        """Remember how the run begins (what a SITL restart goes back to), the step, and the
+        longest step the vessel takes stably (``limit``: a frame rate that asks for a longer
+        one is refused; None: the bench's step is kept whatever ArduPilot asks)."""
         self._start = (x.copy(), act_state.copy(), act_cmd.copy())
         self.dt = dt
+        self.limit = limit
         self._t_heard = time.monotonic()
         assert self.socket is not None
         log.info(
@@ -212,6 +241,8 @@ class ArduPilotSitl(Device):
             self._note_silence(now)
             return None
         self._heard(now)
+        if self._last_count is None and not self._takes_rate(frame, put):
+            return None
         if not self._steps_on(frame, put, step):
             return None
         self._last_count = frame.frame_count
@@ -396,13 +427,40 @@ class ArduPilotSitl(Device):
             note=note,
         )
 
+    def _takes_rate(self, frame: ServoFrame, put: Callable[[ControlRecord], None]) -> bool:
+        """The run's first frame says the step: 1 / its frame_rate (SIM_RATE_HZ), as ArduPilot's
+        own JSON examples step. Another step than the bench's is queued (``StepRate``: the world
+        takes it before its first step) when the vessel takes it stably; a longer one is
+        refused: the frame goes unanswered (ArduPilot sends it again) and the error says the
+        limit, until a SITL comes at a rate hild can step."""
+        rate = frame.frame_rate
+        if not rate or self.limit is None or abs(rate - 1.0 / self.dt) <= RATE_SAME_HZ:
+            return True
+        problem = self.limit.problem(1.0 / rate)
+        if problem:
+            self.link.refused_rate += 1
+            self._log_rate_refused(
+                device=self.config.name,
+                frame_rate=rate,
+                expected=problem,
+                hint=f"set SIM_RATE_HZ to at least {math.ceil(1.0 / self.limit.dt)} in "
+                "ArduPilot (its frames then come at that rate) and start it again",
+                refused=self.link.refused_rate,
+            )
+            return False
+        self.dt = 1.0 / rate
+        put(StepRate(self.config.name, float(rate)))
+        return True
+
     def _check_rate(self, frame_rate: int) -> None:
-        """Say once per ArduPilot session when it asks for another step than hild takes (its
-        frame rate then wobbles by a hertz as it follows hild's timestamps: once is enough)."""
+        """Say once per ArduPilot session when it asks for another step than hild takes (a
+        SITL restarted at another SIM_RATE_HZ than the run's first: the step is the run's from
+        its first frame on; ArduPilot's frame rate then wobbles by a hertz as it follows hild's
+        timestamps: once is enough)."""
         if self._rate_warned or not self.dt:
             return
         step_hz = 1.0 / self.dt
-        if frame_rate == 0 or abs(frame_rate - step_hz) > 0.5:
+        if frame_rate == 0 or abs(frame_rate - step_hz) > RATE_SAME_HZ:
             self._rate_warned = True
             log.warning(
                 "ardupilot.step_differs",
@@ -410,9 +468,10 @@ class ArduPilotSitl(Device):
                 ardupilot_hz=frame_rate,
                 hild_hz=round(step_hz, 3),
                 note="hild takes one step of its own per frame and ArduPilot's clock "
-                "follows the answers' timestamps, so both keep the same time",
-                hint=f"to match, set SIM_RATE_HZ {step_hz:g} in ArduPilot or "
-                f"rate_hz = {frame_rate} in the bench (--rate {frame_rate})",
+                "follows the answers' timestamps, so both keep the same time; the run's step "
+                "is the one its first frame asked for",
+                hint=f"to match, start hild again (its step follows the first frame) or set "
+                f"SIM_RATE_HZ {step_hz:g} in ArduPilot",
             )
 
     # --- what a sensor device would say -------------------------------------------------
@@ -430,10 +489,18 @@ class ArduPilotSitl(Device):
             **vars(self.link),
             "mapping": self.mapping.kind,
             "servo_functions": {f"SERVO{n}": f for n, f in self.mapping.functions.items()},
+            **({"params": self.mapping.source} if self.mapping.source else {}),
             "answer_p50_ms": round(self.answer_time.percentile_ms(50), 3),
             "answer_p99_ms": round(self.answer_time.percentile_ms(99), 3),
             "answer_max_ms": round(self.answer_time.max_s * 1e3, 3),
         }
+
+
+def vehicle_params(config: DeviceConfig) -> ParamFile | None:
+    """The vehicle's ArduPilot parameter file the device's settings name (``params``; the bench
+    resolved its path), or None."""
+    path = config.settings.get("params", "")
+    return read_params(Path(path)) if path else None
 
 
 class FrameSocket:

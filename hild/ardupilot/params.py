@@ -36,12 +36,35 @@ from pathlib import Path
 
 import numpy as np
 
+from hild.ardupilot.paramfile import parse_params
 from hild.ardupilot.servos import ServoMapping, build_mapping
 from hild.coupled.simulation import Simulation
 from hild.model import layout as L
 from hild.model.vessel import Vessel
 
-PROFILE_NAMES = ("odin", "jolner", "otter", "wamv")
+PROFILE_NAMES = ("odin", "jolner", "otter", "wamv", "blueboat")
+# A profile whose owners' boats come with outputs of their own: the file hild makes for it gives
+# those outputs (and the device reads them from it), so that the owners' own file and hild's
+# agree. The BlueBoat's as Blue Robotics ship it (BlueOS's parameter repository,
+# ArduRover/4.6/Navigator/BlueBoat120.params): the right thruster on SERVO1, the left on SERVO3
+# reversed, 1100-1900 us about 1510.
+OWN_OUTPUTS = {
+    "blueboat": (
+        "BlueOS's BlueBoat120.params",
+        """
+        SERVO1_FUNCTION 74
+        SERVO1_MIN 1100
+        SERVO1_TRIM 1510
+        SERVO1_MAX 1900
+        SERVO1_REVERSED 0
+        SERVO3_FUNCTION 73
+        SERVO3_MIN 1100
+        SERVO3_TRIM 1510
+        SERVO3_MAX 1900
+        SERVO3_REVERSED 1
+        """,
+    ),
+}
 DEVICE_TYPE = "ardupilot-sitl"
 REGENERATE = "python -m hild.ardupilot.params --write"
 DT = 0.01  # [s] the bench's usual step, RK4
@@ -92,12 +115,7 @@ class Driver:
 
     def pulses(self, **inputs: float) -> list[int]:
         """The frame's 16 outputs for inputs -1 .. 1 by name (the rest at trim)."""
-        p = self.mapping.pulses
-        pwm = [p.trim] * 16
-        for name, n in self.mapping.channels.items():
-            x = inputs.get(name, 0.0)
-            pwm[n - 1] = round(p.trim + x * (p.high - p.trim if x >= 0.0 else p.trim - p.low))
-        return pwm
+        return self.mapping.pulses_for(**inputs)
 
     def throttle(self, throttle: float, steering: float = 0.0) -> list[int]:
         """Pulses for a throttle and a steering, -1 .. 1: the steering output for
@@ -216,7 +234,6 @@ def parameter_lines(
     name: str, vessel: Vessel, mapping: ServoMapping, m: Measured
 ) -> list[tuple[str, str, str]]:
     """(NAME, VALUE, how it was had) for every parameter of the file, in its order."""
-    p = mapping.pulses
     kind = mapping.kind
     rows: list[tuple[str, str, str]] = [
         ("FRAME_CLASS", "2", "2 = Boat (Rover/Parameters.cpp FRAME_CLASS values)"),
@@ -227,31 +244,32 @@ def parameter_lines(
         73: "ThrottleLeft: the port actuators",
         74: "ThrottleRight: the starboard actuators",
     }
-    for n, function in sorted(mapping.functions.items()):
-        rows.append(
-            (
-                f"SERVO{n}_FUNCTION",
-                str(function),
-                f"{uses[function]} ({DEVICE_TYPE} mapping {kind!r} for {name})",
-            )
+    whose = f"{DEVICE_TYPE} mapping {kind!r} for {name}"
+    if mapping.source:
+        whose = f"{kind} as {OWN_OUTPUTS[name][0]} has it"
+
+    def of(key: str) -> str:  # where a pulse width comes from
+        return f"as {OWN_OUTPUTS[name][0]}" if mapping.source else f"{key} of {DEVICE_TYPE}"
+
+    for out in sorted(mapping.outputs.values(), key=lambda o: o.channel):
+        n, p = out.channel, out.pulses
+        ends = (
+            ("full port", "full starboard") if out.function == 26 else ("full astern", "full ahead")
         )
-        rows.append(
+        low, high = reversed(ends) if out.reversed else ends
+        rows += [
+            (f"SERVO{n}_FUNCTION", str(out.function), f"{uses[out.function]} ({whose})"),
+            (f"SERVO{n}_MIN", str(p.low), f"[us] {of('pwm_min')}: {low}"),
+            (f"SERVO{n}_TRIM", str(p.trim), f"[us] {of('pwm_trim')}: zero"),
+            (f"SERVO{n}_MAX", str(p.high), f"[us] {of('pwm_max')}: {high}"),
             (
-                f"SERVO{n}_MIN",
-                str(p.low),
-                f"pwm_min of {DEVICE_TYPE} [us]: full astern"
-                + (" / full port" if function == 26 else ""),
-            )
-        )
-        rows.append((f"SERVO{n}_TRIM", str(p.trim), f"pwm_trim of {DEVICE_TYPE} [us]: zero"))
-        rows.append(
-            (
-                f"SERVO{n}_MAX",
-                str(p.high),
-                f"pwm_max of {DEVICE_TYPE} [us]: full ahead"
-                + (" / full starboard" if function == 26 else ""),
-            )
-        )
+                f"SERVO{n}_REVERSED",
+                str(int(out.reversed)),
+                "1: the output mirrored about its trim (ArduPilot negates the value first)"
+                if out.reversed
+                else "0: not reversed",
+            ),
+        ]
     inner = 2 * m.cruise_throttle - 100
     turn = (
         "full steering (SERVO1 at max)"
@@ -384,7 +402,8 @@ def parameters(name: str, settings: Mapping[str, object] | None = None) -> str:
     if settings is None:  # the shipped device type's (what the shipped .parm files are for)
         settings = load_toml(builtin_folder("devices") / f"{DEVICE_TYPE}.toml")["settings"]
     vessel = load_profile(name)
-    mapping = build_mapping(settings, vessel)
+    own = OWN_OUTPUTS.get(name)
+    mapping = build_mapping(settings, vessel, parse_params(own[1], own[0]) if own else None)
     return render(name, parameter_lines(name, vessel, mapping, measure(vessel, mapping)))
 
 

@@ -155,6 +155,22 @@ class Simulation:
         self._use(environment)
         self.update_environment()
 
+    def restep(self, dt: float, environment: Environment) -> None:
+        """Take steps of ``dt`` from the start, in ``environment`` (built for that step): only
+        before the first step (ArduPilot's frames say the step when they come: the world's
+        ``follow_rate``). The state arrays stay the same objects (their views stay true); the
+        actuators' lag factors follow the step by themselves."""
+        if self.steps:
+            raise RuntimeError(
+                f"the step is fixed once stepped ({self.steps} steps of {self.dt} s)"
+            )
+        if not dt > 0.0:
+            raise ValueError(f"dt must be positive, not {dt!r}")
+        self.dt = float(dt)
+        self._check_fits(environment)
+        self._use(environment)
+        self.update_environment()
+
     def update_environment(self) -> None:
         """Evaluate the environment for the present state (the step does it too; idempotent)."""
         env = self.environment

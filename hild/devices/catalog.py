@@ -13,6 +13,7 @@ from hild.bus.frontseat import CPNVG_HEADINGS
 from hild.config import ConfigError, FileKind, Problems, Reading, Section, load_toml
 from hild.devices.registry import KINDS
 from hild.nmea.sentences import TTM_UNITS
+from hild.profiles import ARDUPILOT_PARAMS
 from hild.sensors.course import COG_AT_REST
 
 # A device's sentence rate: from once per 100 s (a slow status sentence) to 100 Hz (the
@@ -66,6 +67,11 @@ SETTING_CHOICES: dict[str, tuple[str, ...]] = {
     "cpnvg_heading": CPNVG_HEADINGS,  # the frontseat's CPNVG heading
     "units": TTM_UNITS,  # the radar's TTM distances and speeds: nm, km or statute miles
     "mapping": MAPPINGS,  # ArduPilot's servo outputs to the actuators (hild/ardupilot/servos.py)
+}
+# Device settings that name a file: a built-in one by its name, or a path (relative to the
+# bench that names it); "" for none.
+SETTING_FILES: dict[str, FileKind] = {
+    "params": ARDUPILOT_PARAMS,  # the vehicle's ArduPilot parameters (hild/ardupilot/servos.py)
 }
 
 DEVICE_DIR = builtin_folder("devices")

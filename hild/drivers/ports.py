@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import structlog
 
+from hild.model.stability import step_limit
 from hild.transport import open_port, parse_port_url
 from hild.world.world import World
 
@@ -53,8 +54,11 @@ def open_link(world: World, link) -> None:
     except OSError as e:
         where = f"device {link.config.name}, port {url}"
         raise OSError(e.errno, f"{where}: {e.strerror or e}") from e
-    sim = world.sim
-    link.start(sim.x, sim.act_state, sim.act_cmd, world.dt)
+    sim, bench = world.sim, world.bench
+    # the longest step the vessel takes stably: a first frame asking for a longer one is
+    # refused (remembered beside the compiled kernels, so a warmed install looks it up)
+    limit = step_limit(bench.vessel, bench.method)
+    link.start(sim.x, sim.act_state, sim.act_cmd, world.dt, limit)
     if world.bench.time_scale != 1.0:
         note = "ArduPilot's frames pace the run: its --speedup sets the scale"
         log.warning("ardupilot.time_scale_unused", time_scale=world.bench.time_scale, note=note)

@@ -192,12 +192,12 @@ class Daemon:
         """The devices' epoch of step 0 at ``t0``, then the ticks: each on its deadline, or on
         its frame when ArduPilot paces the loop."""
         world = self.world
-        duration = world.duration
-        last_k = None if duration is None else round(duration / world.dt)
         if self.link is not None:
             self.hand_over(world.first_epoch())
-            run_frames(world, self.link, last_k, self._after_frame)
+            run_frames(world, self.link, self._after_frame)
             return
+        duration = world.duration
+        last_k = None if duration is None else round(duration / world.dt)
         wall_dt = world.tick_period_s
         clock = BlockingClock(wall_dt)  # armed once, periodic, at the first deadline
         try:
@@ -223,7 +223,7 @@ class Daemon:
 
     def _after_frame(self, out: Outbox) -> None:
         if self.world.k == 1:  # the time scale from the first frame: not the wait for a SITL
-            self.stats.started(time.monotonic(), self.world.t)
+            self.stats.started(time.monotonic(), self.world.t)  # (and its step: the frame's)
         self.world.jitter.add(0.0)  # (no deadline: a frame is never late; its answer time is
         self.stats.window.add(0.0)  # the link's summary)
         self._after_tick(out)

@@ -36,8 +36,10 @@ class LoopStats:
         self._clock: tuple[float, float] = (0.0, time.monotonic())  # (sim t, wall) of that
 
     def started(self, wall0: float, t: float = 0.0) -> None:
-        """The window runs from simulated time ``t`` at ``wall0`` (monotonic)."""
+        """The window runs from simulated time ``t`` at ``wall0`` (monotonic), in ticks of the
+        world's step as it is now (ArduPilot's first frame may have set it)."""
         self._clock = (t, wall0)
+        self.every = max(1, round(self.world.bench.stats_interval / self.world.dt))
 
     def command_applied(self, record, t: float) -> None:
         """The world's ``on_command``: how long the command waited for its tick (wall)."""

@@ -281,6 +281,7 @@ class FoxgloveLive(TickObserver):
         """As the recorder (hild/record/events.py)."""
         if self.server is None:
             return
+        self._every = max(1, round(run.bench.rate_hz / self.rate_hz))  # (a StepRate's)
         t, utc, ns = self._now()
         event = events.control(payloads.stamp(t, utc), record)
         if event is not None:

@@ -9,10 +9,9 @@ from __future__ import annotations
 import os
 import ssl
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from hild.config import ConfigError, Problems, Section, read_text
+from hild.config import ConfigError, Problems, Section, beside, read_text
 from hild.names import TOPIC_PREFIX_EXPECTED, topic_prefix
 
 DEFAULT_PORTS = {"mqtt": 1883, "mqtts": 8883}
@@ -170,7 +169,7 @@ def _pem_file(section: Section, key: str) -> str | None:
     value = section.string(key, "")
     if not value:
         return None
-    path = _relative_to(section.file, value)
+    path = beside(section.file, value)
     try:
         read_text(path, NOUNS[key], MAX_PEM_BYTES)
     except ConfigError as e:
@@ -293,7 +292,7 @@ def _password(section: Section) -> str | None:
     if env and file:
         raise section.error("password_file", file, "either password_env or password_file")
     if file:
-        path = _relative_to(section.file, file)
+        path = beside(section.file, file)
         try:
             return read_text(path, NOUNS["password_file"], MAX_PEM_BYTES).strip()
         except ConfigError as e:
@@ -303,8 +302,3 @@ def _password(section: Section) -> str | None:
             raise section.error("password_env", env, "the name of a set environment variable")
         return os.environ[env]
     return os.environ.get(PASSWORD_ENV)
-
-
-def _relative_to(bench_file: str, value: str) -> Path:
-    path = Path(value).expanduser()
-    return path if path.is_absolute() else Path(bench_file).parent / path

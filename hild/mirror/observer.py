@@ -25,6 +25,7 @@ from hild.observers import TickObserver
 from hild.traffic.report import signalk_paths, target_reports
 
 if TYPE_CHECKING:
+    from hild.control import ControlRecord
     from hild.mirror.session import Session
     from hild.observers import RuntimeRequests, RunView
 
@@ -113,6 +114,12 @@ class Mirror(TickObserver):
         answer = await self.runtime.handle(request, payload, SOURCE)
         assert self.session is not None
         self.session.answer(Message(self.topic("control/result"), answer, qos=1))
+
+    def on_control(self, run: RunView, record: ControlRecord) -> None:
+        """The status a (re)connection publishes follows the world's step (ArduPilot's first
+        frame may set it: StepRate, before the first tick)."""
+        if self.session is not None:
+            self.session.online["rate_hz"] = run.bench.rate_hz
 
     def on_sentences(self, device: str, lines: Sequence[bytes]) -> None:
         kept = self._sentences.get(device)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hild.bus.mapping import Demand
-from hild.control import HeadingReference, Restart, SafeState
+from hild.control import HeadingReference, Restart, SafeState, StepRate
 from hild.record import channels, fixes
 
 if TYPE_CHECKING:
@@ -126,6 +126,14 @@ def control(stamp: Message, record: ControlRecord) -> tuple[str, Message] | None
                 "watchdog": "tripped",
                 "on_timeout_angle": "centre" if record.centre_angles else "hold",
             },
+        }
+    if isinstance(record, StepRate):  # an autopilot's SITL set the step with its first frame
+        return channels.CONTROL, {
+            **stamp,
+            "kind": "step_rate",
+            "source": record.source,
+            "request": {},
+            "result": {"ok": True, "rate_hz": record.rate_hz},
         }
     if isinstance(record, Restart):  # an autopilot's SITL restarted: the vessel reset
         return channels.CONTROL, {

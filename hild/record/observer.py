@@ -330,6 +330,8 @@ class Recorder(TickObserver):
         (``on_request``)."""
         if self.writer is None:
             return
+        # (ArduPilot's first frame may set the world's step: StepRate, before the first tick)
+        self._every = max(1, round(run.bench.rate_hz / self.config.rate_hz))
         t, utc, ns = self._now()
         event = events.control(payloads.stamp(t, utc), record)
         if event is not None:

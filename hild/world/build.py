@@ -16,7 +16,7 @@ def initial_simulation(
     """The bench's vessel at its initial heading, speed and held commands, in its weather
     (with ``weather_may_change``, a daemon's: any weather can follow, see Simulation)."""
     dt = 1.0 / bench.rate_hz
-    environment = Environment(bench.weather, bench.vessel, dt, seed=bench.seed, duration=duration)
+    environment = initial_environment(bench, duration)
     sim = Simulation(
         bench.vessel,
         dt=dt,
@@ -32,3 +32,9 @@ def initial_simulation(
         sim.add_traffic(bench.traffic)
     sim.update_environment()
     return sim
+
+
+def initial_environment(bench: Bench, duration: float | None = None) -> Environment:
+    """The bench's weather for steps of 1 / its rate, from the start."""
+    dt = 1.0 / bench.rate_hz
+    return Environment(bench.weather, bench.vessel, dt, seed=bench.seed, duration=duration)

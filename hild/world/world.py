@@ -19,6 +19,7 @@ runs on simulated time: the watchdogs' leases, the devices' epochs, the statisti
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import threading
@@ -42,7 +43,7 @@ from hild.sensors.truth import Truth
 from hild.traffic.report import closest_approaches
 from hild.transport import Port
 from hild.units import compass_deg
-from hild.world.build import initial_simulation
+from hild.world.build import initial_environment, initial_simulation
 from hild.world.devices import DeviceRuntime
 from hild.world.view import WorldView
 
@@ -127,6 +128,20 @@ class World:
         """End the run after the current tick (from any thread; the last reason is kept)."""
         self.stop_reason = reason
         self._stopped.set()
+
+    def follow_rate(self, rate_hz: float) -> float:
+        """Step at ``rate_hz`` from the first tick on (ArduPilot's first frame says its step:
+        hild/ardupilot/link.py), the weather made again for that step; the rate it stepped at
+        before. Only before the first tick: a run's step never changes once it has stepped."""
+        if self.k:
+            raise RuntimeError(f"the world has stepped at {self.bench.rate_hz:g} Hz already")
+        before = self.bench.rate_hz
+        bench = dataclasses.replace(self.bench, rate_hz=float(rate_hz))
+        self.sim.restep(1.0 / bench.rate_hz, initial_environment(bench, self.duration))
+        self.tick_period_s *= self.sim.dt / self.dt  # (the driver's wall time per tick)
+        self.bench, self.dt = bench, self.sim.dt
+        self.check_every = max(1, round(STATE_CHECK_S / self.dt))
+        return before
 
     # --- the tick ---------------------------------------------------------------------------
     def first_epoch(self) -> Outbox:
