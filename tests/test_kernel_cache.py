@@ -69,6 +69,50 @@ def test_a_layout_change_is_compiled_afresh(tmp_path):
     assert abs(before[11]) > 0.05  # it was turning (yaw rate, rad/s), so cross-flow drag acted
 
 
+SEAS = """
+import json, sys
+import numpy as np
+from hild.coupled.simulation import Simulation
+from hild.environment.environment import Environment
+from hild.environment.weather import WaveSpec, Weather
+from hild.profiles.vessel import load_profile
+
+def elevation_std(waves):
+    v = load_profile("jolner")
+    w = Weather("t", waves=WaveSpec("ittc", hs=2.5, omega_peak=0.5127)) if waves else Weather("t")
+    sim = Simulation(v, dt=0.1, environment=Environment(w, v, 0.1, seed=1, duration=120.0))
+    rows = sim.advance(1200, 1)
+    return float(np.std(rows[:, sim.columns().index("wave_elevation")]))
+
+print(json.dumps([elevation_std(sea == "waves") for sea in sys.argv[1:]]))
+"""
+
+
+def test_variants_compiled_in_two_processes_are_each_its_own_when_loaded_in_a_third(tmp_path):
+    """A calm run compiles the calm sea's kernels in one process, a run in waves the waves'
+    in another; a third process loading both from the cache must run each: before the variants
+    were named apart (hild/compiled.py ``variant``), numba gave both the same symbol and the
+    third ran the calm kernel in waves (a wave elevation of exactly 0)."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+
+    def run(*seas: str) -> list[float]:
+        p = subprocess.run(
+            [sys.executable, "-c", SEAS, *seas],
+            env=env,
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert p.returncode == 0, p.stderr[-3000:]
+        return json.loads(p.stdout)
+
+    (calm,) = run("calm")
+    (waves,) = run("waves")
+    assert calm == 0.0 and waves > 0.3  # an Hs of 2.5 m: a std of about 0.6 m
+    assert run("calm", "waves") == [calm, waves]  # bit for bit: the same kernels
+
+
 def test_the_key_follows_the_sources():
     assert len(sources_key()) == 16 and sources_key() == sources_key()
     assert os.environ["NUMBA_CACHE_DIR"].endswith(PREFIX + sources_key())  # set at import

@@ -13,7 +13,7 @@ import math
 
 from numba import njit
 
-from hild.compiled import kernel
+from hild.compiled import kernel, variant
 from hild.environment import layout as EL
 from hild.environment.kernel import env_advance, env_outputs
 from hild.environment.layout import (
@@ -93,7 +93,7 @@ def run_kernel(method: int, sea: int):
     hild/environment/kernel.py): a kernel of its own each, so a run compiles only what it
     uses (hild/model/integrators.py step, hild/environment/kernel.py env_outputs)."""
 
-    @kernel
+    @variant(method=method, sea=sea)
     def run(
         n_steps,
         record_every,
@@ -179,7 +179,7 @@ def tick_kernel(method: int, sea: int):
     environment, the step, the environment's processes, the environment again), each of which
     cost a dispatch and, after the loop's wait, the caches it missed."""
 
-    @kernel
+    @variant(method=method, sea=sea)
     def tick(k, x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w, B, W, noise, j):
         """Step k to k + 1 with noise column j, then the environment at the new step (what the
         shell reads between ticks). Returns nothing."""

@@ -12,7 +12,7 @@ import functools
 
 import numpy as np
 
-from hild.compiled import kernel
+from hild.compiled import variant
 from hild.coupled.loop import coupled_step
 from hild.environment.kernel import env_outputs
 from hild.traffic.kernel import traffic_tick
@@ -25,7 +25,7 @@ def ticks_kernel(method: int, sea: int):
     """The compiled ticks for one integrator (METHOD_*) and one sea (SEA_*), a kernel of
     its own each (see hild/coupled/loop.py run_kernel)."""
 
-    @kernel
+    @variant(method=method, sea=sea)
     def ticks(
         n,
         k0,

@@ -20,7 +20,7 @@ import math
 
 from numba import njit
 
-from hild.compiled import kernel
+from hild.compiled import variant
 from hild.environment.layout import (
     C_AMPLITUDE,
     C_KE,
@@ -254,7 +254,7 @@ def _outputs_kernel(sea: int):
     """env_outputs for one SEA_*: a kernel of its own each, so that a calm run never compiles
     the wave code (the sea is a constant of the closure; numba drops the branch not taken)."""
 
-    @kernel
+    @variant(sea=sea)
     def env_outputs(B, W, k, x, dt, env):
         """The environment at step k for vessel state x: outputs into O, forces and current
         into env. A second call at the same step does nothing. (No early returns in these
@@ -335,7 +335,7 @@ def evaluate(B, W, k, x, dt, env, sea):
 def _advance_kernel(sea: int):
     """env_advance for one SEA_*, a kernel of its own each (see _outputs_kernel)."""
 
-    @kernel
+    @variant(sea=sea)
     def env_advance(B, noise, j, k, x, dt):
         """Move the stochastic processes from step k to k + 1 with noise column j.
 

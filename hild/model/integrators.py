@@ -13,7 +13,7 @@ import math
 
 from numba import njit
 
-from hild.compiled import kernel
+from hild.compiled import kernel, variant
 from hild.model.actuators import actuator_forces, update_actuators
 from hild.model.dynamics import rhs_at
 from hild.model.layout import I_EXTERNAL, I_TAU, METHOD_DOPRI5, METHOD_RK4, X_SIZE
@@ -131,7 +131,7 @@ def _step_kernel(method: int):
     uses that method (the method is a constant of the closure). numba caches each such kernel
     apart: its cache key includes the closure's values."""
 
-    @kernel
+    @variant(method=method)
     def step(x, P, A, n_act, act_state, act_cmd, env, inp, tau_act, dt, work, w):
         """One simulation step: actuator force, vessel integration, actuator update.
 
