@@ -7,7 +7,7 @@ import pytest
 from hild.profiles.vessel import load_profile
 from tests.mqtt_endpoints import Broker, Subscriber
 
-PROFILES = ("odin", "jolner", "wamv", "otter")
+PROFILES = ("odin", "jolner", "wamv", "otter", "blueboat")
 
 
 @functools.cache

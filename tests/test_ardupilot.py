@@ -310,7 +310,26 @@ def test_the_start_command_names_home_instance_and_parameters(tmp_path):
         "odin.parm -I1" in text
     )
     assert "SERVO1_FUNCTION 26, SERVO3_FUNCTION 70" in text
+    assert "mavproxy.py --master tcp:127.0.0.1:5770" in text  # the instance's MAVLink port
     assert (instance(9002), instance(9032), instance(9005), instance(10110)) == (0, 3, None, None)
+
+
+def test_the_start_command_gives_the_vehicle_s_own_file_to_ardupilot_too(tmp_path):
+    own = tmp_path / "mine.params"
+    own.write_text("SERVO1_FUNCTION 73\nSERVO3_FUNCTION 74\n")
+    bench = load_bench(bench_file(tmp_path, profile="otter", extra=PARAMS.format(own)))
+    link = ArduPilotSitl(bench.devices[0], 0, bench.origin, bench.vessel)
+    text = "\n".join(sitl_commands(bench, link))
+    assert f"--defaults {own}" in text and "hild show ardupilot" not in text
+    built_in = load_bench(bench_file(tmp_path, profile="otter", extra=PARAMS.format("otter")))
+    link = ArduPilotSitl(built_in.devices[0], 0, built_in.origin, built_in.vessel)
+    text = "\n".join(sitl_commands(built_in, link))
+    assert "hild show ardupilot otter > otter.parm" in text and "--defaults otter.parm" in text
+
+
+PARAMS = """[device.settings]
+params = "{}"
+"""
 
 
 def test_restart_record_puts_the_vessel_back(tmp_path):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from hild.ardupilot.paramfile import read_params
 from hild.ardupilot.params import PROFILE_NAMES, REGENERATE, parameters, parse
 from hild.ardupilot.servos import build_mapping
 from hild.coupled.simulation import Simulation
@@ -20,6 +21,7 @@ from hild.profiles.vessel import load_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "profiles" / "ardupilot"
+BLUEOS = ROOT / "tests" / "data" / "ardupilot" / "BlueBoat120.params"
 DEVICE = tomllib.loads((ROOT / "devices" / "ardupilot-sitl.toml").read_text())["settings"]
 
 
@@ -56,29 +58,37 @@ def test_the_shipped_file_is_what_the_model_measures_now(name, generated):
         assert abs(now[param] - value) <= 1.01 * unit, f"{param}: regenerate: {REGENERATE}"
 
 
+def outputs(p: dict[str, float]) -> dict[int, tuple[int, float, float, float, float]]:
+    """SERVOn -> (FUNCTION, MIN, TRIM, MAX, REVERSED) of a file's outputs that have one."""
+    return {
+        n: tuple(p[f"SERVO{n}_{key}"] for key in ("FUNCTION", "MIN", "TRIM", "MAX", "REVERSED"))
+        for n in range(1, 17)
+        if p.get(f"SERVO{n}_FUNCTION", 0)
+    }
+
+
 @pytest.mark.parametrize("name", PROFILE_NAMES)
 def test_the_servo_functions_are_those_the_device_maps(name):
-    # read from the device type's file itself, not from the mapping code
+    # read from the device type's file itself (or, for the BlueBoat, from Blue Robotics' own
+    # parameter file), not from the mapping code
     p = shipped(name)
-    kind = DEVICE["profile_mappings"][name]
-    if kind == "throttle-steering":
-        expected = {DEVICE["steering_channel"]: 26, DEVICE["throttle_channel"]: 70}
+    if name == "blueboat":  # the boat's own outputs, as BlueOS ships them
+        expected = outputs(parse(BLUEOS.read_text()))
     else:
-        expected = {DEVICE["throttle_left_channel"]: 73, DEVICE["throttle_right_channel"]: 74}
-    functions = {
-        int(k[5:].partition("_")[0]): int(v)
-        for k, v in p.items()
-        if k.startswith("SERVO") and k.endswith("_FUNCTION")
-    }
-    assert functions == expected
-    for n in expected:
-        assert (p[f"SERVO{n}_MIN"], p[f"SERVO{n}_TRIM"], p[f"SERVO{n}_MAX"]) == (
-            DEVICE["pwm_min"],
-            DEVICE["pwm_trim"],
-            DEVICE["pwm_max"],
-        )
+        kind = DEVICE["profile_mappings"][name]
+        pulses = (DEVICE["pwm_min"], DEVICE["pwm_trim"], DEVICE["pwm_max"], 0)
+        if kind == "throttle-steering":
+            functions = {DEVICE["steering_channel"]: 26, DEVICE["throttle_channel"]: 70}
+        else:
+            functions = {DEVICE["throttle_left_channel"]: 73, DEVICE["throttle_right_channel"]: 74}
+        expected = {n: (f, *pulses) for n, f in functions.items()}
+    assert outputs(p) == expected
     assert p["FRAME_CLASS"] == 2  # a boat
-    assert build_mapping(DEVICE, load_profile(name)).functions == expected
+    # the device reads the file as it maps without one (a shipped file fits the device as is)
+    from_file = build_mapping(DEVICE, load_profile(name), read_params(SHIPPED / f"{name}.parm"))
+    assert from_file.functions == {n: int(o[0]) for n, o in expected.items()}
+    if name != "blueboat":
+        assert build_mapping(DEVICE, load_profile(name)).functions == from_file.functions
 
 
 class Boat:
@@ -88,7 +98,7 @@ class Boat:
     def __init__(self, name: str):
         self.p = shipped(name)
         self.vessel = load_profile(name)
-        self.mapping = build_mapping(DEVICE, self.vessel)
+        self.mapping = build_mapping(DEVICE, self.vessel, read_params(SHIPPED / f"{name}.parm"))
         self.sim = Simulation(self.vessel, dt=0.01, method="rk4")
 
     def drive(self, seconds: float, **by_function: float) -> None:
@@ -97,6 +107,8 @@ class Boat:
             if key.startswith("SERVO") and key.endswith("_FUNCTION"):
                 n = int(key[5:].partition("_")[0])
                 x = by_function.get(f"f{int(value)}", 0.0)
+                if self.p.get(f"SERVO{n}_REVERSED") == 1:  # ArduPilot negates the value first
+                    x = -x
                 lo, trim, hi = (self.p[f"SERVO{n}_{e}"] for e in ("MIN", "TRIM", "MAX"))
                 pwm[n - 1] = round(trim + x * ((hi - trim) if x >= 0 else (trim - lo)))
         for d in self.mapping.demands(pwm):
@@ -165,8 +177,10 @@ def test_full_steering_at_cruise_turns_at_the_rate_limit(name):
 
 @pytest.mark.parametrize("name", [n for n in PROFILE_NAMES if n != "odin"])
 def test_a_skid_boat_pivots_at_its_pivot_rate(name):
+    """ArduPilot's pivot (its skid mixer at no throttle and full steering, AP_MotorsUGV): the
+    port side ahead at 1 / MOT_THST_ASYM, the starboard side full astern."""
     boat = Boat(name)
-    boat.drive(200.0, f73=1.0, f74=-1.0)
+    boat.drive(200.0, f73=1.0 / boat.p["MOT_THST_ASYM"], f74=-1.0)
     assert abs(boat.u) < 0.5 * boat.p["CRUISE_SPEED"]  # turning, hardly moving
     # the file rounds the rate down to whole degrees per second (AR_PivotTurn's RATE)
     assert 0.0 <= boat.r_deg - boat.p["WP_PIVOT_RATE"] < 1.0
@@ -178,4 +192,4 @@ def test_hild_show_ardupilot_prints_the_file_and_lists_the_profiles():
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout == (SHIPPED / "odin.parm").read_text()
     listed = subprocess.run(run, capture_output=True, text=True, timeout=120)
-    assert listed.stdout.split() == ["jolner", "odin", "otter", "wamv"]
+    assert listed.stdout.split() == ["blueboat", "jolner", "odin", "otter", "wamv"]

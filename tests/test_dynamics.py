@@ -216,6 +216,8 @@ SURGE = {
     "jolner": (12.76, 736.48, 0.014, 1.65, 0.0),  # thesis 3.6, 3.10
     "wamv": (51.3, 0.0, 0.0, 1.0, -72.4),  # VRX xU, xUU
     "otter": (24.4 * 9.81 / (6 * 0.5144), 0.0, 0.0, 1.0, 0.0),  # Fossen: Xu = 24.4 g / U_max
+    # X_u + X_uu = 16 % of 70 N at 1 m/s (ArduPilot's cruise pair), 3 X_u + 9 X_uu = 70 N at 3 m/s
+    "blueboat": ((9 * 11.2 - 70.0) / 6, 0.0, 0.0, 1.0, -(70.0 - 3 * 11.2) / 6),
 }
 
 

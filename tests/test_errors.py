@@ -142,7 +142,10 @@ MISSING = [
     Case(
         "bench-no-such-name",
         ("check", "no-such-bench"),
-        ("no-such-bench", "a built-in bench: ardupilot, ardupilot-otter, busy-fjord"),
+        (
+            "no-such-bench",
+            "a built-in bench: ardupilot, ardupilot-blueboat, ardupilot-otter, busy-fjord",
+        ),
     ),
     Case("bench-directory", ("check", "{tmp}"), ("{tmp}", "not a directory")),
     Case(

@@ -176,6 +176,13 @@ def test_cross_flow_strips_are_bounded(tmp_path, strips, says):
 
 def test_wind_load_data_per_profile():
     # Odin: Blendermann with the thesis' areas (3.22-3.25); WAM-V: VRX coefficients;
-    # Otter: the symmetric model; Jolner: none (thesis 3.11.1.2 neglects its windage).
+    # Otter and BlueBoat: the symmetric model; Jolner: none (thesis 3.11.1.2 neglects its
+    # windage).
     models = {name: getattr(vessel(name).wind, "model", None) for name in PROFILES}
-    assert models == {"odin": "blendermann", "wamv": "vrx", "otter": "symmetric", "jolner": None}
+    assert models == {
+        "odin": "blendermann",
+        "wamv": "vrx",
+        "otter": "symmetric",
+        "jolner": None,
+        "blueboat": "symmetric",
+    }

@@ -37,12 +37,14 @@ FULL_AHEAD = {
     "jolner": {"port.rpm": 3000, "starboard.rpm": 3000},
     "otter": {"port.rpm": 992, "starboard.rpm": 992},
     "wamv": {"port.cmd": 1, "starboard.cmd": 1},
+    "blueboat": {"port.cmd": 1, "starboard.cmd": 1},
 }
 HARD_TURN = {
     "odin": {"port.nozzle_deg": 27, "starboard.nozzle_deg": 27},
     "jolner": {"starboard.rpm": 1000},
     "otter": {"starboard.rpm": 300},
     "wamv": {"port.azimuth_deg": 30, "starboard.azimuth_deg": 30},
+    "blueboat": {"starboard.cmd": -1},  # full ahead and full astern: its tightest turn
 }
 METHODS = ("rk4", "dopri5")
 CASES = [(p, m) for p in sorted(FULL_AHEAD) for m in METHODS]

@@ -3,20 +3,27 @@
 ArduPilot's SITL takes ``--model JSON:ADDRESS`` (the physics' address) and sends its frames to
 UDP port 9002 + 10 * I for ``-I I`` (measured: protocols.md); its ``--home LAT,LON,ALT,HEADING``
 is where the answers' NED positions start from, so it must be the bench's origin, with the
-vessel's initial heading. The parameters for the vessel come from ``hild show ardupilot``.
+vessel's initial heading. The parameters for the vessel come from ``hild show ardupilot``, or
+from the vehicle's own file when the device reads its outputs from one (``params``). SITL waits
+for a MAVLink client on TCP 5760 + 10 I before it sends its first frame (found following
+ArduPilot's own docs: it prints ``Waiting for connection`` and nothing comes), so the lines
+name one; sim_vehicle.py starts MAVProxy itself.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hild.ardupilot.link import DEFAULT_PORT, ArduPilotSitl
+from hild.profiles import ARDUPILOT_PARAMS
 from hild.transport.url import parse_port_url
 
 if TYPE_CHECKING:  # (a bench is read by its attributes: no import of the bench's reader)
     from hild.bench import Bench
 
 INSTANCE_PORT_STEP = 10  # SITL instance I sends to 9002 + 10 I
+MAVLINK_PORT = 5760  # SITL's first serial port: TCP 5760 + 10 I; it waits there for a client
 
 
 def instance(port: int) -> int | None:
@@ -40,7 +47,10 @@ def sitl_commands(bench: Bench, link: ArduPilotSitl) -> list[str]:
     host = "127.0.0.1" if spec.host in ("0.0.0.0", "::", "localhost", None) else spec.host
     profile = bench.vessel.name
     n = instance(port)
-    servos = ", ".join(f"SERVO{s}_FUNCTION {f}" for s, f in link.mapping.functions.items())
+    servos = ", ".join(
+        f"SERVO{o.channel}_FUNCTION {o.function}" + (" (REVERSED 1)" if o.reversed else "")
+        for o in sorted(link.mapping.outputs.values(), key=lambda o: o.channel)
+    )
     lines = [f"Start ArduPilot's SITL ({link.mapping.kind}: {servos}), e.g.:"]
     if n is None:
         lines.append(
@@ -49,10 +59,18 @@ def sitl_commands(bench: Bench, link: ArduPilotSitl) -> list[str]:
         )
         return lines
     where = f" -I{n}" if n else ""
+    source = Path(link.mapping.source) if link.mapping.source else None
+    if source is not None and source.parent != ARDUPILOT_PARAMS.folder:
+        defaults = str(source)  # the vehicle's own file: ArduPilot reads the same
+    else:
+        name = source.stem if source is not None else profile
+        defaults = f"{name}.parm"
+        lines.append(f"  hild show ardupilot {name} > {defaults}")
     lines += [
-        f"  hild show ardupilot {profile} > {profile}.parm",
-        f"  ardurover --model JSON:{host} --home {home(bench)} --defaults {profile}.parm{where}",
+        f"  ardurover --model JSON:{host} --home {home(bench)} --defaults {defaults}{where}",
+        f"  mavproxy.py --master tcp:127.0.0.1:{MAVLINK_PORT + INSTANCE_PORT_STEP * n}   "
+        "(SITL sends no frame until a MAVLink client connects: this, or a ground station)",
         f"  or: sim_vehicle.py -v Rover --model JSON:{host} --custom-location={home(bench)} "
-        f"--add-param-file={profile}.parm{where} --map --console",
+        f"--add-param-file={defaults}{where} --map --console",
     ]
     return lines

@@ -79,6 +79,7 @@ from hild.geodesy import Origin
 from hild.log import RateLimited
 from hild.model.stability import StepLimit
 from hild.model.vessel import Vessel
+from hild.profiles import ARDUPILOT_PARAMS
 from hild.sensors import kinematics
 from hild.sensors.device import Device, DeviceConfig
 from hild.sensors.noise import NoiseSpec
@@ -138,7 +139,8 @@ class ArduPilotSitl(Device):
 
     def __init__(self, config: DeviceConfig, seed: int, origin: Origin, vessel: Vessel):
         super().__init__(config, seed, origin)
-        self.mapping: ServoMapping = build_mapping(config.settings, vessel, vehicle_params(config))
+        params = vehicle_params(config, vessel)
+        self.mapping: ServoMapping = build_mapping(config.settings, vessel, params)
         self.accelerometer = kinematics.Accelerometer(self.lever_arm)
         self._arm = (float(self.lever_arm[0]), float(self.lever_arm[1]), float(self.lever_arm[2]))
         self.wind = bool(config.settings.get("wind", True))
@@ -175,9 +177,9 @@ class ArduPilotSitl(Device):
         listener."""
         problems = []
         try:
-            params = vehicle_params(config)
+            params = vehicle_params(config, vessel)
         except ConfigError as e:  # (the file's own line: where ArduPilot would stop too)
-            problems.append(SettingError("params", config.settings["params"], str(e)))
+            problems.append(SettingError("params", e.file, f"an ArduPilot parameter file; {e}"))
         else:
             if params is not None:
                 errors = params_problems(params, vessel, config.settings)
@@ -496,10 +498,14 @@ class ArduPilotSitl(Device):
         }
 
 
-def vehicle_params(config: DeviceConfig) -> ParamFile | None:
+def vehicle_params(config: DeviceConfig, vessel: Vessel) -> ParamFile | None:
     """The vehicle's ArduPilot parameter file the device's settings name (``params``; the bench
-    resolved its path), or None."""
+    resolved its path), else the built-in one its profile's boats come with
+    (``profile_params``: the BlueBoat's own outputs), else None."""
     path = config.settings.get("params", "")
+    if not path:
+        name = (config.settings.get("profile_params") or {}).get(vessel.name)
+        path = str(ARDUPILOT_PARAMS.builtin_path(name)) if name else ""
     return read_params(Path(path)) if path else None
 
 

@@ -16,7 +16,8 @@ model, driven through that mapping exactly as ArduPilot's servo outputs would dr
   outer side at full throttle, the inner one at 2 * cruise - 1, so the mean stays at cruise),
   from the steady cruise until steady again;
 - top speed, acceleration at cruise speed, stopping deceleration, and for skid steering the
-  pivot rate (full ahead on one side, full astern on the other, from rest).
+  thrust asymmetry (MOT_THST_ASYM: full-ahead over full-astern thrust at rest) and pivot rate
+  (from rest, as ArduPilot's skid mixer pivots: equal thrusts, one side full astern).
 
 The parameters, their units and meanings are ArduPilot Rover's (parameter reference at
 https://ardupilot.org/rover/docs/parameters.html, generated from the @Param blocks of
@@ -94,7 +95,8 @@ class Measured:
     turn_surge: float  # steady forward (surge) speed in that turn [m/s]
     accel: float  # dU/dt at full throttle as the speed passes cruise_speed [m/s^2]
     decel: float  # mean deceleration, full astern from cruise to STOP_SPEED [m/s^2]
-    pivot_rate: float | None  # skid: steady yaw rate with full opposite thrust [deg/s]
+    pivot_rate: float | None  # skid: steady yaw rate in ArduPilot's pivot [deg/s]
+    thrust_asymmetry: float | None = None  # skid: full-ahead / full-astern thrust at rest
 
     @property
     def turn_radius(self) -> float:
@@ -219,11 +221,38 @@ def measure(vessel: Vessel, mapping: ServoMapping) -> Measured:
     stopped = int(np.argmax(u < STOP_SPEED))
     decel = float((speed - STOP_SPEED) / (t[stopped] - t[0]))
 
-    pivot = None
+    pivot = asymmetry = None
     if mapping.kind == "skid":
-        sim = driver.settle(driver.at_rest(), driver.pulses(left=1.0, right=-1.0), turning=True)
+        asymmetry = thrust_asymmetry(driver)
+        sim = driver.settle(driver.at_rest(), pivot_pulses(driver, asymmetry), turning=True)
         pivot = abs(math.degrees(sim.x[L.X_NU + 5]))
-    return Measured(top, pct, speed, turn_rate, turn_speed, turn_surge, accel, decel, pivot)
+    return Measured(
+        top, pct, speed, turn_rate, turn_speed, turn_surge, accel, decel, pivot, asymmetry
+    )
+
+
+def thrust_asymmetry(driver: Driver) -> float:
+    """MOT_THST_ASYM: the surge force at rest at full throttle ahead over that at full astern,
+    within ArduPilot's range of the parameter (1 to 10)."""
+    return min(max(bollard_thrust(driver, 1.0) / -bollard_thrust(driver, -1.0), 1.0), 10.0)
+
+
+def pivot_pulses(driver: Driver, asymmetry: float) -> list[int]:
+    """A pivot to starboard as ArduPilot's skid-steering mixer makes it (AP_MotorsUGV's
+    output_skid_steering at no throttle and full steering): the port side 1 / MOT_THST_ASYM
+    ahead, the starboard side -1 / MOT_THST_ASYM, scaled by MOT_THST_ASYM astern to full
+    astern: equal thrusts."""
+    return driver.pulses(left=1.0 / asymmetry, right=-1.0)
+
+
+def bollard_thrust(driver: Driver, throttle: float) -> float:
+    """The actuators' surge force at rest [N] with every one at the throttle's steady state
+    (held there for one step: their lag left out, the hull not yet moving)."""
+    sim = driver.at_rest()
+    driver.command(sim, driver.throttle(throttle))
+    sim.act_state[:] = sim.act_cmd
+    sim.tick()
+    return float(sim.actuator_force[0])
 
 
 def _number(value: float, decimals: int) -> str:
@@ -355,9 +384,20 @@ def parameter_lines(
             (
                 "WP_PIVOT_RATE",
                 str(max(1, math.floor(m.pivot_rate))),
-                f"[deg/s] steady yaw rate from rest with port full ahead and starboard full "
-                f"astern ({m.pivot_rate:.2f} deg/s, rounded down to whole degrees); pivot "
-                "turns stay off unless WP_PIVOT_ANGLE is set",
+                f"[deg/s] steady yaw rate from rest in ArduPilot's pivot: starboard full astern, "
+                f"port ahead at 1 / MOT_THST_ASYM (its skid mixer's equal thrusts; "
+                f"{m.pivot_rate:.2f} deg/s, rounded down to whole degrees); pivot turns stay "
+                "off unless WP_PIVOT_ANGLE is set",
+            )
+        )
+    if m.thrust_asymmetry is not None:
+        rows.append(
+            (
+                "MOT_THST_ASYM",
+                _number(m.thrust_asymmetry, 2),
+                "forward / reverse thrust: the actuators' surge force at rest at full throttle "
+                "ahead over that at full astern (its range 1-10); ArduPilot's skid-steering "
+                "mixer shares the throttle between the sides with it",
             )
         )
     return rows

@@ -350,6 +350,7 @@ def _read_params(
     no_signal = _no_signal_below(settings)
     wide = params.get("SERVO_32_ENABLE", 0.0) == 1.0
     outputs: dict[str, ServoOutput] = {}
+    claimed: dict[str, int] = {}  # input -> its first SERVOn, whether usable or not
     ignored: dict[int, int] = {}
     for n in range(1, 33):
         name = f"SERVO{n}_FUNCTION"
@@ -364,9 +365,10 @@ def _read_params(
             )
             continue
         role = INPUT_OF.get(function)
-        if role is None or role in outputs:  # not propulsion, or the function's second output
+        if role is None or role in claimed:  # not propulsion, or the function's second output
             ignored[n] = function
             continue
+        claimed[role] = n
         if n > FRAMES_OUTPUTS and not wide:
             problems.append(
                 f"SERVO_32_ENABLE 1 for {params.where(name)}: without it ArduPilot's frames "
@@ -385,7 +387,7 @@ def _read_params(
             "sends a throttle's direction to a relay, which ArduPilot's frames do not carry"
         )
     amap = ActuatorMap(vessel.actuators, {}, clamp=True)
-    kind, left, right, undriven = _drives(outputs, amap, vessel)
+    kind, left, right, undriven = _drives(claimed, amap, vessel)
     problems += undriven
     errors = [MappingError("params", params.path, p) for p in problems]
     if errors:
@@ -411,10 +413,10 @@ def _pulses(params: ParamFile, n: int, no_signal: int) -> tuple[PulseRange, str]
 
 
 def _drives(
-    outputs: Mapping[str, ServoOutput], amap: ActuatorMap, vessel: Vessel
+    outputs: Mapping[str, int], amap: ActuatorMap, vessel: Vessel
 ) -> tuple[str, tuple[int, ...], tuple[int, ...], list[str]]:
-    """What the file's functions drive on this vessel: the kind, the sides, and what they leave
-    undriven (each a problem)."""
+    """What the file's functions (input -> SERVOn) drive on this vessel: the kind, the sides,
+    and what they leave undriven (each a problem)."""
     problems = []
     left, right = _sides(amap)
     skid = "left" in outputs or "right" in outputs
@@ -422,7 +424,7 @@ def _drives(
     if skid and "throttle" in outputs:
         problems.append(
             "either Throttle (70) or ThrottleLeft/Right (73/74) to drive the actuators, not "
-            f"both: SERVO{outputs['throttle'].channel} has Throttle beside skid steering"
+            f"both: SERVO{outputs['throttle']} has Throttle beside skid steering"
         )
     if skid:
         for side, missing, actuators in (("left", "right", right), ("right", "left", left)):
@@ -462,7 +464,7 @@ def _drives(
             )
     if "steering" in outputs and not amap.steerable:
         problems.append(
-            f"no GroundSteering (26), not on SERVO{outputs['steering'].channel}: no actuator "
+            f"no GroundSteering (26), not on SERVO{outputs['steering']}: no actuator "
             f"of {vessel.name} steers ({names}); skid steering (ThrottleLeft 73, "
             "ThrottleRight 74) turns this boat"
         )
