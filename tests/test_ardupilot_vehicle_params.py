@@ -23,6 +23,7 @@ from hild.config import ConfigError
 from hild.profiles.vessel import load_profile
 from tests.ardupilot_client import Sitl
 from tests.endpoints import Daemon, free_udp_port, write_bench
+from tests.test_ardupilot import bench_file
 
 BLUEOS_FILE = Path(__file__).parent / "data" / "ardupilot" / "BlueBoat120.params"
 THROTTLE_LEFT, THROTTLE_RIGHT, STEERING, THROTTLE = 73, 74, 26, 70
@@ -146,30 +147,15 @@ def test_the_same_pulses_through_a_swapped_file_mirror_the_boat():
 
 
 # --- what cannot work: every problem at once -------------------------------------------------
-BENCH = """
-[bench]
-name = "ap"
-rate_hz = 400
-[vessel]
-profile = "{profile}"
-[origin]
-latitude = 59.41
-longitude = 10.48
-[[device]]
-name = "autopilot"
-type = "ardupilot-sitl"
-port = "udp://127.0.0.1:9002?listen=1"
-[device.settings]
-params = "{params}"
-"""
+def with_params(params: str) -> str:
+    """The autopilot's settings naming a parameter file (for test_ardupilot's bench_file)."""
+    return f'[device.settings]\nparams = "{params}"'
 
 
 def bench_with(tmp_path: Path, params_text: str, profile: str = "blueboat") -> Path:
     (tmp_path / "boats").mkdir(exist_ok=True)
     (tmp_path / "boats" / "mine.params").write_text(params_text)
-    bench = tmp_path / "bench.toml"
-    bench.write_text(BENCH.format(profile=profile, params="boats/mine.params"))
-    return bench
+    return bench_file(tmp_path, profile=profile, extra=with_params("boats/mine.params"))
 
 
 def test_a_file_hild_cannot_follow_is_named_with_every_problem(tmp_path):
@@ -221,12 +207,9 @@ def test_the_file_is_found_beside_the_bench_or_by_a_built_in_name(tmp_path):
     bench = load_bench(bench_with(tmp_path, BLUEOS_FILE.read_text()))
     (device,) = bench.devices
     assert Path(device.settings["params"]) == tmp_path / "boats" / "mine.params"
-    built_in = tmp_path / "builtin.toml"
-    built_in.write_text(BENCH.format(profile="blueboat", params="blueboat"))
-    (device,) = load_bench(built_in).devices
+    (device,) = load_bench(bench_file(tmp_path, "blueboat", extra=with_params("blueboat"))).devices
     assert Path(device.settings["params"]).name == "blueboat.parm"
-    missing = tmp_path / "missing.toml"
-    missing.write_text(BENCH.format(profile="blueboat", params="nowhere.params"))
+    missing = bench_file(tmp_path, "blueboat", extra=with_params("nowhere.params"))
     with pytest.raises(BenchError) as info:
         load_bench(missing)
     assert "settings.params = 'nowhere.params'" in str(info.value)
@@ -238,9 +221,7 @@ def test_a_blueboat_without_a_file_gets_its_own_outputs_not_the_settings(tmp_pat
     reads them, so ArduPilot with `hild show ardupilot blueboat` or BlueOS's file agrees."""
     from hild.ardupilot.link import ArduPilotSitl
 
-    bench_file = tmp_path / "bench.toml"
-    bench_file.write_text(BENCH.format(profile="blueboat", params=""))
-    bench = load_bench(bench_file)
+    bench = load_bench(bench_file(tmp_path, "blueboat"))
     link = ArduPilotSitl(bench.devices[0], 0, bench.origin, bench.vessel)
     assert link.mapping.functions == {1: THROTTLE_RIGHT, 3: THROTTLE_LEFT}
     assert link.mapping.outputs["left"].reversed
