@@ -7,7 +7,8 @@ the key, the value and what was expected, and all of them are reported at once.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ from hild.devices.catalog import (
 )
 from hild.devices.registry import COMMANDS, FRAMES, KINDS, build_device, models
 from hild.environment.weather import Weather
+from hild.fleet import Boat, BoatTable, Placed, default_dimensions, fleet_errors
 from hild.geodesy import DEFAULT_ORIGIN, Origin
 from hild.mirror.config import MirrorConfig, read_mirror
 from hild.model.layout import METHODS
@@ -56,7 +58,7 @@ from hild.rundir import DEFAULT_RUN_DIR, RUN_DIR_EXPECTED, usable_run_dir_name
 from hild.sensors.device import DeviceConfig
 from hild.sensors.faults import FAULT_KINDS, FaultSpec
 from hild.sensors.noise import NoiseSpec
-from hild.traffic.read import read_traffic
+from hild.traffic.read import position_of, read_identity, read_traffic
 from hild.traffic.targets import Target
 from hild.transport.url import PortSpec, PortUrlError, parse_port_url
 
@@ -119,6 +121,9 @@ class Bench:
     mqtt: MirrorConfig | None = None  # the [mqtt] table: the mirror is on when present
     record: RecordConfig | None = None  # the [record] table: recording is on when present
     traffic: tuple[Target, ...] = ()  # the [[traffic]] tables' targets
+    # a fleet's [[boat]] tables (hild/fleet.py; the fields above from vessel to commands are
+    # then its first boat's); empty for a one-boat bench, whose [vessel] is all there is
+    boats: tuple[Boat, ...] = ()
 
 
 def resolve_bench(name_or_path: str | None) -> Path:
@@ -199,8 +204,16 @@ def bench_from_document(
     root.skip(*other_tables)
     problems = Problems()
     general, bench_table = _general(root, overrides, problems)
-    part = _vessel(root, problems)
     origin = _origin(root, problems)
+    boats: list[BoatTable] = []
+    if root.has("boat"):  # a fleet: the first boat stands for "the vessel" below
+        if root.has("vessel"):
+            root.skip("vessel")
+            expected = "either a [vessel] table (one boat) or [[boat]] tables (a fleet), not both"
+            problems.add(root.error("vessel", "a table", expected))
+        boats, part = _boats(root, origin, problems)
+    else:
+        part = _vessel(root, problems)
     weather = _weather(root, problems)
     own = None
     if part.usable("heading_deg", "speed"):  # encounters are placed against these
@@ -212,7 +225,16 @@ def bench_from_document(
     run_dir = Path(overrides.get("run_dir") or general.get("run_dir", DEFAULT_RUN_DIR))
     read = _devices(root, run_dir, problems)
     problems.attempt(root.finish)
-    _device_rules(read, general, part, problems)
+    vessel_of = _vessel_of(part, boats, read)
+    _device_rules(read, general, vessel_of, problems, fleet=bool(boats))
+    if boats:
+        for e in _fleet_errors(boats, read, traffic, run_dir):
+            problems.add(e)
+    elif any(d.config.boat for d in read):
+        for d in read:
+            if d.config.boat:
+                expected = "a key of a fleet's devices ([[boat]] tables); this bench has one boat"
+                problems.add(d.error("boat", d.config.boat, expected))
     if part.vessel is not None and part.usable("method") and "rate_hz" in general:
         from_option = overrides.get("rate_hz") is not None
         limit = (
@@ -222,7 +244,7 @@ def bench_from_document(
         )
         for e in _step_errors(path, limit, general["rate_hz"], from_option):
             problems.add(e, at=bench_table.position("rate_hz"))
-    budgets = _port_rules(read, origin, run_dir, part.vessel, traffic, problems)
+    budgets = _port_rules(read, origin, run_dir, vessel_of, traffic, problems)
     if problems.errors:
         raise BenchError(problems.in_order())
     assert part.vessel is not None
@@ -248,6 +270,7 @@ def bench_from_document(
         mqtt=mqtt,
         record=record,
         traffic=tuple(traffic),
+        boats=tuple(t.boat for t in boats),
     )
 
 
@@ -261,11 +284,86 @@ def _devices(root: Section, run_dir: Path, problems: Problems) -> list[_Device]:
     return read
 
 
+def _vessel_of(
+    part: _Vessel, boats: list[BoatTable], read: list[_Device]
+) -> Callable[[_Device], Vessel | None]:
+    """Each device's vessel: its boat's in a fleet (None for a device on no boat of it, whose
+    own error is reported), the bench's vessel otherwise."""
+    if not boats:
+        return lambda d: part.vessel
+    by_name = {t.boat.name: t.boat.vessel for t in boats}
+    return lambda d: by_name.get(d.config.boat)
+
+
+def _fleet_errors(
+    boats: list[BoatTable], read: list[_Device], traffic: list[Target], run_dir: Path
+) -> list[ConfigError]:
+    """hild/fleet.py's rules on what could be read of the boats and devices."""
+    placed = []
+    for d in read:
+        if not d.usable("name", "boat"):
+            continue
+        ports = []
+        if d.usable("ports"):
+            ports = [(url, parse_port_url(url, run_dir).identity) for url in d.config.ports]
+        placed.append(Placed(d.config.name, d.config.boat, d.config.model, tuple(ports), d.error))
+    mmsis = [t.identity.mmsi for t in traffic]
+    return fleet_errors(boats, placed, mmsis, models(FRAMES))
+
+
+def _boats(root: Section, origin: Origin, problems: Problems) -> tuple[list[BoatTable], _Vessel]:
+    """The [[boat]] tables as far as they could be read, and the first boat's [vessel] part
+    (what a one-boat bench's [vessel] is to the rest of the bench)."""
+    boats: list[BoatTable] = []
+    first: _Vessel | None = None
+    for section in problems.attempt(root.tables, "boat", default=[]) or []:
+        name = section.data.get("name")
+        if is_name(name):
+            section.prefix = f"boat ({name})"
+        r = Reading(problems)
+        name = r.get("name", section.name, "name")
+        part = _vessel_part(section, problems)
+        first = first or part
+        start_key = "latitude" if section.has("latitude") else "north"
+        what = f"boat {name}'s start"
+        start = r.get("north", position_of, section, origin, what, at=section.position(start_key))
+        identity = read_identity(section, str(name or "boat"), r)
+        problems.attempt(section.finish)
+        if part.vessel is None or name is None or start is None or identity is None:
+            continue
+        if not section.has("dimensions"):
+            a, b, c, d = default_dimensions(part.vessel)
+            identity = replace(identity, to_bow=a, to_stern=b, to_port=c, to_starboard=d)
+        boat = Boat(
+            name,
+            part.vessel,
+            part.profile,
+            part.method,
+            start[0],
+            start[1],
+            part.heading_deg,
+            part.speed,
+            identity,
+            part.commands,
+        )
+        boats.append(BoatTable(boat, section.error, start_key))
+    if first is None:
+        expected = "at least one [[boat]] table, each a boat with its name and profile"
+        problems.add(root.error("boat", [], expected))
+        first = _Vessel(None, unusable=frozenset({"profile", "method"}))
+    return boats, first
+
+
 def _device_rules(
-    read: list[_Device], general: dict[str, Any], part: _Vessel, problems: Problems
+    read: list[_Device],
+    general: dict[str, Any],
+    vessel_of: Callable[[_Device], Vessel | None],
+    problems: Problems,
+    fleet: bool = False,
 ) -> None:
     """The rules across a device's keys and the bench's: its rate against the loop's, its
-    name against the others', its position against the hull."""
+    name against the others', its position against its boat's hull (a fleet's autopilot
+    links are one per boat: hild/fleet.py)."""
     loop_rate = general.get("rate_hz")
     for d in read:
         if loop_rate is not None and d.usable("rate_hz") and d.config.rate_hz > loop_rate:
@@ -277,7 +375,7 @@ def _device_rules(
                 )
             )
     links = [d for d in read if d.config.model in models(FRAMES)]
-    for d in links[1:]:  # one autopilot paces the loop
+    for d in [] if fleet else links[1:]:  # one autopilot paces the loop
         expected = (
             f"one {d.config.model} device per bench ({links[0].config.name} is "
             "one already): its frames pace the loop"
@@ -288,13 +386,13 @@ def _device_rules(
         if d.usable("name") and d.config.name in seen:
             problems.add(d.error("name", d.config.name, "a name used by one device only"))
         seen.add(d.config.name)
-    vessel = part.vessel
-    if vessel is None:
-        return
     # a sensor sits on the hull or its mast: within a hull length of the body origin
     # (the vessel's centre of origin, near midships), or 10 m for the smallest boats
-    reach = max(vessel.length, 10.0)
     for d in read:
+        vessel = vessel_of(d)
+        if vessel is None:
+            continue
+        reach = max(vessel.length, 10.0)
         if d.usable("position") and any(abs(c) > reach for c in d.config.lever_arm):
             problems.add(
                 d.error(
@@ -310,20 +408,20 @@ def _port_rules(
     read: list[_Device],
     origin: Origin,
     run_dir: Path,
-    vessel: Vessel | None,
+    vessel_of: Callable[[_Device], Vessel | None],
     traffic: list[Target],
     problems: Problems,
 ) -> list[PortBudget]:
-    """What the devices ask of the vessel and of the lines they share; the byte budgets."""
+    """What the devices ask of their vessels and of the lines they share; the byte budgets."""
     refused: set[int] = set()  # devices the vessel cannot serve: their feedback is not sized
     for i, d in enumerate(read):
-        for e in _command_device_errors(d, vessel):
+        for e in _command_device_errors(d, vessel_of(d)):
             problems.add(e)
             refused.add(i)
     for e in _shared_command_port_errors(read, run_dir):
         problems.add(e)
     sized = [d for i, d in enumerate(read) if i not in refused]
-    budgets, errors = _budgets(sized, origin, run_dir, vessel, traffic)
+    budgets, errors = _budgets(sized, origin, run_dir, vessel_of, traffic)
     for e in errors:
         problems.add(e)
     return budgets
@@ -423,6 +521,14 @@ def _vessel(root: Section, problems: Problems) -> _Vessel:
     section = problems.attempt(lambda: root.table("vessel", required=True))
     if section is None:
         return _Vessel(None, unusable=frozenset({"profile", "method"}))
+    part = _vessel_part(section, problems)
+    problems.attempt(section.finish)
+    return part
+
+
+def _vessel_part(section: Section, problems: Problems) -> _Vessel:
+    """A vessel's keys of a [vessel] or [[boat]] table: profile, method, initial heading and
+    speed, held commands."""
     r = Reading(problems)
     profile = r.get("profile", section.string, "profile")
     vessel = None
@@ -447,7 +553,6 @@ def _vessel(root: Section, problems: Problems) -> _Vessel:
         _commands(section, vessel, problems),
         frozenset(r.unusable),
     )
-    problems.attempt(section.finish)
     return part
 
 
@@ -738,6 +843,7 @@ def _device(section: Section, run_dir: Path, problems: Problems) -> _Device:
             if dtype
             else {}
         ),
+        boat=r.get("boat", section.name, "boat", default="") if section.has("boat") else "",
     )
     problems.attempt(section.finish)
     return _Device(section, config, frozenset(r.unusable))
@@ -932,7 +1038,7 @@ def _budgets(
     read: list[_Device],
     origin: Origin,
     run_dir: Path,
-    vessel: Vessel | None,
+    vessel_of: Callable[[_Device], Vessel | None],
     traffic: list[Target],
 ) -> tuple[list[PortBudget], list[ConfigError]]:
     """Check that every serial line (and pty standing in for one) can carry its sentences: each
@@ -968,9 +1074,16 @@ def _budgets(
             )
             continue
         baud = bauds.pop()
-        if vessel is None and any(KINDS[c.model].needs_vessel for c in configs):
+        vessels = [vessel_of(d) for d in sharing]
+        if any(
+            v is None and KINDS[d.config.model].needs_vessel
+            for v, d in zip(vessels, sharing, strict=True)
+        ):
             continue  # the vessel's own error is reported; feedback cannot be sized without it
-        load = sum(build_device(c, 0, origin, vessel).bytes_per_s(utc, traffic) for c in configs)
+        load = sum(
+            build_device(d.config, 0, origin, v).bytes_per_s(utc, traffic)
+            for v, d in zip(vessels, sharing, strict=True)
+        )
         budget = PortBudget(spec.url, baud, tuple(c.name for c in configs), load)
         budgets.append(budget)
         if budget.load > 1.0:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hild.config import MISSING, ConfigError, looks_like_path
+from hild.fleet import describe
 from hild.profiles import BENCHES, SCENARIOS
 from hild.transport.probe import bind_problem, listen_address
 from hild.transport.url import parse_port_url
@@ -56,10 +57,12 @@ def check_bench(name_or_path: str | None) -> int:
         )
     bench = load_bench(name_or_path)
     out = sys.stdout
+    what = describe(bench.boats) if bench.boats else bench.profile
     out.write(
-        f"{bench.file}: OK: {bench.profile} in {bench.weather.preset} weather, "
+        f"{bench.file}: OK: {what} in {bench.weather.preset} weather, "
         f"{len(bench.devices)} device(s), {bench.rate_hz:g} Hz\n"
     )
+
     for budget in bench.budgets:
         out.write(
             f"  {budget.url} ({', '.join(budget.devices)}): {budget.bytes_per_s:.0f} of "

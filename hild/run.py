@@ -7,11 +7,13 @@ import sys
 from dataclasses import replace
 
 from hild.ardupilot.howto import sitl_commands
-from hild.bench import Bench, load_bench
+from hild.bench import Bench, BenchError, load_bench
 from hild.config import MISSING, ConfigError
+from hild.devices.registry import FRAMES, KINDS
 from hild.drivers.realtime import Daemon
 from hild.examples import command_example, read_example
 from hild.firstcontact import checked_before_compiling
+from hild.fleet import describe, fleet_with_links
 from hild.kernel_cache import announce_compiling
 from hild.live.address import parse_foxglove_address
 from hild.live.ctl import ControlSocket
@@ -34,8 +36,9 @@ def banner(daemon: Daemon) -> str:
     weather = f"{bench.weather.preset} weather"
     if bench.weather.moved:  # the actual means are on the weather line
         weather += f" ({', '.join(bench.weather.moved)} set by the bench)"
+    what = describe(bench.boats) if len(bench.boats) > 1 else bench.vessel.name
     lines = [
-        f"hild: bench '{bench.name}': {bench.vessel.name} in {weather} at "
+        f"hild: bench '{bench.name}': {what} in {weather} at "
         f"{abs(o.latitude_deg):.5f} {'N' if o.latitude_deg >= 0 else 'S'} "
         f"{abs(o.longitude_deg):.5f} {'E' if o.longitude_deg >= 0 else 'W'}, "
         f"{bench.rate_hz:g} Hz, time scale {bench.time_scale:g}.",
@@ -85,7 +88,15 @@ def weather_line(bench: Bench) -> str:
 
 
 def start_line(bench: Bench) -> str:
-    """How the vessel starts: heading, speed, and the commands held until a controller's."""
+    """How the vessel starts: heading, speed, and the commands held until a controller's (a
+    fleet's boats each: where, heading, speed)."""
+    if len(bench.boats) > 1:
+        starts = "; ".join(
+            f"{b.name} {b.north:g} m N {b.east:g} m E, heading {b.heading_deg % 360:g} deg, "
+            f"{b.speed:g} m/s, MMSI {b.identity.mmsi}"
+            for b in bench.boats
+        )
+        return f"Start: {starts}."
     held = ", ".join(f"{k}={v:g}" for k, v in bench.commands.items()) or "none (idle)"
     return (
         f"Start: heading {bench.heading_deg % 360:g} deg, {bench.speed:g} m/s; held "
@@ -174,6 +185,8 @@ def run_bench(
     # go in it: checked, locked against a second daemon, cleaned of the links a dead one left
     # (hild.rundir).
     written = load_bench(name_or_path, check_step=False, **overrides)
+    if len(written.boats) > 1 and any(KINDS[d.model].role == FRAMES for d in written.devices):
+        raise BenchError([fleet_with_links(written.file)])  # (before the compiler's seconds)
     mirror(written, mqtt_options or {})
     with checked_before_compiling(written) as held:
         announce_compiling()

@@ -71,6 +71,7 @@ LAYERS: dict[str, list[str]] = {
     # one run's world: what it is made of (a bench, a scenario) and what is stepped in it
     "world": [
         "bench",
+        "fleet",  # a bench's boats and the rules across them
         "mirror/config",  # a bench's [mirror] section
         "record/config",  # a bench's [record] section
         "world",

@@ -197,6 +197,7 @@ class Vessel:
     wind: WindLoad | None = None
     # multipliers on the wave-force scale in surge, sway and yaw
     wave_gains: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    beam: float = 0.0  # [m] the hull's (its AIS dimensions by default); 0: not known
 
     @property
     def M(self) -> np.ndarray:

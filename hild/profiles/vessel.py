@@ -177,6 +177,7 @@ def _read_vessel(root: Section, path: Path) -> Vessel:
         length=hull[1],
         wind=wind,
         wave_gains=wave_gains,
+        beam=hull[2],
     )
 
 

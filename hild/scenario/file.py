@@ -28,6 +28,7 @@ from hild.config import (
     load_toml,
 )
 from hild.devices.registry import COMMANDS, models
+from hild.fleet import fleet_in_lockstep
 from hild.geodesy import Origin
 from hild.pilot.wire import PROTOCOLS
 from hild.profiles import SCENARIOS
@@ -253,6 +254,8 @@ def scenario_from_document(document: dict[str, Any], path: Path) -> Scenario:
     except BenchError as e:
         for error in e.errors:
             problems.add(error)
+    if bench is not None and len(bench.boats) > 1:
+        problems.add(fleet_in_lockstep(str(path)))
     origin = bench.origin if bench is not None else Origin(0.0, 0.0)
 
     mission = attempt(problems, _mission, root, origin)

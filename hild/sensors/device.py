@@ -36,6 +36,7 @@ class DeviceConfig:
     noise: dict[str, NoiseSpec] = field(default_factory=dict)
     faults: tuple[FaultSpec, ...] = ()
     settings: dict[str, Any] = field(default_factory=dict)
+    boat: str = ""  # the boat it is on, in a fleet bench (hild/fleet.py); "" in a one-boat bench
 
 
 @dataclass

@@ -249,6 +249,13 @@ def read_target(section: Section, origin: Origin, problems: Problems) -> Target 
     return Target(str(name), identity, motion, behaviour, dynamics)
 
 
+def read_identity(section: Section, name: str, r: Reading) -> Identity | None:
+    """A ship's AIS identity from its table's keys (mmsi, ship_name, callsign, ship_type,
+    dimensions, nav_status, class, imo, destination, draught): a traffic target's or a fleet's
+    boat's; None when its MMSI is unusable."""
+    return _identity(section, name, r)
+
+
 def _identity(section: Section, name: str, r: Reading) -> Identity | None:
     dims = r.get("dimensions", _dimensions, section, default=(0, 0, 0, 0))
     identity = Identity(

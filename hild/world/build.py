@@ -3,11 +3,15 @@ and held commands, with its traffic."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from hild.bench import Bench
+from hild.bus.arbiter import Arbiter
 from hild.coupled.simulation import Simulation
 from hild.environment.environment import Environment
+from hild.fleet import Boat
+from hild.world.boats import Afloat
 
 
 def initial_simulation(
@@ -24,6 +28,8 @@ def initial_simulation(
         environment=environment,
         weather_may_change=weather_may_change,
     )
+    if bench.boats:  # a fleet (of one: hild/fleet.py RUNS_BOATS): its boat's start
+        sim.x[0], sim.x[1] = bench.boats[0].north, bench.boats[0].east
     sim.x[5] = math.radians(bench.heading_deg)
     sim.x[6] = bench.speed
     for name, value in bench.commands.items():
@@ -32,6 +38,26 @@ def initial_simulation(
         sim.add_traffic(bench.traffic)
     sim.update_environment()
     return sim
+
+
+def afloat(
+    bench: Bench, boat: Boat, duration: float | None = None, weather_may_change: bool = False
+) -> Afloat:
+    """A fleet's boat beside its first: its own simulation in the bench's weather (its own
+    environment of the same weather and seed), at its own start, with its own arbiter; the
+    run's traffic stays with the first boat's simulation."""
+    own = dataclasses.replace(
+        bench,
+        vessel=boat.vessel,
+        method=boat.method,
+        heading_deg=boat.heading_deg,
+        speed=boat.speed,
+        commands=boat.commands,
+        traffic=(),
+        boats=(boat,),
+    )
+    sim = initial_simulation(own, duration, weather_may_change)
+    return Afloat(boat, sim, Arbiter(boat.vessel.actuators, sim.act_cmd, sim.act_state))
 
 
 def initial_environment(bench: Bench, duration: float | None = None) -> Environment:

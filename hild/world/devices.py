@@ -24,6 +24,7 @@ class DeviceRuntime:
     next_due_s: float = 0.0
     failures: int = 0  # epochs lost to an error in sampling or encoding
     role: str = SENSOR  # its kind's (hild/devices/registry.py)
+    boat: int = 0  # the index of the boat it is on (a fleet's; 0: the first, or the only)
     log_failure: RateLimited = field(
         default_factory=lambda: RateLimited(log, "device.sample_failed", level="error")
     )

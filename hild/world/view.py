@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from hild.sensors.truth import Truth
     from hild.traffic.view import TrafficView
     from hild.transport import Port
+    from hild.world.boats import FleetArbiter
     from hild.world.devices import DeviceRuntime
 
 
@@ -53,7 +54,7 @@ class Viewed(Protocol):
     command_devices: list[TakesCommands]
     queue: ControlQueue
     dispatcher: Dispatcher
-    arbiter: Arbiter
+    arbiter: Arbiter | FleetArbiter
     ports: dict[tuple, Port]
     tick_period_s: float
     late_s: float

@@ -29,21 +29,24 @@ from typing import Any
 
 import structlog
 
-from hild.bench import Bench
+from hild.bench import Bench, BenchError
 from hild.bus.arbiter import Arbiter
 from hild.bus.dispatch import Dispatcher
 from hild.clock import JitterStats
 from hild.control import ActuatorCommand, ControlQueue
 from hild.devices.registry import COMMANDS, FRAMES, KINDS, SENSOR, build_device
 from hild.devices.roles import TakesCommands
+from hild.fleet import fleet_with_links
 from hild.model.layout import S_SIZE
 from hild.observers import TickObserver
 from hild.runtime import RuntimeControl
 from hild.sensors.truth import Truth
 from hild.traffic.report import closest_approaches
+from hild.traffic.view import TrafficView
 from hild.transport import Port
 from hild.units import compass_deg
-from hild.world.build import initial_environment, initial_simulation
+from hild.world.boats import Afloat, FleetArbiter, as_target, fleet_view
+from hild.world.build import afloat, initial_environment, initial_simulation
 from hild.world.devices import DeviceRuntime
 from hild.world.view import WorldView
 
@@ -76,7 +79,14 @@ class World:
         self.start_utc: datetime | None = bench.start_time  # (a wall-clock run: its driver's)
         self.queue = ControlQueue()
         self.dispatcher = Dispatcher(self.queue, self.now)
-        self.arbiter = Arbiter(bench.vessel.actuators, self.sim.act_cmd, self.sim.act_state)
+        self.arbiter: Arbiter | FleetArbiter = Arbiter(
+            bench.vessel.actuators, self.sim.act_cmd, self.sim.act_state
+        )
+        # a fleet's other boats (hild/world/boats.py): each its own simulation and arbiter
+        self.afloat: list[Afloat] = [
+            afloat(bench, boat, duration, weather_may_change) for boat in bench.boats[1:]
+        ]
+        boat_of = {b.name: i for i, b in enumerate(bench.boats)}
         self.observers: list[TickObserver] = list(observers)
         self.dispatcher.listeners.extend(
             o.on_received
@@ -88,7 +98,9 @@ class World:
         self.sensors: dict[str, Any] = {}  # the sensors, by name (faults apply to them)
         self.links: list = []  # the devices whose frames pace the loop (PacesFrames)
         for config in bench.devices:
-            device = build_device(config, bench.seed, bench.origin, bench.vessel)
+            boat = boat_of.get(config.boat, 0)
+            vessel = self.afloat[boat - 1].boat.vessel if boat else bench.vessel
+            device = build_device(config, bench.seed, bench.origin, vessel)
             role = KINDS[config.model].role
             if role == FRAMES:
                 self.links.append(device)
@@ -97,7 +109,17 @@ class World:
                 self.command_devices.append(device)
             elif role == SENSOR:
                 self.sensors[config.name] = device
-            self.devices.append(DeviceRuntime(device, [], 1.0 / config.rate_hz, role=role))
+            self.devices.append(
+                DeviceRuntime(device, [], 1.0 / config.rate_hz, role=role, boat=boat)
+            )
+        if self.afloat:
+            if self.links:
+                raise BenchError([fleet_with_links(bench.file)])
+            arbiters = [self.arbiter] + [a.arbiter for a in self.afloat]
+            by_device = {c.name: boat_of.get(c.boat, 0) for c in bench.devices}
+            self.arbiter = FleetArbiter(arbiters, by_device)
+            self._fleet_targets = [as_target(b) for b in bench.boats]
+        self._boat_truths: dict[int, Truth] = {}  # (a fleet's: the last instant of each boat)
         # a driver's hook for each command applied, with the simulated time it applied at
         self.on_command: Callable[[ActuatorCommand, float], None] | None = None
         self.stop_reason = "duration"
@@ -116,9 +138,29 @@ class World:
         """The simulated time (the watchdogs' clock, read from any thread)."""
         return self.t
 
-    def truth(self, t: float) -> Truth:
+    def truth(self, t: float, boat: int = 0) -> Truth:
+        """The instant ``t`` of the first boat (of a fleet's ``boat``: its traffic the run's
+        and the other boats)."""
         assert self.start_utc is not None
-        return Truth.of(self.sim, t, self.start_utc + timedelta(seconds=t))
+        sim = self.afloat[boat - 1].sim if boat else self.sim
+        truth = Truth.of(sim, t, self.start_utc + timedelta(seconds=t))
+        if self.afloat:
+            truth.traffic = self._fleet_view(boat)
+        return truth
+
+    def _boat_truth(self, boat: int, t: float) -> Truth:
+        """A fleet's other boat's instant ``t``, made once for all its devices due at ``t``."""
+        seen = self._boat_truths.get(boat)
+        if seen is None or seen.t != t:
+            seen = self._boat_truths[boat] = self.truth(t, boat)
+        return seen
+
+    def _fleet_view(self, boat: int) -> TrafficView:
+        """The run's traffic and every boat but ``boat``, as its sensors see them."""
+        sims = [self.sim] + [a.sim for a in self.afloat]
+        others = [(self._fleet_targets[i], s) for i, s in enumerate(sims) if i != boat]
+        traffic = self.sim.traffic.view() if self.sim.traffic is not None else None
+        return fleet_view(traffic, others)
 
     @property
     def stopped(self) -> bool:
@@ -156,8 +198,12 @@ class World:
         self.apply_controls()
         if advance is None:
             self.sim.tick()
+            for other in self.afloat:
+                other.sim.tick()
             self.k += 1
         else:
+            if self.afloat:  # (a quiet stretch steps the first boat only)
+                raise RuntimeError("a fleet steps tick by tick: lockstep is for one boat")
             self.k += advance(self.k)
         t = self.t = self.k * self.dt
         truth = None
@@ -199,9 +245,12 @@ class World:
             rt.next_due_s += rt.period_s
             if rt.next_due_s <= t:  # fell behind (resync): skip the missed epochs
                 rt.next_due_s = t + rt.period_s
-            truth = truth or self.truth(t)
+            if rt.boat:
+                seen = self._boat_truth(rt.boat, t)
+            else:
+                seen = truth = truth or self.truth(t)
             try:
-                lines = rt.device.sample(truth)
+                lines = rt.device.sample(seen)
             except Exception as e:  # one device's bug or absurd value must not end the run
                 rt.failures += 1
                 rt.log_failure(
@@ -223,6 +272,9 @@ class World:
         """Stop a run whose simulation has diverged (a non-finite or absurd state): its sensors
         would send nonsense. Once per simulated second, off the hot path."""
         problem = self.sim.state_problem()
+        for other in self.afloat:
+            if not problem and other.sim.state_problem():
+                problem = f"{other.boat.name}: {other.sim.state_problem()}"
         if problem:
             log.error(
                 "sim.diverged",

@@ -1,0 +1,94 @@
+"""A fleet's boats in one world: each boat's own simulation and actuators, and what each one's
+sensors see of the others.
+
+The world's first boat is the world's own ``sim`` and ``arbiter`` (a one-boat bench's only
+boat, exactly as before); every other boat is an ``Afloat`` here, stepped in the same tick, in
+the same weather (its own environment of the bench's weather and seed: one wind, one sea, felt
+by each hull) and on the same clock. A command reaches the arbiter of the boat its device is on
+(``FleetArbiter``); each boat's sensors sample that boat's truth, whose traffic is the run's
+targets and every other boat (``fleet_view``): an AIS receiver hears the others' transponders
+at their class's intervals, a radar sees them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from hild.bus.arbiter import Arbiter
+from hild.control import ControlRecord
+from hild.coupled.simulation import Simulation
+from hild.fleet import Boat
+from hild.model import layout as L
+from hild.traffic import layout as TL
+from hild.traffic.targets import Course, Target
+from hild.traffic.view import TrafficView
+
+
+@dataclass
+class Afloat:
+    """One boat of the world beside its first: its bench record, simulation and arbiter."""
+
+    boat: Boat
+    sim: Simulation
+    arbiter: Arbiter
+
+
+class FleetArbiter:
+    """The boats' arbiters as one: a record goes to the arbiter of the boat its source device
+    is on (the first boat's for a record of no device: a runtime request)."""
+
+    def __init__(self, arbiters: Sequence[Arbiter], boat_of: Mapping[str, int]):
+        self.arbiters = list(arbiters)
+        self.boat_of = dict(boat_of)  # device name -> index of its boat
+
+    def apply(self, record: ControlRecord) -> None:
+        index = self.boat_of.get(getattr(record, "source", ""), 0)
+        self.arbiters[index].apply(record)
+
+    @property
+    def commands(self) -> int:
+        return sum(a.commands for a in self.arbiters)
+
+    @property
+    def safe_states(self) -> int:
+        return sum(a.safe_states for a in self.arbiters)
+
+
+def as_target(boat: Boat) -> Target:
+    """A boat as another boat's sensors see it: its name and AIS identity (its motion is its
+    simulation's, not the course given here)."""
+    return Target(boat.name, boat.identity, Course(boat.north, boat.east, 0.0, 0.0))
+
+
+def target_row(sim: Simulation) -> np.ndarray:
+    """A boat's state in a traffic row (hild/traffic/layout.py): place, course over ground as
+    its heading, speed over ground, yaw rate (the rest zero: no traffic behaviour)."""
+    row = np.zeros(TL.T_SIZE)
+    x = sim.x
+    psi = float(x[L.X_ETA + 5])
+    u, v = float(x[L.X_NU]), float(x[L.X_NU + 1])
+    vn = u * math.cos(psi) - v * math.sin(psi)  # (level: the roll and pitch of a hull are small)
+    ve = u * math.sin(psi) + v * math.cos(psi)
+    row[TL.T_NORTH] = x[L.X_ETA]
+    row[TL.T_EAST] = x[L.X_ETA + 1]
+    row[TL.T_SPEED] = math.hypot(vn, ve)
+    course = math.atan2(ve, vn) if row[TL.T_SPEED] > 0.05 else psi  # (at rest: the heading)
+    row[TL.T_HEADING] = course % (2.0 * math.pi)
+    row[TL.T_YAW_RATE] = x[L.X_NU + 5]
+    return row
+
+
+def fleet_view(
+    traffic: TrafficView | None, others: Sequence[tuple[Target, Simulation]]
+) -> TrafficView:
+    """The run's traffic and the other boats, as one boat's sensors see them."""
+    targets = tuple(traffic.targets) if traffic is not None else ()
+    rows = [target_row(sim) for _, sim in others]
+    state = np.array(rows).reshape(len(rows), TL.T_SIZE)
+    if traffic is not None:
+        state = np.vstack([traffic.state, state])
+    return TrafficView(targets + tuple(t for t, _ in others), state)

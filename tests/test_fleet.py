@@ -1,0 +1,258 @@
+"""Several boats in one sea (hild/fleet.py, hild/world/boats.py): a fleet bench's rules, and two
+boats each driven by its own controller over its own port, each boat's AIS receiver hearing the
+other, decoded by gpsd's gpsdecode (a decoder that shares nothing with hild) and held against
+the other boat's own GNSS fixes at the same instant."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import socket
+import subprocess
+import time
+
+import pytest
+
+from hild.bench import BenchError, load_bench
+from tests.endpoints import Daemon, Repeater, UdpClient, free_udp_port, nmea_line
+
+GPSDECODE = shutil.which("gpsdecode")
+KNOT = 1852.0 / 3600.0
+
+FLEET = """
+[bench]
+name = "pair"
+rate_hz = 20
+start_time = "2026-06-01T12:00:00Z"
+run_dir = "{run_dir}"
+
+[origin]
+latitude = 59.41
+longitude = 10.48
+
+[weather]
+preset = "calm"
+
+[[boat]]
+name = "alpha"
+profile = "otter"
+heading_deg = 0.0
+north = 0.0
+east = 0.0
+mmsi = 257000001
+ship_name = "ALPHA"
+class = "A"
+ship_type = 37
+
+[[boat]]
+name = "bravo"
+profile = "otter"
+heading_deg = 90.0
+speed = 1.5
+north = 300.0
+east = -200.0
+mmsi = 257000002
+ship_name = "BRAVO"
+callsign = "LB2002"
+class = "B"
+ship_type = 37
+{devices}
+"""
+
+DEVICES = """
+[[device]]
+name = "{boat}-gps"
+type = "gps"
+boat = "{boat}"
+position = [0.0, 0.0, 0.0]
+sentences = ["RMC"]
+ports = ["udp://127.0.0.1:{gps}"]
+
+[[device]]
+name = "{boat}-ais"
+type = "ais"
+boat = "{boat}"
+ports = ["udp://127.0.0.1:{ais}"]
+
+[[device]]
+name = "{boat}-thrusters"
+type = "thruster-controller"
+boat = "{boat}"
+ports = ["udp://127.0.0.1:{commands}?listen=1"]
+[device.settings]
+watchdog_s = 30.0  # (its lease is simulated time: at 50 times real time, 20 Hz is 0.4 Hz)
+"""
+
+
+def fleet_bench(tmp_path, **ports: dict[str, int]) -> str:
+    devices = "".join(DEVICES.format(boat=boat, **p) for boat, p in ports.items())
+    path = tmp_path / "pair.toml"
+    path.write_text(FLEET.format(run_dir=tmp_path / "run", devices=devices))
+    return str(path)
+
+
+# --- the bench's rules ------------------------------------------------------------------------
+def test_every_problem_of_a_fleet_is_named_at_once(tmp_path):
+    text = FLEET.format(run_dir=tmp_path / "run", devices="")
+    text = text.replace("north = 300.0\neast = -200.0", "north = 0.5\neast = 0.5")
+    text = text.replace("mmsi = 257000002", "mmsi = 257000001")
+    text += DEVICES.format(boat="alpha", gps=20001, ais=20002, commands=20003)
+    text += DEVICES.format(boat="bravo", gps=20001, ais=20012, commands=20013)
+    text += '\n[[device]]\nname = "loose"\ntype = "anemometer"\nports = ["udp://127.0.0.1:20020"]\n'
+    text += '\n[[device]]\nname = "stray"\ntype = "gps"\nboat = "charlie"\n'
+    text += 'ports = ["udp://127.0.0.1:20021"]\n'
+    (tmp_path / "bad.toml").write_text(text)
+    with pytest.raises(BenchError) as info:
+        load_bench(tmp_path / "bad.toml")
+    message = str(info.value)
+    assert (
+        "boat (bravo).north = [0.5, 0.5]: expected a start at least 2.00 m from boat alpha's"
+        in (message)
+    )
+    assert "boat (bravo).mmsi = 257000001: expected an MMSI of its own (boat alpha has it)" in (
+        message
+    )
+    assert "device (bravo-gps).ports = 'udp://127.0.0.1:20001': expected a port of bravo's own" in (
+        message
+    )
+    assert "device (loose).boat = '': expected the boat it is on" in message
+    assert "device (stray).boat = 'charlie': expected a boat of this bench: alpha, bravo" in message
+    assert len(info.value.errors) == 5
+
+
+def test_a_fleet_bench_keeps_its_boats_and_a_one_boat_bench_refuses_the_boat_key(tmp_path):
+    path = fleet_bench(tmp_path, alpha=dict(gps=20001, ais=20002, commands=20003))
+    bench = load_bench(path)
+    alpha, bravo = bench.boats
+    assert (alpha.name, bravo.name, bravo.north, bravo.east) == ("alpha", "bravo", 300.0, -200.0)
+    assert bravo.identity.ais_class == "B" and bravo.identity.callsign == "LB2002"
+    assert (bravo.identity.to_bow, bravo.identity.to_port) == (1, 1)  # the Otter's 2 x 1.08 m
+    assert bench.vessel is alpha.vessel and bench.heading_deg == 0.0  # the first boat's
+    one = tmp_path / "one.toml"
+    one.write_text(
+        '[bench]\nname = "one"\nrate_hz = 50\n[vessel]\nprofile = "otter"\n'
+        '[[device]]\nname = "gps"\ntype = "gps"\nboat = "alpha"\nports = ["udp://127.0.0.1:20030"]\n'
+    )
+    with pytest.raises(BenchError, match=r"device \(gps\)\.boat = 'alpha': expected a key of a"):
+        load_bench(one)
+
+
+# --- two boats, two controllers, one sea ------------------------------------------------------
+def fixes(client: UdpClient) -> list[tuple[float, str, tuple[float, float, float, float]]]:
+    """The GNSS's RMC fixes as they came: arrival time, UTC second (ss), and latitude,
+    longitude [deg], SOG [kn], COG [deg]."""
+    return [
+        (
+            arrived,
+            msg.timestamp.strftime("%S"),
+            (msg.latitude, msg.longitude, float(msg.spd_over_grnd), float(msg.true_course or 0)),
+        )
+        for arrived, msg in client.sentences("RMC")
+    ]
+
+
+def bracket(fixes_, arrived: float, second: int):
+    """The fixes of UTC second ``second`` and of the next second, the first the one that came
+    nearest to ``arrived`` (a report carries its UTC second only, and is made within it; at 50
+    times real time a minute passes in 1.2 s of wall time)."""
+    nearest = min(
+        (i for i, (_, ss, _) in enumerate(fixes_) if int(ss) == second),
+        key=lambda i: abs(fixes_[i][0] - arrived),
+    )
+    return fixes_[nearest][2], fixes_[nearest + 1][2]
+
+
+def off_segment_m(lat: float, lon: float, a, b) -> float:
+    """How far (lat, lon) is from the straight line between fixes a and b [m] (local flat
+    earth: a second of a boat's track)."""
+    k_lat, k_lon = 111_320.0, 111_320.0 * math.cos(math.radians(a[0]))
+    px, py = (lat - a[0]) * k_lat, (lon - a[1]) * k_lon
+    bx, by = (b[0] - a[0]) * k_lat, (b[1] - a[1]) * k_lon
+    span = bx * bx + by * by
+    f = min(max((px * bx + py * by) / span, 0.0), 1.0) if span else 0.0
+    return math.hypot(px - f * bx, py - f * by)
+
+
+def decoded(client: UdpClient) -> list[tuple[float, dict]]:
+    """Every AIVDM message the receiver sent, as gpsdecode decodes it (scaled: degrees, knots),
+    with the arrival time of its last sentence."""
+    lines = [(t, line) for t, line in client.lines if line.startswith(b"!AIVDM")]
+    ends = [t for t, line in lines if line.split(b",")[1] == line.split(b",")[2]]  # last part
+    text = b"".join(line for _, line in lines)
+    done = subprocess.run(
+        [GPSDECODE, "-j", "-s"], input=text, capture_output=True, check=True, timeout=60
+    )
+    messages = [json.loads(s) for s in done.stdout.decode().splitlines() if s.strip()]
+    assert len(messages) == len(ends), done.stderr
+    return list(zip(ends, messages, strict=True))
+
+
+@pytest.mark.skipif(GPSDECODE is None, reason="gpsdecode (gpsd-clients) is not installed")
+def test_two_boats_each_driven_by_its_own_controller_hear_each_other_on_ais(tmp_path):
+    """alpha (Class A) and bravo (Class B), each under its own controller's thrust over its
+    own UDP port: each boat's receiver decodes the other only (never itself), with the name of
+    message 5 or 24, and each position, speed and course within the messages' resolution of
+    the other boat's own GNSS fix at that second."""
+    clients = {boat: {"gps": UdpClient().start(), "ais": UdpClient().start()} for boat in "ab"}
+    commands = {boat: free_udp_port() for boat in "ab"}
+    path = fleet_bench(
+        tmp_path,
+        alpha=dict(
+            gps=clients["a"]["gps"].port, ais=clients["a"]["ais"].port, commands=commands["a"]
+        ),
+        bravo=dict(
+            gps=clients["b"]["gps"].port, ais=clients["b"]["ais"].port, commands=commands["b"]
+        ),
+    )
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    # 400 s: the static data (names) come within 6 min of the start, at a random time each
+    daemon = Daemon(path, "--time-scale", "50", "--duration", "400", tmp=tmp_path)
+    arm = nmea_line("RCTRC,0,0.0,P,0.0,P,,B,C")
+    repeaters = {}
+    for boat, thrust in (("a", 80.0), ("b", 70.0)):  # rpm [%]: 64 % and 49 % of full thrust
+        ahead = nmea_line(f"RCTRC,0,{thrust:.1f},P,,V,,B,C")
+        address = ("127.0.0.1", commands[boat])
+        repeaters[boat] = Repeater(lambda line, a=address: sock.sendto(line, a)).start(arm)
+        time.sleep(0.1)
+        repeaters[boat].set(ahead)
+    try:
+        summary = daemon.wait(60)
+    finally:
+        for r in repeaters.values():
+            r.stop()
+        sock.close()
+        for c in clients.values():
+            for client in c.values():
+                client.close()
+    assert summary["reason"] == "duration"
+    assert summary["commands_applied"] > 100  # both controllers' commands got through
+    heard = {boat: decoded(clients[boat]["ais"]) for boat in "ab"}
+    by_a = {m["mmsi"] for _, m in heard["a"]}
+    by_b = {m["mmsi"] for _, m in heard["b"]}
+    assert by_a == {257000002} and by_b == {257000001}  # the other only, never itself
+    names_a = {m.get("shipname") for _, m in heard["a"] if m["type"] == 24 and "shipname" in m}
+    names_b = {m.get("shipname") for _, m in heard["b"] if m["type"] == 5}
+    assert names_a == {"BRAVO"} and names_b == {"ALPHA"}
+    # Class B every 30 s above 2 kn, 3 min below; Class A every 10 s at 0-14 kn (3 1/3 s
+    # when changing course): in 400 s at least 2 and 30
+    for listener, other, kinds, least in (("a", "b", {18}, 2), ("b", "a", {1, 2, 3}, 30)):
+        gps = fixes(clients[other]["gps"])
+        reports = [(t, m) for t, m in heard[listener] if m["type"] in kinds]
+        assert len(reports) >= least, reports
+        moving = 0
+        for arrived, m in reports:
+            a, b = bracket(gps, arrived, m["second"])  # the fixes at the start and the end
+            # of the report's second: the report lies on the track between them, within half a
+            # unit of its 1/10000 min (0.093 m in latitude), gpsdecode's printed 1e-6 deg
+            # (0.056 m) and the RMC's 1e-5 min (0.009 m): 0.16 m, so 0.2
+            assert off_segment_m(m["lat"], m["lon"], a, b) < 0.2, (m, a, b)
+            # speed and course: half a unit of the message's 0.1 and of the RMC's 0.1, about
+            # what the fixes at either end of the second say
+            low, high = sorted((a[2], b[2]))
+            assert low - 0.1 - 1e-9 <= m["speed"] <= high + 0.1 + 1e-9, (m, a, b)
+            if low > 1.0:
+                moving += 1
+                ends = sorted((a[3], b[3]))
+                assert ends[0] - 0.1 - 1e-9 <= m["course"] <= ends[1] + 0.1 + 1e-9, (m, a, b)
+        assert moving >= least - 1, [(m["speed"], m["second"]) for _, m in reports]
