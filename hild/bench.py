@@ -43,7 +43,14 @@ from hild.devices.catalog import (
 )
 from hild.devices.registry import COMMANDS, FRAMES, KINDS, build_device, models
 from hild.environment.weather import Weather
-from hild.fleet import Boat, BoatTable, Placed, default_dimensions, fleet_errors
+from hild.fleet import (
+    Boat,
+    BoatTable,
+    Placed,
+    default_dimensions,
+    fleet_errors,
+    own_identity_settings,
+)
 from hild.geodesy import DEFAULT_ORIGIN, Origin
 from hild.mirror.config import MirrorConfig, read_mirror
 from hild.model.layout import METHODS
@@ -225,6 +232,8 @@ def bench_from_document(
     run_dir = Path(overrides.get("run_dir") or general.get("run_dir", DEFAULT_RUN_DIR))
     read = _devices(root, run_dir, problems)
     problems.attempt(root.finish)
+    if boats:
+        read = [_with_boat_identity(d, boats) for d in read]
     vessel_of = _vessel_of(part, boats, read)
     _device_rules(read, general, vessel_of, problems, fleet=bool(boats))
     if boats:
@@ -293,6 +302,25 @@ def _vessel_of(
         return lambda d: part.vessel
     by_name = {t.boat.name: t.boat.vessel for t in boats}
     return lambda d: by_name.get(d.config.boat)
+
+
+def _with_boat_identity(d: _Device, boats: list[BoatTable]) -> _Device:
+    """A fleet's AIS device reports its boat's identity as its own (VDO), in each own_*
+    setting the bench does not give itself."""
+    boat = next((t.boat for t in boats if t.boat.name == d.config.boat), None)
+    if boat is None or not d.usable("settings"):
+        return d
+    given = d.section.data.get("settings")
+    given = given if isinstance(given, dict) else {}
+    own = {
+        k: v
+        for k, v in own_identity_settings(boat).items()
+        if k in d.config.settings and k not in given
+    }
+    if not own:
+        return d
+    config = replace(d.config, settings={**d.config.settings, **own})
+    return _Device(d.section, config, d.unusable)
 
 
 def _fleet_errors(

@@ -76,6 +76,11 @@ class ControlTarget(Protocol):
     @property
     def arbiter(self) -> Applier: ...
 
+    @property
+    def fleet_sims(self) -> Sequence[Simulation]:
+        """A fleet's other boats' simulations (none for one boat)."""
+        ...
+
     def follow_rate(self, rate_hz: float) -> float:
         """Step at ``rate_hz`` from the first tick on; the rate it stepped at before."""
         ...
@@ -128,12 +133,14 @@ class WeatherChange:
     """A new weather, its environment built off the tick and continuing the running one's."""
 
     environment: Environment
+    others: tuple[Environment, ...] = ()  # a fleet's other boats', in the world's order
 
     def apply(self, run: ControlTarget) -> None:
-        sim = run.sim
-        assert sim.environment is not None  # a daemon's simulation always has one
-        self.environment.continue_from(sim.environment)
-        sim.adopt_environment(self.environment)
+        sims = (run.sim, *run.fleet_sims)
+        for sim, environment in zip(sims, (self.environment, *self.others), strict=True):
+            assert sim.environment is not None  # a daemon's simulation always has one
+            environment.continue_from(sim.environment)
+            sim.adopt_environment(environment)
         log.info("control.weather", **self.environment.summary())
 
 

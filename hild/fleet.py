@@ -179,6 +179,22 @@ def describe(boats: Sequence[Boat]) -> str:
     return f"{len(boats)} boat{'s' if len(boats) != 1 else ''} ({listed})"
 
 
+def own_identity_settings(boat: Boat) -> dict[str, Any]:
+    """A boat's identity as an ``ais`` device's own_* settings (what its VDO reports)."""
+    i = boat.identity
+    return {
+        "own_mmsi": i.mmsi,
+        "own_name": i.name,
+        "own_callsign": i.callsign,
+        "own_ship_type": i.ship_type,
+        "own_nav_status": i.nav_status,
+        "own_to_bow": i.to_bow,
+        "own_to_stern": i.to_stern,
+        "own_to_port": i.to_port,
+        "own_to_starboard": i.to_starboard,
+    }
+
+
 def default_dimensions(vessel: Vessel) -> tuple[int, int, int, int]:
     """AIS dimensions A, B, C, D [whole m] with the antenna at the body origin: half the
     length to bow and stern, half the beam to each side, at least 1 m each (0 is "not

@@ -17,6 +17,7 @@ import asyncio
 import copy
 import math
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -127,6 +128,11 @@ class ControlledRun(Protocol):
 
     @property
     def dt(self) -> float: ...
+
+    @property
+    def fleet_sims(self) -> Sequence[Simulation]:
+        """A fleet's other boats' simulations (none for one boat)."""
+        ...
 
     @property
     def duration(self) -> float | None: ...
@@ -319,7 +325,14 @@ class RuntimeControl:
         environment = await asyncio.to_thread(
             Environment, weather, run.bench.vessel, run.dt, run.bench.seed, run.duration
         )
-        run.queue.put(WeatherChange(environment))
+        others = []  # a fleet's other boats feel the same weather, each with its own hull
+        for sim in run.fleet_sims:
+            others.append(
+                await asyncio.to_thread(
+                    Environment, weather, sim.vessel, run.dt, run.bench.seed, run.duration
+                )
+            )
+        run.queue.put(WeatherChange(environment, tuple(others)))
         self.weather_doc, self.weather_name = doc, name
         return {"weather": environment.summary()}
 

@@ -11,6 +11,7 @@ import shutil
 import socket
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -129,6 +130,14 @@ def test_a_fleet_bench_keeps_its_boats_and_a_one_boat_bench_refuses_the_boat_key
     assert bravo.identity.ais_class == "B" and bravo.identity.callsign == "LB2002"
     assert (bravo.identity.to_bow, bravo.identity.to_port) == (1, 1)  # the Otter's 2 x 1.08 m
     assert bench.vessel is alpha.vessel and bench.heading_deg == 0.0  # the first boat's
+    (ais,) = [d for d in bench.devices if d.name == "alpha-ais"]  # its VDO: the boat's identity
+    assert (ais.settings["own_mmsi"], ais.settings["own_name"]) == (257000001, "ALPHA")
+    own = 'ports = ["udp://127.0.0.1:20002"]\n'  # alpha-ais's: a name of its own kept
+    Path(path).write_text(
+        Path(path).read_text().replace(own, own + '[device.settings]\nown_name = "OWN"\n')
+    )
+    (ais,) = [d for d in load_bench(path).devices if d.name == "alpha-ais"]
+    assert (ais.settings["own_mmsi"], ais.settings["own_name"]) == (257000001, "OWN")
     one = tmp_path / "one.toml"
     one.write_text(
         '[bench]\nname = "one"\nrate_hz = 50\n[vessel]\nprofile = "otter"\n'
@@ -256,3 +265,29 @@ def test_two_boats_each_driven_by_its_own_controller_hear_each_other_on_ais(tmp_
                 ends = sorted((a[3], b[3]))
                 assert ends[0] - 0.1 - 1e-9 <= m["course"] <= ends[1] + 0.1 + 1e-9, (m, a, b)
         assert moving >= least - 1, [(m["speed"], m["second"]) for _, m in reports]
+
+
+def test_a_weather_change_reaches_every_boat(tmp_path):
+    """`hild ctl weather` (a WeatherChange with an environment per boat) changes the one sea of
+    every boat: gale-calm-sea's current (0.5 m/s to the north, against its 20 m/s wind from the
+    north) carries both boats, at rest in calm water before, north."""
+    from hild.control import WeatherChange
+    from hild.environment.environment import Environment
+    from hild.profiles.weather import load_weather
+    from hild.world.world import World
+
+    path = Path(fleet_bench(tmp_path, alpha=dict(gps=20001, ais=20002, commands=20003)))
+    path.write_text(path.read_text().replace("speed = 1.5\n", ""))  # both at rest
+    world = World(load_bench(path), duration=60.0, weather_may_change=True)
+    gale = load_weather("gale-calm-sea")
+    sims = [world.sim, *world.fleet_sims]
+    made = [Environment(gale, s.vessel, world.dt, seed=0, duration=60.0) for s in sims]
+    world.queue.put(WeatherChange(made[0], tuple(made[1:])))
+    starts = [float(s.x[0]) for s in sims]
+    for _ in range(round(20.0 / world.dt)):
+        world.tick()
+    # the current's 10 m in 20 s from rest, less the time to take up its speed and what the
+    # wind holds back: 3.6 and 4.2 m (the boats lie at 0 and 90 deg to it); a boat the change
+    # missed stays where it was in calm water (0 m)
+    moved = [float(s.x[0]) - start for s, start in zip(sims, starts, strict=True)]
+    assert all(north > 2.0 for north in moved), moved

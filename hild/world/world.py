@@ -34,6 +34,7 @@ from hild.bus.arbiter import Arbiter
 from hild.bus.dispatch import Dispatcher
 from hild.clock import JitterStats
 from hild.control import ActuatorCommand, ControlQueue
+from hild.coupled.simulation import Simulation
 from hild.devices.registry import COMMANDS, FRAMES, KINDS, SENSOR, build_device
 from hild.devices.roles import TakesCommands
 from hild.fleet import fleet_with_links
@@ -132,6 +133,11 @@ class World:
         self.ports: dict[tuple, Port] = {}
         # what the observers see of it: made once, handed to every hook (hild/world/view.py)
         self.view = WorldView(self)
+
+    @property
+    def fleet_sims(self) -> list[Simulation]:
+        """A fleet's other boats' simulations, in the bench's order (none for one boat)."""
+        return [a.sim for a in self.afloat]
 
     # --- time -------------------------------------------------------------------------------
     def now(self) -> float:
