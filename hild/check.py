@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hild.config import MISSING, ConfigError, looks_like_path
-from hild.devices.registry import FRAMES, KINDS
-from hild.fleet import describe, fleet_with_links
+from hild.fleet import describe
 from hild.profiles import BENCHES, SCENARIOS
 from hild.transport.probe import bind_problem, listen_address
 from hild.transport.url import parse_port_url
@@ -64,8 +63,6 @@ def check_bench(name_or_path: str | None) -> int:
         f"{len(bench.devices)} device(s), {bench.rate_hz:g} Hz\n"
     )
 
-    if len(bench.boats) > 1 and any(KINDS[d.model].role == FRAMES for d in bench.devices):
-        out.write(f"  note: not runnable yet: {fleet_with_links(bench.file).expected}\n")
     for budget in bench.budgets:
         out.write(
             f"  {budget.url} ({', '.join(budget.devices)}): {budget.bytes_per_s:.0f} of "

@@ -81,6 +81,10 @@ class ControlTarget(Protocol):
         """A fleet's other boats' simulations (none for one boat)."""
         ...
 
+    def sim_of(self, device: str) -> Simulation:
+        """The simulation of the boat ``device`` is on (the first boat's for no device)."""
+        ...
+
     def follow_rate(self, rate_hz: float) -> float:
         """Step at ``rate_hz`` from the first tick on; the rate it stepped at before."""
         ...
@@ -222,7 +226,7 @@ class Restart:
     act_cmd: tuple[float, ...]
 
     def apply(self, run: ControlTarget) -> None:
-        sim = run.sim
+        sim = run.sim_of(self.source)  # (a fleet's: the boat its autopilot flies)
         sim.x[:] = self.x
         sim.act_state[:] = self.act_state
         sim.act_cmd[:] = self.act_cmd

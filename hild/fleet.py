@@ -149,19 +149,6 @@ def _start_errors(boats: Sequence[BoatTable]) -> list[ConfigError]:
     return errors
 
 
-def fleet_with_links(file: str) -> ConfigError:
-    """A fleet whose boats are flown by ArduPilot: one frames driver per run paces one link
-    today (several links stepping one world come next: docs/fleets.md)."""
-    return ConfigError(
-        file,
-        "device",
-        "an autopilot link on a fleet's boat",
-        "a fleet whose boats take their commands over the controller bus (jet or thruster "
-        "controllers, frontseats) in this version: ArduPilot links for several boats in one "
-        "world come next (docs/fleets.md); fly one ArduPilot boat's bench meanwhile",
-    )
-
-
 def fleet_in_lockstep(file: str) -> ConfigError:
     """A fleet in a scenario: the lockstep driver steps one boat's quiet stretches today."""
     return ConfigError(

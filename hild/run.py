@@ -7,13 +7,12 @@ import sys
 from dataclasses import replace
 
 from hild.ardupilot.howto import sitl_commands
-from hild.bench import Bench, BenchError, load_bench
+from hild.bench import Bench, load_bench
 from hild.config import MISSING, ConfigError
-from hild.devices.registry import FRAMES, KINDS
 from hild.drivers.realtime import Daemon
 from hild.examples import command_example, read_example
 from hild.firstcontact import checked_before_compiling
-from hild.fleet import describe, fleet_with_links
+from hild.fleet import describe
 from hild.kernel_cache import announce_compiling
 from hild.live.address import parse_foxglove_address
 from hild.live.ctl import ControlSocket
@@ -58,12 +57,14 @@ def banner(daemon: Daemon) -> str:
             lines.append(f"  {what:<50} {where}")
             if not rt.takes_commands and port.spec.scheme not in readers:
                 readers[port.spec.scheme] = read_example(port, port.spec.baud or c.baud)
-    link = daemon.link
-    if link is not None:
+    links = world.links  # (a fleet's: one per boat it flies, every one's frames pace the loop)
+    for link in links:
         where = link.socket.where if link.socket is not None else link.config.ports[0]
         lines.append(f"  {link.describe():<50} {where}; its frames pace the loop")
     lines.extend(how_to_connect([r for r in readers.values() if r], daemon))
-    if link is not None:
+    for link in links:
+        if len(links) > 1:
+            lines.append(f"{link.config.name} flies boat {link.config.boat}:")
         lines.extend(sitl_commands(bench, link))
     lines.extend(d for d in (o.describe() for o in daemon.observers) if d)
     lines.append("Ctrl-C stops. Logs go to stderr.")
@@ -185,8 +186,6 @@ def run_bench(
     # go in it: checked, locked against a second daemon, cleaned of the links a dead one left
     # (hild.rundir).
     written = load_bench(name_or_path, check_step=False, **overrides)
-    if len(written.boats) > 1 and any(KINDS[d.model].role == FRAMES for d in written.devices):
-        raise BenchError([fleet_with_links(written.file)])  # (before the compiler's seconds)
     mirror(written, mqtt_options or {})
     with checked_before_compiling(written) as held:
         announce_compiling()

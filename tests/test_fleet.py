@@ -291,3 +291,61 @@ def test_a_weather_change_reaches_every_boat(tmp_path):
     # missed stays where it was in calm water (0 m)
     moved = [float(s.x[0]) - start for s, start in zip(sims, starts, strict=True)]
     assert all(north > 2.0 for north in moved), moved
+
+
+# --- ArduPilot fleets: one SITL per boat ------------------------------------------------------
+def test_two_sitls_fly_two_boats_in_lockstep_and_a_restart_resets_its_own_boat(tmp_path):
+    """One ardupilot-sitl link per boat, each its own SITL (a client faithful to SIM_JSON's
+    side): the world steps when both frames have come, each answer is its own boat's (positions
+    from the bench's origin, the physics frame of every SITL), a silent SITL holds the world
+    (the other's frame waits unanswered), and a restarted SITL resets its own boat only."""
+    from tests.ardupilot_client import Sitl
+
+    ports = {boat: free_udp_port() for boat in ("alpha", "bravo")}
+    devices = "".join(
+        f'\n[[device]]\nname = "{boat}-ap"\ntype = "ardupilot-sitl"\nboat = "{boat}"\n'
+        f'port = "udp://127.0.0.1:{port}?listen=1"\n'
+        for boat, port in ports.items()
+    )
+    path = tmp_path / "sitls.toml"
+    path.write_text(FLEET.format(run_dir=tmp_path / "run", devices=devices))
+    daemon = Daemon(str(path), tmp=tmp_path)
+    rate, ahead = 200, (1800, 0, 1800)  # the Otter's skid steering: both sides 60 % ahead
+    a, b = Sitl(ports["alpha"]), Sitl(ports["bravo"])
+
+    def both(i: int) -> tuple[dict, dict]:
+        a.send(i, ahead, rate)
+        b.send(i, ahead, rate)
+        return a.receive(), b.receive()
+
+    try:
+        steps = [both(i) for i in range(10 * rate)]
+        a.send(10 * rate, ahead, rate)  # bravo's SITL silent: alpha's frame waits
+        a.sock.settimeout(1.0)
+        with pytest.raises(TimeoutError):
+            a.receive()
+        a.sock.settimeout(5.0)
+        b.send(10 * rate, ahead, rate)  # bravo's frame comes: both answered
+        held = (a.receive(), b.receive())
+        restarted = []
+        for i in range(3):  # bravo's SITL started again (its count from 0), alpha runs on
+            a.send(10 * rate + 1 + i, ahead, rate)
+            b.send(i, ahead, rate)
+            restarted.append((a.receive(), b.receive()))
+    finally:
+        a.close()
+        b.close()
+    summary = daemon.stop()
+    stamps = [(sa["timestamp"], sb["timestamp"]) for sa, sb in steps]
+    assert all(ta == tb for ta, tb in stamps)  # one clock
+    assert [ta for ta, _ in stamps] == pytest.approx([(i + 1) / rate for i in range(10 * rate)])
+    sa, sb = steps[-1]
+    assert sa["velocity"][0] > 1.0 and abs(sa["velocity"][1]) < 0.3  # alpha ahead: north
+    assert sb["velocity"][1] > 1.0 and abs(sb["velocity"][0]) < 0.3  # bravo ahead: east
+    assert sb["position"][0] == pytest.approx(300.0, abs=2.0)  # its own start, from the origin
+    assert held[0]["timestamp"] == pytest.approx((10 * rate + 1) / rate)
+    (ra, rb) = restarted[0]
+    assert rb["position"][:2] == pytest.approx([300.0, -200.0], abs=0.05)  # bravo back
+    assert ra["position"][0] > sa["position"][0]  # alpha not reset: further north
+    devices = summary["devices"]
+    assert devices["bravo-ap"]["restarts"] == 1 and devices["alpha-ap"]["restarts"] == 0

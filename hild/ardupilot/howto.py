@@ -34,10 +34,13 @@ def instance(port: int) -> int | None:
     return offset // INSTANCE_PORT_STEP
 
 
-def home(bench: Bench) -> str:
-    """``--home``'s LAT,LON,ALT,HEADING for the bench: its origin and initial heading."""
+def home(bench: Bench, boat: str = "") -> str:
+    """``--home``'s LAT,LON,ALT,HEADING for the bench: its origin and initial heading (a fleet's
+    ``boat``'s heading: every SITL's physics frame is the bench's origin, where the answers'
+    positions are measured from, so each boat's start is its position in it)."""
     o = bench.origin
-    return f"{o.latitude_deg:.7f},{o.longitude_deg:.7f},0,{bench.heading_deg % 360:g}"
+    heading = next((b.heading_deg for b in bench.boats if b.name == boat), bench.heading_deg)
+    return f"{o.latitude_deg:.7f},{o.longitude_deg:.7f},0,{heading % 360:g}"
 
 
 def sitl_commands(bench: Bench, link: ArduPilotSitl) -> list[str]:
@@ -45,7 +48,7 @@ def sitl_commands(bench: Bench, link: ArduPilotSitl) -> list[str]:
     spec = parse_port_url(link.config.ports[0], bench.run_dir)
     port = spec.port or DEFAULT_PORT
     host = "127.0.0.1" if spec.host in ("0.0.0.0", "::", "localhost", None) else spec.host
-    profile = bench.vessel.name
+    profile = link.vessel.name  # (a fleet's: the boat this link flies)
     n = instance(port)
     servos = ", ".join(
         f"SERVO{o.channel}_FUNCTION {o.function}" + (" (REVERSED 1)" if o.reversed else "")
@@ -67,10 +70,12 @@ def sitl_commands(bench: Bench, link: ArduPilotSitl) -> list[str]:
         defaults = f"{name}.parm"
         lines.append(f"  hild show ardupilot {name} > {defaults}")
     lines += [
-        f"  ardurover --model JSON:{host} --home {home(bench)} --defaults {defaults}{where}",
+        f"  ardurover --model JSON:{host} --home {home(bench, link.config.boat)} "
+        f"--defaults {defaults}{where}",
         f"  mavproxy.py --master tcp:127.0.0.1:{MAVLINK_PORT + INSTANCE_PORT_STEP * n}   "
         "(SITL sends no frame until a MAVLink client connects: this, or a ground station)",
-        f"  or: sim_vehicle.py -v Rover --model JSON:{host} --custom-location={home(bench)} "
+        f"  or: sim_vehicle.py -v Rover --model JSON:{host} "
+        f"--custom-location={home(bench, link.config.boat)} "
         f"--add-param-file={defaults}{where} --map --console",
     ]
     return lines

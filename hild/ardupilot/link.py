@@ -139,6 +139,7 @@ class ArduPilotSitl(Device):
 
     def __init__(self, config: DeviceConfig, seed: int, origin: Origin, vessel: Vessel):
         super().__init__(config, seed, origin)
+        self.vessel = vessel  # the boat it flies (a fleet's: its own)
         params = vehicle_params(config, vessel)
         self.mapping: ServoMapping = build_mapping(config.settings, vessel, params)
         self.accelerometer = kinematics.Accelerometer(self.lever_arm)
@@ -230,13 +231,15 @@ class ArduPilotSitl(Device):
             step_hz=round(1.0 / dt, 3),
         )
 
-    def next_frame(self, put: Callable[[ControlRecord], None], step: int) -> ServoFrame | None:
+    def next_frame(
+        self, put: Callable[[ControlRecord], None], step: int, wait_s: float = POLL_S
+    ) -> ServoFrame | None:
         """Wait up to POLL_S for a frame; the frame to step on (its command and any restart
         queued with ``put``), or None (nothing came, a repeated frame was answered again, a
         datagram was refused, foreign or malformed, a count skipped). ``step`` is the daemon's
         step count so far."""
         assert self.socket is not None
-        received = self.socket.receive(POLL_S)
+        received = self.socket.receive(wait_s)
         now = time.monotonic()
         frame = None if received is None else self._owners_frame(*received, now)
         if frame is None:
@@ -534,6 +537,9 @@ class FrameSocket:
             sock.close()
             raise OSError(e.errno, f"cannot receive on {spec.url}: {e.strerror or e}") from None
         return cls(sock, spec)
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
 
     def receive(self, timeout: float) -> tuple[bytes, tuple] | None:
         if timeout != self._timeout:  # (settimeout is a system call: not at every frame)

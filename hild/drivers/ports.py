@@ -54,10 +54,10 @@ def open_link(world: World, link) -> None:
     except OSError as e:
         where = f"device {link.config.name}, port {url}"
         raise OSError(e.errno, f"{where}: {e.strerror or e}") from e
-    sim, bench = world.sim, world.bench
+    sim = world.sim_of(link.config.name)  # (a fleet's: the boat it flies)
     # the longest step the vessel takes stably: a first frame asking for a longer one is
     # refused (remembered beside the compiled kernels, so a warmed install looks it up)
-    limit = step_limit(bench.vessel, bench.method)
+    limit = step_limit(sim.vessel, sim.method_name)
     link.start(sim.x, sim.act_state, sim.act_cmd, world.dt, limit)
     if world.bench.time_scale != 1.0:
         note = "ArduPilot's frames pace the run: its --speedup sets the scale"

@@ -59,6 +59,7 @@ class Daemon:
         self.world = World(bench, duration, observers or [], weather_may_change=True)
         self.world.tick_period_s = self.world.dt / bench.time_scale  # of wall time
         self.link = self.world.links[0] if self.world.links else None  # its frames pace it
+        # (a fleet's several links: every one's frame paces it, hild/drivers/frames.py)
         self.stats = LoopStats(self.world, self.link is not None)
         self.world.on_command = self.stats.command_applied
         self.pacer = TickPacer()  # the paced ptys' bytes, written by the tick thread
@@ -194,7 +195,7 @@ class Daemon:
         world = self.world
         if self.link is not None:
             self.hand_over(world.first_epoch())
-            run_frames(world, self.link, self._after_frame)
+            run_frames(world, world.links, self._after_frame)
             return
         duration = world.duration
         last_k = None if duration is None else round(duration / world.dt)

@@ -29,7 +29,7 @@ from typing import Any
 
 import structlog
 
-from hild.bench import Bench, BenchError
+from hild.bench import Bench
 from hild.bus.arbiter import Arbiter
 from hild.bus.dispatch import Dispatcher
 from hild.clock import JitterStats
@@ -37,7 +37,6 @@ from hild.control import ActuatorCommand, ControlQueue
 from hild.coupled.simulation import Simulation
 from hild.devices.registry import COMMANDS, FRAMES, KINDS, SENSOR, build_device
 from hild.devices.roles import TakesCommands
-from hild.fleet import fleet_with_links
 from hild.model.layout import S_SIZE
 from hild.observers import TickObserver
 from hild.runtime import RuntimeControl
@@ -98,6 +97,8 @@ class World:
         self.command_devices: list[TakesCommands] = []  # the devices that take commands
         self.sensors: dict[str, Any] = {}  # the sensors, by name (faults apply to them)
         self.links: list = []  # the devices whose frames pace the loop (PacesFrames)
+        self.link_boats: list[int] = []  # the boat each link flies (its index)
+        self.boat_of = {c.name: boat_of.get(c.boat, 0) for c in bench.devices}
         for config in bench.devices:
             boat = boat_of.get(config.boat, 0)
             vessel = self.afloat[boat - 1].boat.vessel if boat else bench.vessel
@@ -105,6 +106,7 @@ class World:
             role = KINDS[config.model].role
             if role == FRAMES:
                 self.links.append(device)
+                self.link_boats.append(boat)
                 continue
             if role == COMMANDS:
                 self.command_devices.append(device)
@@ -114,13 +116,11 @@ class World:
                 DeviceRuntime(device, [], 1.0 / config.rate_hz, role=role, boat=boat)
             )
         if self.afloat:
-            if self.links:
-                raise BenchError([fleet_with_links(bench.file)])
             arbiters = [self.arbiter] + [a.arbiter for a in self.afloat]
-            by_device = {c.name: boat_of.get(c.boat, 0) for c in bench.devices}
-            self.arbiter = FleetArbiter(arbiters, by_device)
+            self.arbiter = FleetArbiter(arbiters, self.boat_of)
             self._fleet_targets = [as_target(b) for b in bench.boats]
         self._boat_truths: dict[int, Truth] = {}  # (a fleet's: the last instant of each boat)
+        self._rate_followed: float | None = None  # the step a SITL's first frame set
         # a driver's hook for each command applied, with the simulated time it applied at
         self.on_command: Callable[[ActuatorCommand, float], None] | None = None
         self.stop_reason = "duration"
@@ -133,6 +133,11 @@ class World:
         self.ports: dict[tuple, Port] = {}
         # what the observers see of it: made once, handed to every hook (hild/world/view.py)
         self.view = WorldView(self)
+
+    def sim_of(self, device: str) -> Simulation:
+        """The simulation of the boat ``device`` is on (the first boat's for no device)."""
+        boat = self.boat_of.get(device, 0)
+        return self.afloat[boat - 1].sim if boat else self.sim
 
     @property
     def fleet_sims(self) -> list[Simulation]:
@@ -184,8 +189,22 @@ class World:
         if self.k:
             raise RuntimeError(f"the world has stepped at {self.bench.rate_hz:g} Hz already")
         before = self.bench.rate_hz
+        if self._rate_followed is not None:  # a fleet's second SITL: one rate for all
+            if abs(rate_hz - self._rate_followed) > 1e-9:
+                log.error(
+                    "ardupilot.rates_differ",
+                    stepping_hz=self._rate_followed,
+                    asked_hz=rate_hz,
+                    note="a fleet's SITLs share one world and its step: the first frame's "
+                    "rate holds; run every instance at one SIM_RATE_HZ",
+                )
+            return before
+        self._rate_followed = float(rate_hz)
         bench = dataclasses.replace(self.bench, rate_hz=float(rate_hz))
         self.sim.restep(1.0 / bench.rate_hz, initial_environment(bench, self.duration))
+        for other in self.afloat:  # (a fleet's boats: each its own hull in the weather)
+            own = dataclasses.replace(bench, vessel=other.boat.vessel)
+            other.sim.restep(1.0 / bench.rate_hz, initial_environment(own, self.duration))
         self.tick_period_s *= self.sim.dt / self.dt  # (the driver's wall time per tick)
         self.bench, self.dt = bench, self.sim.dt
         self.check_every = max(1, round(STATE_CHECK_S / self.dt))
@@ -215,8 +234,8 @@ class World:
         truth = None
         if self.links:
             truth = self.truth(t)
-            for link in self.links:
-                link.answer(truth, self.k)
+            for link, boat in zip(self.links, self.link_boats, strict=True):
+                link.answer(self._boat_truth(boat, t) if boat else truth, self.k)
         out = self.sample_due(t, truth)
         view = self.view
         for observer in self.observers:
