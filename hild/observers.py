@@ -89,8 +89,14 @@ class RunView(Protocol):
         """The weather as it runs (None: a run without an environment)."""
         ...
 
-    def truth(self, t: float) -> Truth:
-        """The vessel's state at simulated time ``t``: copies, for the observers to keep."""
+    def truth(self, t: float, boat: int = 0) -> Truth:
+        """The vessel's state at simulated time ``t``: copies, for the observers to keep (a
+        fleet's ``boat``, by its index in ``boats``)."""
+        ...
+
+    @property
+    def boats(self) -> tuple[str, ...]:
+        """A fleet's boats' names (empty for a one-boat bench)."""
         ...
 
     def traffic(self) -> TrafficView | None:

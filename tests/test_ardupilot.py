@@ -347,10 +347,10 @@ def test_restart_record_puts_the_vessel_back(tmp_path):
     assert sim.x[0] > 0.0
 
     class Run:
-        pass
+        def sim_of(self, device: str):  # (a fleet's: the boat the device flies)
+            return sim
 
     run = Run()
-    run.sim = sim
     Restart("autopilot", *start).apply(run)
     assert tuple(sim.x) == start[0] and tuple(sim.act_cmd) == start[2]
     assert sim.act_cmd[L.S_SPEED] == 400.0 and sim.t == pytest.approx(500 / 1200)  # time runs on

@@ -10,6 +10,7 @@ import math
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -349,3 +350,40 @@ def test_two_sitls_fly_two_boats_in_lockstep_and_a_restart_resets_its_own_boat(t
     assert ra["position"][0] > sa["position"][0]  # alpha not reset: further north
     devices = summary["devices"]
     assert devices["bravo-ap"]["restarts"] == 1 and devices["alpha-ap"]["restarts"] == 0
+
+
+def test_the_mqtt_mirror_gives_each_boat_its_state(tmp_path, broker, subscriber):
+    """A fleet's mirror: `boats/<name>/state` for every boat (the first's `state` as before),
+    each at its own boat's place."""
+    from tests.mqtt_endpoints import wait_until
+
+    text = FLEET.format(run_dir=tmp_path / "run", devices="").replace("speed = 1.5\n", "")
+    text += f'\n[mqtt]\nurl = "mqtt://127.0.0.1:{broker.port}"\nprefix = "hild/fleet"\n'
+    path = tmp_path / "mqtt.toml"
+    path.write_text(text)
+    daemon = Daemon(str(path), "--time-scale", "5", tmp=tmp_path)
+    try:
+        wait_until(
+            lambda: (
+                subscriber.on("hild/fleet/boats/bravo/state")
+                and subscriber.on("hild/fleet/boats/alpha/state")
+            ),
+            timeout=30.0,
+        )
+        done = subprocess.run(  # `hild ctl status` lists every boat's place
+            [sys.executable, "-m", "hild.cli", "ctl", "--run-dir", str(tmp_path / "run"), "status"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        daemon.stop()
+    alpha = subscriber.on("hild/fleet/boats/alpha/state")[-1]
+    bravo = subscriber.on("hild/fleet/boats/bravo/state")[-1]
+    first = subscriber.on("hild/fleet/state")[-1]
+    assert (alpha["north"], alpha["east"]) == pytest.approx((0.0, 0.0), abs=0.5)
+    assert (bravo["north"], bravo["east"]) == pytest.approx((300.0, -200.0), abs=0.5)
+    assert first["north"] == pytest.approx(alpha["north"], abs=0.5)  # the first boat's
+    boats = json.loads(done.stdout)["status"]["boats"]
+    assert set(boats) == {"alpha", "bravo"}
+    assert boats["bravo"]["latitude"] > boats["alpha"]["latitude"]  # 300 m north of it

@@ -17,6 +17,7 @@ from hild.units import compass_deg
 
 if TYPE_CHECKING:
     from hild.observers import RunView
+    from hild.sensors.truth import Truth
 
 STATUS_PERIOD_S = 0.5  # wall seconds between snapshots
 
@@ -32,12 +33,25 @@ def watchdog_word(state: str, release: str) -> str:
     return state
 
 
-def snapshot(run: RunView, t: float, time_scale: float | None) -> dict[str, Any]:
-    """The status at simulated time ``t`` (``time_scale``: held over the last period)."""
-    truth = run.truth(t)
+def _where(run: RunView, truth: Truth) -> dict[str, Any]:
+    """A boat's place and motion: latitude, longitude, SOG, COG, heading."""
     eta = truth.eta
     lat, lon, _ = run.bench.origin.to_geodetic(float(eta[0]), float(eta[1]), float(eta[2]))
     v = truth.rotation @ truth.nu[:3]  # NED velocity over ground (thesis eq. 2.13)
+    return {
+        "latitude": round(lat, 7),
+        "longitude": round(lon, 7),
+        "sog_kn": round(math.hypot(v[0], v[1]) * 3600.0 / 1852.0, 2),
+        "cog_deg": compass_deg(math.atan2(v[1], v[0]), 1),
+        "heading_deg": compass_deg(float(eta[5]), 1),
+    }
+
+
+def snapshot(run: RunView, t: float, time_scale: float | None) -> dict[str, Any]:
+    """The status at simulated time ``t`` (``time_scale``: held over the last period); a
+    fleet's boats each under ``boats``."""
+    truth = run.truth(t)
+    where = _where(run, truth)
     act_state = run.act_state
     actuators = {}
     for a in run.bench.vessel.actuators:
@@ -61,11 +75,12 @@ def snapshot(run: RunView, t: float, time_scale: float | None) -> dict[str, Any]
         "t": round(t, 3),
         "utc": truth.utc.isoformat(),
         "time_scale": None if time_scale is None else round(time_scale, 3),
-        "latitude": round(lat, 7),
-        "longitude": round(lon, 7),
-        "sog_kn": round(math.hypot(v[0], v[1]) * 3600.0 / 1852.0, 2),
-        "cog_deg": compass_deg(math.atan2(v[1], v[0]), 1),
-        "heading_deg": compass_deg(float(eta[5]), 1),
+        **where,
+        **(
+            {"boats": {b: _where(run, run.truth(t, i)) for i, b in enumerate(run.boats)}}
+            if run.boats
+            else {}
+        ),
         "actuators": actuators,
         "command_devices": devices,
         "clients": run.clients(),

@@ -157,6 +157,9 @@ class Mirror(TickObserver):
         bench = run.bench
         if name == "state":
             put("state", payloads.state(truth, bench.origin), qos)
+            for i, boat in enumerate(run.boats):  # a fleet's: each boat's own, the first's too
+                seen = truth if i == 0 else run.truth(truth.t, i)
+                put(f"boats/{boat}/state", payloads.state(seen, bench.origin), qos)
         elif name == "actuators":
             force = run.actuator_force
             put("actuators", payloads.actuators(truth, bench.vessel.actuators, force), qos)

@@ -61,7 +61,7 @@ class Viewed(Protocol):
     jitter: JitterStats
     stop_reason: str
 
-    def truth(self, t: float) -> Truth: ...
+    def truth(self, t: float, boat: int = 0) -> Truth: ...
 
     @property
     def runtime_control(self) -> RuntimeRequests: ...
@@ -260,8 +260,14 @@ class WorldView(_ReadOnly):
             object.__setattr__(self, "_environment", seen)
         return seen
 
-    def truth(self, t: float) -> Truth:
-        return self._world.truth(t)
+    def truth(self, t: float, boat: int = 0) -> Truth:
+        return self._world.truth(t, boat)
+
+    @property
+    def boats(self) -> tuple[str, ...]:
+        """A fleet's boats' names, in the bench's order (index = the ``boat`` of ``truth``);
+        empty for a one-boat bench."""
+        return tuple(b.name for b in self._world.bench.boats)
 
     def traffic(self) -> TrafficView | None:
         traffic = self._world.sim.traffic
