@@ -26,19 +26,6 @@ from hild.config import ConfigError
 from hild.model.vessel import Vessel
 from hild.traffic.targets import Identity
 
-BOAT_KEYS = (
-    "name",
-    "profile",
-    "method",
-    "heading_deg",
-    "speed",
-    "north",
-    "east",
-    "latitude",
-    "longitude",
-    "commands",
-)
-
 
 @dataclass(frozen=True)
 class Boat:
