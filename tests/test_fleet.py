@@ -387,3 +387,44 @@ def test_the_mqtt_mirror_gives_each_boat_its_state(tmp_path, broker, subscriber)
     boats = json.loads(done.stdout)["status"]["boats"]
     assert set(boats) == {"alpha", "bravo"}
     assert boats["bravo"]["latitude"] > boats["alpha"]["latitude"]  # 300 m north of it
+
+
+# --- MOOS fleets: a frontseat per boat --------------------------------------------------------
+def test_each_boat_s_frontseat_answers_its_own_backseat_with_its_own_boat(tmp_path):
+    """Two Heron frontseats, one per boat, each on its own TCP port, each driven by its own
+    backseat (PYDIR as iM200 sends it): each backseat's GPRMC is its own boat's place (bravo's
+    300 m north of alpha's start), and its own thrust moves its own boat."""
+    from tests.endpoints import TcpClient, free_tcp_port
+
+    ports = {boat: free_tcp_port() for boat in ("alpha", "bravo")}
+    devices = "".join(
+        f'\n[[device]]\nname = "{boat}-frontseat"\ntype = "frontseat"\nboat = "{boat}"\n'
+        f'port = "tcp://127.0.0.1:{port}"\n[device.settings]\nwatchdog_s = 30.0\n'
+        for boat, port in ports.items()
+    )
+    path = tmp_path / "moos.toml"
+    text = FLEET.format(run_dir=tmp_path / "run", devices=devices).replace("speed = 1.5\n", "")
+    path.write_text(text)
+    daemon = Daemon(str(path), "--time-scale", "10", "--duration", "40", tmp=tmp_path)
+    backseats = {boat: TcpClient(port).start() for boat, port in ports.items()}
+    # alpha's backseat drives ahead; bravo's sends neutral: bravo stays where it started
+    thrust = {"alpha": b"$PYDIR,80,80*\r\n", "bravo": b"$PYDIR,0,0*\r\n"}
+    senders = [Repeater(backseats[b].sock.sendall, hz=10).start(thrust[b]) for b in backseats]
+    try:
+        summary = daemon.wait(40)
+    finally:
+        for s in senders:
+            s.stop()
+        for b in backseats.values():
+            b.close()
+    assert summary["reason"] == "duration"
+    rmc = {boat: [m for _, m in c.sentences("RMC")] for boat, c in backseats.items()}
+    first = {boat: rmc[boat][0] for boat in rmc}
+    last = {boat: rmc[boat][-1] for boat in rmc}
+    metres_per_deg = 111_320.0
+    gap = (first["bravo"].latitude - first["alpha"].latitude) * metres_per_deg
+    assert gap == pytest.approx(300.0, abs=2.0)  # each its own boat's place
+    alpha_run = (last["alpha"].latitude - first["alpha"].latitude) * metres_per_deg
+    bravo_run = (last["bravo"].latitude - first["bravo"].latitude) * metres_per_deg
+    # (the Otter, heading north, ahead at 80 % for ~40 s; bravo idle at rest, facing east)
+    assert alpha_run > 20.0 and abs(bravo_run) < 1.0, (alpha_run, bravo_run)
