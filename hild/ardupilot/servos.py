@@ -354,7 +354,7 @@ def _read_params(
     ignored: dict[int, int] = {}
     for n in range(1, 33):
         name = f"SERVO{n}_FUNCTION"
-        function = int(params.get(name, 0.0) or 0)
+        function = int(params.values.get(name, 0))
         if function <= 0:  # disabled (0), or a GPIO (-1)
             continue
         if function in UNMAPPED_PROPULSION:

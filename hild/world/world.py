@@ -118,7 +118,8 @@ class World:
         if self.afloat:
             arbiters = [self.arbiter] + [a.arbiter for a in self.afloat]
             self.arbiter = FleetArbiter(arbiters, self.boat_of)
-            self._fleet_targets = [as_target(b) for b in bench.boats]
+        # each boat as the others' sensors see it (a fleet's; none for one boat)
+        self._fleet_targets = [as_target(b) for b in bench.boats]
         self._boat_truths: dict[int, Truth] = {}  # (a fleet's: the last instant of each boat)
         self._rate_followed: float | None = None  # the step a SITL's first frame set
         # a driver's hook for each command applied, with the simulated time it applied at
