@@ -87,23 +87,29 @@ def check_scenario(name_or_path: str) -> int:
 
     scenario = load_scenario(name_or_path)
     check_controller(scenario)
-    bench, mission, spec = scenario.bench, scenario.mission, scenario.controller
-    criteria = [
-        name for name, value in vars(scenario.criteria).items() if value not in (None, False)
-    ]
-    controller = {
-        "pilot": "hild's pilot in lockstep",
-        "python": f"{spec.target} in lockstep",
-        "command": f"the program {' '.join(spec.target or ())!r}",
-    }[spec.kind]
+    bench = scenario.bench
     out = sys.stdout
-    out.write(
-        f"{scenario.file}: OK: scenario '{scenario.name}': {bench.profile} in "
-        f"{bench.weather.preset} weather, {len(bench.traffic)} target(s), "
-        f"{len(mission.waypoints)} waypoint(s) x {mission.laps} lap(s), "
-        f"{scenario.duration_s:g} s; controller: {controller} by {spec.protocol} to "
-        f"{spec.device}; criteria: {', '.join(criteria) or 'none'}\n"
-    )
+    if scenario.is_fleet:
+        from hild.fleet import describe
+
+        between = [k for k, v in vars(scenario.fleet_criteria).items() if v is not None]
+        out.write(
+            f"{scenario.file}: OK: scenario '{scenario.name}': {describe(bench.boats)} in "
+            f"{bench.weather.preset} weather, {len(bench.traffic)} target(s), "
+            f"{scenario.duration_s:g} s; criteria between the boats: "
+            f"{', '.join(between) or 'none'}\n"
+        )
+        for boat in scenario.plans:
+            line = _plan_line(boat.mission, boat.controller, boat.criteria)
+            out.write(f"  {boat.boat}: {line}\n")
+    else:
+        mission, spec = scenario.mission, scenario.controller
+        out.write(
+            f"{scenario.file}: OK: scenario '{scenario.name}': {bench.profile} in "
+            f"{bench.weather.preset} weather, {len(bench.traffic)} target(s), "
+            f"{len(mission.waypoints)} waypoint(s) x {mission.laps} lap(s), "
+            f"{scenario.duration_s:g} s; {_controller_said(spec, scenario.criteria)}\n"
+        )
     if "sweep" in scenario.document:
         from hild.sweep.plan import check_runs, plan_sweep
 
@@ -115,6 +121,25 @@ def check_scenario(name_or_path: str) -> int:
             f"{plan.seeds} seed(s) each, sweep seed {plan.seed}\n"
         )
     return 0
+
+
+def _plan_line(mission, spec, criteria) -> str:
+    """A fleet boat's mission, controller and criteria, for `hild check`'s answer."""
+    waypoints = f"{len(mission.waypoints)} waypoint(s) x {mission.laps} lap(s)"
+    return f"{waypoints}; {_controller_said(spec, criteria)}"
+
+
+def _controller_said(spec, criteria) -> str:
+    judged = [name for name, value in vars(criteria).items() if value not in (None, False)]
+    controller = {
+        "pilot": "hild's pilot in lockstep",
+        "python": f"{spec.target} in lockstep",
+        "command": f"the program {' '.join(spec.target or ())!r}",
+    }[spec.kind]
+    return (
+        f"controller: {controller} by {spec.protocol} to {spec.device}; criteria: "
+        f"{', '.join(judged) or 'none'}"
+    )
 
 
 def _missing_path(name_or_path: str) -> bool:

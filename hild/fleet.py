@@ -136,17 +136,6 @@ def _start_errors(boats: Sequence[BoatTable]) -> list[ConfigError]:
     return errors
 
 
-def fleet_in_lockstep(file: str) -> ConfigError:
-    """A fleet in a scenario: the lockstep driver steps one boat's quiet stretches today."""
-    return ConfigError(
-        file,
-        "boat",
-        "several boats",
-        "one boat in a scenario in this version (`hild run` runs a fleet in real time; "
-        "scenarios and sweeps of fleets come next: docs/fleets.md)",
-    )
-
-
 def describe(boats: Sequence[Boat]) -> str:
     """``2 boats (alpha: otter, bravo: blueboat)`` for a message."""
     listed = ", ".join(f"{b.name}: {b.profile}" for b in boats)

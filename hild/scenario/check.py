@@ -31,9 +31,9 @@ def is_scenario(name_or_path: str | None) -> bool:
 def check_controller(scenario: Scenario) -> None:
     """A python controller's factory imports; a command's program, when its name holds no
     placeholder (one that does is checked once filled in, before the run), can be started."""
-    spec = scenario.controller
-    check_factory(spec, scenario.file)
-    if spec.kind == "command" and isinstance(spec.target, tuple) and "{" not in spec.target[0]:
-        from hild.scenario.placeholders import check_program
+    for spec in scenario.controllers:  # (a fleet's: each boat's)
+        check_factory(spec, scenario.file)
+        if spec.kind == "command" and isinstance(spec.target, tuple) and "{" not in spec.target[0]:
+            from hild.scenario.placeholders import check_program
 
-        check_program(scenario, spec.target)
+            check_program(scenario, spec.target)

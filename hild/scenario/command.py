@@ -83,7 +83,8 @@ class TargetTracks(TickObserver):
 def run_scenario_command(args: argparse.Namespace) -> int:
     configure_logging(level="warning")  # the verdict on stdout; only trouble on stderr
     scenario = scenario_for(args.scenario, args.seed, parse_settings(args.set))
-    check_factory(scenario.controller, scenario.file)
+    for spec in scenario.controllers:  # (a fleet's: each boat's)
+        check_factory(spec, scenario.file)
     # the reports asked for can be written: said before the run, not after it
     reports = (("--junit", args.junit), ("--report", args.report))
     check_writable([(option, path, False) for option, path in reports if path is not None])

@@ -28,7 +28,6 @@ from hild.config import (
     load_toml,
 )
 from hild.devices.registry import COMMANDS, models
-from hild.fleet import fleet_in_lockstep
 from hild.geodesy import Origin
 from hild.pilot.wire import PROTOCOLS
 from hild.profiles import SCENARIOS
@@ -119,6 +118,29 @@ class Criteria:
     no_divergence: bool = True
 
 
+# The keys of a scenario's tables whose values are tables of their own (not a fleet boat's).
+TABLE_KEYS = {"mission": (), "controller": ("options",), "criteria": ()}
+# A fleet's criteria, judged between its own boats (in [criteria] beside the boats' tables).
+FLEET_CRITERIA = ("min_separation_m",)
+
+
+@dataclass(frozen=True)
+class FleetCriteria:
+    """Between a fleet's own boats; None: not judged."""
+
+    min_separation_m: float | None = None  # the closest any two boats' reference points come
+
+
+@dataclass(frozen=True)
+class BoatPlan:
+    """A fleet boat's part of a scenario: its mission, its controller and its criteria."""
+
+    boat: str
+    mission: Mission
+    controller: ControllerSpec
+    criteria: Criteria
+
+
 @dataclass(frozen=True)
 class Scenario:
     file: str
@@ -132,10 +154,23 @@ class Scenario:
     criteria: Criteria
     resources: dict[str, float]  # Dask worker resources a run needs (sweeps)
     document: dict[str, Any]  # the merged TOML document the scenario was read from
+    # A fleet's: each boat's plan in the bench's order (mission, controller and criteria
+    # above are the first boat's), and the criteria between its boats; none for one boat.
+    plans: tuple[BoatPlan, ...] = ()
+    fleet_criteria: FleetCriteria = FleetCriteria()
 
     @property
     def seed(self) -> int:
         return self.bench.seed
+
+    @property
+    def is_fleet(self) -> bool:
+        return bool(self.plans)
+
+    @property
+    def controllers(self) -> tuple[ControllerSpec, ...]:
+        """Every controller of the run (one per boat of a fleet)."""
+        return tuple(p.controller for p in self.plans) or (self.controller,)
 
     def with_values(self, values: dict[str, Any]) -> Scenario:
         """This scenario with values set at dotted key paths (``weather.wind_speed``,
@@ -254,13 +289,35 @@ def scenario_from_document(document: dict[str, Any], path: Path) -> Scenario:
     except BenchError as e:
         for error in e.errors:
             problems.add(error)
-    if bench is not None and len(bench.boats) > 1:
-        problems.add(fleet_in_lockstep(str(path)))
     origin = bench.origin if bench is not None else Origin(0.0, 0.0)
 
-    mission = attempt(problems, _mission, root, origin)
-    controller = attempt(problems, _controller, root, bench)
-    criteria = attempt(problems, _criteria, root, origin)
+    plans: tuple[BoatPlan, ...] = ()
+    fleet = FleetCriteria()
+    boats = tuple(b.name for b in bench.boats) if bench is not None else ()
+    if len(boats) > 1:
+        assert bench is not None
+        plans = attempt(problems, _plans, root, bench, default=())
+        fleet = attempt(problems, _fleet_criteria, root, default=fleet)
+        for key in ("mission", "controller", "criteria"):
+            root.skip(key)
+    if plans:
+        mission, controller, criteria = plans[0].mission, plans[0].controller, plans[0].criteria
+    else:
+        mission = attempt(problems, _mission, root.table("mission", required=True), origin)
+        controller = attempt(problems, _controller, root.table("controller", required=True), bench)
+        criteria_table = root.table("criteria")
+        for key in FLEET_CRITERIA:
+            if criteria_table is not None and criteria_table.has(key):
+                criteria_table.skip(key)
+                problems.add(
+                    criteria_table.error(
+                        key,
+                        criteria_table.raw(key),
+                        "a fleet's criterion: a bench with several [[boat]] tables (this one "
+                        "has one boat)",
+                    )
+                )
+        criteria = attempt(problems, _criteria, criteria_table, origin)
     for key in ("sweep",):
         root.skip(key)  # read by hild.sweep
     if problems.errors:
@@ -278,6 +335,89 @@ def scenario_from_document(document: dict[str, Any], path: Path) -> Scenario:
         criteria=criteria,
         resources=resources,
         document=document,
+        plans=plans,
+        fleet_criteria=fleet,
+    )
+
+
+def _plans(root: Section, bench: Bench) -> tuple[BoatPlan, ...]:
+    """A fleet's plan per boat. ``[mission]``, ``[controller]`` and ``[criteria]`` each hold a
+    table per boat (``[mission.alpha]``); their other keys are shared by every boat, under the
+    boat's own (``[controller] pilot = true`` drives every boat with hild's pilot, each on its
+    boat's command device). A boat without a mission or a controller is named."""
+    problems = Problems()
+    names = [b.name for b in bench.boats]
+    tables: dict[str, dict[str, Any]] = {}
+    for key in ("mission", "controller", "criteria"):
+        raw = root.raw(key, {})
+        if not isinstance(raw, dict):
+            problems.add(root.error(key, raw, "a table"))
+            raw = {}
+        for name, value in raw.items():
+            if isinstance(value, dict) and name not in names and name not in TABLE_KEYS[key]:
+                problems.add(
+                    root.error(
+                        f"{key}.{name}",
+                        value,
+                        f"a boat of the bench ({', '.join(names)}): [{key}.BOAT] is that "
+                        f"boat's {key}",
+                    )
+                )
+        tables[key] = {k: v for k, v in raw.items() if k in names or not isinstance(v, dict)}
+        if key == "controller" and "options" in raw:
+            tables[key]["options"] = raw["options"]
+    plans = []
+    for boat in names:
+        per: dict[str, Section | None] = {}
+        for key, raw in tables.items():
+            shared = {k: v for k, v in raw.items() if k not in names and k not in FLEET_CRITERIA}
+            own = raw.get(boat, {})
+            if not isinstance(own, dict):
+                problems.add(root.error(f"{key}.{boat}", own, f"a table: {boat}'s {key}"))
+                own = {}
+            if not own and not shared and key != "criteria":
+                problems.add(
+                    root.error(
+                        f"{key}.{boat}",
+                        MISSING,
+                        f"[{key}.{boat}] (or shared keys in [{key}]): every boat of a fleet "
+                        f"scenario has its {key} ({', '.join(names)})",
+                    )
+                )
+                per[key] = None
+                continue
+            per[key] = Section(deep_merge(shared, own), root.file, f"{key}.{boat}")
+        mission_s, controller_s, criteria_s = per["mission"], per["controller"], per["criteria"]
+        mission = (
+            attempt(problems, _mission, mission_s, bench.origin) if mission_s is not None else None
+        )
+        controller = (
+            attempt(problems, _controller, controller_s, bench, boat)
+            if controller_s is not None
+            else None
+        )
+        criteria = attempt(problems, _criteria, criteria_s, bench.origin)
+        if mission is not None and controller is not None and criteria is not None:
+            plans.append(BoatPlan(boat, mission, controller, criteria))
+    problems.raise_any()
+    in_lockstep = {p.controller.kind != "command" for p in plans}
+    if len(in_lockstep) > 1:
+        kinds = ", ".join(f"{p.boat}: {p.controller.kind}" for p in plans)
+        raise root.error(
+            "controller",
+            kinds,
+            "one kind of run for every boat: all in process (pilot, python) or all commands "
+            "(each its own program on its own ports)",
+        )
+    return tuple(plans)
+
+
+def _fleet_criteria(root: Section) -> FleetCriteria:
+    section = root.table("criteria")
+    if section is None or not section.has("min_separation_m"):
+        return FleetCriteria()
+    return FleetCriteria(
+        min_separation_m=section.number("min_separation_m", positive=True, unit="m")
     )
 
 
@@ -291,8 +431,7 @@ def _resources(head: Section) -> dict[str, float]:
     return out
 
 
-def _mission(root: Section, origin: Origin) -> Mission:
-    section = root.table("mission", required=True)
+def _mission(section: Section, origin: Origin) -> Mission:
     problems = Problems()
     speed = attempt(problems, speed_of, section, False, DEFAULT_SPEED, default=DEFAULT_SPEED)
     acceptance = attempt(
@@ -329,8 +468,8 @@ def _mission(root: Section, origin: Origin) -> Mission:
     return Mission(tuple(waypoints), acceptance, laps)
 
 
-def _controller(root: Section, bench: Bench | None) -> ControllerSpec:
-    section = root.table("controller", required=True)
+def _controller(section: Section, bench: Bench | None, boat: str | None = None) -> ControllerSpec:
+    """The controller under test (``boat``: a fleet boat's, on that boat's command device)."""
     problems = Problems()
     given = [k for k in CONTROLLER_KINDS if section.has(k)]
     if len(given) != 1:
@@ -373,7 +512,11 @@ def _controller(root: Section, bench: Bench | None) -> ControllerSpec:
     options = dict(options_table.data) if options_table is not None else {}
     attempt(problems, section.finish)
     if bench is not None and not problems.errors:
-        names = [d.name for d in bench.devices if d.model in models(COMMANDS)]
+        names = [
+            d.name
+            for d in bench.devices
+            if d.model in models(COMMANDS) and (boat is None or d.boat == boat)
+        ]
         if device is None and len(names) != 1:
             problems.add(
                 section.error(
@@ -381,7 +524,8 @@ def _controller(root: Section, bench: Bench | None) -> ControllerSpec:
                     None,
                     f"the command device the controller talks to: one of {', '.join(names)}"
                     if names
-                    else "a bench with a command device ([[device]] of type "
+                    else (f"boat {boat} with" if boat else "a bench with")
+                    + " a command device ([[device]] of type "
                     "jet-controller or thruster-controller)",
                 )
             )
@@ -390,7 +534,12 @@ def _controller(root: Section, bench: Bench | None) -> ControllerSpec:
                 section.error(
                     "device",
                     device,
-                    "a command device of the bench: " + (", ".join(names) or "it has none"),
+                    (
+                        f"a command device on boat {boat}: "
+                        if boat
+                        else "a command device of the bench: "
+                    )
+                    + (", ".join(names) or "it has none"),
                 )
             )
         elif device is None:
@@ -445,8 +594,7 @@ def _is_factory(text: str) -> bool:
     return bool(module and name) and all(p.isidentifier() for p in [*module.split("."), name])
 
 
-def _criteria(root: Section, origin: Origin) -> Criteria:
-    section = root.table("criteria")
+def _criteria(section: Section | None, origin: Origin) -> Criteria:
     if section is None:
         return Criteria()
     problems = Problems()

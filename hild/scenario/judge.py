@@ -236,7 +236,33 @@ def described(e: BaseException) -> str:
     return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
-def run_watched(judge: Judge, work: Callable[[], R], given_up: Callable[[ControllerError], R]) -> R:
+class Judges:
+    """A fleet's judges watched as one (its boats' controllers are called one at a time, in
+    the run's one thread): the soonest limit, the first overrun, all abandoned together."""
+
+    def __init__(self, judges: Sequence[Judge]):
+        self.judges = list(judges)
+
+    def wait_s(self) -> float:
+        return min(j.wait_s() for j in self.judges)
+
+    def overdue(self, thread_id: int) -> ControllerError | None:
+        for judge in self.judges:
+            fault = judge.overdue(thread_id)
+            if fault is not None:
+                for other in self.judges:
+                    other.abandon(thread_id)
+                return fault
+        return None
+
+    def abandon(self, thread_id: int) -> None:
+        for judge in self.judges:
+            judge.abandon(thread_id)
+
+
+def run_watched(
+    judge: Judge | Judges, work: Callable[[], R], given_up: Callable[[ControllerError], R]
+) -> R:
     """``work()`` in a thread of its own, watched: its result, or what it raised, or, when a
     call into the controller overruns, ``given_up(fault)`` (in this thread; the work's thread
     is stopped at the call and never touches the run again)."""

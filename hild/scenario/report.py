@@ -32,21 +32,37 @@ def verdict_text(scenario: Scenario, result: RunResult) -> str:
     if result.fault is not None:
         lines.append(f"  FAIL  {result.fault}")
     lines.extend(f"  {c.sentence()}" for c in result.criteria)
-    reached = ", ".join(
-        f"WP{i}" + (f" lap {lap}" if scenario.mission.laps > 1 else "") + f" at {t:.1f} s"
-        for i, lap, t in result.reached
-    )
-    lines.append(f"  waypoints reached: {reached or 'none'}")
-    for name, a in result.traffic.items():
-        lines.append(
-            f"  traffic {name} (MMSI {a['mmsi']}): closest {a['min_range_m']:.1f} m "
-            f"at t={a['at_s']:.1f} s"
-        )
+    if result.boats:
+        if result.closest_pair is not None:
+            a, b = result.closest_pair
+            lines.append(
+                f"  closest boats: {a} and {b}, {result.metrics['min_separation_m']:.1f} m apart"
+            )
+        for name, boat in result.boats.items():
+            plan = next(p for p in scenario.plans if p.boat == name)
+            lines.extend(_reached_lines(boat, plan.mission.laps, f"{name}: "))
+    else:
+        lines.extend(_reached_lines(result, scenario.mission.laps))
     lines.append(
         f"  ran in {result.wall_s:.2f} s "
         f"({result.duration_s / max(result.wall_s, 1e-9):.0f} times real time)"
     )
     return "\n".join(lines)
+
+
+def _reached_lines(result: RunResult, laps: int, boat: str = "") -> list[str]:
+    """The waypoints a boat reached and its closest approach to each target."""
+    reached = ", ".join(
+        f"WP{i}" + (f" lap {lap}" if laps > 1 else "") + f" at {t:.1f} s"
+        for i, lap, t in result.reached
+    )
+    lines = [f"  {boat}waypoints reached: {reached or 'none'}"]
+    for name, a in result.traffic.items():
+        lines.append(
+            f"  {boat}traffic {name} (MMSI {a['mmsi']}): closest {a['min_range_m']:.1f} m "
+            f"at t={a['at_s']:.1f} s"
+        )
+    return lines
 
 
 def _number(value: float) -> float | None:

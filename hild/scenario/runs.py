@@ -23,6 +23,10 @@ def run_scenario(
     output and the daemon's log go (a new temporary directory when None); lockstep runs
     write nothing. ``observers``: tick observers of the run (a recorder, the report's target
     tracks), in either driver."""
+    if scenario.is_fleet and scenario.controller.kind != "command":
+        from hild.scenario.fleet_lockstep import run_fleet_lockstep
+
+        return run_fleet_lockstep(scenario, keep_track, observers)
     if scenario.controller.kind == "command":
         from hild.scenario.external import run_external  # (the daemon: only when needed)
 

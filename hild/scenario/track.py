@@ -43,6 +43,10 @@ class RunResult:
     track: np.ndarray | None = None  # TRACK_COLUMNS by tick, when asked for
     traffic: dict = field(default_factory=dict)  # name -> closest approach, when, mmsi
     fault: str | None = None  # what the controller did when it failed the run (judge.py)
+    # a fleet's (hild/scenario/fleet.py): each boat's own result, and the two boats that came
+    # closest to each other; controller and traffic then hold each boat's under its name
+    boats: dict[str, RunResult] = field(default_factory=dict)
+    closest_pair: tuple[str, str] | None = None
 
     @property
     def failed(self) -> tuple[CriterionResult, ...]:
@@ -61,6 +65,23 @@ def approaches(traffic) -> dict:
             "at_s": float(row[T_MIN_RANGE_T]),
         }
         for target, row in zip(view.targets, view.state, strict=True)
+    }
+
+
+def approaches_of_boat(traffic, boat: int) -> dict:
+    """A fleet boat's closest approach to each target (its index in the bench's boats; the
+    first boat's is ``approaches``): the traffic keeps each boat's (hild/traffic/traffic.py)."""
+    if traffic is None or boat == 0:
+        return approaches(traffic)
+    view = traffic.view()
+    ranges, times = traffic.min_range_by_boat, traffic.min_range_t_by_boat
+    return {
+        target.name: {
+            "mmsi": target.identity.mmsi,
+            "min_range_m": float(ranges[i, boat]),
+            "at_s": float(times[i, boat]),
+        }
+        for i, target in enumerate(view.targets)
     }
 
 

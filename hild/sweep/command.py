@@ -44,7 +44,7 @@ def _terminate_as_interrupt() -> Iterator[None]:
 def check_lockstep_controller(scenario: Scenario) -> None:
     """The runs' controller steps in lockstep on the workers (an external program does not)
     and, a python one, can be imported here: checked before any run."""
-    spec = scenario.controller
+    spec = scenario.controller  # (a fleet's first: its controllers are of one kind)
     if spec.kind == "command":
         raise ConfigError(
             scenario.file,
@@ -54,7 +54,8 @@ def check_lockstep_controller(scenario: Scenario) -> None:
             '"package.module:factory"): a sweep runs in lockstep; run an '
             "external controller with hild scenario run",
         )
-    check_factory(spec, scenario.file)
+    for each in scenario.controllers:
+        check_factory(each, scenario.file)
 
 
 def check_outputs(args: argparse.Namespace, out: Path) -> None:
@@ -94,7 +95,8 @@ def run_sweep_command(args: argparse.Namespace) -> int:
 
         try:
             with _terminate_as_interrupt(), connected(spec) as client, progress:
-                check_controller_on_workers(client, scenario.controller, scenario.file)
+                for each in scenario.controllers:
+                    check_controller_on_workers(client, each, scenario.file)
                 run_all(client, sweep_job(scenario), todo, scenario.resources, finished)
         except KeyboardInterrupt:
             write_or_drop(

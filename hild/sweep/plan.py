@@ -35,7 +35,9 @@ from typing import Any
 import numpy as np
 
 from hild.config import MISSING, ConfigError, Problems, Section
+from hild.scenario.criteria import METRICS
 from hild.scenario.file import Scenario, ScenarioError
+from hild.scenario.fleet import fleet_metric_names
 from hild.sweep.sampling import latin_hypercube_unit, random_unit, sample_rng
 
 MODES = ("grid", "random", "lhs")
@@ -90,6 +92,8 @@ class SweepPlan:
     samples: int | None
     parameters: tuple[Parameter, ...]
     runs: tuple[Run, ...]
+    # the table's metric columns: METRICS, and a fleet's separation and each boat's metrics
+    metrics: tuple[str, ...] = METRICS
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -153,7 +157,8 @@ def plan_sweep(scenario: Scenario) -> SweepPlan:
     if problems.errors:
         raise ScenarioError(problems.in_order())
     runs = _runs(parameters, mode, samples, seeds, seed)
-    return SweepPlan(file, name, seed, seeds, mode, samples, parameters, runs)
+    metrics = (*METRICS, *fleet_metric_names(scenario))
+    return SweepPlan(file, name, seed, seeds, mode, samples, parameters, runs, metrics)
 
 
 def check_runs(scenario: Scenario, plan: SweepPlan) -> None:

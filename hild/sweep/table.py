@@ -28,7 +28,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hild.config import MISSING, ConfigError
-from hild.scenario.criteria import METRICS
 from hild.sweep.plan import SweepPlan
 from hild.sweep.worker import RunOutcome
 
@@ -46,7 +45,7 @@ def schema_of(plan: SweepPlan) -> pa.Schema:
         pa.field("ended", pa.string()),
         pa.field("duration_s", pa.float64()),
     ]
-    fields += [pa.field(m, pa.float64()) for m in METRICS]
+    fields += [pa.field(m, pa.float64()) for m in plan.metrics]
     fields += [
         pa.field("failed", pa.string()),
         pa.field("failures", pa.string()),
@@ -65,7 +64,7 @@ def row_of(plan: SweepPlan, outcome: RunOutcome) -> dict[str, Any]:
         "passed": outcome.passed,
         "ended": outcome.ended,
         "duration_s": outcome.duration_s,
-        **{m: _null_for_nan(outcome.metrics[m]) for m in METRICS},
+        **{m: _null_for_nan(outcome.metrics.get(m, math.nan)) for m in plan.metrics},
         "failed": ",".join(outcome.failed),
         "failures": "\n".join(outcome.failures),
         "margin": _null_for_nan(outcome.margin),

@@ -86,6 +86,7 @@ def run_batch(job: SweepJob, runs: tuple[Run, ...]) -> list[RunOutcome]:
 
 
 def run_one(scenario: Scenario, run: Run) -> RunOutcome:
+    from hild.scenario.fleet_lockstep import run_fleet_lockstep
     from hild.scenario.lockstep import run_lockstep
 
     global _RUNS_DONE
@@ -93,7 +94,8 @@ def run_one(scenario: Scenario, run: Run) -> RunOutcome:
     _RUNS_DONE += 1
     start = time.perf_counter()
     try:
-        result = run_lockstep(scenario.with_values(run.settings()))
+        varied = scenario.with_values(run.settings())
+        result = (run_fleet_lockstep if varied.is_fleet else run_lockstep)(varied)
     except Exception as e:
         wall = time.perf_counter() - start
         nan = dict.fromkeys(METRICS, math.nan)
@@ -121,7 +123,7 @@ def run_one(scenario: Scenario, run: Run) -> RunOutcome:
         passed=result.passed,
         ended=result.ended,
         duration_s=result.duration_s,
-        metrics={m: result.metrics[m] for m in METRICS},
+        metrics=dict(result.metrics),  # (a fleet's: its separation and each boat's too)
         failed=failed_names(result),
         failures=failure_sentences(result),
         margin=margin,
