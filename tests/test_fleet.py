@@ -428,3 +428,32 @@ def test_each_boat_s_frontseat_answers_its_own_backseat_with_its_own_boat(tmp_pa
     bravo_run = (last["bravo"].latitude - first["bravo"].latitude) * metres_per_deg
     # (the Otter, heading north, ahead at 80 % for ~40 s; bravo idle at rest, facing east)
     assert alpha_run > 20.0 and abs(bravo_run) < 1.0, (alpha_run, bravo_run)
+
+
+def test_the_built_in_fleet_benches_put_each_boat_on_its_instance_s_ports():
+    """fleet-ardupilot: one link per boat on 9002 + 10 I, each SITL's start line with its -I
+    and its boat's heading in --home; fleet-frontseat: a frontseat per boat on 29500 + I;
+    fleet-crossing: a GNSS, compass, AIS and thruster controller per boat, apart per boat."""
+    from hild.ardupilot.howto import sitl_commands
+    from hild.world.world import World
+
+    bench = load_bench("fleet-ardupilot")
+    assert [b.name for b in bench.boats] == ["alpha", "bravo"]
+    world = World(bench)
+    lines = {
+        bench.boats[boat].name: "\n".join(sitl_commands(bench, link))
+        for link, boat in zip(world.links, world.link_boats, strict=True)
+    }
+    assert "--home 59.4100000,10.4800000,0,0 --defaults otter.parm\n" in lines["alpha"] + "\n"
+    assert "--home 59.4100000,10.4800000,0,90 --defaults otter.parm -I1" in lines["bravo"]
+    assert "tcp:127.0.0.1:5770" in lines["bravo"]  # instance 1's MAVLink port
+
+    frontseats = load_bench("fleet-frontseat")
+    ports = {d.boat: d.ports for d in frontseats.devices if d.type == "frontseat"}
+    assert ports == {"alpha": ("tcp://127.0.0.1:29500",), "bravo": ("tcp://127.0.0.1:29501",)}
+
+    crossing = load_bench("fleet-crossing")
+    kinds = {}
+    for d in crossing.devices:
+        kinds.setdefault(d.boat, set()).add(d.type)
+    assert kinds["alpha"] == kinds["bravo"] == {"gps", "heading", "ais", "thruster-controller"}

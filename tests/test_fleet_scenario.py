@@ -185,11 +185,15 @@ options = { mode = "raises", after_s = 5.0 }
 def test_the_fleet_scenario_and_its_sweep_through_the_cli(tmp_path):
     """The built-in fleet-crossing: the verdict names each boat's criteria and the fleet's;
     the sweep's table has the separation and each boat's metrics, a row per run."""
-    run = run_hild("scenario", "run", "fleet-crossing", "--json", timeout=300)
+    page = tmp_path / "page.png"
+    run = run_hild(
+        "scenario", "run", "fleet-crossing", "--json", "--report", str(page), timeout=300
+    )
     assert run.returncode == 1, run.stderr  # the reference pilots collide at one speed
     verdict = json.loads(run.stdout)
     assert verdict["metrics"]["min_separation_m"] < 1.0
     assert {c["name"] for c in verdict["criteria"] if not c["passed"]} == {"min_separation_m"}
+    assert page.stat().st_size > 10_000  # the page with both boats' tracks
     out = tmp_path / "sweep.parquet"
     sweep = run_hild(
         "sweep",

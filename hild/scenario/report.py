@@ -12,6 +12,8 @@ import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 from hild import __version__
 from hild.junit import JUnitCase, write_junit
 from hild.scenario.file import Scenario
@@ -146,24 +148,15 @@ def report_page(scenario: Scenario, result: RunResult, targets: dict, path: Path
     track = result.track
     fig = Figure(figsize=(13, 7), dpi=DPI, layout="constrained")
     ax, table_ax = fig.subplots(1, 2, width_ratios=[1.25, 1])
-    mission, criteria = scenario.mission, scenario.criteria
-    ax.plot(track[:, 2], track[:, 1], color="C0", lw=1.6, label=f"{scenario.bench.vessel.name}")
-    ax.plot(track[0, 2], track[0, 1], "o", color="C0")
-    wn = [w.north for w in mission.waypoints]
-    we = [w.east for w in mission.waypoints]
-    ax.plot([track[0, 2], *we], [track[0, 1], *wn], "--", color="0.5", lw=0.8, label="mission")
-    reached = {i for i, _, _ in result.reached}
-    for i, w in enumerate(mission.waypoints):
-        colour = "C2" if i in reached else "C3"
-        ax.add_patch(_circle((w.east, w.north), mission.acceptance_m, colour))
-        ax.annotate(
-            f"WP{i}",
-            (w.east, w.north),
-            xytext=(4, 4),
-            textcoords="offset points",
-            fontsize=8,
-            color=colour,
-        )
+    criteria = scenario.criteria
+    if result.boats:  # a fleet: each boat's track and mission, and where two came closest
+        for k, (plan, boat) in enumerate(zip(scenario.plans, result.boats.values(), strict=True)):
+            assert boat.track is not None
+            colour = BOAT_COLOURS[k % len(BOAT_COLOURS)]
+            _own_track(ax, boat.track, plan.mission, boat.reached, colour, plan.boat)
+        _closest_boats(ax, result)
+    else:
+        _own_track(ax, track, scenario.mission, result.reached, "C0", scenario.bench.vessel.name)
     if criteria.geofence is not None:
         fence = [*criteria.geofence, criteria.geofence[0]]
         ax.plot([p[1] for p in fence], [p[0] for p in fence], color="C1", lw=1.0, label="geofence")
@@ -228,6 +221,50 @@ def report_page(scenario: Scenario, result: RunResult, targets: dict, path: Path
     )
     path.parent.mkdir(parents=True, exist_ok=True)  # as the JUnit report's writer does
     fig.savefig(path)  # in the format its suffix names
+
+
+BOAT_COLOURS = ("C0", "C9", "C8", "C7", "C5")  # a fleet's boats (targets: C4 on, fences C1)
+
+
+def _own_track(ax, track, mission, reached_at, colour: str, label: str) -> None:
+    """A boat's true track from its start, its mission's legs and waypoints (green: reached
+    within the acceptance circle, red: not)."""
+    ax.plot(track[:, 2], track[:, 1], color=colour, lw=1.6, label=label)
+    ax.plot(track[0, 2], track[0, 1], "o", color=colour)
+    wn = [w.north for w in mission.waypoints]
+    we = [w.east for w in mission.waypoints]
+    ax.plot([track[0, 2], *we], [track[0, 1], *wn], "--", color="0.5", lw=0.8)
+    reached = {i for i, _, _ in reached_at}
+    for i, w in enumerate(mission.waypoints):
+        state = "C2" if i in reached else "C3"
+        ax.add_patch(_circle((w.east, w.north), mission.acceptance_m, state))
+        ax.annotate(
+            f"WP{i}",
+            (w.east, w.north),
+            xytext=(4, 4),
+            textcoords="offset points",
+            fontsize=8,
+            color=state,
+        )
+
+
+def _closest_boats(ax, result: RunResult) -> None:
+    """The two boats that came closest, joined where they were at that instant."""
+    if result.closest_pair is None:
+        return
+    a, b = (result.boats[name].track for name in result.closest_pair)
+    assert a is not None and b is not None
+    n = min(len(a), len(b))
+    i = int(np.argmin(np.hypot(a[:n, 1] - b[:n, 1], a[:n, 2] - b[:n, 2])))
+    ax.plot([a[i, 2], b[i, 2]], [a[i, 1], b[i, 1]], ":x", color="C3")
+    ax.annotate(
+        f"{result.metrics['min_separation_m']:.1f} m at t={a[i, 0]:.0f} s",
+        (a[i, 2], a[i, 1]),
+        xytext=(6, -12),
+        textcoords="offset points",
+        fontsize=8,
+        color="C3",
+    )
 
 
 def _circle(centre: tuple[float, float], radius: float, colour: str):
