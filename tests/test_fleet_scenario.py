@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ import pytest
 from hild.scenario.file import ScenarioError, load_scenario
 from hild.scenario.fleet_lockstep import run_fleet_lockstep
 from hild.scenario.lockstep import run_lockstep
+from hild.scenario.runs import run_scenario
 from tests.forked_cli import run_hild
 
 BOATS = {  # name: (north, east, heading_deg, waypoint north, east)
@@ -220,3 +222,58 @@ def test_the_fleet_scenario_and_its_sweep_through_the_cli(tmp_path):
     times = table["bravo.time_to_complete_s"]
     assert all(a > b for a, b in zip(times, times[1:], strict=False))
     assert all(not math.isnan(v) for v in table["min_separation_m"])
+
+
+PROGRAM = Path(__file__).resolve().parent / "programs" / "nmea_controller.py"
+
+
+def test_a_fleet_of_external_controllers_each_on_its_own_ports_is_judged_between_boats(tmp_path):
+    """Two Odins, each flown by its own program (tests/programs/nmea_controller.py: GGA and
+    HDT in, $PHLDC out) over its own UDP ports, moved off the bench's well-known ones; each
+    boat judged on its mission, the fleet on the closest the two came (checked against the
+    boats' own tracks)."""
+    boats = {"alpha": (0.0, 0.0, 0.0, "160,0"), "bravo": (80.0, -120.0, 90.0, "80,60")}
+    text = HEAD.format(name="odins").replace("duration_s = 260", "duration_s = 90")
+    for i, (name, (north, east, heading, _)) in enumerate(boats.items()):
+        text += (
+            f'\n[[boat]]\nname = "{name}"\nprofile = "odin"\nnorth = {north}\neast = {east}\n'
+            f"heading_deg = {heading}\nmmsi = {257000011 + i}\n"
+        )
+        text += (
+            f'\n[[device]]\nname = "{name}-gps"\ntype = "gps"\nboat = "{name}"\n'
+            f'ports = ["udp://127.0.0.1:{10110 + 10 * i}"]\n'
+            f'\n[[device]]\nname = "{name}-jets"\ntype = "jet-controller"\nboat = "{name}"\n'
+            f'ports = ["udp://127.0.0.1:{10112 + 10 * i}?listen=1"]\n'
+        )
+    text += "\n[mission]\nacceptance_m = 15\n"
+    for name, (_, _, _, waypoint) in boats.items():
+        text += f"\n[mission.{name}]\nwaypoints = [[{waypoint}]]\n"
+    text += "\n[controller]\ntime_scale = 10.0\nstop_timeout_s = 2\n"
+    for name in boats:
+        text += (
+            f"\n[controller.{name}]\n"
+            f'command = ["{{python}}", "{PROGRAM}", "--nmea", "{{url:{name}-gps}}", '
+            f'"--commands", "{{url:{name}-jets}}", "--origin", "{{latitude}},{{longitude}}", '
+            f'"--waypoints", "{{waypoints}}", "--acceptance", "{{acceptance_m}}", '
+            f'"--rate", "{{wall_rate_hz}}"]\n'
+        )
+    text += "\n[criteria]\nall_waypoints = true\nno_watchdog_trip = true\nmin_separation_m = 5\n"
+    path = tmp_path / "odins.toml"
+    path.write_text(text)
+    out = tmp_path / "out"
+    result = run_scenario(load_scenario(str(path)), keep_track=True, output_dir=out)
+    for name in boats:  # each program ran on its own boat's ports, its output in its folder
+        c = result.controller[name]
+        assert c["output_dir"] == str(out / name)
+        assert (out / name / "controller.stdout").exists()
+        assert c["stopped_by"] == "SIGTERM" and not c["exited_early"], c
+        ports = " ".join(c["argv"])
+        assert all(f":{p}" not in ports for p in (10110, 10112, 10120, 10122))
+    assert result.ended == "completed", result.failed
+    for name in boats:
+        assert result.boats[name].passed, (name, result.boats[name].failed)
+    a, b = (result.boats[name].track for name in boats)
+    n = min(len(a), len(b))
+    closest = float(np.min(np.hypot(a[:n, 1] - b[:n, 1], a[:n, 2] - b[:n, 2])))
+    assert result.metrics["min_separation_m"] == pytest.approx(closest, rel=1e-12)
+    assert [c.name for c in result.criteria][-1] == "min_separation_m"

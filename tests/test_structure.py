@@ -83,6 +83,7 @@ LAYERS: dict[str, list[str]] = {
     "drivers": [
         "drivers",
         "scenario/lockstep",
+        "scenario/fleet_lockstep",  # a fleet scenario's lockstep driver
         "scenario/external",  # a scenario against the real-time driver
         "scenario/runs",  # which of the two runs a scenario
         "live",
@@ -122,7 +123,7 @@ MAX_ALLOWED_UP = 3
 
 # Lockstep runs and sweeps step the world themselves: they must not reach the real-time driver
 # (hild/drivers/realtime.py) through any chain of imports, lazy ones too.
-LOCKSTEP_AND_SWEEP = ("scenario/lockstep", "sweep")
+LOCKSTEP_AND_SWEEP = ("scenario/lockstep", "scenario/fleet_lockstep", "sweep")
 REALTIME_DRIVER = frozenset({"drivers/realtime"})
 
 # The sensors make sentences; what carries them or takes commands is not theirs to import.

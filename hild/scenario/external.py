@@ -16,6 +16,11 @@ the run exactly as a lockstep one (``RunTrack``). Per run:
    silence to show: the watchdog trips, the command age grows);
 4. the program is stopped (SIGTERM, ``stop_timeout_s``, SIGKILL), the ports closed, the
    private directory removed; the output directory is kept.
+
+A fleet scenario (a ``command`` per boat, hild/scenario/fleet.py) starts one program per boat,
+each with its own boat's placeholders (its mission, its command device, ``{boat}``) and its
+output in ``OUTPUT_DIR/BOAT/``; every boat's state feeds the fleet's track, and the run ends
+``EXIT_GRACE_S`` after the last program ended by itself.
 """
 
 from __future__ import annotations
@@ -31,9 +36,10 @@ from hild.drivers.realtime import Daemon
 from hild.log import routed_to
 from hild.observers import RunView, TickObserver
 from hild.scenario.file import Scenario
+from hild.scenario.fleet import FleetTrack, boat_scenario
 from hild.scenario.placeholders import RunFacts, check_program, expand_command
 from hild.scenario.process import ControllerProcess
-from hild.scenario.track import RunResult, RunTrack, approaches
+from hild.scenario.track import RunResult, RunTrack, approaches, approaches_of_boat
 from hild.scenario.wiring import RunWiring, wire_run
 
 LOG_FILE = "hild.log"
@@ -68,25 +74,84 @@ class TrackFeed(TickObserver):
             self.stop_run(ENDED_BY_EXIT)
 
 
-class ProgramRunner(TickObserver):
-    """Starts the controller once the ports are open, stops it before they close."""
+class FleetFeed(TickObserver):
+    """A fleet's TrackFeed: every boat's state after every tick (read-only views of their
+    simulations, read without a copy), the instants each boat's command devices took a
+    command, and the end (complete when every boat's mission is)."""
 
-    def __init__(self, process: ControllerProcess, feed: TrackFeed):
-        self.process = process
+    def __init__(self, scenario: Scenario, track: FleetTrack, stop: Callable[[str], None]):
+        self.scenario = scenario
+        self.track = track
+        self.stop_run = stop
+        self.stop_at_s: float | None = None
+        self.states: list = []
+        self.devices: list[list] = []  # each boat's command devices (views)
+        self.commands: list[int] = []
+
+    async def start(self, run: RunView) -> None:
+        names = list(run.boats)
+        self.states = [run.boat(i).x for i in range(len(names))]
+        self.devices = [[] for _ in names]
+        for device in run.command_devices:
+            self.devices[names.index(device.config.boat)].append(device)
+        self.commands = [self._taken(i) for i in range(len(names))]
+        self.track.record(0.0, self.states)
+
+    def _taken(self, boat: int) -> int:
+        return sum(d.commands for d in self.devices[boat])
+
+    def on_tick(self, run: RunView, t: float) -> None:
+        self.track.record(t, self.states)
+        for i in range(len(self.commands)):
+            taken = self._taken(i)
+            if taken != self.commands[i]:  # taken between the last tick and this one
+                self.commands[i] = taken
+                self.track.command_at(i, t - run.dt)
+        if self.scenario.stop_when_complete and self.track.complete:
+            self.stop_run("completed")
+        elif self.stop_at_s is not None and t + 1e-9 >= self.stop_at_s:
+            self.stop_run(ENDED_BY_EXIT)
+
+
+class ProgramRunner(TickObserver):
+    """Starts the controller once the ports are open, stops it before they close (a fleet's:
+    every boat's; the run ends a grace after the last one ended by itself)."""
+
+    def __init__(self, process: ControllerProcess, feed: TrackFeed | FleetFeed):
+        self.processes = [process]
         self.feed = feed
         self.exited_at_s: float | None = None
+        self.exits: list[float | None] = []
+
+    @classmethod
+    def of(cls, processes: Sequence[ControllerProcess], feed: FleetFeed) -> ProgramRunner:
+        runner = cls(processes[0], feed)
+        runner.processes = list(processes)
+        return runner
+
+    @property
+    def process(self) -> ControllerProcess:
+        return self.processes[0]
 
     async def start(self, run: RunView) -> None:
         grace = exit_grace_s(run)
+        self.exits = [None] * len(self.processes)
 
-        def exited(_code: int) -> None:
-            self.exited_at_s = run.t
-            self.feed.stop_at_s = run.t + grace
+        def exited(i: int) -> Callable[[int], None]:
+            def one(_code: int) -> None:
+                self.exits[i] = run.t
+                if all(e is not None for e in self.exits):
+                    self.exited_at_s = run.t
+                    self.feed.stop_at_s = run.t + grace
 
-        self.process.start(exited)
+            return one
+
+        for i, process in enumerate(self.processes):
+            process.start(exited(i))
 
     async def stop(self, run: RunView) -> None:
-        await self.process.stop()
+        for process in self.processes:
+            await process.stop()
 
 
 def exit_grace_s(run: RunView) -> float:
@@ -106,7 +171,7 @@ def run_external(
 ) -> RunResult:
     """Run the scenario once with its ``command`` controller against the real daemon, watched
     by ``observers`` as well (the report's target tracks, a recorder)."""
-    spec = scenario.controller
+    spec = scenario.controller  # (a fleet's: every boat's is a command)
     if spec.kind != "command":
         raise ValueError(f"run_external runs command controllers, not {spec.kind!r}")
     made_output = output_dir is None
@@ -118,17 +183,25 @@ def run_external(
     try:
         time_scale = spec.time_scale or scenario.bench.time_scale
         wiring = wire_run(scenario.bench, run_dir, time_scale)
+        boats = [boat_scenario(scenario, i) for i in range(len(scenario.plans))]
+        outs = [out / p.boat for p in scenario.plans]  # (a fleet's: a folder per boat)
         try:
-            argv = expand_command(scenario, wiring, RunFacts(out, time_scale))
-            check_program(scenario, argv)
+            argvs = []
+            for each, where in zip(boats or [scenario], outs or [out], strict=True):
+                argv = expand_command(each, wiring, RunFacts(where, time_scale, _boat(each)))
+                check_program(each, argv)
+                argvs.append(argv)
         except Exception:
             if made_output:
                 shutil.rmtree(out, ignore_errors=True)
             raise
-        out.mkdir(parents=True, exist_ok=True)
+        for where in [out, *outs]:
+            where.mkdir(parents=True, exist_ok=True)
         with routed_to(out / LOG_FILE) as logged:
             log_file = str(out / LOG_FILE) if logged else None
-            return _run(scenario, wiring, argv, out, keep_track, log_file, observers)
+            if scenario.is_fleet:
+                return _run_fleet(scenario, wiring, argvs, outs, keep_track, log_file, observers)
+            return _run(scenario, wiring, argvs[0], out, keep_track, log_file, observers)
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
 
@@ -169,6 +242,57 @@ def _run(
         controller,
         time.perf_counter() - started,
         keep_track,
+    )
+
+
+def _boat(scenario: Scenario) -> str:
+    """The boat a fleet boat's scenario (``boat_scenario``) drives: its vessel's boat's name
+    ("" for one boat)."""
+    bench = scenario.bench
+    return next((b.name for b in bench.boats if b.vessel is bench.vessel), "")
+
+
+def _run_fleet(
+    scenario: Scenario,
+    wiring: RunWiring,
+    argvs: Sequence[tuple[str, ...]],
+    outs: Sequence[Path],
+    keep_track: bool,
+    log_file: str | None,
+    observers: Sequence[TickObserver],
+) -> RunResult:
+    started = time.perf_counter()
+    bench = wiring.bench
+    track = FleetTrack(scenario, 1.0 / bench.rate_hz)
+    processes = [
+        ControllerProcess(argv, where, plan.controller.stop_timeout_s)
+        for argv, where, plan in zip(argvs, outs, scenario.plans, strict=True)
+    ]
+    daemon = Daemon(bench, scenario.duration_s, list(observers))
+    feed = FleetFeed(scenario, track, daemon.stop)
+    program = ProgramRunner.of(processes, feed)
+    daemon.observers.extend([feed, program])
+    summary = asyncio.run(daemon.run())
+    world = daemon.world
+    trips = [0] * len(processes)
+    for d in world.command_devices:
+        trips[world.boat_of.get(d.config.name, 0)] += d.watchdog.trips
+    daemon_part = {k: summary[k] for k in DAEMON_KEYS if k in summary}
+    controllers = [
+        {
+            **process.summary(),
+            "exited_at_s": exit_s,
+            "output_dir": str(where),
+            "log": log_file,
+            "time_scale": bench.time_scale,
+            "ports": wiring.urls(),
+            "daemon": daemon_part,
+        }
+        for process, exit_s, where in zip(processes, program.exits, outs, strict=True)
+    ]
+    near = [approaches_of_boat(world.sim.traffic, i) for i in range(len(processes))]
+    return track.result(
+        daemon.stop_reason, near, trips, controllers, time.perf_counter() - started, keep_track
     )
 
 

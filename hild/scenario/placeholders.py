@@ -14,7 +14,8 @@ the run picked (``docs/scenario-external.md`` lists them):
 - of the mission and the bench: ``{waypoints}`` (``N,E;N,E;...`` metres from the origin, as
   ``hild pilot --waypoints`` takes them), ``{laps}``, ``{acceptance_m}``, ``{speed}`` (the
   first leg's, m/s), ``{latitude}``, ``{longitude}`` (the origin, degrees), ``{profile}``,
-  ``{protocol}``, ``{device}`` (the command device under test).
+  ``{protocol}``, ``{device}`` (the command device under test), ``{boat}`` (a fleet's: the
+  boat the program drives, its mission and device the boat's own; empty for one boat).
 
 ``{{`` and ``}}`` stand for literal braces. Anything else in braces is an error, found before
 anything starts.
@@ -56,6 +57,7 @@ RUN_NAMES = (
     "profile",
     "protocol",
     "device",
+    "boat",
 )
 EXPECTED = (
     "placeholders {url:DEVICE}, {url:DEVICE:SCHEME}, {pty:DEVICE}, {udp:DEVICE}, "
@@ -71,6 +73,7 @@ class RunFacts:
 
     output_dir: Path
     time_scale: float
+    boat: str = ""  # a fleet's: the boat this program drives ("" for one boat)
 
 
 def number(value: float) -> str:
@@ -100,6 +103,7 @@ def run_values(scenario: Scenario, wiring: RunWiring, facts: RunFacts) -> dict[s
         "profile": bench.profile,
         "protocol": spec.protocol,
         "device": spec.device or "",
+        "boat": facts.boat,
     }
 
 
