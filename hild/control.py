@@ -176,11 +176,14 @@ ACTUATOR_FAULTS = ("stuck", "lost", "clear")
 class ActuatorFault:
     """stuck: the actuator holds where it is; lost: it gives no thrust; clear: it obeys again.
 
-    A faulty actuator ignores every command and safe state until cleared.
+    A faulty actuator ignores every command and safe state until cleared. On a fleet's
+    ``boat`` (its index in the bench's order; 0, the first boat, for a one-boat bench): the
+    world's arbiter hands it to that boat's (hild/world/boats.py).
     """
 
-    actuator: int  # index in the vessel's actuators
+    actuator: int  # index in the boat's vessel's actuators
     kind: str  # one of ACTUATOR_FAULTS
+    boat: int = 0
 
     def apply(self, run: ControlTarget) -> None:
         run.arbiter.apply(self)
@@ -188,15 +191,18 @@ class ActuatorFault:
 
 @dataclass(frozen=True, slots=True)
 class Reposition:
-    """Move the vessel: NED position [m], heading [rad] and surge speed [m/s], None: keep."""
+    """Move a boat: NED position [m], heading [rad] and surge speed [m/s], None: keep. The
+    fleet's ``boat`` (its index in the bench's order; 0, the first boat, for a one-boat
+    bench)."""
 
     north: float
     east: float
     heading: float | None = None
     speed: float | None = None
+    boat: int = 0
 
     def apply(self, run: ControlTarget) -> None:
-        sim = run.sim
+        sim = run.fleet_sims[self.boat - 1] if self.boat else run.sim
         x = sim.x
         x[0], x[1] = self.north, self.east
         if self.heading is not None:
@@ -207,6 +213,7 @@ class Reposition:
         sim.update_environment()
         log.info(
             "control.reposition",
+            **({"boat": self.boat} if self.boat else {}),
             north=round(self.north, 3),
             east=round(self.east, 3),
             heading_deg=round(math.degrees(x[5]), 2),

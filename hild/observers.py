@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from hild.bench import Bench
     from hild.control import ActuatorCommand, ControlRecord
     from hild.environment.weather import Weather
+    from hild.model.vessel import ActuatorSpec
     from hild.sensors.device import DeviceConfig
     from hild.sensors.truth import Truth
     from hild.traffic.view import TrafficView
@@ -97,6 +98,11 @@ class RunView(Protocol):
     @property
     def boats(self) -> tuple[str, ...]:
         """A fleet's boats' names (empty for a one-boat bench)."""
+        ...
+
+    def boat(self, index: int) -> BoatView:
+        """A fleet's boat ``index`` (in ``boats``; 0 the first): its arrays as read-only views
+        of its simulation's own, made once (no copy, no allocation)."""
         ...
 
     def traffic(self) -> TrafficView | None:
@@ -175,6 +181,36 @@ class RunView(Protocol):
     def runtime_control(self) -> RuntimeRequests:
         """The run's runtime control (hild.runtime.RuntimeControl), shared by every front end
         that takes requests."""
+        ...
+
+
+class BoatView(Protocol):
+    """One boat of a fleet as an observer sees it: its name, its actuators and its state,
+    read-only (the first boat's arrays are the run's own: ``RunView.x`` ...)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def actuators(self) -> Sequence[ActuatorSpec]: ...
+
+    @property
+    def x(self) -> np.ndarray:
+        """Its state (eta then nu, hild/model/layout.py), read-only."""
+        ...
+
+    @property
+    def act_state(self) -> np.ndarray: ...
+
+    @property
+    def act_cmd(self) -> np.ndarray: ...
+
+    @property
+    def actuator_force(self) -> np.ndarray: ...
+
+    @property
+    def environment(self) -> EnvironmentView | None:
+        """The weather as this boat feels it (its own environment of the run's weather)."""
         ...
 
 

@@ -9,6 +9,12 @@ and Foxglove's services all hand their requests to the run's one ``RuntimeContro
 one of them changed is what the next request of any of them builds on: a partial weather is
 laid over the weather last asked for, whoever asked, and a target added through one is a
 target of the run for the others.
+
+The requests that concern one boat (``commands``, ``fault``, ``reposition``) take a ``boat``
+key: a fleet's boat by its name (docs/fleets.md), by default its first boat. A one-boat bench's
+only boat goes by its vessel's name (``odin`` on the default bench): a ``boat`` naming anything
+else is refused there. The answer names the boat on a fleet; a one-boat bench's answers are as
+they were.
 """
 
 from __future__ import annotations
@@ -147,6 +153,12 @@ class ControlledRun(Protocol):
     def command_devices(self) -> list[TakesCommands]: ...
 
     @property
+    def boat_of(self) -> dict[str, int]:
+        """Each device's boat, by the device's name: the boat's index in the bench's order
+        (0, the first boat, for every device of a one-boat bench)."""
+        ...
+
+    @property
     def sensors(self) -> dict[str, Any]:
         """The sensor devices, by name (faults apply to them)."""
         ...
@@ -257,6 +269,34 @@ class RuntimeControl:
             raise RequestError(f"a JSON object, not {type(body).__name__}")
         return body
 
+    # --- the boat a request concerns -------------------------------------------------------------
+    def _boat(self, s: Section) -> tuple[int, dict[str, str]]:
+        """The boat ``s`` names by its ``boat`` key, by default the first: its index in the
+        world (the bench's order) and what the answer says of it (``{"boat": NAME}`` on a fleet;
+        nothing on a one-boat bench, whose answers are as they were). A name the bench has no
+        boat of is refused, naming the bench's boats."""
+        bench = self.run.bench
+        names = [b.name for b in bench.boats]
+        if not s.has("boat"):
+            return 0, ({"boat": names[0]} if names else {})
+        name = s.string("boat")
+        if not names:  # one boat: its vessel's name
+            if name == bench.vessel.name:
+                return 0, {}
+            raise s.error(
+                "boat",
+                name,
+                f"the bench's one boat, {bench.vessel.name} (a one-boat bench: leave boat out)",
+            )
+        if name not in names:
+            raise s.error("boat", name, "a boat of the bench: " + ", ".join(names))
+        return names.index(name), {"boat": name}
+
+    def _boat_named(self, boat: int) -> str:
+        """The name of the world's boat ``boat`` (a one-boat bench's: its vessel's)."""
+        bench = self.run.bench
+        return bench.boats[boat].name if bench.boats else bench.vessel.name
+
     # --- commands: NMEA lines, as a controller sends them, through the command devices ----------
     def _commands(self, body: dict, port: str) -> dict:
         """``port``: what the lines' Inbound says they came on, ``<source>/commands`` (the
@@ -267,13 +307,31 @@ class RuntimeControl:
             lines = [s.string("line")]
         if not isinstance(lines, list) or not lines or not all(isinstance(x, str) for x in lines):
             raise s.error("lines", lines, "a list of NMEA sentences")
-        devices = list(self.run.command_devices)
+        every = list(self.run.command_devices)
         name = s.string("device", "")
-        if name:
-            devices = [d for d in devices if d.config.name == name]
+        given = s.has("boat")
+        boat, said = self._boat(s)
         s.finish()
+        boat_of = self.run.boat_of
+        on_boat = [d for d in every if boat_of.get(d.config.name, 0) == boat]
+        if name:  # that device, on its own boat (a boat given too must be its)
+            devices = [d for d in every if d.config.name == name]
+            if devices and boat_of.get(name, 0) != boat:
+                if given:
+                    mine = ", ".join(d.config.name for d in on_boat) or "none"
+                    where = self._boat_named(boat)
+                    raise s.error("device", name, f"a command device on {where} ({mine})")
+                said = {"boat": self._boat_named(boat_of.get(name, 0))}
+        else:  # the boat's (by default the first boat's: a one-boat bench's, all of them)
+            devices = on_boat
         if not devices:
-            names = ", ".join(d.config.name for d in self.run.command_devices) or "none"
+            names = ", ".join(d.config.name for d in every) or "none"
+            if not name and every:  # a fleet's boat without one
+                raise s.error(
+                    "boat",
+                    self._boat_named(boat),
+                    f"a boat with a command device (the bench's: {names})",
+                )
             raise RequestError(
                 f"device = {name or None!r}: expected a command device of the bench ({names})"
             )
@@ -281,7 +339,7 @@ class RuntimeControl:
         for text in lines:
             for line in bus_lines(text):
                 results.append(self._command_line(devices, line, port))
-        return {"results": results, "applied": results.count("applied")}
+        return {**said, "results": results, "applied": results.count("applied")}
 
     def _command_line(self, devices: list[TakesCommands], line: bytes, port: str) -> str:
         """'applied', or the reason the first device refused it."""
@@ -340,34 +398,48 @@ class RuntimeControl:
     def _fault(self, body: dict) -> dict:
         s = Section(body, "control/fault")
         t_now = self.run.sim.t
-        if s.has("actuator"):
+        given = s.has("boat")
+        boat, said = self._boat(s)
+        if s.has("actuator"):  # an actuator of the boat's vessel (the first boat's by default)
             name = s.string("actuator")
             kind = s.string("kind", choices=ACTUATOR_FAULTS)
             s.finish()
-            specs = self.run.bench.vessel.actuators
+            bench = self.run.bench
+            specs = bench.boats[boat].vessel.actuators if bench.boats else bench.vessel.actuators
             index = next((a.index for a in specs if a.name == name), None)
             if index is None:
-                raise s.error("actuator", name, "an actuator: " + ", ".join(a.name for a in specs))
-            self.run.queue.put(ActuatorFault(index, kind))
-            return {"actuator": name, "kind": kind}
+                of = f" of {said['boat']}" if said else ""
+                raise s.error(
+                    "actuator", name, f"an actuator{of}: " + ", ".join(a.name for a in specs)
+                )
+            self.run.queue.put(ActuatorFault(index, kind, boat))
+            return {**said, "actuator": name, "kind": kind}
         name = s.string("device")
         sensors = self.run.sensors
         if name not in sensors:
             raise s.error("device", name, "a sensor device: " + ", ".join(sensors))
+        # a sensor is named by itself, on whichever boat; a boat given too must be its own
+        on = self.run.boat_of.get(name, 0)
+        if given and on != boat:
+            mine = [n for n in sensors if self.run.boat_of.get(n, 0) == boat]
+            where = self._boat_named(boat)
+            raise s.error("device", name, f"a sensor on {where}: " + (", ".join(mine) or "none"))
+        said = {"boat": self._boat_named(on)} if said else {}
         if body.get("kind") == "clear":
             s.raw("kind")
             s.finish()
             self.run.queue.put(SensorFault(name, None))
-            return {"device": name, "kind": "clear"}
+            return {**said, "device": name, "kind": "clear"}
         # the request is a bench's [[device.fault]] with its device, and a duration for its
         # end: one table, so that an unknown key's error lists every key the request takes
         table = Section({"start": t_now, **body}, "control/fault")
-        table.skip("device")  # (read above)
+        table.skip("device", *(["boat"] if given else []))  # (read above)
         self._fault_times(table, t_now)
         quantities = load_device_type(sensors[name].config.type).quantity_units
         (spec,) = read_faults([table], quantities)
         self.run.queue.put(SensorFault(name, spec))
         return {
+            **said,
             "device": name,
             "kind": spec.kind,
             "start": spec.start,
@@ -417,9 +489,10 @@ class RuntimeControl:
             return duration, "the run's duration"
         return MAX_FAULT_S, "a year"
 
-    # --- reposition: where the boat is, which way it heads, how fast --------------------------
+    # --- reposition: where a boat is, which way it heads, how fast ---------------------------
     def _reposition(self, body: dict) -> dict:
         s = Section(body, "control/reposition")
+        boat, said = self._boat(s)
         origin = self.run.bench.origin
         far = MAX_REPOSITION_M
         by_position = s.has("latitude") or s.has("longitude")
@@ -462,8 +535,8 @@ class RuntimeControl:
         if speed is not None:
             speed = s.number("speed", lo=-20.0, hi=30.0, unit="m/s")
         s.finish()
-        self.run.queue.put(Reposition(north, east, heading, speed))
-        return {"north": round(north, 3), "east": round(east, 3)}
+        self.run.queue.put(Reposition(north, east, heading, speed, boat))
+        return {**said, "north": round(north, 3), "east": round(east, 3)}
 
     # --- traffic: add a target, remove one, re-task one -----------------------------------------
     async def _traffic(self, body: dict) -> dict:

@@ -33,9 +33,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "directory (this user only), with the requests and answers of the MQTT control topic: "
         "hild ctl weather gale-hs1; hild ctl fault gps dropout --duration 30; hild ctl fault "
         "--actuator port stuck; hild ctl reposition --latitude 59.42 --longitude 10.5; hild ctl "
-        "commands '$RCPRC,...'; hild ctl status. Exit 0 when applied, 1 when refused (the "
-        "reason printed), 2 when no daemon answers (or the command line asks nothing it can "
-        "send).",
+        "commands '$RCPRC,...'; hild ctl status. On a fleet, --boat NAME picks the boat a "
+        "fault, a reposition or commands are for (the first boat by default). Exit 0 when "
+        "applied, 1 when refused (the reason printed), 2 when no daemon answers (or the "
+        "command line asks nothing it can send).",
     )
     ctl.add_argument(
         "--run-dir",
@@ -95,6 +96,16 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     commands.add_argument("lines", nargs="+", metavar="LINE")
     commands.add_argument("--device", help="one command device (all of them)")
+    for parser, what in (
+        (fault, "the boat whose actuator fails (a sensor is named by itself)"),
+        (move, "the boat to move"),
+        (commands, "the boat whose command devices take the lines (with --device: its boat)"),
+    ):
+        parser.add_argument(
+            "--boat",
+            metavar="NAME",
+            help=f"a fleet's boat: {what}; the first boat by default",
+        )
     requests.add_parser("traffic", help="add, remove or re-task a target (--json)")
     requests.add_parser(STATUS, help="the run's status as JSON")
     for parser in (weather, fault, move, commands, requests.choices["traffic"]):
@@ -159,6 +170,8 @@ def request_of(args: argparse.Namespace) -> tuple[str, Any]:
         payload = {"lines": list(args.lines)}
         if args.device:
             payload["device"] = args.device
+    if getattr(args, "boat", None) is not None:
+        payload["boat"] = args.boat
     if getattr(args, "json", None):
         try:
             extra = json_value(args.json)

@@ -3,7 +3,9 @@ WebSocket protocol served by the ``foxglove-sdk`` package.
 
 The topics, schema names and payloads are the recording's (hild/record/channels.py: the
 recorder's own builders), so a layout made on a recording works live and back: ``/tf`` gives
-the 3D panel its frames with no set-up, ``/fix/<device>`` the map each fix a GPS sent.
+the 3D panel its frames with no set-up, ``/fix/<device>`` the map each fix a GPS sent; a
+fleet's every boat has its own ``/boats/<boat>/`` state, actuators, location, pose and tf
+(``ned`` -> ``<boat>/vessel``), declared before the first tick (hild/record/events.py).
 Runtime control is offered as services ``/control/<request>`` (weather, fault, reposition,
 commands, traffic): a call's JSON payload is the MQTT control topic's request, its response
 the same answer (one RuntimeControl, hild/runtime.py).
@@ -54,7 +56,7 @@ from hild.traffic.report import target_reports
 
 if TYPE_CHECKING:
     from hild.control import ActuatorCommand, ControlRecord
-    from hild.observers import RuntimeRequests, RunView
+    from hild.observers import BoatView, RuntimeRequests, RunView
     from hild.transport.base import Inbound
 
 log = structlog.get_logger("hild.foxglove")
@@ -91,6 +93,8 @@ class FoxgloveLive(TickObserver):
         self._context: Any = None
         self._channels: dict[str, Any] = {}
         self._run: RunView | None = None
+        # a fleet's boats (the first included) and each one's own topics (channels.PER_BOAT)
+        self._boats: tuple[tuple[BoatView, tuple[str, ...]], ...] = ()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._every = 1
         self._tick = 0
@@ -114,6 +118,10 @@ class FoxgloveLive(TickObserver):
         self._run = run
         self._loop = asyncio.get_running_loop()
         self._every = max(1, round(run.bench.rate_hz / self.rate_hz))
+        self._boats = tuple(
+            (run.boat(i), tuple(channels.boat_topic(name, c) for c in channels.PER_BOAT))
+            for i, name in enumerate(run.boats)
+        )
         self._context = foxglove.Context()  # its own: nothing else logs to this server
         self.runtime = run.runtime_control
         services = [self._service(request) for request in REQUESTS]
@@ -192,8 +200,12 @@ class FoxgloveLive(TickObserver):
             return
         self._window.add(run.late_s, run.tick_period_s)
         self._tick += 1
-        if self._tick % self._every == 0 and any(self._watched(c) for c in SAMPLED):
-            self._sample(run, t)
+        if self._tick % self._every == 0:
+            if any(self._watched(c) for c in SAMPLED):
+                self._sample(run, t)
+            for boat, topics in self._boats:  # (a fleet's: each boat's own channels)
+                if any(self._watched(topic) for topic in topics):
+                    self._sample_boat(run, t, boat, topics)
         if t + 1e-9 >= self._stats_due:
             self._stats_due += STATS_PERIOD_S
             self._stats(run, t)
@@ -234,6 +246,31 @@ class FoxgloveLive(TickObserver):
             pose = channels.pose_in_frame(ns, truth.eta)
             self._log(channels.POSE, ns, pose)
             self._log(channels.TF, ns, channels.frame_transform(pose))
+
+    def _sample_boat(self, run: RunView, t: float, boat: BoatView, topics: tuple[str, ...]) -> None:
+        """A fleet's boat's own channels (the recording's builder, events.boat_messages) and
+        its /tf, those a client subscribes to."""
+        assert run.start_utc is not None
+        utc = run.start_utc + timedelta(seconds=t)
+        built = events.boat_messages(
+            t,
+            utc,
+            boat.x.copy(),
+            boat.act_state.copy(),
+            boat.act_cmd.copy(),
+            boat.actuator_force.copy(),
+            run.bench.origin,
+            boat.actuators,
+            boat.name,
+        )
+        ns = utc_ns(utc)
+        for topic, payload in built:
+            if self._watched(topic):
+                nested = channels.is_nested(topic)
+                self._log(topic, ns, channels.nested(payload) if nested else payload)
+            transform = channels.transform_of(topic)
+            if transform is not None and self._watched(transform[0]):
+                self._log(transform[0], ns, channels.frame_transform(payload, transform[1]))
 
     def _stats(self, run: RunView, t: float) -> None:
         _, utc, ns = self._now()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hild.bus.watchdog import ACTIVE, NEUTRAL, TRIPPED
@@ -16,6 +17,9 @@ from hild.observers import TickObserver
 from hild.units import compass_deg
 
 if TYPE_CHECKING:
+    import numpy as np
+
+    from hild.model.vessel import ActuatorSpec
     from hild.observers import RunView
     from hild.sensors.truth import Truth
 
@@ -47,14 +51,10 @@ def _where(run: RunView, truth: Truth) -> dict[str, Any]:
     }
 
 
-def snapshot(run: RunView, t: float, time_scale: float | None) -> dict[str, Any]:
-    """The status at simulated time ``t`` (``time_scale``: held over the last period); a
-    fleet's boats each under ``boats``."""
-    truth = run.truth(t)
-    where = _where(run, truth)
-    act_state = run.act_state
+def _actuators(specs: Sequence[ActuatorSpec], act_state: np.ndarray) -> dict[str, Any]:
+    """A boat's actuators' states: speed, and angle [deg] and deflector when it has them."""
     actuators = {}
-    for a in run.bench.vessel.actuators:
+    for a in specs:
         base = a.index * L.S_SIZE
         state = {"speed": round(float(act_state[base + L.S_SPEED]), 2)}
         if a.angle_kind != "none":
@@ -62,6 +62,29 @@ def snapshot(run: RunView, t: float, time_scale: float | None) -> dict[str, Any]
         if a.has_deflector:
             state["deflector"] = round(float(act_state[base + L.S_DEFLECTOR]), 3)
         actuators[a.name] = state
+    return actuators
+
+
+def boat_summaries(run: RunView, t: float) -> dict[str, dict[str, Any]]:
+    """A fleet's boats at ``t``, by name, in the bench's order: each one's place and motion
+    (``_where``) and its actuators' states (empty for a one-boat bench). The one home of the
+    per-boat summary: ``hild ctl status``'s ``boats``, and the status line's line per boat."""
+    out = {}
+    for i, boat in enumerate(run.bench.boats):
+        truth = run.truth(t, i)
+        out[boat.name] = {
+            **_where(run, truth),
+            "actuators": _actuators(boat.vessel.actuators, truth.actuators),
+        }
+    return out
+
+
+def snapshot(run: RunView, t: float, time_scale: float | None) -> dict[str, Any]:
+    """The status at simulated time ``t`` (``time_scale``: held over the last period), of the
+    first boat; a fleet's boats each under ``boats`` (``boat_summaries``)."""
+    truth = run.truth(t)
+    where = _where(run, truth)
+    actuators = _actuators(run.bench.vessel.actuators, run.act_state)
     devices = {
         d.name: {
             "watchdog": watchdog_word(d.watchdog_state, d.watchdog_release),
@@ -76,11 +99,7 @@ def snapshot(run: RunView, t: float, time_scale: float | None) -> dict[str, Any]
         "utc": truth.utc.isoformat(),
         "time_scale": None if time_scale is None else round(time_scale, 3),
         **where,
-        **(
-            {"boats": {b: _where(run, run.truth(t, i)) for i, b in enumerate(run.boats)}}
-            if run.boats
-            else {}
-        ),
+        **({"boats": boat_summaries(run, t)} if run.bench.boats else {}),
         "actuators": actuators,
         "command_devices": devices,
         "clients": run.clients(),

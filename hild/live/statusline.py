@@ -1,11 +1,12 @@
 """The status line: on a terminal, ``hild run`` keeps a small block current under its log.
 
 About twice a second it shows the run's status snapshot (status.py): simulated time and the
-time scale held, position, speed, course and heading, each actuator, each command device's
-watchdog with its commands applied and refused, clients per port and overruns. The log goes on
-above it, line by line, as before. Off when stderr is no terminal (journald, a pipe, a file:
-the structured log alone) and with ``hild run --quiet``. Drawn by rich's Live display, which
-redraws from its own thread: the tick only takes the snapshot.
+time scale held, position, speed, course and heading (a fleet's: a line per boat, its name
+first), each actuator (a fleet's first boat's: ``hild ctl status`` has every boat's), each
+command device's watchdog with its commands applied and refused, clients per port and
+overruns. The log goes on above it, line by line, as before. Off when stderr is no terminal
+(journald, a pipe, a file: the structured log alone) and with ``hild run --quiet``. Drawn by
+rich's Live display, which redraws from its own thread: the tick only takes the snapshot.
 """
 
 from __future__ import annotations
@@ -27,23 +28,31 @@ if TYPE_CHECKING:
 REFRESH_PER_S = 2.0
 
 
+def place(where: dict[str, Any]) -> str:
+    """A boat's place and motion (status.py's ``_where``) on one line: position, SOG, COG,
+    heading."""
+    lat, lon = where["latitude"], where["longitude"]
+    return (
+        f"{abs(lat):.5f} {'N' if lat >= 0 else 'S'} {abs(lon):.5f} {'E' if lon >= 0 else 'W'}"
+        f"  SOG {where['sog_kn']:5.2f} kn  COG {where['cog_deg']:05.1f}"
+        f"  HDG {where['heading_deg']:05.1f}"
+    )
+
+
 def render(status: dict[str, Any]) -> Group:
-    """The block for one snapshot (a few short lines)."""
+    """The block for one snapshot (a few short lines; a fleet's: one more per boat)."""
     if not status:
         return Group(Text("hild: waiting for the first tick", style="dim"))
     scale = status.get("time_scale")
     held = f" x{scale:.2f}" if scale is not None else ""
-    lat, lon = status["latitude"], status["longitude"]
-    where = f"{abs(lat):.5f} {'N' if lat >= 0 else 'S'} {abs(lon):.5f} {'E' if lon >= 0 else 'W'}"
-    lines = [
-        Text.assemble(
-            (f"t {status['t']:9.1f} s{held}", "bold"),
-            "  ",
-            where,
-            f"  SOG {status['sog_kn']:5.2f} kn  COG {status['cog_deg']:05.1f}"
-            f"  HDG {status['heading_deg']:05.1f}",
-        )
-    ]
+    clock = (f"t {status['t']:9.1f} s{held}", "bold")
+    boats = status.get("boats") or {}
+    if boats:  # a fleet: the time, then each boat on a line of its own
+        width = max(len(name) for name in boats)
+        lines = [Text.assemble(clock)]
+        lines += [Text(f"{name:<{width}}  {place(b)}") for name, b in boats.items()]
+    else:
+        lines = [Text.assemble(clock, "  ", place(status))]
     parts = []
     for name, a in status["actuators"].items():
         text = f"{name} {a['speed']:g}"
@@ -52,7 +61,8 @@ def render(status: dict[str, Any]) -> Group:
         if "deflector" in a:
             text += f" defl {a['deflector']:+.2f}"
         parts.append(text)
-    lines.append(Text("actuators: " + " | ".join(parts)))
+    of = f" ({next(iter(boats))})" if boats else ""  # (a fleet's first boat's)
+    lines.append(Text(f"actuators{of}: " + " | ".join(parts)))
     for name, d in status["command_devices"].items():
         style = {"leased": "green", "latched": "red", "tripped": "yellow"}.get(d["watchdog"], "")
         counts = f", {d['commands']} applied, {d['refused']} refused"

@@ -24,6 +24,12 @@ Topics (published: scripts and Foxglove layouts name them):
 - ``/traffic``: each second of simulated time, every traffic target's position, motion and
   approach to the own ship, ``{"t", "utc", "targets": [...]}`` (hild/traffic/report.py).
 
+A fleet (several ``[[boat]]`` tables) adds, for every boat (its first included, whose
+unprefixed channels above stay as they are), its own channels under ``/boats/<boat>/``:
+``state``, ``actuators``, ``location``, ``pose`` and ``tf`` (``ned`` -> ``<boat>/vessel``: each
+hull a frame of its own in Foxglove's 3D panel, which takes the transforms of every topic of
+the ``foxglove.FrameTransform`` schema), the same payloads and schemas as the unprefixed ones.
+
 A message's log time is its simulated UTC (the time in its sentences). A dotted key of the
 mirror's payloads (``port.rpm``) comes with a nested copy (``port: {rpm}``): see ``nested``.
 """
@@ -31,6 +37,7 @@ mirror's payloads (``port.rpm``) comes with a nested copy (``port: {rpm}``): see
 from __future__ import annotations
 
 import math
+from datetime import UTC, datetime, timedelta
 
 STATE = "/state"
 ACTUATORS = "/actuators"
@@ -47,6 +54,8 @@ TF = "/tf"
 FIX = "/fix/"
 FRAME = "vessel"  # the child frame of /tf
 FIXED = (STATE, ACTUATORS, ENVIRONMENT, LOCATION, POSE, CONTROL, STATS)
+BOATS = "/boats/"  # a fleet's boat's channels: /boats/<boat>/state ...
+PER_BOAT = (STATE, ACTUATORS, LOCATION, POSE, TF)  # what each boat of a fleet has of its own
 # The metadata record of a run's ports: each device's name -> the JSON list of its port URLs
 # (where its /sensors/<device> lines went), so that a replay sends them where they went.
 PORTS = "ports"
@@ -113,19 +122,47 @@ JSON_TYPES = (
 )
 
 
+def boat_topic(boat: str, channel: str) -> str:
+    """A fleet's boat's own channel: ``("alpha", "/state")`` -> ``/boats/alpha/state``."""
+    return BOATS + boat + channel
+
+
+def boat_frame(boat: str) -> str:
+    """A fleet's boat's frame (the child of its ``/boats/<boat>/tf``): ``alpha/vessel``."""
+    return f"{boat}/{FRAME}"
+
+
+def per_boat(topic: str) -> tuple[str, str] | None:
+    """``/boats/alpha/state`` -> ``("alpha", "/state")``; None for a topic of no boat."""
+    if not topic.startswith(BOATS):
+        return None
+    boat, slash, channel = topic[len(BOATS) :].partition("/")
+    if not (boat and slash) or "/" + channel not in PER_BOAT:
+        return None
+    return boat, "/" + channel
+
+
+def channel_of(topic: str) -> str:
+    """The channel a topic is: a boat's ``/boats/alpha/state`` is a ``/state``; others are
+    their own."""
+    boat = per_boat(topic)
+    return topic if boat is None else boat[1]
+
+
 def foxglove_schema(topic: str) -> dict | None:
     """The Foxglove schema of a channel Foxglove's panels read (None for hild's own)."""
     if topic.startswith(FIX):
         return LOCATION_FIX
-    return FOXGLOVE.get(topic)
+    return FOXGLOVE.get(channel_of(topic))
 
 
 def schema_name(topic: str) -> str:
-    """``/sensors/gps`` -> ``hild.sensors``; Foxglove's own names for its channels."""
+    """``/sensors/gps`` -> ``hild.sensors``, a boat's ``/boats/alpha/state`` -> ``hild.state``;
+    Foxglove's own names for its channels."""
     schema = foxglove_schema(topic)
     if schema is not None:
         return str(schema["title"])
-    return "hild." + topic.strip("/").split("/")[0]
+    return "hild." + channel_of(topic).strip("/").split("/")[0]
 
 
 def _json_type(value: object) -> str:
@@ -164,6 +201,11 @@ def schema_for(topic: str, payload: object) -> tuple[str, dict]:
 NESTED = frozenset({STATE, ACTUATORS, ENVIRONMENT})  # the channels written with ``nested``
 
 
+def is_nested(topic: str) -> bool:
+    """Whether ``topic`` is written with ``nested`` (a boat's /state and /actuators too)."""
+    return channel_of(topic) in NESTED
+
+
 def nested(payload: dict) -> dict:
     """The payload with each dotted key's value also under the name before its dot:
     ``"port.rpm"`` and ``"port": {"rpm": ...}``. Foxglove's message paths name a field by
@@ -196,6 +238,28 @@ def nesting(payload: dict) -> list[tuple[str, list[tuple[str, str]]]]:
 
 # a payload's keys -> its nesting: a channel's keys are the same message after message
 _NESTING: dict[tuple[str, ...], list[tuple[str, list[tuple[str, str]]]]] = {}
+
+
+def transform_of(topic: str) -> tuple[str, str] | None:
+    """The transform a pose's channel implies, as (its topic, its child frame): ``/pose``'s is
+    ``/tf`` to ``vessel``, a boat's ``/boats/alpha/pose``'s ``/boats/alpha/tf`` to
+    ``alpha/vessel``; None for any other channel."""
+    if topic == POSE:
+        return TF, FRAME
+    boat = per_boat(topic)
+    if boat is not None and boat[1] == POSE:
+        return boat_topic(boat[0], TF), boat_frame(boat[0])
+    return None
+
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MICROSECOND = timedelta(microseconds=1)
+
+
+def utc_ns(utc: datetime) -> int:
+    """Nanoseconds since the epoch, exact to the microsecond (integer arithmetic of
+    timedeltas: no float rounding): a message's log time."""
+    return (utc - EPOCH) // MICROSECOND * 1000
 
 
 def timestamp(utc_ns: int) -> dict[str, int]:
@@ -240,12 +304,13 @@ def pose_in_frame(utc_ns: int, eta) -> dict:
     }
 
 
-def frame_transform(pose: dict) -> dict:
-    """A pose (``pose_in_frame``) as the transform from its frame to the vessel's (``/tf``)."""
+def frame_transform(pose: dict, child: str = FRAME) -> dict:
+    """A pose (``pose_in_frame``) as the transform from its frame to the vessel's (``/tf``;
+    ``child``: a fleet's boat's frame, ``boat_frame``)."""
     return {
         "timestamp": pose["timestamp"],
         "parent_frame_id": pose["frame_id"],
-        "child_frame_id": FRAME,
+        "child_frame_id": child,
         "translation": pose["pose"]["position"],
         "rotation": pose["pose"]["orientation"],
     }

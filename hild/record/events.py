@@ -1,5 +1,6 @@
 """The messages of a run's events, as the recording writes them and the live view sends them:
-sentences a device sent, lines the bus received, control records applied, runtime requests.
+sentences a device sent, lines the bus received, control records applied, runtime requests,
+and a fleet's boats' own channels (``boat_messages``).
 
 One home for both (hild/record/observer.py and hild/live/foxglove.py): a layout made on a
 recording works on the live view because the two build the same payloads here.
@@ -9,20 +10,29 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, cast
+
+import numpy as np
 
 from hild.bus.mapping import Demand
 from hild.control import HeadingReference, Restart, SafeState, StepRate
+from hild.mirror import payloads
 from hild.record import channels, fixes
+from hild.sensors.truth import Truth
 
 if TYPE_CHECKING:
     from hild.control import ActuatorCommand, ControlRecord
+    from hild.geodesy import Origin
+    from hild.model.vessel import ActuatorSpec
     from hild.observers import RunView
     from hild.transport.base import Inbound
 
 Message = dict[str, object]
 DEMAND_FIELDS = tuple(f.name for f in dataclasses.fields(Demand))
 STAMP: Message = {"t": 0.0, "utc": ""}
+EXAMPLE_UTC = datetime(2026, 1, 1, tzinfo=UTC)  # a declared example's (only its keys count)
+BOAT_MESSAGES = 5  # a boat's messages in the file per sample: the four below and its pose's /tf
 
 
 def declared(run: RunView) -> list[tuple[str, Message]]:
@@ -71,7 +81,65 @@ def declared(run: RunView) -> list[tuple[str, Message]]:
             },
         )
     )
+    found += declared_boats(run)
     return found
+
+
+def declared_boats(run: RunView) -> list[tuple[str, Message]]:
+    """A fleet's boats' own channels (none for one boat), each with an example of its keys:
+    a boat's state and actuators as they are before the first tick (nested as written: the
+    same schema as its first message), its location, pose and /tf Foxglove's."""
+    found: list[tuple[str, Message]] = []
+    for index, name in enumerate(run.boats):
+        boat = run.boat(index)
+        example = boat_messages(
+            0.0,
+            EXAMPLE_UTC,
+            np.array(boat.x),
+            np.array(boat.act_state),
+            np.array(boat.act_cmd),
+            np.array(boat.actuator_force),
+            run.bench.origin,
+            boat.actuators,
+            name,
+        )
+        for topic, message in example:
+            nested = channels.is_nested(topic) and isinstance(message, dict)
+            found.append((topic, channels.nested(message) if nested else message))
+        found.append((channels.boat_topic(name, channels.TF), {}))
+    return found
+
+
+def boat_messages(
+    t: float,
+    utc: datetime,
+    x: np.ndarray,
+    actuators: np.ndarray,
+    commands: np.ndarray,
+    force: np.ndarray,
+    origin: Origin,
+    specs: Sequence[ActuatorSpec],
+    boat: str,
+) -> list[tuple[str, Message]]:
+    """A fleet's boat at one instant, on its own channels (``/boats/<boat>/``): its state,
+    actuators, location and pose (the recording adds the pose's /tf, ``ned`` ->
+    ``<boat>/vessel``), from copies of its state ``x`` (eta then nu), its actuators' states,
+    commands and force: the payloads of the unprefixed channels (``sample_messages``)."""
+    truth = Truth(t, utc, x[:6], x[6:12], actuators=actuators, commands=commands)
+    ns = channels.utc_ns(utc)
+    state = payloads.state(truth, origin)
+    fix = channels.location_fix(
+        ns,
+        cast(float, state["latitude"]),
+        cast(float, state["longitude"]),
+        cast(float, state["height"]),
+    )
+    return [
+        (channels.boat_topic(boat, channels.STATE), state),  # (the writer adds nested copies)
+        (channels.boat_topic(boat, channels.ACTUATORS), payloads.actuators(truth, specs, force)),
+        (channels.boat_topic(boat, channels.LOCATION), fix),
+        (channels.boat_topic(boat, channels.POSE), channels.pose_in_frame(ns, truth.eta)),
+    ]
 
 
 def sentences(stamp: Message, lines: Sequence[bytes]) -> list[Message]:

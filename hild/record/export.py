@@ -1,5 +1,6 @@
 """`hild export`: a recording's tracks as GPX 1.1 (OpenCPN, most chart plotters) and KML 2.2
-(Google Earth): the own ship's and each traffic target's.
+(Google Earth): the own ship's (a fleet's: each boat's, named after it, from its
+``/boats/<boat>/state``) and each traffic target's.
 
 A track is cut into segments wherever a straight line between two points would be a lie: at
 a reposition that was applied and at an ArduPilot SITL restart (``/control``), at a jump no
@@ -123,19 +124,36 @@ def thin(segment: list[Point], every_s: float) -> list[Point]:
 
 
 def read_tracks(path: Path, every_s: float = DEFAULT_EVERY_S) -> Export:
-    """The own ship's track (/state, else /location) and each target's (/traffic), cut into
-    segments and thinned."""
+    """The own ship's track (/state, else /location; a fleet's: each boat's, from its
+    /boats/<boat>/state, else its /boats/<boat>/location) and each target's (/traffic), cut
+    into segments and thinned."""
     path = Path(path)
     info = head(path).metadata.get("hild", {})
     state: list[Point] = []
     location: list[Point] = []
+    boat_states: dict[str, list[Point]] = {}  # a fleet's boats, in the order first seen
+    boat_locations: dict[str, list[Point]] = {}
     events: list[int] = []  # log times of the repositions and restarts applied
     targets: dict[str, list[Point]] = {}
     mmsis: dict[str, object] = {}
-    topics = [channels.STATE, channels.LOCATION, channels.CONTROL, channels.TRAFFIC]
+    topics = [
+        channels.STATE,
+        channels.LOCATION,
+        channels.CONTROL,
+        channels.TRAFFIC,
+        channels.BOATS,  # (a prefix: every boat's channels)
+    ]
     for m in messages(path, topics):
         p = m.payload
-        if m.topic in (channels.STATE, channels.LOCATION):
+        if m.topic.startswith(channels.BOATS):
+            boat = channels.per_boat(m.topic)
+            lat, lon = p.get("latitude"), p.get("longitude")
+            if boat is None or boat[1] not in (channels.STATE, channels.LOCATION):
+                continue
+            if _finite(lat) and _finite(lon):
+                by_boat = boat_states if boat[1] == channels.STATE else boat_locations
+                by_boat.setdefault(boat[0], []).append(Point(m.log_time_ns, float(lat), float(lon)))
+        elif m.topic in (channels.STATE, channels.LOCATION):
             lat, lon = p.get("latitude"), p.get("longitude")
             if _finite(lat) and _finite(lon):
                 track = state if m.topic == channels.STATE else location
@@ -156,7 +174,8 @@ def read_tracks(path: Path, every_s: float = DEFAULT_EVERY_S) -> Export:
                     )
                     mmsis.setdefault(name, target.get("mmsi"))
     own = state or location
-    if not own:
+    boats = {b: boat_states.get(b) or boat_locations[b] for b in {**boat_states, **boat_locations}}
+    if not own and not boats:
         raise ConfigError(
             path,
             "",
@@ -166,13 +185,27 @@ def read_tracks(path: Path, every_s: float = DEFAULT_EVERY_S) -> Export:
         )
     name = info.get("bench") or info.get("profile") or path.stem
     profile = f" ({info['profile']})" if info.get("profile") else ""
-    own_track = Track(
-        name,
-        f"own ship{profile}",
-        True,
-        _thinned(segments(own, _control_breaks(own, events)), every_s),
-    )
-    tracks = [own_track]
+    if boats:  # a fleet: a track per boat (its first's /state is the first boat's track again)
+        # (a reposition moves the first boat, a SITL restart its own: each boat's track is cut
+        # only where a step of its own stands out near the event, hild/record/breaks.py)
+        tracks = [
+            Track(
+                boat,
+                f"boat {boat} of fleet {name}",
+                True,
+                _thinned(segments(samples, _control_breaks(samples, events)), every_s),
+            )
+            for boat, samples in boats.items()
+        ]
+    else:
+        tracks = [
+            Track(
+                name,
+                f"own ship{profile}",
+                True,
+                _thinned(segments(own, _control_breaks(own, events)), every_s),
+            )
+        ]
     for target, samples in targets.items():
         mmsi = mmsis.get(target)
         label = f"{target} (MMSI {mmsi})" if mmsi else target
@@ -181,7 +214,8 @@ def read_tracks(path: Path, every_s: float = DEFAULT_EVERY_S) -> Export:
         )
     kind = info.get("kind", "")
     made = f"hild {kind}" if kind else "hild"
-    description = f"{made} recording {path.name}: the own ship and {len(targets)} traffic target(s)"
+    ships = f"{len(boats)} boats ({', '.join(boats)})" if boats else "the own ship"
+    description = f"{made} recording {path.name}: {ships} and {len(targets)} traffic target(s)"
     return Export(name, description, tracks)
 
 
@@ -312,11 +346,13 @@ def export(
     if len(outputs) == 2 and outputs[0][1].resolve() == outputs[1][1].resolve():
         raise ConfigError("--kml", "", str(kml_out), "a file other than --gpx's")
     tracks = read_tracks(path, every_s)
-    own = tracks.tracks[0]
-    said = (
-        f"own ship {own.points} points in {len(own.segments)} segment(s), "
-        f"{len(tracks.tracks) - 1} traffic target(s)"
+    own = [t for t in tracks.tracks if t.own]
+    ships = (
+        [f"own ship {own[0].points} points in {len(own[0].segments)} segment(s)"]
+        if len(own) == 1
+        else [f"boat {t.name} {t.points} points in {len(t.segments)} segment(s)" for t in own]
     )
+    said = ", ".join([*ships, f"{len(tracks.tracks) - len(own)} traffic target(s)"])
     lines = []
     for flag, out in outputs:
         try:

@@ -2,7 +2,8 @@
 thread.
 
 Every ``record_every`` ticks it samples the truth (copies, from which the writer's thread
-builds the state, actuator, environment, location and pose messages: ``sample_messages``);
+builds the state, actuator, environment, location and pose messages: ``sample_messages``;
+for a fleet, every boat's own too: ``sample_boat``);
 every sentence, received line, heading reference and control change is queued as it happens;
 each second of simulated time it adds the loop's tick jitter over that second.
 """
@@ -14,7 +15,7 @@ import dataclasses
 import json
 import sys
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
 
@@ -30,6 +31,7 @@ from hild.mirror import payloads
 from hild.names import TemplateError
 from hild.observers import TickObserver
 from hild.record import channels, events
+from hild.record.channels import utc_ns
 from hild.record.config import RecordConfig, filled_name
 from hild.sensors.truth import Truth
 from hild.traffic.report import target_reports
@@ -37,23 +39,13 @@ from hild.traffic.report import target_reports
 if TYPE_CHECKING:
     from hild.control import ActuatorCommand, ControlRecord
     from hild.model.vessel import ActuatorSpec
-    from hild.observers import EnvironmentView, RunView
+    from hild.observers import BoatView, EnvironmentView, RunView
     from hild.record.writer import RecordWriter
     from hild.transport.base import Inbound
 
 log = structlog.get_logger("hild.record")
 
 STATS_PERIOD_S = 1.0  # simulated seconds per /stats message
-
-
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-MICROSECOND = timedelta(microseconds=1)
-
-
-def utc_ns(utc: datetime) -> int:
-    """Nanoseconds since the epoch, exact to the microsecond (integer arithmetic of
-    timedeltas: no float rounding)."""
-    return (utc - EPOCH) // MICROSECOND * 1000
 
 
 def file_text(path: str) -> str:
@@ -181,6 +173,26 @@ def sample(
     writer.defer(utc_ns(utc), lambda: sample_messages(*taken), SAMPLE_MESSAGES)
 
 
+def sample_boat(
+    writer: RecordWriter, boat: BoatView, t: float, utc: datetime, origin: Origin
+) -> None:
+    """A fleet's boat's own channels (``/boats/<boat>/``) at its present state, as ``sample``:
+    its arrays copied here, its messages built in the writer's thread
+    (``events.boat_messages``)."""
+    taken = (
+        t,
+        utc,
+        boat.x.copy(),
+        boat.act_state.copy(),
+        boat.act_cmd.copy(),
+        boat.actuator_force.copy(),
+        origin,
+        boat.actuators,
+        boat.name,
+    )
+    writer.defer(utc_ns(utc), lambda: events.boat_messages(*taken), events.BOAT_MESSAGES)
+
+
 class Recorder(TickObserver):
     """Records a run to MCAP (and its sentences to a Signal K log) while it runs."""
 
@@ -190,6 +202,7 @@ class Recorder(TickObserver):
         self.lossless = lossless
         self.writer: RecordWriter | None = None
         self._run: RunView | None = None
+        self._boats: tuple[BoatView, ...] = ()  # a fleet's boats, the first included
         self._every = 1
         self._tick = 0
         self._stats_due = STATS_PERIOD_S
@@ -198,6 +211,7 @@ class Recorder(TickObserver):
     async def start(self, run: RunView) -> None:
         bench = run.bench
         self._run = run
+        self._boats = tuple(run.boat(i) for i in range(len(run.boats)))
         self._every = max(1, round(bench.rate_hz / self.config.rate_hz))
         metadata = run_metadata(
             "run",
@@ -262,14 +276,11 @@ class Recorder(TickObserver):
         self._tick += 1
         if self._tick % self._every == 0:
             assert run.start_utc is not None
-            sample(
-                writer,
-                run,
-                t,
-                run.start_utc + timedelta(seconds=t),
-                run.bench.origin,
-                run.bench.vessel.actuators,
-            )
+            utc = run.start_utc + timedelta(seconds=t)
+            origin = run.bench.origin
+            sample(writer, run, t, utc, origin, run.bench.vessel.actuators)
+            for boat in self._boats:  # (a fleet's: each boat's own channels)
+                sample_boat(writer, boat, t, utc, origin)
         if t + 1e-9 >= self._stats_due:
             self._stats_due += STATS_PERIOD_S
             self._put_stats(run, t)

@@ -88,14 +88,14 @@ class OpenChannel:
     id: int
     nested: bool  # written with channels.nested
     device: str  # a /sensors/<device> channel's device ('' for others): a Signal K line, a fix
-    pose: bool  # /pose: a /tf follows each message
+    transform: tuple[str, str] | None  # a pose's: its /tf's topic and child frame, after each
 
 
 def implied(topic: str) -> int:
-    """The messages one put on ``topic`` makes in the file: a pose also makes its /tf (see
-    ``_derived``). (A sentence's /fix is not counted when the sentence is lost: whether it
-    would have made one takes reading it.)"""
-    return 2 if topic == channels.POSE else 1
+    """The messages one put on ``topic`` makes in the file: a pose (``/pose``, a fleet's boat's
+    ``/boats/<boat>/pose``) also makes its /tf (see ``_message``). (A sentence's /fix is not
+    counted when the sentence is lost: whether it would have made one takes reading it.)"""
+    return 2 if topic == channels.POSE or channels.transform_of(topic) else 1
 
 
 def nmea_log_path(path: Path) -> Path:
@@ -358,21 +358,22 @@ class RecordWriter:
                 fix = self._fixes.fix(channel.device, log_time_ns, str(sentence))
                 if fix is not None:
                     self._message(mcap, channels.FIX + channel.device, log_time_ns, fix)
-            elif channel.pose:
-                self._message(mcap, channels.TF, log_time_ns, channels.frame_transform(payload))
+            elif channel.transform is not None:
+                tf, child = channel.transform
+                self._message(mcap, tf, log_time_ns, channels.frame_transform(payload, child))
         except Exception as e:  # noqa: BLE001 (a chunk that cannot be written: the recording
             self._fail(mcap, -1, e)  # fails, the run goes on)
 
     def _open_channel(self, mcap: McapFile, topic: str, payload: object) -> OpenChannel:
         """A topic's channel, its schema from its first payload (or its declared example)."""
-        nested = topic in channels.NESTED
+        nested = channels.is_nested(topic)
         if nested and isinstance(payload, dict):
             payload = channels.nested(payload)
         schema_name, schema = channels.schema_for(topic, payload)
         schema_id = mcap.schema(schema_name, "jsonschema", json.dumps(schema).encode())
         device = topic[len(channels.SENSORS) :] if topic.startswith(channels.SENSORS) else ""
         return OpenChannel(
-            mcap.channel(topic, "json", schema_id), nested, device, topic == channels.POSE
+            mcap.channel(topic, "json", schema_id), nested, device, channels.transform_of(topic)
         )
 
     def _commit(self, mcap: McapFile, nmea_fd: int) -> None:

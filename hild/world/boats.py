@@ -38,15 +38,18 @@ class Afloat:
 
 
 class FleetArbiter:
-    """The boats' arbiters as one: a record goes to the arbiter of the boat its source device
-    is on (the first boat's for a record of no device: a runtime request)."""
+    """The boats' arbiters as one: a record goes to the arbiter of the boat it names (an
+    actuator fault's ``boat``), else of the boat its source device is on (the first boat's for
+    a record of neither)."""
 
     def __init__(self, arbiters: Sequence[Arbiter], boat_of: Mapping[str, int]):
         self.arbiters = list(arbiters)
         self.boat_of = dict(boat_of)  # device name -> index of its boat
 
     def apply(self, record: ControlRecord) -> None:
-        index = self.boat_of.get(getattr(record, "source", ""), 0)
+        index = getattr(record, "boat", None)
+        if index is None:
+            index = self.boat_of.get(getattr(record, "source", ""), 0)
         self.arbiters[index].apply(record)
 
     @property

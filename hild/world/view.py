@@ -14,7 +14,7 @@ nor this module).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, NoReturn, Protocol
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from hild.devices.roles import TakesCommands
     from hild.environment.environment import Environment
     from hild.environment.weather import Weather
+    from hild.model.vessel import ActuatorSpec
     from hild.observers import RuntimeRequests
     from hild.sensors.device import DeviceConfig
     from hild.sensors.truth import Truth
@@ -62,6 +63,9 @@ class Viewed(Protocol):
     stop_reason: str
 
     def truth(self, t: float, boat: int = 0) -> Truth: ...
+
+    @property
+    def fleet_sims(self) -> list[Simulation]: ...
 
     @property
     def runtime_control(self) -> RuntimeRequests: ...
@@ -173,6 +177,61 @@ class EnvironmentSeen(_ReadOnly):
         return self._source.elevation
 
 
+class BoatSeen(_ReadOnly):
+    """One boat of a fleet as the observers see it (hild.observers.BoatView): its name, its
+    actuators' specifications and its simulation's arrays, read-only views made once (a tick
+    reads them without a copy or an allocation), and its environment."""
+
+    __slots__ = ("name", "actuators", "_sim", "_x", "_act_state", "_act_cmd", "_force", "_env")
+    name: str
+    actuators: Sequence[ActuatorSpec]
+    _sim: Simulation
+    _x: np.ndarray
+    _act_state: np.ndarray
+    _act_cmd: np.ndarray
+    _force: np.ndarray
+    _env: EnvironmentSeen | None
+
+    def __init__(self, name: str, sim: Simulation) -> None:
+        self._init(
+            name=name,
+            actuators=tuple(sim.vessel.actuators),
+            _sim=sim,
+            _x=read_only(sim.x),
+            _act_state=read_only(sim.act_state),
+            _act_cmd=read_only(sim.act_cmd),
+            _force=read_only(sim.actuator_force),
+            _env=None,
+        )
+
+    @property
+    def x(self) -> np.ndarray:
+        return self._x
+
+    @property
+    def act_state(self) -> np.ndarray:
+        return self._act_state
+
+    @property
+    def act_cmd(self) -> np.ndarray:
+        return self._act_cmd
+
+    @property
+    def actuator_force(self) -> np.ndarray:
+        return self._force
+
+    @property
+    def environment(self) -> EnvironmentSeen | None:
+        environment = self._sim.environment
+        if environment is None:
+            return None
+        seen = self._env
+        if seen is None or not seen.of(environment):  # the first look, or a new weather
+            seen = EnvironmentSeen(environment)
+            object.__setattr__(self, "_env", seen)
+        return seen
+
+
 class WorldView(_ReadOnly):
     """A world as its observers see it (hild.observers.RunView): made once, with the world."""
 
@@ -186,6 +245,7 @@ class WorldView(_ReadOnly):
         "_command_devices",
         "_environment",
         "_put",
+        "_boats",
     )
     _world: Viewed
     _x: np.ndarray
@@ -196,6 +256,7 @@ class WorldView(_ReadOnly):
     _command_devices: tuple[CommandDeviceSeen, ...]
     _environment: EnvironmentSeen | None
     _put: Callable[[ControlRecord], None]
+    _boats: tuple[BoatSeen, ...]
 
     def __init__(self, world: Viewed) -> None:
         sim = world.sim  # (its arrays are written in place, never replaced: views stay true)
@@ -209,6 +270,14 @@ class WorldView(_ReadOnly):
             _command_devices=tuple(CommandDeviceSeen(d) for d in world.command_devices),
             _environment=None,
             _put=world.queue.put,
+            _boats=tuple(  # a fleet's boats, the first the world's own ship (one boat: none)
+                BoatSeen(boat.name, boat_sim)
+                for boat, boat_sim in zip(
+                    world.bench.boats,
+                    [sim, *world.fleet_sims] if world.bench.boats else [],
+                    strict=True,
+                )
+            ),
         )
 
     # --- the run's facts ----------------------------------------------------------------------
@@ -268,6 +337,11 @@ class WorldView(_ReadOnly):
         """A fleet's boats' names, in the bench's order (index = the ``boat`` of ``truth``);
         empty for a one-boat bench."""
         return tuple(b.name for b in self._world.bench.boats)
+
+    def boat(self, index: int) -> BoatSeen:
+        """A fleet's boat ``index`` (in ``boats``; 0 the first, the world's own ship): its
+        arrays as read-only views, made once with the view (no copy, no allocation)."""
+        return self._boats[index]
 
     def traffic(self) -> TrafficView | None:
         traffic = self._world.sim.traffic
