@@ -193,10 +193,12 @@ class Simulation:
         self.add_traffic((target,))
 
     # --- stepping -----------------------------------------------------------------------
-    def tick(self) -> None:
+    def tick(self, step_traffic: bool = True) -> None:
         """Advance one step (the real-time loop's call); the environment follows to the new time.
         One compiled call (hild/coupled/loop.py tick_kernel), the same arithmetic as
-        ``advance(1)``."""
+        ``advance(1)``. ``step_traffic=False``: the traffic is not stepped here (a fleet's world
+        steps it once every boat has stepped, against them all: Traffic.tick_fleet)."""
+        traffic = self.traffic if step_traffic else None
         v = self.vessel
         env = self.environment
         if env is not None:
@@ -205,7 +207,7 @@ class Simulation:
         else:
             (B, W), j, noise = self._no_environment, 0, self._no_noise
         t_before = self.t
-        if self.traffic is not None:  # the own ship at t, which the traffic is judged against
+        if traffic is not None:  # the own ship at t, which the traffic is judged against
             np.copyto(self._x_before, self.x)
         self._tick(
             self.steps,
@@ -230,9 +232,9 @@ class Simulation:
             env.cursor += 1
         self.steps += 1
         self.t = self.steps * self.dt
-        if self.traffic is not None:  # the targets from t to t + dt, then their geometry (the
+        if traffic is not None:  # the targets from t to t + dt, then their geometry (the
             # environment at t + dt, evaluated in the tick above, reads neither them nor it)
-            self.traffic.tick(self._x_before, self.x, self.dt, t_before, self.t)
+            traffic.tick(self._x_before, self.x, self.dt, t_before, self.t)
 
     def tick_track(
         self, n: int, rows: np.ndarray, row0: int, stop: tuple[float, float, float] | None = None

@@ -24,6 +24,11 @@ T_MIN_RANGE = 14  # the smallest range so far [m]
 T_MIN_RANGE_T = 15  # when [s, simulation time]
 T_SITUATION = 16  # one of SIT_*: what the target made of the encounter when it judged it
 T_ENGAGED = 17  # 1.0 from that judgment until the encounter is over (passed and clear)
+# In a fleet (several boats, kernel.py traffic_fleet_tick): the boat (its index in the bench's
+# order, 0 the first) the target judges: while engaged the one it engaged with, else the most
+# dangerous that threatens it (0 when none does). Always 0 for one boat. T_RANGE .. T_MIN_RANGE_T
+# stay against the first boat; each boat's ranges are Traffic's *_by_boat arrays.
+T_OWN = 18
 T_SIZE = 20
 
 # --- modes -------------------------------------------------------------------------------

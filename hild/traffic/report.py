@@ -9,12 +9,17 @@ person reads them (``*_deg``, ``speed_kn``); ``tcpa_s`` negative once the CPA is
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from hild.geodesy import Origin
 from hild.traffic import layout as TL
 from hild.traffic.targets import KNOT
 from hild.traffic.view import TrafficView
 from hild.units import compass_deg
+
+if TYPE_CHECKING:
+    from hild.traffic.traffic import Traffic
 
 TWO_PI = 2.0 * math.pi
 MODES = {TL.MODE_SAIL: "sail", TL.MODE_GIVE_WAY: "give-way", TL.MODE_STOPPED: "stopped"}
@@ -107,4 +112,29 @@ def closest_approaches(view: TrafficView) -> dict[str, dict[str, object]]:
             "at_t": round(float(row[TL.T_MIN_RANGE_T]), 3),
             "range_m": round(float(row[TL.T_RANGE]), 2),
         }
+    return out
+
+
+def closest_approaches_by_boat(
+    traffic: Traffic, boat_names: Sequence[str]
+) -> dict[str, dict[str, dict[str, object]]]:
+    """For a fleet's summary: per boat (``boat_names``, the bench's order), each target's
+    smallest range to it and when, and its range now, as ``closest_approaches`` says them of
+    the first boat (Traffic's ``*_by_boat`` arrays; None where the traffic has not reckoned a
+    boat yet: a target that joined since the last step, a traffic not stepped as a fleet's)."""
+    out: dict[str, dict[str, dict[str, object]]] = {}
+    for b, boat in enumerate(boat_names):
+        known = b < traffic.boats
+        entries: dict[str, dict[str, object]] = {}
+        for i, target in enumerate(traffic.targets):
+            min_range = float(traffic.min_range_by_boat[i, b]) if known else math.inf
+            rng = float(traffic.range_by_boat[i, b]) if known else math.nan
+            seen = math.isfinite(min_range)
+            entries[target.name] = {
+                "mmsi": target.identity.mmsi,
+                "min_range_m": round(min_range, 2) if seen else None,
+                "at_t": round(float(traffic.min_range_t_by_boat[i, b]), 3) if seen else None,
+                "range_m": round(rng, 2) if math.isfinite(rng) else None,
+            }
+        out[boat] = entries
     return out

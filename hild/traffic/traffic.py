@@ -18,6 +18,7 @@ import numpy as np
 
 from hild.traffic.encounter import place
 from hild.traffic.kernel import (
+    traffic_fleet_tick,
     traffic_geometry,
     traffic_step,
     traffic_tick,
@@ -54,6 +55,7 @@ from hild.traffic.layout import (
     T_MIN_RANGE_T,
     T_MODE,
     T_NORTH,
+    T_RANGE,
     T_SITUATION,
     T_SIZE,
     T_SPEED,
@@ -118,7 +120,13 @@ class Traffic:
     ``own_x`` is the own ship's state vector (hild's: north, east, ..., heading at 5, surge
     and sway at 6 and 7), against which encounters are placed (its heading as the course,
     its surge as the speed, unless an encounter gives ``own_speed``) and the geometry is
-    judged; ``t`` the run's time now, when the targets' records start."""
+    judged; ``t`` the run's time now, when the targets' records start.
+
+    In a fleet (``tick_fleet``) the targets judge every boat (each the one that threatens it
+    most: hild/traffic/kernel.py), the rows' geometry stays against the first boat, and
+    ``range_by_boat``, ``min_range_by_boat`` and ``min_range_t_by_boat`` (n x boats, views of
+    arrays with room for every target, like ``T``) hold each boat's range to each target now,
+    the smallest so far and when."""
 
     def __init__(self, targets: Sequence[Target], own_x: np.ndarray, t: float = 0.0) -> None:
         self.t = float(t)
@@ -134,6 +142,12 @@ class Traffic:
             self._T[i], self._P[i] = row, params
         self._WP = np.zeros((WAYPOINT_ROOM, WP_SIZE))
         self.WP = self._WP[:0]
+        # A fleet's (several boats, ``use_boats``): per target and boat, the range now, the
+        # smallest so far and when (room x boats; no columns until then)
+        self.boats = 0
+        self._R = np.zeros((room, 0))
+        self._RMIN = np.zeros((room, 0))
+        self._RMINT = np.zeros((room, 0))
         self.targets: tuple[Target, ...] = tuple(targets)
         self._waypoints: list[np.ndarray] = [wp for _, _, wp in rows]  # each target's route
         self._show(len(rows))
@@ -144,6 +158,9 @@ class Traffic:
         """``T`` and ``P``: the first ``n`` rows of the arrays (views: no copy)."""
         self.T = self._T[:n]
         self.P = self._P[:n]
+        self.range_by_boat = self._R[:n]  # (a fleet's: n x boats, see use_boats)
+        self.min_range_by_boat = self._RMIN[:n]
+        self.min_range_t_by_boat = self._RMINT[:n]
 
     @property
     def n(self) -> int:
@@ -162,6 +179,49 @@ class Traffic:
         (t + dt), in one compiled call (the loop's: no allocation)."""
         traffic_tick(self.T, self.P, self.WP, self.n, own_before, own_after, dt, t, t_after)
         self.t = t_after
+
+    def tick_fleet(
+        self, before: np.ndarray, after: np.ndarray, dt: float, t: float, t_after: float
+    ) -> None:
+        """``tick`` for a fleet: ``before`` and ``after`` the boats' state vectors at t and at
+        ``t_after`` (m x state size, row 0 the first boat), each target judging the boat that
+        threatens it most (hild/traffic/kernel.py traffic_fleet_tick); the rows' geometry stays
+        against the first boat, each boat's ranges go in the ``*_by_boat`` arrays. One compiled
+        call, no allocation (but the first time for a number of boats: ``use_boats``)."""
+        if before.shape[0] != self.boats:
+            self.use_boats(before.shape[0])
+        n = self.n
+        traffic_fleet_tick(
+            self.T,
+            self.P,
+            self.WP,
+            n,
+            self.range_by_boat,
+            self.min_range_by_boat,
+            self.min_range_t_by_boat,
+            before,
+            after,
+            dt,
+            t,
+            t_after,
+        )
+        self.t = t_after
+
+    def use_boats(self, boats: int) -> None:
+        """Columns for ``boats`` boats in the per-boat arrays (between ticks; what the first
+        boat's column holds is the rows' record, the others' start afresh: their range unknown
+        until the next step, which reckons them)."""
+        room = len(self._T)
+        self.boats = int(boats)
+        self._R = np.full((room, self.boats), math.nan)
+        self._RMIN = np.full((room, self.boats), math.inf)
+        self._RMINT = np.zeros((room, self.boats))
+        self._RMINT[: self.n] = self.t
+        if self.boats:
+            self._R[: self.n, 0] = self.T[:, T_RANGE]
+            self._RMIN[: self.n, 0] = self.T[:, T_MIN_RANGE]
+            self._RMINT[: self.n, 0] = self.T[:, T_MIN_RANGE_T]
+        self._show(self.n)
 
     def measure(self, own_x: np.ndarray, t: float) -> None:
         """Range, bearing, CPA, TCPA and the smallest range against the own ship at t, once
@@ -197,6 +257,7 @@ class Traffic:
         self._T[i, T_MIN_RANGE_T] = t
         self._P[i] = prepared.params
         self._P[i, P_WP_FIRST], self._P[i, P_WP_COUNT] = first, k
+        self._R[i], self._RMIN[i], self._RMINT[i] = math.nan, math.inf, t  # (a fleet's)
         self._room_for_waypoints(first + k)
         self._WP[first : first + k] = prepared.waypoints
         self.WP = self._WP[: first + k]
@@ -204,6 +265,9 @@ class Traffic:
         self._waypoints.append(prepared.waypoints)
         self._show(i + 1)
         self._geometry(own_x, t)
+        if self.boats:  # the first boat's, as the row's; the others' at the next step
+            self._R[i, 0], self._RMIN[i, 0] = self._T[i, T_RANGE], self._T[i, T_MIN_RANGE]
+            self._RMINT[i, 0] = self._T[i, T_MIN_RANGE_T]
 
     def _check_joins(self, target: Target) -> None:
         if any(existing.name == target.name for existing in self.targets):
@@ -224,6 +288,8 @@ class Traffic:
         self._T[i : n - 1] = self._T[i + 1 : n]  # (overlapping: numpy copies as it must)
         self._P[i : n - 1] = self._P[i + 1 : n]
         self._T[n - 1], self._P[n - 1] = 0.0, 0.0
+        for by_boat in (self._R, self._RMIN, self._RMINT):  # (a fleet's)
+            by_boat[i : n - 1] = by_boat[i + 1 : n]
         self.targets = self.targets[:i] + self.targets[i + 1 :]
         del self._waypoints[i]
         self._show(n - 1)

@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+import numpy as np
 import structlog
 
 from hild.bench import Bench
@@ -41,7 +42,7 @@ from hild.model.layout import S_SIZE
 from hild.observers import TickObserver
 from hild.runtime import RuntimeControl
 from hild.sensors.truth import Truth
-from hild.traffic.report import closest_approaches
+from hild.traffic.report import closest_approaches, closest_approaches_by_boat
 from hild.traffic.view import TrafficView
 from hild.transport import Port
 from hild.units import compass_deg
@@ -86,6 +87,16 @@ class World:
         self.afloat: list[Afloat] = [
             afloat(bench, boat, duration, weather_may_change) for boat in bench.boats[1:]
         ]
+        # a fleet's traffic steps once every boat has, against them all (``_tick_fleet``): the
+        # boats' states at the step's start and end, one row each, made once
+        sims = [self.sim, *(a.sim for a in self.afloat)]
+        self._fleet_before = np.zeros((len(sims), self.sim.x.size))
+        self._fleet_after = np.zeros_like(self._fleet_before)
+        self._fleet_rows = [
+            (s, self._fleet_before[b], self._fleet_after[b]) for b, s in enumerate(sims)
+        ]
+        if self.afloat and self.sim.traffic is not None:
+            self.sim.traffic.use_boats(len(sims))
         boat_of = {b.name: i for i, b in enumerate(bench.boats)}
         self.observers: list[TickObserver] = list(observers)
         self.dispatcher.listeners.extend(
@@ -223,9 +234,10 @@ class World:
         one step."""
         self.apply_controls()
         if advance is None:
-            self.sim.tick()
-            for other in self.afloat:
-                other.sim.tick()
+            if self.afloat:
+                self._tick_fleet()
+            else:
+                self.sim.tick()
             self.k += 1
         else:
             if self.afloat:  # (a quiet stretch steps the first boat only)
@@ -244,6 +256,23 @@ class World:
         if self.k % self.check_every == 0:
             self.check_state()
         return out
+
+    def _tick_fleet(self) -> None:
+        """A fleet's step: every boat, then the run's traffic once, against every boat's states
+        at the step's start and end (each target judging the boat that threatens it most:
+        hild/traffic/kernel.py traffic_fleet_tick), copied into the arrays made once."""
+        traffic = self.sim.traffic  # (it may have come since: `hild ctl traffic`)
+        if traffic is None:
+            for sim, _, _ in self._fleet_rows:
+                sim.tick()
+            return
+        t = self.sim.t
+        for sim, before, _ in self._fleet_rows:
+            np.copyto(before, sim.x)
+            sim.tick(step_traffic=False)
+        for sim, _, after in self._fleet_rows:
+            np.copyto(after, sim.x)
+        traffic.tick_fleet(self._fleet_before, self._fleet_after, self.sim.dt, t, self.sim.t)
 
     def apply_controls(self) -> None:
         """Between two ticks: trip the watchdogs whose lease ran out, apply what is queued."""
@@ -354,13 +383,27 @@ class World:
         }
 
     def vessel_summary(self) -> dict:
-        """Where the own ship ended, and each target's closest approach to it (and when)."""
+        """Where the own ship ended, and each target's closest approach to it (and when); a
+        fleet's boats each under ``boats`` (by name, the bench's order), with each target's
+        closest approach to that boat."""
         x, traffic = self.sim.x, self.sim.traffic
-        return {
+        out = {
             "position_ned": [round(float(v), 3) for v in x[:3]],
             "heading_deg": compass_deg(float(x[5]), 3),
             **({"traffic": closest_approaches(traffic.view())} if traffic is not None else {}),
         }
+        if self.afloat:
+            names = [boat.name for boat in self.bench.boats]
+            by_boat = closest_approaches_by_boat(traffic, names) if traffic is not None else {}
+            out["boats"] = {
+                name: {
+                    "position_ned": [round(float(v), 3) for v in sim.x[:3]],
+                    "heading_deg": compass_deg(float(sim.x[5]), 3),
+                    **({"traffic": by_boat[name]} if traffic is not None else {}),
+                }
+                for name, (sim, _, _) in zip(names, self._fleet_rows, strict=True)
+            }
+        return out
 
 
 def _r(value: float, digits: int) -> float:
