@@ -352,6 +352,50 @@ def test_two_sitls_fly_two_boats_in_lockstep_and_a_restart_resets_its_own_boat(t
     assert devices["bravo-ap"]["restarts"] == 1 and devices["alpha-ap"]["restarts"] == 0
 
 
+def test_two_sitls_answers_do_not_depend_on_which_frame_comes_first(tmp_path):
+    """The same frames, alpha's first at every step in one run and bravo's first in the other:
+    the world steps once both have come, so every answer is the same in both runs, bit for bit
+    (each boat's own steering: alpha turning to port, bravo to starboard)."""
+    from tests.ardupilot_client import Sitl
+
+    rate, steps = 200, 400
+    pwm = {"alpha": (1700, 0, 1900), "bravo": (1900, 0, 1650)}  # (skid: SERVO1 left, 3 right)
+
+    def run(first: str, where) -> list[tuple[dict, dict]]:
+        where.mkdir()
+        ports = {boat: free_udp_port() for boat in ("alpha", "bravo")}
+        devices = "".join(
+            f'\n[[device]]\nname = "{boat}-ap"\ntype = "ardupilot-sitl"\nboat = "{boat}"\n'
+            f'port = "udp://127.0.0.1:{port}?listen=1"\n'
+            for boat, port in ports.items()
+        )
+        path = where / "sitls.toml"
+        path.write_text(FLEET.format(run_dir=where / "run", devices=devices))
+        daemon = Daemon(str(path), tmp=where)
+        sitl = {boat: Sitl(port) for boat, port in ports.items()}
+        order = [first, "bravo" if first == "alpha" else "alpha"]
+        answers = []
+        try:
+            for i in range(steps):
+                for boat in order:
+                    sitl[boat].send(i, pwm[boat], rate)
+                    time.sleep(0.0002 if i % 50 == 0 else 0.0)  # (now and then, apart)
+                answers.append((sitl["alpha"].receive(), sitl["bravo"].receive()))
+        finally:
+            for s in sitl.values():
+                s.close()
+            daemon.stop()
+        return answers
+
+    alpha_first = run("alpha", tmp_path / "a")
+    bravo_first = run("bravo", tmp_path / "b")
+    assert alpha_first == bravo_first
+    a_end, b_end = alpha_first[-1]
+    assert a_end["timestamp"] == pytest.approx(steps / rate)
+    # each boat its own: alpha's right side harder (turning to port), bravo's left
+    assert a_end["gyro"][2] < -0.01 and b_end["gyro"][2] > 0.01, (a_end["gyro"], b_end["gyro"])
+
+
 def test_the_mqtt_mirror_gives_each_boat_its_state(tmp_path, broker, subscriber):
     """A fleet's mirror: `boats/<name>/state` for every boat (the first's `state` as before),
     each at its own boat's place."""
