@@ -397,11 +397,12 @@ def test_two_sitls_answers_do_not_depend_on_which_frame_comes_first(tmp_path):
 
 
 def test_the_mqtt_mirror_gives_each_boat_its_state(tmp_path, broker, subscriber):
-    """A fleet's mirror: `boats/<name>/state` for every boat (the first's `state` as before),
-    each at its own boat's place."""
+    """A fleet's mirror: `boats/<name>/state`, `/actuators` and `/environment` for every boat
+    (the first's unprefixed topics as before), each its own boat's."""
     from tests.mqtt_endpoints import wait_until
 
     text = FLEET.format(run_dir=tmp_path / "run", devices="").replace("speed = 1.5\n", "")
+    text += '[boat.commands]\n"port.rpm" = 500\n'  # (bravo's, the last [[boat]]; alpha idle)
     text += f'\n[mqtt]\nurl = "mqtt://127.0.0.1:{broker.port}"\nprefix = "hild/fleet"\n'
     path = tmp_path / "mqtt.toml"
     path.write_text(text)
@@ -411,6 +412,8 @@ def test_the_mqtt_mirror_gives_each_boat_its_state(tmp_path, broker, subscriber)
             lambda: (
                 subscriber.on("hild/fleet/boats/bravo/state")
                 and subscriber.on("hild/fleet/boats/alpha/state")
+                and subscriber.on("hild/fleet/boats/bravo/actuators")
+                and subscriber.on("hild/fleet/boats/alpha/environment")
             ),
             timeout=30.0,
         )
@@ -423,11 +426,18 @@ def test_the_mqtt_mirror_gives_each_boat_its_state(tmp_path, broker, subscriber)
     finally:
         daemon.stop()
     alpha = subscriber.on("hild/fleet/boats/alpha/state")[-1]
-    bravo = subscriber.on("hild/fleet/boats/bravo/state")[-1]
+    bravo = subscriber.on("hild/fleet/boats/bravo/state")[0]  # (then under way: its thruster)
     first = subscriber.on("hild/fleet/state")[-1]
     assert (alpha["north"], alpha["east"]) == pytest.approx((0.0, 0.0), abs=0.5)
     assert (bravo["north"], bravo["east"]) == pytest.approx((300.0, -200.0), abs=0.5)
     assert first["north"] == pytest.approx(alpha["north"], abs=0.5)  # the first boat's
+    # each boat's actuators its own: bravo's port thruster commanded, alpha's idle
+    bravo_act = subscriber.on("hild/fleet/boats/bravo/actuators")[-1]
+    alpha_act = subscriber.on("hild/fleet/boats/alpha/actuators")[-1]
+    assert bravo_act["port.rpm_commanded"] == 500.0 and bravo_act["starboard.rpm_commanded"] == 0
+    assert alpha_act["port.rpm_commanded"] == 0.0
+    assert subscriber.on("hild/fleet/actuators")[-1]["port.rpm_commanded"] == 0.0  # the first's
+    assert subscriber.on("hild/fleet/boats/alpha/environment")[-1]["weather"] == "calm"
     boats = json.loads(done.stdout)["status"]["boats"]
     assert set(boats) == {"alpha", "bravo"}
     assert boats["bravo"]["latitude"] > boats["alpha"]["latitude"]  # 300 m north of it

@@ -163,8 +163,22 @@ class Mirror(TickObserver):
         elif name == "actuators":
             force = run.actuator_force
             put("actuators", payloads.actuators(truth, bench.vessel.actuators, force), qos)
+            for i, boat in enumerate(run.boats):  # a fleet's: each boat's own, the first's too
+                seen, own = (truth if i == 0 else run.truth(truth.t, i)), run.boat(i)
+                put(
+                    f"boats/{boat}/actuators",
+                    payloads.actuators(seen, own.actuators, own.actuator_force),
+                    qos,
+                )
         elif name == "environment":
             put("environment", payloads.environment(truth, run.environment), qos)
+            for i, boat in enumerate(run.boats):  # (the sea as each boat feels it)
+                seen = truth if i == 0 else run.truth(truth.t, i)
+                put(
+                    f"boats/{boat}/environment",
+                    payloads.environment(seen, run.boat(i).environment),
+                    qos,
+                )
         elif name == "sensors":
             for sensor, kept in self._sentences.items():
                 dropped = self._sentences_dropped[sensor]
