@@ -277,3 +277,36 @@ def test_a_fleet_of_external_controllers_each_on_its_own_ports_is_judged_between
     closest = float(np.min(np.hypot(a[:n, 1] - b[:n, 1], a[:n, 2] - b[:n, 2])))
     assert result.metrics["min_separation_m"] == pytest.approx(closest, rel=1e-12)
     assert [c.name for c in result.criteria][-1] == "min_separation_m"
+
+
+def test_each_boat_s_cpa_is_its_own_closest_approach_to_the_traffic(tmp_path):
+    """A target on a course (no COLREG: a straight line at one speed) passing bravo's track:
+    each boat's min_cpa_m is the closest the target came to that boat, against the target's
+    line worked out here and the boat's own track; the fleet's is the smaller."""
+    path = fleet_file(tmp_path, speeds=(1.5, 1.25))
+    north0, east0, course_deg, speed_kn = 315.0, -60.0, 180.0, 4.0
+    with open(path, "a") as f:
+        f.write(
+            f'\n[[traffic]]\nname = "skiff"\nmmsi = 257000099\n[traffic.course]\n'
+            f"north = {north0}\neast = {east0}\ncourse_deg = {course_deg}\n"
+            f"speed_kn = {speed_kn}\n"
+        )
+    result = run_fleet_lockstep(load_scenario(path), keep_track=True)
+    speed = speed_kn * 1852.0 / 3600.0
+    course = math.radians(course_deg)
+    cpas = {}
+    for name in BOATS:
+        track = result.boats[name].track
+        t = track[:, 0]
+        tn, te = north0 + speed * math.cos(course) * t, east0 + speed * math.sin(course) * t
+        distance = np.hypot(track[:, 1] - tn, track[:, 2] - te)
+        cpas[name] = float(distance.min())
+        got = result.boats[name].traffic["skiff"]
+        # (the target's line in the kernel is exact to the last bits of its sums: 1 mm)
+        assert result.metrics[f"{name}.min_cpa_m"] == pytest.approx(cpas[name], abs=1e-3)
+        assert got["min_range_m"] == result.metrics[f"{name}.min_cpa_m"]
+        assert got["at_s"] == pytest.approx(float(t[distance.argmin()]), abs=0.05)
+    assert cpas["bravo"] < 30.0 < 55.0 < cpas["alpha"]  # it crosses bravo's track near it
+    assert result.metrics["min_cpa_m"] == min(
+        result.metrics["alpha.min_cpa_m"], result.metrics["bravo.min_cpa_m"]
+    )
