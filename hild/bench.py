@@ -225,7 +225,11 @@ def bench_from_document(
     own = None
     if part.usable("heading_deg", "speed"):  # encounters are placed against these
         own = (math.radians(part.heading_deg), part.speed)
-    traffic = read_traffic(root, origin, problems, own)
+    starts = {  # a fleet's encounters may be placed against any boat's start
+        t.boat.name: (t.boat.north, t.boat.east, math.radians(t.boat.heading_deg), t.boat.speed)
+        for t in boats
+    }
+    traffic = read_traffic(root, origin, problems, own, starts or None)
     mqtt = problems.attempt(_mqtt, root)
     # a wrong loop rate is its own problem: the recording's rate is then held to the highest
     record = problems.attempt(_record, root, general.get("rate_hz", 2000.0))

@@ -603,8 +603,11 @@ class RuntimeControl:
             )
         sim = self.run.sim
         own, t = sim.x.copy(), sim.t  # (a copy: the tick steps on while the rows are built)
+        against = own
+        if isinstance(target.motion, Encounter) and target.motion.boat:  # a fleet's boat's
+            against = self._boat_state(table, target.motion.boat)
         try:
-            prepared = await asyncio.to_thread(prepare_target, target, own, t)
+            prepared = await asyncio.to_thread(prepare_target, target, own, t, against)
         except ValueError as e:
             if isinstance(target.motion, Encounter):
                 raise table.error("encounter", table.data.get("encounter"), str(e)) from None
@@ -612,6 +615,20 @@ class RuntimeControl:
         self.run.queue.put(TrafficAdd(prepared))
         roster[target.name] = target.identity.mmsi
         return {"added": target.name, "mmsi": target.identity.mmsi}
+
+    def _boat_state(self, table: Section, name: str) -> np.ndarray:
+        """A copy of the state of the fleet's boat ``name`` (an encounter placed against it)."""
+        names = [b.name for b in self.run.bench.boats]
+        if name not in names:
+            expected = (
+                f"a boat of the bench: {', '.join(names)}"
+                if names
+                else "no boat: a fleet bench's key (a one-boat bench places an encounter "
+                "against its vessel)"
+            )
+            raise table.error("encounter.boat", name, expected)
+        i = names.index(name)
+        return (self.run.sim if i == 0 else self.run.fleet_sims[i - 1]).x.copy()
 
     def _retask(self, s: Section, name: str) -> dict:
         """A new course and/or speed (from where the target is), a route, or a behaviour."""
@@ -657,11 +674,14 @@ class RuntimeControl:
         return answer
 
 
-def prepare_target(target: Target, own_x: np.ndarray, t: float) -> PreparedTarget:
+def prepare_target(
+    target: Target, own_x: np.ndarray, t: float, against: np.ndarray | None = None
+) -> PreparedTarget:
     """``target``'s rows against the own ship's state ``own_x`` at the run's time ``t``, off
     the tick: the traffic kernel compiled (or loaded from the cache) the first time, an
-    encounter placed (ValueError when it cannot be set up, or would start farther from the
-    origin than a course may)."""
+    encounter placed against ``against`` (a fleet's boat's state; the own ship's by default;
+    ValueError when it cannot be set up, or would start farther from the origin than a
+    course may)."""
     from hild.traffic.kernel import warm_up  # (the kernel loads only for a run with traffic)
     from hild.traffic.read import placed
     from hild.traffic.traffic import own_course, prepare
@@ -669,5 +689,5 @@ def prepare_target(target: Target, own_x: np.ndarray, t: float) -> PreparedTarge
     warm_up()
     motion = target.motion
     if isinstance(motion, Encounter):
-        motion = placed(motion, *own_course(own_x))
+        motion = placed(motion, *own_course(own_x if against is None else against))
     return prepare(target, own_x, t, motion)

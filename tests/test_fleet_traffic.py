@@ -14,7 +14,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from hild.bench import load_bench
+from hild.bench import BenchError, load_bench
 from hild.traffic.layout import (
     MODE_GIVE_WAY,
     MODE_SAIL,
@@ -366,3 +366,47 @@ def test_one_boat_says_no_boats(tmp_path):
     for _ in range(10):
         world.tick()
     assert set(world.vessel_summary()) == {"position_ned", "heading_deg", "traffic"}
+
+
+HEAD_ON = """
+[[traffic]]
+name = "ferry"
+mmsi = 257100040
+[traffic.encounter]
+situation = "head-on"
+boat = "{boat}"
+speed = 3.0
+cpa_m = 0.0
+tcpa_s = 100.0
+"""
+
+
+def test_an_encounter_is_placed_against_the_boat_it_names(tmp_path):
+    """`boat` in [traffic.encounter]: head-on with bravo (heading east from (300, -200), at
+    rest): the ferry starts dead ahead of bravo, 3 m/s x 100 s away, heading west; without the
+    key it is placed against alpha (heading north from the origin)."""
+    boats = [("alpha", 0.0, 0.0, 0.0), ("bravo", 300.0, -200.0, 90.0)]
+    world = fleet_world(tmp_path, boats, HEAD_ON.format(boat="bravo"))
+    row = world.sim.traffic.T[0]
+    assert (row[T_NORTH], row[T_EAST]) == pytest.approx((300.0, 100.0), abs=1e-6)
+    assert math.degrees(row[T_HEADING]) == pytest.approx(270.0, abs=1e-9)
+    (tmp_path / "a").mkdir()
+    world = fleet_world(tmp_path / "a", boats, HEAD_ON.format(boat="alpha"))
+    row = world.sim.traffic.T[0]
+    assert (row[T_NORTH], row[T_EAST]) == pytest.approx((300.0, 0.0), abs=1e-6)
+
+
+def test_an_encounter_s_boat_must_be_one_of_the_bench_s(tmp_path):
+    boats = [("alpha", 0.0, 0.0, 0.0), ("bravo", 300.0, -200.0, 90.0)]
+    with pytest.raises(BenchError) as e:
+        fleet_world(tmp_path, boats, HEAD_ON.format(boat="charlie"))
+    assert "traffic (ferry).encounter.boat = 'charlie'" in str(e.value)
+    assert "a boat of the bench: alpha, bravo" in str(e.value)
+    one = tmp_path / "one.toml"
+    vessel = '\n[vessel]\nprofile = "otter"\n'
+    one.write_text(
+        BENCH.format(run_dir=tmp_path / "run", boats=vessel, traffic=HEAD_ON.format(boat="alpha"))
+    )
+    with pytest.raises(BenchError) as e:
+        load_bench(one)
+    assert "encounter.boat = 'alpha'" in str(e.value) and "a fleet bench's key" in str(e.value)

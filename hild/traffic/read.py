@@ -11,7 +11,7 @@ behaviour (``behaviour = "colreg"`` or a ``[traffic.behaviour]`` table) and ship
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -80,12 +80,17 @@ class TrafficError(ConfigError):
 
 
 def read_traffic(
-    root: Section, origin: Origin, problems: Problems, own: tuple[float, float] | None = None
+    root: Section,
+    origin: Origin,
+    problems: Problems,
+    own: tuple[float, float] | None = None,
+    boats: Mapping[str, tuple[float, float, float, float]] | None = None,
 ) -> list[Target]:
     """Every target of the ``[[traffic]]`` tables of ``root`` (a bench or a traffic file's
     root), files included; each problem into ``problems``; names and MMSIs unique. With
     ``own`` (the own ship's initial course [rad] and speed [m/s]) every encounter is placed,
-    and one that cannot be is a problem of its table."""
+    and one that cannot be is a problem of its table; ``boats`` (a fleet's: each boat's start
+    north, east [m], course [rad] and speed [m/s]) for an encounter placed against a boat."""
     targets: list[tuple[Target, Section]] = []
     seen: list[tuple[object, object, Section]] = []  # (name, mmsi, table) of every target
     for section in problems.attempt(root.tables, "traffic", default=[]) or []:
@@ -107,7 +112,7 @@ def read_traffic(
     if own is not None:
         for target, section in targets:
             if isinstance(target.motion, Encounter):
-                problems.attempt(_placeable, target, section, own)
+                problems.attempt(_placeable, target, section, own, boats)
     return [t for t, _ in targets]
 
 
@@ -138,11 +143,35 @@ def _unique(seen: list[tuple[object, object, Section]], problems: Problems) -> N
             mmsis.setdefault(mmsi, str(name))
 
 
-def _placeable(target: Target, section: Section, own: tuple[float, float]) -> None:
-    """Whether the encounter can be set up against the own ship's initial course and speed."""
-    assert isinstance(target.motion, Encounter)
+def _placeable(
+    target: Target,
+    section: Section,
+    own: tuple[float, float],
+    boats: Mapping[str, tuple[float, float, float, float]] | None,
+) -> None:
+    """Whether the encounter can be set up against the own ship's initial course and speed
+    (a fleet's named boat's start)."""
+    encounter = target.motion
+    assert isinstance(encounter, Encounter)
+    start = (0.0, 0.0, own[0], own[1])
+    if encounter.boat:
+        where = "encounter" if section.has("encounter") else "file"
+        if not boats:
+            raise section.error(
+                f"{where}.boat" if where == "encounter" else where,
+                encounter.boat,
+                "no boat: a fleet bench's key (its [[boat]] tables' names); a one-boat bench "
+                "places every encounter against its vessel",
+            )
+        if encounter.boat not in boats:
+            raise section.error(
+                f"{where}.boat" if where == "encounter" else where,
+                encounter.boat,
+                f"a boat of the bench: {', '.join(boats)}",
+            )
+        start = boats[encounter.boat]
     try:
-        placed(target.motion, 0.0, 0.0, own[0], own[1])
+        placed(encounter, *start)
     except ValueError as e:
         key = "encounter" if section.has("encounter") else "file"
         raise section.error(
@@ -523,6 +552,7 @@ def _encounter(section: Section, origin: Origin) -> Encounter:
             "passes", section.string, "passes", "", choices=("", *PASSING_SIDES), default=""
         ),
         own_speed=own,
+        boat=r.get("boat", section.string, "boat", "", default=""),
     )
     problems.attempt(section.finish)
     problems.raise_any()

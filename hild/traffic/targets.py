@@ -90,6 +90,7 @@ class Encounter:
     relative_bearing: float | None = None  # of the target from the own ship at the start [rad]
     passes: str = ""  # where the target is at the CPA, seen from the own ship (PASSING_SIDES)
     own_speed: float | None = None  # the own ship's speed to reckon with [m/s]; None: the bench's
+    boat: str = ""  # a fleet's: the boat it is placed against, at its start ("": the first)
 
 
 Motion = Route | Course | Encounter

@@ -11,6 +11,8 @@ from hild.bus.arbiter import Arbiter
 from hild.coupled.simulation import Simulation
 from hild.environment.environment import Environment
 from hild.fleet import Boat
+from hild.traffic.read import placed
+from hild.traffic.targets import Encounter, Target
 from hild.world.boats import Afloat
 
 
@@ -35,7 +37,7 @@ def initial_simulation(
     for name, value in bench.commands.items():
         sim.set_command(name, value)
     if bench.traffic:
-        sim.add_traffic(bench.traffic)
+        sim.add_traffic([placed_against_boat(t, bench) for t in bench.traffic])
     sim.update_environment()
     return sim
 
@@ -64,3 +66,17 @@ def initial_environment(bench: Bench, duration: float | None = None) -> Environm
     """The bench's weather for steps of 1 / its rate, from the start."""
     dt = 1.0 / bench.rate_hz
     return Environment(bench.weather, bench.vessel, dt, seed=bench.seed, duration=duration)
+
+
+def placed_against_boat(target: Target, bench: Bench) -> Target:
+    """A fleet's encounter placed against another boat than the first (``boat`` in its
+    table), at that boat's start, as a course; any other target as it is (the traffic places
+    an encounter against the first boat's state: hild/traffic/traffic.py)."""
+    motion = target.motion
+    if not isinstance(motion, Encounter) or not motion.boat:
+        return target
+    boat = next(b for b in bench.boats if b.name == motion.boat)  # (the bench checked it)
+    if boat is bench.boats[0]:
+        return target
+    course = placed(motion, boat.north, boat.east, math.radians(boat.heading_deg), boat.speed)
+    return dataclasses.replace(target, motion=course)
