@@ -24,7 +24,7 @@ from hild.scenario.controller import Controller
 from hild.scenario.file import Scenario
 from hild.scenario.fleet import FleetTrack, boat_scenario
 from hild.scenario.judge import CONTROLLER_ERROR, ControllerError, Judge, Judges, run_watched
-from hild.scenario.lockstep import CONTROLLER_PORT, build_controller, judge_of
+from hild.scenario.lockstep import CONTROLLER_PORT, build_controller, judge_of, observed
 from hild.scenario.track import RunResult, approaches_of_boat
 from hild.transport.base import Inbound
 from hild.world.world import Outbox, World
@@ -161,15 +161,4 @@ def run_fleet_lockstep(
     run = FleetLockstepRun(scenario, keep_track, observers)
     if not observers:
         return run.run()
-    return asyncio.run(_observed(run))
-
-
-async def _observed(run: FleetLockstepRun) -> RunResult:
-    for observer in run.observers:
-        await observer.start(run.world.view)
-    try:
-        return run.run()
-    finally:
-        run.world.stop_reason = run.stop_reason
-        for observer in run.observers:
-            await observer.stop(run.world.view)
+    return asyncio.run(observed(run))

@@ -23,6 +23,7 @@ import math
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
+from typing import Protocol
 
 from hild.bench import Bench
 from hild.bus.watchdog import ACTIVE
@@ -281,10 +282,23 @@ def run_lockstep(
     run = LockstepRun(scenario, keep_track, observers)
     if not observers:
         return run.run()
-    return asyncio.run(_observed(run))
+    return asyncio.run(observed(run))
 
 
-async def _observed(run: LockstepRun) -> RunResult:
+class ObservedRun(Protocol):
+    """A lockstep run with observers (one boat's or a fleet's)."""
+
+    world: World
+    stop_reason: str
+
+    @property
+    def observers(self) -> list[TickObserver]: ...
+
+    def run(self) -> RunResult: ...
+
+
+async def observed(run: ObservedRun) -> RunResult:
+    """``run.run()`` between its observers' start and stop (which see its world's view)."""
     for observer in run.observers:
         await observer.start(run.world.view)
     try:
