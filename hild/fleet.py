@@ -147,6 +147,7 @@ def own_identity_settings(boat: Boat) -> dict[str, Any]:
     i = boat.identity
     return {
         "own_mmsi": i.mmsi,
+        "own_class": i.ais_class,
         "own_name": i.name,
         "own_callsign": i.callsign,
         "own_ship_type": i.ship_type,

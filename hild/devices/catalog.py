@@ -67,6 +67,7 @@ SETTING_CHOICES: dict[str, tuple[str, ...]] = {
     "cpnvg_heading": CPNVG_HEADINGS,  # the frontseat's CPNVG heading
     "units": TTM_UNITS,  # the radar's TTM distances and speeds: nm, km or statute miles
     "mapping": MAPPINGS,  # ArduPilot's servo outputs to the actuators (hild/ardupilot/servos.py)
+    "own_class": ("A", "B"),  # the AIS receiver's own transponder (hild/sensors/ais.py)
 }
 # Device settings that name a file: a built-in one by its name, or a path (relative to the
 # bench that names it); "" for none.

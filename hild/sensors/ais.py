@@ -1,13 +1,20 @@
 """AIS receiver: the traffic targets' transponder messages as AIVDM sentences, and the own
-ship's as AIVDO (a transponder's own-ship output) when asked for."""
+ship's as AIVDO (a transponder's own-ship output) when asked for.
+
+On a one-boat bench each receiver keeps its own reporting schedule of the stations it hears
+(as a lone receiver need not share one). In a fleet the boats' receivers share the world's one
+VHF data link (``hild.traffic.ais.Air``, given by ``share_air``): each station's transmission is
+made once and every receiver in range hears that one (its kind, channel and instant); the own
+boat's VDO is its own station's transmissions, the very ones the other boats hear as VDM.
+"""
 
 from __future__ import annotations
 
 import math
 import zlib
 from collections import Counter
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -29,6 +36,7 @@ DEFAULTS: dict[str, Any] = {
     "class_b_range_nm": 8.0,
     "drop_rate": 0.0,
     "own_mmsi": 257000000,
+    "own_class": "A",
     "own_name": "HILD",
     "own_callsign": "",
     "own_ship_type": 90,
@@ -48,8 +56,10 @@ class Ais(Device):
     Class A by speed, navigational status and rate of turn; Class B by speed) and within
     reception range: ``range_nm`` for Class A, ``class_b_range_nm`` for Class B (2 W against
     12.5 W). Each transmission is lost with probability ``drop_rate`` (slot collisions, fading),
-    from a random stream of its own. The own ship, as its transponder reports it (VDO), at the
-    Class A schedule of its own speed, when "VDO" is among the sentences.
+    from a random stream of its own. The own ship, as its transponder reports it (VDO), when
+    "VDO" is among the sentences: a Class A transponder (``own_class``) its messages 1/3 at the
+    schedule of its own speed, status and turn, and 5; a Class B one its messages 18 and 24A/B.
+    In a fleet (``share_air``) the transmissions are the world's, heard by every boat.
 
     Faults: dropout silences everything (the stations transmit on: their clocks run);
     invalid reports every position as not available (lat 91, lon 181, accuracy 0); freeze
@@ -92,6 +102,10 @@ class Ais(Device):
         self.dropped = 0  # transmissions lost to drop_rate
         self.out_of_range = 0  # transmissions from beyond the reception range
         self.silenced = 0  # transmissions lost to a dropout fault
+        # a fleet's: the world's one data link, this receiver's number on it, its own station
+        self.air: ais.Air | None = None
+        self._listener = -1
+        self.station = OWN_KEY
         n = int(self.setting("budget_targets"))
         self.budget_targets: tuple[Target, ...] = tuple(
             Target(f"budget-{i}", Identity(mmsi=999999999, name=""), Course(0.0, 0.0, 0.0, 0.0))
@@ -100,6 +114,14 @@ class Ais(Device):
 
     def setting(self, name: str) -> Any:
         return self.config.settings.get(name, DEFAULTS.get(name))
+
+    def share_air(self, air: ais.Air, station: str) -> None:
+        """Hear the world's one data link (a fleet's) instead of a schedule of its own; its own
+        boat is the station ``station`` on it (its VDO is that station's transmissions)."""
+        self.air = air
+        self.station = station
+        if "VDM" in self.config.sentences or "VDO" in self.config.sentences:
+            self._listener = air.listener()  # (one that never listens would hold the log)
 
     # --- the identity of the own ship ---------------------------------------------------------
     def own_identity(self) -> Identity:
@@ -114,6 +136,7 @@ class Ais(Device):
             to_port=int(s("own_to_port")),
             to_starboard=int(s("own_to_starboard")),
             nav_status=int(s("own_nav_status")),
+            ais_class=str(s("own_class")),
         )
 
     # --- one epoch ----------------------------------------------------------------------------
@@ -125,6 +148,11 @@ class Ais(Device):
         if silent:
             self.stats.silent_epochs += 1
         lines: list[bytes] = []
+        if self.air is not None:
+            if self._listener >= 0:
+                lines = self._from_air(truth)
+            self.stats.sentences += len(lines)
+            return lines
         own = kinematics.position_ned(truth, self.lever_arm)
         if "VDM" in self.config.sentences and truth.traffic is not None:
             view = truth.traffic
@@ -149,11 +177,7 @@ class Ais(Device):
         class_a = ident.ais_class != "B"
         sog_kn = float(row[T_SPEED]) / KNOT
         rot = math.degrees(float(row[T_YAW_RATE])) * 60.0  # deg/min
-        interval = (
-            ais.class_a_interval(sog_kn, ident.nav_status, rot)
-            if class_a
-            else ais.class_b_interval(sog_kn)
-        )
+        interval = ais.station_interval(ident.ais_class, sog_kn, ident.nav_status, rot)
         due = self.schedule.due(target.name, truth.t, interval, ident)
         if not due.position and not due.static:
             return []
@@ -161,15 +185,12 @@ class Ais(Device):
         north, east = float(row[T_NORTH]), float(row[T_EAST])
         distance = math.hypot(north - own_n, east - own_e)
         reach = self.setting("range_nm" if class_a else "class_b_range_nm") * NM
-        kinds: list[str] = []
-        if due.position:
-            kinds.append(str(due.position) if class_a else "18")
-        if due.static:
-            kinds += ["5"] if class_a else ["24A", "24B"]
+        kinds = due.kinds(class_a)
         heading = math.degrees(float(row[T_HEADING]))  # = course over ground (no drift)
+        t, second = truth.t, truth.utc.second
 
         def dynamic() -> ais.Dynamic:
-            return self._dynamic(truth, target.name, north, east, sog_kn, heading, heading, rot)
+            return self._dynamic(t, second, target.name, north, east, sog_kn, heading, heading, rot)
 
         out: list[bytes] = []
         for kind in kinds:
@@ -211,39 +232,120 @@ class Ais(Device):
         return self.failures.build([sentence], build)
 
     def _own(self, truth: Truth, silent: bool) -> list[bytes]:
+        """The own transponder's messages due now (its own schedule: a one-boat bench's)."""
         ident = self.own_identity()
         vel = kinematics.velocity_ned(truth, self.lever_arm)
         sog_kn = math.hypot(vel[0], vel[1]) / KNOT
         rot = math.degrees(kinematics.yaw_rate(truth)) * 60.0
-        interval = ais.class_a_interval(sog_kn, ident.nav_status, rot)
+        interval = ais.station_interval(ident.ais_class, sog_kn, ident.nav_status, rot)
         due = self.schedule.due(OWN_KEY, truth.t, interval, ident)
         if not due.position and not due.static:
             return []
         clock = self.schedule.clocks[OWN_KEY]
+        dynamic = self._own_dynamic(truth, truth.t, truth.utc.second, vel, sog_kn, rot)
+        out: list[bytes] = []
+        for kind in due.kinds(ident.ais_class != "B"):
+            channel = clock.take_channel()
+            if silent:
+                self.silenced += 1
+                continue
+            out += self._send_own(kind, ident, channel, dynamic)
+        return out
+
+    def _own_dynamic(
+        self, truth: Truth, t: float, second: int, vel: np.ndarray, sog_kn: float, rot: float
+    ) -> Callable[[], ais.Dynamic]:
+        """The own ship's report values at the antenna, from the device's own truth; its noise
+        and faults of ``t``, its UTC ``second``."""
         pos = kinematics.position_ned(truth, self.lever_arm)
         cog = math.degrees(math.atan2(vel[1], vel[0])) % 360.0
         heading = math.degrees(truth.eta[5]) % 360.0
 
         def dynamic() -> ais.Dynamic:
             north, east = float(pos[0]), float(pos[1])
-            return self._dynamic(truth, OWN_KEY, north, east, sog_kn, cog, heading, rot)
+            return self._dynamic(t, second, self.station, north, east, sog_kn, cog, heading, rot)
 
+        return dynamic
+
+    def _send_own(self, kind: str, ident: Identity, channel: str, dynamic) -> list[bytes]:
+        sent = self._message(kind, ident, channel, "VDO", dynamic)
+        if sent:
+            self.own_messages[kind] += 1
+        return sent
+
+    # --- a fleet's: the world's one data link -------------------------------------------------
+    def _from_air(self, truth: Truth) -> list[bytes]:
+        """Every transmission on the air since this receiver last listened, as it hears them:
+        the others' (VDM) through its range, drop rate, faults and noise, each judged at the
+        instant it was sent; its own boat's (VDO) as its transponder reports them."""
+        assert self.air is not None
+        heard = self.air.heard(self._listener, truth.t)
+        if not heard:
+            return []
+        vdm = "VDM" in self.config.sentences
+        vdo = "VDO" in self.config.sentences
+        own = kinematics.position_ned(truth, self.lever_arm)
+        own_n, own_e = float(own[0]), float(own[1])
+        own_motion: tuple | None = None
         out: list[bytes] = []
-        kinds = ([str(due.position)] if due.position else []) + (["5"] if due.static else [])
-        for kind in kinds:
-            channel = clock.take_channel()
-            if silent:
-                self.silenced += 1
-                continue
-            sent = self._message(kind, ident, channel, "VDO", dynamic)
-            if sent:
-                self.own_messages[kind] += 1
-            out += sent
+        for tx in heard:
+            if tx.station == self.station:
+                if not vdo:
+                    continue
+                if self._fault("dropout", tx.t):
+                    self.silenced += 1
+                    continue
+                if own_motion is None:
+                    vel = kinematics.velocity_ned(truth, self.lever_arm)
+                    sog_kn = math.hypot(vel[0], vel[1]) / KNOT
+                    own_motion = (vel, sog_kn, math.degrees(kinematics.yaw_rate(truth)) * 60.0)
+                # (its values the device's own at this epoch; its time the instant it was sent)
+                second = self._second(truth, tx.t)
+                dynamic = self._own_dynamic(truth, tx.t, second, *own_motion)
+                out += self._send_own(tx.kind, self.own_identity(), tx.channel, dynamic)
+            elif vdm:
+                out += self._hear(truth, tx, own_n, own_e)
         return out
+
+    def _hear(self, truth: Truth, tx: ais.Transmission, own_n: float, own_e: float) -> list[bytes]:
+        """One transmission of another station, as this receiver hears it (or not)."""
+        ident, row = tx.identity, tx.row
+        class_a = ident.ais_class != "B"
+        north, east = float(row[T_NORTH]), float(row[T_EAST])
+        reach = self.setting("range_nm" if class_a else "class_b_range_nm") * NM
+        if math.hypot(north - own_n, east - own_e) > reach:
+            self.out_of_range += 1
+            return []
+        if self._drop_rng.random() < float(self.setting("drop_rate")):
+            self.dropped += 1
+            return []
+        t = tx.t
+        if self._fault("dropout", t):
+            self.silenced += 1
+            return []
+        second = self._second(truth, t)
+        sog_kn = float(row[T_SPEED]) / KNOT
+        rot = math.degrees(float(row[T_YAW_RATE])) * 60.0  # deg/min
+        heading = math.degrees(float(row[T_HEADING]))  # = course over ground (no drift)
+
+        def dynamic() -> ais.Dynamic:
+            return self._dynamic(t, second, tx.station, north, east, sog_kn, heading, heading, rot)
+
+        sent = self._message(tx.kind, ident, tx.channel, "VDM", dynamic)
+        if sent:
+            self.messages[tx.kind] += 1
+        return sent
+
+    @staticmethod
+    def _second(truth: Truth, t: float) -> int:
+        """The UTC second of the instant ``t`` (a transmission's, at or before the truth's: a
+        receiver listening less often than the link hears some after they were sent)."""
+        return (truth.utc if t == truth.t else truth.utc - timedelta(seconds=truth.t - t)).second
 
     def _dynamic(
         self,
-        truth: Truth,
+        t: float,
+        second: int,
         key: str,
         north: float,
         east: float,
@@ -252,8 +354,7 @@ class Ais(Device):
         heading_deg: float,
         rot: float,
     ) -> ais.Dynamic:
-        """A report's values: the position with the receiver's noise and faults."""
-        t = truth.t
+        """A report's values at ``t``: the position with the receiver's noise and faults."""
         valid = not self._fault("invalid", t)
         if self._fault("freeze", t) and key in self._last_position:
             lat, lon = self._last_position[key]
@@ -269,7 +370,7 @@ class Ais(Device):
             cog_deg=cog_deg,
             heading_deg=heading_deg,
             rot_deg_per_min=rot,
-            second=truth.utc.second,
+            second=second,
             accurate=valid,
         )
 
@@ -294,10 +395,10 @@ class Ais(Device):
     def bytes_per_s(self, utc: datetime, traffic: Sequence[Target] = ()) -> float:
         """The worst-case load of the line [bytes/s]: every target in range, none dropped, each
         at the shortest interval of its class (Class A 2 s, Class B 30 s) and its static data
-        every 6 min (message 5; 24 A and B); the own ship (VDO) as a Class A at 2 s. Each AIS
-        message type has a fixed number of bits, so its sentences a fixed length. The targets
-        are the bench's ``traffic``, made up to ``budget_targets`` with Class A stand-ins (room
-        for targets added while running)."""
+        every 6 min (message 5; 24 A and B); the own ship (VDO) likewise, of its ``own_class``.
+        Each AIS message type has a fixed number of bits, so its sentences a fixed length. The
+        targets are the bench's ``traffic``, made up to ``budget_targets`` with Class A
+        stand-ins (room for targets added while running)."""
         targets = [*traffic, *self.budget_targets[len(traffic) :]]
         talker = self.config.talker
         ident = Identity(mmsi=999999999, name="")
@@ -313,12 +414,12 @@ class Ais(Device):
             position_a = size(ais.position_report_a(1, ident.mmsi, 0, d, "A", sentence, talker))
             static_a = size(ais.static_voyage(ident, 0, "A", sentence, talker))
             a = position_a / ais.shortest_interval("A") + static_a / ais.STATIC_INTERVAL_S
-            if sentence == "VDO":
-                load += a
-                continue
             position_b = size(ais.position_report_b(ident.mmsi, d, "A", sentence, talker))
             static_b = sum(size(ais.static_b(ident, p, "A", sentence, talker)) for p in "AB")
             b = position_b / ais.shortest_interval("B") + static_b / ais.STATIC_INTERVAL_S
+            if sentence == "VDO":
+                load += b if self.setting("own_class") == "B" else a
+                continue
             load += sum(a if tg.identity.ais_class != "B" else b for tg in targets)
         return load
 

@@ -10,6 +10,9 @@ AIVDM.adoc) are done here, to raw integers; pyais only packs the bits. pyais app
 scaling on the way in (knots x 10, degrees x 600000, ...), so the raw values are handed to it
 as values its converters map back to exactly the same integer (``_pyais_fields``).
 
+A fleet's stations are on one VHF data link (``Air``): each transmission is made once, by its
+station's one clock, and heard by every receiver in range at that instant.
+
 Message 2 (the SOTDMA position report in answer to an interrogation) is never sent: nothing
 here interrogates a station.
 """
@@ -19,12 +22,15 @@ from __future__ import annotations
 import functools
 import math
 import zlib
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from hild.traffic.layout import T_SPEED, T_YAW_RATE
 from hild.traffic.targets import KNOT, Identity
+from hild.traffic.view import TrafficView
 
 # --- "not available" values (ITU-R M.1371-5 Annex 2, Table 48) -----------------------------
 ROT_NOT_AVAILABLE = -128
@@ -74,6 +80,15 @@ def class_a_interval(speed_kn: float, nav_status: int, rot_deg_per_min: float) -
 def class_b_interval(speed_kn: float) -> float:
     """The Class B "CS" position report interval [s] (ITU-R M.1371-5 Table 2)."""
     return CLASS_B_FAST_S if speed_kn > CLASS_B_SLOW_KN else CLASS_B_SLOW_S
+
+
+def station_interval(
+    ais_class: str, speed_kn: float, nav_status: int, rot_deg_per_min: float
+) -> float:
+    """A station's position report interval [s] by its class (Table 1 or Table 2)."""
+    if ais_class == "B":
+        return class_b_interval(speed_kn)
+    return class_a_interval(speed_kn, nav_status, rot_deg_per_min)
 
 
 def shortest_interval(ais_class: str) -> float:
@@ -334,6 +349,14 @@ class Due:
     position: int = 0
     static: bool = False  # message 5 (Class A) or 24 A and B (Class B)
 
+    def kinds(self, class_a: bool) -> list[str]:
+        """The messages, in the order sent: the position report ("1", "3"; "18" for Class B),
+        then the static data ("5"; "24A" and "24B")."""
+        kinds = [str(self.position) if class_a else "18"] if self.position else []
+        if self.static:
+            kinds += ["5"] if class_a else ["24A", "24B"]
+        return kinds
+
 
 @dataclass
 class ReportSchedule:
@@ -392,6 +415,93 @@ class ReportSchedule:
             if clock.next_static <= t + eps:
                 clock.next_static = t + STATIC_INTERVAL_S
         return out
+
+
+# --- one VHF data link for a world's stations --------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Transmission:
+    """One message a station put on the air at ``t``, on one channel: every receiver in range
+    hears this one transmission (its kind, channel and instant), each through its own model."""
+
+    station: str  # the station's key: a traffic target's or a boat's name
+    t: float  # [s] the instant it was sent
+    kind: str  # "1", "3", "5", "18", "24A", "24B"
+    channel: str  # "A" (AIS 1) or "B" (AIS 2)
+    identity: Identity  # the station's identity as sent
+    row: list[float]  # the station's traffic row at ``t`` (hild/traffic/layout.py T_*)
+
+
+NOTHING_HEARD: tuple[Transmission, ...] = ()
+TRIM_AT = 256  # log length from which what every receiver has heard is let go
+
+
+class Air:
+    """A world's AIS stations on one VHF data link: each station's clock (``ReportSchedule``:
+    its position and static report times, its A/B alternation) advances once per transmission,
+    and every receiver hears the same transmissions.
+
+    ITU-R M.1371-5 Annex 1, 1.1: "The system should automatically broadcast ships dynamic and
+    some other information to all other installations in a self-organized manner" -- one
+    transmission in one slot on one channel, received by every installation in range at once.
+
+    ``stations()`` gives every station on the air at an instant (the run's targets and every
+    boat: hild/world/boats.py). The air advances at most once per instant, when a receiver
+    first listens at it (``heard``): every station's due messages go on a log, in the order of
+    the stations; each receiver reads the log from its own cursor, so one that listens less
+    often (1 Hz against 10 Hz) hears every transmission once, none twice. Work per instant:
+    the stations once, then for each receiver what was sent since it last listened.
+    """
+
+    def __init__(self, seed: int, stations: Callable[[], TrafficView]):
+        self.schedule = ReportSchedule(seed)
+        self._stations = stations
+        self.t = -math.inf  # the instant the air was last advanced to
+        self._log: list[Transmission] = []
+        self._base = 0  # the number of the log's first transmission
+        self._cursors: list[int] = []  # each receiver's next transmission's number
+        self.sent: Counter[str] = Counter()  # transmissions made, by station
+
+    def listener(self) -> int:
+        """A new receiver's number: it hears what is sent from now on."""
+        self._cursors.append(self._base + len(self._log))
+        return len(self._cursors) - 1
+
+    def heard(self, receiver: int, t: float) -> Sequence[Transmission]:
+        """What ``receiver`` hears at ``t``: every transmission since it last listened, up to
+        and including those of ``t`` (the air advanced to ``t`` first), oldest first."""
+        if t > self.t:
+            self.advance(t)
+        end = self._base + len(self._log)
+        start = self._cursors[receiver]
+        if start == end:
+            return NOTHING_HEARD
+        self._cursors[receiver] = end
+        new = self._log[start - self._base :]
+        if len(self._log) >= TRIM_AT:
+            done = min(self._cursors) - self._base  # heard by every receiver
+            if done > 0:
+                del self._log[:done]
+                self._base += done
+        return new
+
+    def advance(self, t: float) -> None:
+        """Every station's messages due at ``t`` [s] (each station's clock advanced once)."""
+        self.t = t
+        view = self._stations()
+        rows = view.state.tolist()  # (plain floats: a numpy scalar per field costs more)
+        schedule, log = self.schedule, self._log
+        for target, row in zip(view.targets, rows, strict=False):
+            ident = target.identity
+            sog_kn = float(row[T_SPEED]) / KNOT
+            rot = math.degrees(float(row[T_YAW_RATE])) * 60.0  # deg/min
+            interval = station_interval(ident.ais_class, sog_kn, ident.nav_status, rot)
+            due = schedule.due(target.name, t, interval, ident)
+            if not due.position and not due.static:
+                continue
+            clock = schedule.clocks[target.name]
+            for kind in due.kinds(ident.ais_class != "B"):
+                log.append(Transmission(target.name, t, kind, clock.take_channel(), ident, row))
+                self.sent[target.name] += 1
 
 
 def _static_part(ident: Identity | None) -> Identity | None:

@@ -6,23 +6,29 @@ boat, exactly as before); every other boat is an ``Afloat`` here, stepped in the
 the same weather (its own environment of the bench's weather and seed: one wind, one sea, felt
 by each hull) and on the same clock. A command reaches the arbiter of the boat its device is on
 (``FleetArbiter``); each boat's sensors sample that boat's truth, whose traffic is the run's
-targets and every other boat (``fleet_view``): an AIS receiver hears the others' transponders
-at their class's intervals, a radar sees them.
+targets and every other boat (``fleet_view``): a radar sees them. The AIS stations (the run's
+targets and every boat) are on one VHF data link (``share_air``): each transmission is made
+once, by its station's one clock, and heard by every boat's receiver in range at that instant;
+a boat's own transponder output (VDO) is its own station's transmissions.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+import zlib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from hild.bench import Bench
 from hild.bus.arbiter import Arbiter
 from hild.control import ControlRecord
 from hild.coupled.simulation import Simulation
 from hild.fleet import Boat
 from hild.model import layout as L
+from hild.traffic import ais
 from hild.traffic import layout as TL
 from hild.traffic.targets import Course, Target
 from hild.traffic.view import TrafficView
@@ -95,3 +101,17 @@ def fleet_view(
     if traffic is not None:
         state = np.vstack([traffic.state, state])
     return TrafficView(targets + tuple(t for t, _ in others), state)
+
+
+def share_air(bench: Bench, devices: Sequence[Any], stations: Callable[[], TrafficView]) -> ais.Air:
+    """A fleet's one VHF data link (hild/traffic/ais.py ``Air``), its clocks seeded from the
+    run's seed, its stations ``stations()`` (the run's targets and every boat, by name): each
+    device runtime (hild/world/devices.py) whose device hears it (an AIS receiver's
+    ``share_air``) listens from its boat, whose station it is."""
+    state = np.random.SeedSequence([bench.seed, zlib.crc32(b"ais-air")]).generate_state(1)[0]
+    air = ais.Air(int(state), stations)
+    for rt in devices:
+        share = getattr(rt.device, "share_air", None)
+        if share is not None:
+            share(air, bench.boats[rt.boat].name)
+    return air

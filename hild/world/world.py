@@ -46,7 +46,7 @@ from hild.traffic.report import closest_approaches, closest_approaches_by_boat
 from hild.traffic.view import TrafficView
 from hild.transport import Port
 from hild.units import compass_deg
-from hild.world.boats import Afloat, FleetArbiter, as_target, fleet_view
+from hild.world.boats import Afloat, FleetArbiter, as_target, fleet_view, share_air
 from hild.world.build import afloat, initial_environment, initial_simulation
 from hild.world.devices import DeviceRuntime
 from hild.world.view import WorldView
@@ -129,6 +129,11 @@ class World:
         if self.afloat:
             arbiters = [self.arbiter] + [a.arbiter for a in self.afloat]
             self.arbiter = FleetArbiter(arbiters, self.boat_of)
+        # a fleet's AIS stations (the traffic and all boats) on one data link, each transmission
+        # heard by every boat's receiver in range (hild/world/boats.py share_air); a lone
+        # boat's receivers keep their own schedules
+        stations = functools.partial(self._fleet_view, -1)
+        self.air = share_air(bench, self.devices, stations) if self.afloat else None
         # each boat as the others' sensors see it (a fleet's; none for one boat)
         self._fleet_targets = [as_target(b) for b in bench.boats]
         self._boat_truths: dict[int, Truth] = {}  # (a fleet's: the last instant of each boat)
@@ -179,7 +184,8 @@ class World:
         return seen
 
     def _fleet_view(self, boat: int) -> TrafficView:
-        """The run's traffic and every boat but ``boat``, as its sensors see them."""
+        """The run's traffic and every boat but ``boat``, as its sensors see them (every boat
+        for -1: the AIS stations on the air)."""
         sims = [self.sim] + [a.sim for a in self.afloat]
         others = [(self._fleet_targets[i], s) for i, s in enumerate(sims) if i != boat]
         traffic = self.sim.traffic.view() if self.sim.traffic is not None else None
