@@ -91,16 +91,38 @@ def target_row(sim: Simulation) -> np.ndarray:
     return row
 
 
-def fleet_view(
-    traffic: TrafficView | None, others: Sequence[tuple[Target, Simulation]]
-) -> TrafficView:
-    """The run's traffic and the other boats, as one boat's sensors see them."""
-    targets = tuple(traffic.targets) if traffic is not None else ()
-    rows = [target_row(sim) for _, sim in others]
-    state = np.array(rows).reshape(len(rows), TL.T_SIZE)
-    if traffic is not None:
-        state = np.vstack([traffic.state, state])
-    return TrafficView(targets + tuple(t for t, _ in others), state)
+class FleetViews:
+    """What each boat's sensors see of the others at one instant: every boat's traffic row
+    made once per instant (``at``), each boat's view the run's traffic and all rows but its
+    own (a boat's instant costs a copy of the rows, not a row per other boat)."""
+
+    def __init__(self, targets: Sequence[Target], sims: Sequence[Simulation]):
+        self.targets = tuple(targets)  # each boat as a target (``as_target``)
+        self.sims = list(sims)
+        self.rows = np.zeros((len(self.sims), TL.T_SIZE))
+        self.k: int | None = None  # the tick the rows are of
+        self.traffic: TrafficView | None = None
+
+    def at(self, k: int, traffic: Callable[[], TrafficView | None]) -> None:
+        """The rows (and the run's traffic, ``traffic()``) of tick ``k``, made once."""
+        if self.k == k:
+            return
+        self.k = k
+        for i, sim in enumerate(self.sims):
+            self.rows[i] = target_row(sim)
+        self.traffic = traffic()
+
+    def view(self, boat: int) -> TrafficView:
+        """The run's traffic and every boat but ``boat`` (all of them for -1)."""
+        if boat < 0:
+            targets, rows = self.targets, self.rows.copy()
+        else:
+            targets = self.targets[:boat] + self.targets[boat + 1 :]
+            rows = np.delete(self.rows, boat, axis=0)
+        traffic = self.traffic
+        if traffic is None:
+            return TrafficView(targets, rows)
+        return TrafficView(tuple(traffic.targets) + targets, np.vstack([traffic.state, rows]))
 
 
 def share_air(bench: Bench, devices: Sequence[Any], stations: Callable[[], TrafficView]) -> ais.Air:

@@ -46,7 +46,7 @@ from hild.traffic.report import closest_approaches, closest_approaches_by_boat
 from hild.traffic.view import TrafficView
 from hild.transport import Port
 from hild.units import compass_deg
-from hild.world.boats import Afloat, FleetArbiter, as_target, fleet_view, share_air
+from hild.world.boats import Afloat, FleetArbiter, FleetViews, as_target, share_air
 from hild.world.build import afloat, initial_environment, initial_simulation
 from hild.world.devices import DeviceRuntime
 from hild.world.view import WorldView
@@ -135,7 +135,9 @@ class World:
         stations = functools.partial(self._fleet_view, -1)
         self.air = share_air(bench, self.devices, stations) if self.afloat else None
         # each boat as the others' sensors see it (a fleet's; none for one boat)
-        self._fleet_targets = [as_target(b) for b in bench.boats]
+        self._fleet_views = FleetViews(
+            [as_target(b) for b in bench.boats], [self.sim, *(a.sim for a in self.afloat)]
+        )
         self._boat_truths: dict[int, Truth] = {}  # (a fleet's: the last instant of each boat)
         self._rate_followed: float | None = None  # the step a SITL's first frame set
         # a driver's hook for each command applied, with the simulated time it applied at
@@ -186,10 +188,13 @@ class World:
     def _fleet_view(self, boat: int) -> TrafficView:
         """The run's traffic and every boat but ``boat``, as its sensors see them (every boat
         for -1: the AIS stations on the air)."""
-        sims = [self.sim] + [a.sim for a in self.afloat]
-        others = [(self._fleet_targets[i], s) for i, s in enumerate(sims) if i != boat]
-        traffic = self.sim.traffic.view() if self.sim.traffic is not None else None
-        return fleet_view(traffic, others)
+        views = self._fleet_views
+        views.at(self.k, self._traffic_view)
+        return views.view(boat)
+
+    def _traffic_view(self) -> TrafficView | None:
+        traffic = self.sim.traffic
+        return traffic.view() if traffic is not None else None
 
     @property
     def stopped(self) -> bool:
