@@ -203,6 +203,8 @@ def test_the_fleet_scenario_and_its_sweep_through_the_cli(tmp_path):
         "--workers",
         "1",
         "--no-progress",
+        "--runs",
+        "3",  # (1.0, 1.25 and 1.5 m/s: two that pass, the one that fails)
         "--out",
         str(out),
         cwd=tmp_path,
@@ -213,7 +215,7 @@ def test_the_fleet_scenario_and_its_sweep_through_the_cli(tmp_path):
 
     table = pq.read_table(out).to_pydict()
     speeds = table["mission.bravo.speed"]
-    assert speeds == [1.0, 1.25, 1.5, 1.75, 2.0]
+    assert speeds == [1.0, 1.25, 1.5]
     assert table["passed"] == [s != 1.5 for s in speeds]
     for key in ("min_separation_m", "alpha.time_to_complete_s", "bravo.time_to_complete_s"):
         assert key in table
