@@ -44,6 +44,17 @@ SETTING_LIMITS: dict[str, tuple[float, float]] = {
     "own_to_port": (0, 63),  # m, 6 bits
     "own_to_starboard": (0, 63),
     "budget_targets": (0, 1000),  # targets the serial budget reckons with
+    # an NMEA 2000 node (hild/n2k/): its address and its ISO 11783 NAME's fields
+    "source": (0, 253),  # 254 is "cannot claim", 255 global
+    "unique_number": (0, 2**21 - 1),
+    "manufacturer_code": (0, 2**11 - 1),
+    "device_function": (0, 255),
+    "device_class": (0, 127),
+    "device_instance": (0, 255),
+    "system_instance": (0, 15),
+    "variation_deg": (-180.0, 180.0),
+    "variation_source": (0, 15),
+    "transducer_type": (0, 254),
     # the radar (hild/sensors/radar.py); range_nm as above (a radar's scales reach 96 nm)
     "origin_height_m": (-100.0, 100.0),  # the body origin's height above the sea
     "target_height_m": (0.0, 100.0),  # a target's radar echo height above the sea

@@ -12,6 +12,8 @@ from hild.world.world import World
 
 log = structlog.get_logger("hild.daemon")
 
+N2K_QUEUE_LINES = 1024  # a port's outgoing lines for NMEA 2000 frames (0183 ports: 64)
+
 
 async def open_ports(world: World) -> None:
     """Open every port (ptys, sockets, serial lines) of the world's devices and attach each to
@@ -22,7 +24,12 @@ async def open_ports(world: World) -> None:
         for url in config.ports:
             spec = parse_port_url(url, run_dir)
             if spec.identity not in opened:
-                port = open_port(spec, default_baud=config.baud)
+                # an NMEA 2000 node's lines are CAN frames, a fast packet 20 of them: room
+                # for the nodes' address claims and product information at once
+                n2k = spec.framing or hasattr(rt.device, "node")
+                port = open_port(
+                    spec, queue_lines=N2K_QUEUE_LINES if n2k else 64, default_baud=config.baud
+                )
                 port.on_line = world.dispatcher.receive
                 opened[spec.identity] = (port, url)
             port = opened[spec.identity][0]

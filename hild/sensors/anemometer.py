@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
+from typing import ClassVar
 
 from hild.environment.wind import height_factor
 from hild.nmea import sentences as nmea
@@ -22,7 +23,7 @@ class Anemometer(Device):
     """
 
     model = "anemometer"
-    sentences_available = ("MWV", "MWD")
+    sentences_available: ClassVar[tuple[str, ...]] = ("MWV", "MWD")
     noise_components = {"wind_speed": 1, "wind_angle": 1}
     worst_case = {
         "app_angle": 359.9,

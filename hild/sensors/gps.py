@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import zlib
 from datetime import datetime
+from typing import ClassVar
 
 import numpy as np
 
@@ -22,7 +23,15 @@ class Gps(Device):
     course over ground as a u-blox receiver reports it below 0.1 m/s (``cog_at_rest``)."""
 
     model = "gps"
-    sentences_available = ("GGA", "RMC", "VTG", "ZDA", "GSA", "GSV", "HDT")
+    sentences_available: ClassVar[tuple[str, ...]] = (
+        "GGA",
+        "RMC",
+        "VTG",
+        "ZDA",
+        "GSA",
+        "GSV",
+        "HDT",
+    )
     noise_components = {"position": 2, "altitude": 1, "velocity": 2, "heading": 1}
     worst_case = {
         "lat": -89.99999,

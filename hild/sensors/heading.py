@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
+from typing import ClassVar
 
 from hild.nmea import sentences as nmea
 from hild.sensors import kinematics
@@ -21,7 +22,7 @@ class Heading(Device):
     """
 
     model = "heading"
-    sentences_available = ("HDT", "THS", "ROT", "PASHR", "XDR")
+    sentences_available: ClassVar[tuple[str, ...]] = ("HDT", "THS", "ROT", "PASHR", "XDR")
     noise_components = {"heading": 1, "rate_of_turn": 1, "roll": 1, "pitch": 1, "heave": 1}
     worst_case = {
         "heading": 359.99,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
+from typing import ClassVar
 
 from hild.nmea import sentences as nmea
 from hild.sensors import kinematics
@@ -16,7 +17,7 @@ class SpeedLog(Device):
     """Longitudinal and transverse speed at the transducer, through water and over ground."""
 
     model = "speed-log"
-    sentences_available = ("VHW", "VBW")
+    sentences_available: ClassVar[tuple[str, ...]] = ("VHW", "VBW")
     noise_components = {"speed": 2, "heading": 1}
     worst_case = {
         "water_long": -999.99,

@@ -55,6 +55,10 @@ ALLOWED_OPTIONS: dict[str, tuple[str, ...]] = {
     "tcp": ("allow", "mode", "max_clients"),
 }
 MODES = ("both", "send", "receive")
+# NMEA 2000 gateways' text framings, named before a scheme (``ydraw+udp://``): the lines an
+# N2K device sends there (hild/n2k/lines.py); a plain scheme carries NMEA 0183 (or YDRAW, an
+# N2K device's default)
+FRAMINGS = ("ydraw", "actisense")
 _HOSTNAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?")
 _TRUE = ("", "1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
@@ -81,6 +85,7 @@ class PortSpec:
     path: str | None = None
     baud: int | None = None
     options: tuple[tuple[str, str], ...] = ()
+    framing: str = ""  # an NMEA 2000 framing named before the scheme (FRAMINGS), or ""
 
     @property
     def identity(self) -> tuple:
@@ -128,6 +133,18 @@ def parse_port_url(url: str, run_dir: str | os.PathLike = DEFAULT_RUN_DIR) -> Po
     except ValueError as e:
         raise PortUrlError(url, f"it cannot be parsed ({e})", _any_form()) from None
     scheme = parts.scheme.lower()
+    framing = ""
+    if "+" in scheme:  # ydraw+udp://: an NMEA 2000 gateway's framing on that transport
+        framing, _, scheme = scheme.partition("+")
+        if framing not in FRAMINGS:
+            raise PortUrlError(
+                url,
+                f"unknown framing {framing!r} before the scheme",
+                f"{' or '.join(FRAMINGS)} (NMEA 2000 as a gateway's lines: ydraw+udp://, "
+                "ydraw+tcp://, actisense+serial://), or a plain scheme",
+            )
+        text = text.split("+", 1)[1]
+        parts = urlsplit(text)
     if scheme not in FORMS:
         raise PortUrlError(url, f"unknown scheme {parts.scheme!r}", _any_form())
     expected = f"{FORMS[scheme]}, e.g. {EXAMPLES[scheme]}"
@@ -139,10 +156,10 @@ def parse_port_url(url: str, run_dir: str | os.PathLike = DEFAULT_RUN_DIR) -> Po
         baud = _parse_baud(url, options.pop("baud"), expected)
     if scheme == "serial":
         path = _serial_path(url, parts.netloc, unquote(parts.path), expected)
-        return PortSpec(url, scheme, path=path, baud=baud, options=_items(options))
+        return PortSpec(url, scheme, path=path, baud=baud, options=_items(options), framing=framing)
     if scheme == "pty":
         path = _pty_path(url, parts.netloc, unquote(parts.path), run_dir, expected)
-        return PortSpec(url, scheme, path=path, baud=baud, options=_items(options))
+        return PortSpec(url, scheme, path=path, baud=baud, options=_items(options), framing=framing)
     if parts.path not in ("", "/"):
         raise PortUrlError(url, f"unexpected path {parts.path!r} after the address", expected)
     listen = options.get("listen") == "1"
@@ -151,7 +168,7 @@ def parse_port_url(url: str, run_dir: str | os.PathLike = DEFAULT_RUN_DIR) -> Po
         _check_listen(url, host, options, expected)
     if "bind" in options:
         options["bind"] = _parse_bind(url, options["bind"], expected)
-    return PortSpec(url, scheme, host=host, port=port, options=_items(options))
+    return PortSpec(url, scheme, host=host, port=port, options=_items(options), framing=framing)
 
 
 def _any_form() -> str:
