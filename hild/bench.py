@@ -56,6 +56,7 @@ from hild.mirror.config import MirrorConfig, read_mirror
 from hild.model.layout import METHODS
 from hild.model.stability import StepLimit, remembered_step_limit, step_limit
 from hild.model.vessel import Vessel
+from hild.n2k.bus import BUS_BITS_PER_S, BusLoad
 from hild.names import is_name
 from hild.profiles import BENCHES
 from hild.profiles.vessel import load_profile
@@ -125,6 +126,7 @@ class Bench:
     commands: dict[str, float]
     devices: tuple[DeviceConfig, ...]
     budgets: tuple[PortBudget, ...] = field(default=())
+    buses: tuple[BusLoad, ...] = field(default=())  # the NMEA 2000 buses (hild/n2k/bus.py)
     mqtt: MirrorConfig | None = None  # the [mqtt] table: the mirror is on when present
     record: RecordConfig | None = None  # the [record] table: recording is on when present
     traffic: tuple[Target, ...] = ()  # the [[traffic]] tables' targets
@@ -258,6 +260,9 @@ def bench_from_document(
         for e in _step_errors(path, limit, general["rate_hz"], from_option):
             problems.add(e, at=bench_table.position("rate_hz"))
     budgets = _port_rules(read, origin, run_dir, vessel_of, traffic, problems)
+    buses, bus_errors = n2k_buses(read, origin, run_dir)
+    for e in bus_errors:
+        problems.add(e)
     if problems.errors:
         raise BenchError(problems.in_order())
     assert part.vessel is not None
@@ -280,6 +285,7 @@ def bench_from_document(
         commands=part.commands,
         devices=tuple(d.config for d in read),
         budgets=tuple(budgets),
+        buses=tuple(buses),
         mqtt=mqtt,
         record=record,
         traffic=tuple(traffic),
@@ -953,6 +959,8 @@ def _setting(table: Section, key: str, settings: dict[str, Any]) -> None:
     default = settings[key]
     if isinstance(default, list):
         settings[key] = _string_list(table, key)
+    elif key == "pgn_rates":
+        settings[key] = _pgn_rates(table, key)
     elif isinstance(default, dict):
         settings[key] = _string_table(table, key)
     elif isinstance(default, bool):
@@ -996,6 +1004,21 @@ def _string_list(section: Section, key: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise section.error(key, value, "a list of strings")
     return value
+
+
+def _pgn_rates(section: Section, key: str) -> dict[str, float]:
+    """An NMEA 2000 device's slower PGNs' rates: PGN (a quoted number) to Hz, from once a
+    minute to the device's epoch rate (hild/n2k/device.py)."""
+    value = section.raw(key)
+    expected = 'a table of PGNs and their rates in Hz, e.g. { "129029" = 1.0 }'
+    if not isinstance(value, dict):
+        raise section.error(key, value, expected)
+    for pgn, rate in value.items():
+        if isinstance(rate, bool) or not isinstance(rate, int | float) or not 1 / 60 <= rate <= 100:
+            raise section.error(f"{key}.{pgn}", rate, "a rate from 1/60 to 100 Hz")
+        if not str(pgn).isdigit():
+            raise section.error(key, value, expected)
+    return {str(k): float(v) for k, v in value.items()}
 
 
 def _string_table(section: Section, key: str) -> dict[str, str]:
@@ -1078,8 +1101,8 @@ def _budgets(
     with a device whose keys the budget needs are wrong is not reckoned."""
     by_port: dict[str, tuple[PortSpec, list[_Device]]] = {}
     for d in read:
-        if not d.usable("ports"):
-            continue
+        if not d.usable("ports") or d.config.model.startswith("n2k-"):
+            continue  # (an NMEA 2000 node's load is its bus's: n2k_buses)
         for url in d.config.ports:
             spec = parse_port_url(url, run_dir)
             if spec.scheme in ("serial", "pty"):
@@ -1122,6 +1145,72 @@ def _budgets(
             error = over_budget_error(Path(sharing[-1].section.file), budget, configs)
             errors.append(located(error, sharing[-1].end()))
     return budgets, errors
+
+
+def n2k_buses(
+    read: list[_Device], origin: Origin, run_dir: Path
+) -> tuple[list[BusLoad], list[ConfigError]]:
+    """Each NMEA 2000 bus (the N2K devices sharing a port: one gateway) and its load against
+    250 kbit/s; a bus over it, two nodes with one source address on a bus, and an N2K device
+    sharing a port with an NMEA 0183 one are errors."""
+    by_port: dict[tuple, tuple[PortSpec, list[_Device]]] = {}
+    for d in read:
+        if not d.usable("ports", "name"):
+            continue
+        for url in d.config.ports:
+            spec = parse_port_url(url, run_dir)
+            by_port.setdefault(spec.identity, (spec, []))[1].append(d)
+    buses, errors = [], []
+    utc = datetime(2026, 12, 31, 23, 59, 59, tzinfo=UTC)
+    for spec, sharing in by_port.values():
+        nodes = [d for d in sharing if d.config.model.startswith("n2k-")]
+        if not nodes:
+            continue
+        others = [d for d in sharing if not d.config.model.startswith("n2k-")]
+        if others:
+            errors.append(
+                nodes[-1].error(
+                    "ports",
+                    spec.url,
+                    f"a port of NMEA 2000 devices only: {', '.join(o.config.name for o in others)} "
+                    "sends NMEA 0183 there (a gateway's lines are CAN frames)",
+                )
+            )
+            continue
+        if not all(d.usable(*BUDGET_KEYS) for d in nodes):
+            continue
+        built = [build_device(d.config, 0, origin) for d in nodes]
+        sources: dict[int, str] = {}
+        for d, device in zip(nodes, built, strict=True):
+            source = device.node.source
+            if source in sources:
+                errors.append(
+                    d.error(
+                        "settings.source",
+                        source,
+                        f"a source address no other node on {spec.url} has ({sources[source]} "
+                        "has it): each node on a bus claims its own",
+                    )
+                )
+            sources.setdefault(source, d.config.name)
+        bits = sum(device.bus_bits_per_s(utc) for device in built)
+        bus = BusLoad(spec.url, tuple(d.config.name for d in nodes), bits)
+        buses.append(bus)
+        if bus.load > 1.0:
+            detail = "; ".join(
+                f"{d.config.name}: {d.config.rate_hz:g} Hz x {', '.join(d.config.sentences)}"
+                for d in nodes
+            )
+            errors.append(
+                nodes[-1].error(
+                    "ports",
+                    spec.url,
+                    f"a bus within NMEA 2000's {BUS_BITS_PER_S // 1000} kbit/s: its nodes send "
+                    f"{bits / 1000:.0f} kbit/s ({100 * bus.load:.0f} %; {detail}); send fewer "
+                    "PGNs, lower rate_hz or pgn_rates, or put nodes on another bus",
+                )
+            )
+    return buses, errors
 
 
 def over_budget_error(path: Path, budget: PortBudget, configs: list[DeviceConfig]) -> ConfigError:

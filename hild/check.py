@@ -63,6 +63,11 @@ def check_bench(name_or_path: str | None) -> int:
         f"{len(bench.devices)} device(s), {bench.rate_hz:g} Hz\n"
     )
 
+    for bus in bench.buses:
+        out.write(
+            f"  {bus.url} (NMEA 2000 bus: {', '.join(bus.devices)}): "
+            f"{bus.bits_per_s / 1000:.1f} of 250 kbit/s ({100 * bus.load:.1f} %)\n"
+        )
     for budget in bench.budgets:
         out.write(
             f"  {budget.url} ({', '.join(budget.devices)}): {budget.bytes_per_s:.0f} of "

@@ -293,3 +293,63 @@ def test_wind_and_speed_through_the_water(decoded):
         x = states[at_ms(m)]
         # through the water: u less the current's (none here): 0.01 m/s
         assert m["fields"]["Speed Water Referenced"] == pytest.approx(x[6], abs=0.0051)
+
+
+# --- what `hild check` says of a bus ---------------------------------------------------------
+def bus_bench(tmp_path, devices: str) -> str:
+    path = tmp_path / "bus.toml"
+    path.write_text(BENCH.format(run_dir=tmp_path / "run", devices=devices))
+    return str(path)
+
+
+NODE = """
+[[device]]
+name = "{name}"
+type = "{type}"
+ports = ["{port}"]
+{extra}
+"""
+
+
+def node(name: str, type_: str = "n2k-gnss", port: str = "ydraw+udp://127.0.0.1:41457", extra=""):
+    return NODE.format(name=name, type=type_, port=port, extra=extra)
+
+
+def test_a_bus_s_load_is_reckoned_against_250_kbit_s(tmp_path):
+    bench = load_bench(bus_bench(tmp_path, node("gnss") + node("compass", "n2k-compass")))
+    (bus,) = bench.buses
+    assert bus.devices == ("gnss", "compass")
+    # gnss: 129025, 129026, 127250 at 10 Hz (one frame, 160 bits), 129029 (7 frames) and
+    # 126992 at 1 Hz; compass: 127250, 127251, 127257 at 10 Hz, 127258 at 1 Hz
+    expected = 160 * (3 * 10 + 7 + 1) + 160 * (3 * 10 + 1)
+    assert bus.bits_per_s == expected
+    assert bench.budgets == ()  # (no serial line's byte budget for it)
+
+
+def test_every_problem_of_a_bus_is_named(tmp_path):
+    from hild.bench import BenchError
+
+    fast = '[device.settings]\npgn_rates = { "129029" = 100.0 }\n'
+    devices = (
+        node("gnss", extra="rate_hz = 100\n" + fast)
+        + node("gnss2", extra="rate_hz = 100\n" + fast.replace("]\n", "]\nsource = 30\n", 1))
+        + node("log", "n2k-speed", extra="[device.settings]\nsource = 10\n")
+        + node("gps", "gps", port="udp://127.0.0.1:41460")
+        + node("mixed", "n2k-wind", port="udp://127.0.0.1:41460")
+        + node("odd", "n2k-wind", port="canvas+udp://127.0.0.1:41461")
+        + node(
+            "slow",
+            "n2k-compass",
+            port="udp://127.0.0.1:41462",
+            extra='[device.settings]\npgn_rates = { "127258" = 0.001 }\n',
+        )
+    )
+    with pytest.raises(BenchError) as e:
+        load_bench(bus_bench(tmp_path, devices))
+    said = str(e.value)
+    assert "a bus within NMEA 2000's 250 kbit/s" in said  # 2 x 168 kbit/s
+    assert "settings.source = 10: expected a source address no other node" in said
+    assert "(gnss has it)" in said
+    assert "a port of NMEA 2000 devices only: gps sends NMEA 0183 there" in said
+    assert "unknown framing 'canvas'" in said
+    assert "settings.pgn_rates.127258 = 0.001: expected a rate from 1/60 to 100 Hz" in said
