@@ -10,23 +10,16 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import textwrap
 import time
 import urllib.request
 
-import pytest
-
 from hild.geodesy import Origin
 from tests.endpoints import Daemon, free_tcp_port, free_udp_port
+from tests.signalk_tools import SIGNALK, needs_signalk
 
-SIGNALK = os.environ.get("HILD_SIGNALK_SERVER") or shutil.which("signalk-server")
-pytestmark = pytest.mark.skipif(
-    SIGNALK is None,
-    reason="signalk-server is not installed (npm install signalk-server; then put it on the "
-    "PATH or set HILD_SIGNALK_SERVER)",
-)
+pytestmark = needs_signalk
 
 TARGETS = {  # mmsi: (name, A + B [m], speed [kn])
     257300001: ("NORDIC TRADER", 110, 12.0),

@@ -1,0 +1,101 @@
+"""Signal K server, a real client no one here wrote, reads hild's NMEA 2000 from YDRAW over UDP
+(its own "Yacht Devices RAW UDP (canboatjs)" source) and shows the boat's position, heading,
+attitude, rate of turn and wind.
+
+Runs where a signalk-server is at hand (tests/signalk_tools.py); skipped otherwise. The truth
+is the run's own summary at its end (its position and heading), the server's values the last
+it took, a tenth of a second of motion at most before it.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+import time
+
+from hild.geodesy import Origin
+from tests.endpoints import Daemon, free_tcp_port, free_udp_port
+from tests.signalk_tools import get, needs_signalk, signalk_server, value
+
+pytestmark = needs_signalk
+
+BENCH = """
+[bench]
+name = "signalk-n2k"
+rate_hz = 50
+start_time = "2026-06-01T12:00:00Z"
+
+[vessel]
+profile = "odin"
+heading_deg = 40.0
+speed = 4.0
+[vessel.commands]
+"port.rpm" = 1500
+"starboard.rpm" = 1500
+"port.deflector" = 1
+"starboard.deflector" = 1
+
+[origin]
+latitude = 59.41
+longitude = 10.48
+
+[weather]
+preset = "calm"
+wind_speed = 6.0
+wind_from_deg = 300.0
+
+[[device]]
+name = "gnss"
+type = "n2k-gnss"
+ports = ["ydraw+udp://127.0.0.1:{udp}"]
+
+[[device]]
+name = "compass"
+type = "n2k-compass"
+ports = ["ydraw+udp://127.0.0.1:{udp}"]
+
+[[device]]
+name = "wind"
+type = "n2k-wind"
+ports = ["ydraw+udp://127.0.0.1:{udp}"]
+"""
+
+
+def test_signalk_server_shows_the_boat_from_hild_s_nmea_2000(tmp_path):
+    udp, http = free_udp_port(), free_tcp_port()
+    options = {"type": "NMEA2000", "subOptions": {"type": "ydwg02-udp-canboatjs", "port": udp}}
+    with signalk_server(tmp_path, http, options) as api:
+        bench = tmp_path / "bench.toml"
+        bench.write_text(textwrap.dedent(BENCH).replace("{udp}", str(udp)))
+        daemon = Daemon(
+            str(bench), "--run-dir", str(tmp_path / "run"), "--duration", "8", tmp=tmp_path
+        )
+        daemon.proc.wait(60)
+        summary = daemon.stop()
+        assert summary["reason"] == "duration", daemon.stderr()
+        time.sleep(1.0)  # the last datagrams through the server's pipeline
+        me = api.rsplit("/", 1)[0] + "/vessels/self"
+        vessel = get(me)
+    north, east, _ = summary["position_ned"]
+    lat, lon, _ = Origin(59.41, 10.48).to_geodetic(north, east)
+    position = value(vessel, "navigation", "position")
+    assert position is not None, vessel
+    # the last 129025 is at most 0.1 s before the run's end, at about 5 m/s: within 1 m
+    metres = math.hypot(
+        (position["latitude"] - lat) * 111_320.0,
+        (position["longitude"] - lon) * 111_320.0 * math.cos(math.radians(lat)),
+    )
+    assert metres < 1.0, (position, lat, lon)
+    heading = value(vessel, "navigation", "headingTrue")
+    truth = math.radians(summary["heading_deg"])
+    assert abs(math.remainder(heading - truth, 2 * math.pi)) < 0.01, (heading, truth)
+    attitude = value(vessel, "navigation", "attitude")
+    assert attitude is not None and abs(attitude["roll"]) < 0.2 and abs(attitude["pitch"]) < 0.2
+    assert value(vessel, "navigation", "rateOfTurn") is not None
+    sog = value(vessel, "navigation", "speedOverGround")
+    assert sog is not None and 2.0 < sog < 20.0, sog
+    # the wind at the masthead: 6 m/s from 300 deg on a boat under way north-east
+    apparent = value(vessel, "environment", "wind", "speedApparent")
+    assert apparent is not None and apparent > 3.0, vessel.get("environment")
+    assert value(vessel, "environment", "wind", "angleApparent") is not None
+    assert value(vessel, "navigation", "magneticVariation") is not None
