@@ -353,3 +353,11 @@ def test_every_problem_of_a_bus_is_named(tmp_path):
     assert "a port of NMEA 2000 devices only: gps sends NMEA 0183 there" in said
     assert "unknown framing 'canvas'" in said
     assert "settings.pgn_rates.127258 = 0.001: expected a rate from 1/60 to 100 Hz" in said
+
+
+def test_the_built_in_n2k_bench_puts_three_nodes_on_one_bus():
+    bench = load_bench("n2k")
+    (bus,) = bench.buses
+    assert bus.url == "ydraw+udp://127.0.0.1:1457" and bus.devices == ("gnss", "wind", "ais")
+    assert 0.02 < bus.load < 0.1  # (a GNSS at 10 Hz, wind at 10 Hz, AIS: a few %)
+    assert len(bench.traffic) == 6

@@ -492,11 +492,31 @@ SENSOR_TYPES = {
 
 # The AIS receiver speaks encapsulated sentences of its own schedule, not one epoch of a
 # measurement: tests/test_ais.py checks every line of it against an independent decoder.
-OWN_TESTS = {"ais"}
+OWN_TESTS = {"ais", "n2k-ais", "n2k-engine"}  # (the NMEA 2000 ones: tests/test_n2k_*.py)
+# The NMEA 2000 kinds' measurements are their 0183 kinds'; their lines are CAN frames (YDRAW).
+N2K_TYPES = ("n2k-gnss", "n2k-compass", "n2k-wind", "n2k-speed")
 
 
 def test_every_sensor_model_is_covered():
-    assert set(SENSOR_TYPES) | OWN_TESTS == set(models(SENSOR))
+    assert set(SENSOR_TYPES) | OWN_TESTS | set(N2K_TYPES) == set(models(SENSOR))
+
+
+@pytest.mark.parametrize("model", N2K_TYPES)
+@prop
+@given(data=st.data(), utc=utc_st, valid=st.booleans())
+def test_n2k_sensor_encodes_any_measurement_as_whole_frames(model, data, utc, valid):
+    from hild.n2k.lines import parse_ydraw
+
+    device = build_device(device_config(model), 0, ORIGIN)
+    m = {key: data.draw(wild, label=key) for key in device.worst_case}
+    if model == "n2k-gnss":
+        m["lat"], m["lon"] = data.draw(lat_st | wild), data.draw(lon_st | wild)
+    device.stats.epochs = 1  # (an epoch at which every PGN is due)
+    lines = device.encode(m, utc, valid)
+    assert lines
+    for line in lines:
+        frame = parse_ydraw(line)
+        assert frame is not None and len(frame.data) == 8 and line.endswith(b"\r\n"), line
 
 
 @pytest.mark.parametrize("model", sorted(SENSOR_TYPES))

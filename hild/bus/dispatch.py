@@ -1,9 +1,10 @@
-"""The inbound path's fan-out: each received line goes to the command devices on its port."""
+"""The inbound path's fan-out: each received line goes to the command devices on its port, and
+to the devices that hear their ports (an NMEA 2000 node's ISO requests)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from hild.bus.reference import FORMATTER as HSC_FORMATTER
 from hild.bus.screen import Screen
@@ -16,6 +17,14 @@ if TYPE_CHECKING:
 
 # (device name, the line, its command or None, (reason, detail) when refused)
 Listener = Callable[[str, Inbound, ActuatorCommand | None, tuple[str, str] | None], None]
+
+
+class Hears(Protocol):
+    """A sampled device that hears its ports' lines and answers them itself, at its next epoch
+    (an NMEA 2000 node: hild/n2k/requests.py). ``hear`` runs on the event loop: it only notes
+    the line (thread-safe, never raises, never awaits) and says what the line was to it."""
+
+    def hear(self, inbound: Inbound) -> Verdict: ...
 
 
 class Dispatcher:
@@ -31,6 +40,7 @@ class Dispatcher:
         self.now = now  # the simulated time, the watchdogs' clock (the world's)
         self.received_lines = 0
         self._devices: dict[str, list[TakesCommands]] = {}
+        self._hearers: dict[str, list[Hears]] = {}  # by port URL, as _devices
         self.listeners: list[Listener] = []  # told of every decoding (the recorder)
 
     def attach(self, port_url: str, device: TakesCommands) -> None:
@@ -38,6 +48,12 @@ class Dispatcher:
         devices = self._devices.setdefault(port_url, [])
         if device not in devices:
             devices.append(device)
+
+    def listen(self, port_url: str, device: Hears) -> None:
+        """Let ``device`` hear the lines of the port named ``port_url`` (its PortSpec.url)."""
+        hearers = self._hearers.setdefault(port_url, [])
+        if device not in hearers:
+            hearers.append(device)
 
     def receive(self, inbound: Inbound) -> Verdict | None:
         """A port's on_line callback: decode, and queue what is valid. Never raises.
@@ -47,12 +63,15 @@ class Dispatcher:
         lines then are commands still, waiting for its neutral one); MALFORMED when every
         device found it malformed (sentence.MALFORMED: not a sentence at all); IGNORED for a
         well-formed sentence that no device takes, another talker's on a shared bus; None on
-        a port with no device.
+        a port with no device. A port's hearing devices (``listen``) hear every line too, and
+        the best of their verdicts and the command devices' is the line's.
         """
         self.received_lines += 1
+        hearers = self._hearers.get(inbound.port)
+        heard = max(h.hear(inbound) for h in hearers) if hearers else None
         devices = self._devices.get(inbound.port, ())
         if not devices:
-            return None
+            return heard
         applied, malformed = False, 0
         for device in devices:
             record = self.deliver(device, inbound)
@@ -63,7 +82,8 @@ class Dispatcher:
                 malformed += 1
         if applied:
             return Verdict.APPLIED
-        return Verdict.MALFORMED if malformed == len(devices) else Verdict.IGNORED
+        verdict = Verdict.MALFORMED if malformed == len(devices) else Verdict.IGNORED
+        return verdict if heard is None else max(verdict, heard)
 
     def screen(self, port_url: str) -> Screen:
         """The cheap test of lines for the port named ``port_url`` (Port.screen): well-formed

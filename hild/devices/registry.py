@@ -51,6 +51,8 @@ KINDS: dict[str, Kind] = {
         Kind("n2k-compass", SENSOR, "hild.n2k.device", "N2kCompass"),
         Kind("n2k-wind", SENSOR, "hild.n2k.device", "N2kWind"),
         Kind("n2k-speed", SENSOR, "hild.n2k.device", "N2kSpeed"),
+        Kind("n2k-ais", SENSOR, "hild.n2k.ais", "N2kAis"),
+        Kind("n2k-engine", SENSOR, "hild.n2k.engines", "N2kEngine"),
         Kind("jet-controller", COMMANDS, "hild.bus.device", "JetController"),
         Kind("thruster-controller", COMMANDS, "hild.bus.device", "ThrusterController"),
         Kind("frontseat", COMMANDS, "hild.bus.frontseat", "Frontseat"),

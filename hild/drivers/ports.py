@@ -37,6 +37,8 @@ async def open_ports(world: World) -> None:
                 port.accepts_commands = True
                 world.dispatcher.attach(port.spec.url, rt.device)
                 port.screen = world.dispatcher.screen(port.spec.url)
+            if rt.takes_requests:  # (an NMEA 2000 node: ISO requests, answered at its epoch)
+                world.dispatcher.listen(port.spec.url, rt.device)
             rt.ports.append(port)
     for key, (port, url) in opened.items():
         try:

@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from hild.n2k import pgns
 from hild.n2k.frames import BROADCAST, Sequences, frame_bits, frames_of
 from hild.n2k.lines import actisense, ydraw
+from hild.n2k.requests import Requests, answer
 from hild.sensors.anemometer import Anemometer
 from hild.sensors.device import Device, Measurement
 from hild.sensors.gps import Gps
@@ -36,6 +37,10 @@ from hild.sensors.heading import Heading
 from hild.sensors.speed_log import SpeedLog
 from hild.sensors.truth import Truth
 from hild.units import KNOTS_PER_MS
+
+if TYPE_CHECKING:
+    from hild.transport.base import Inbound
+    from hild.transport.judging import Verdict
 
 # The framing prefixes of a port URL (hild/transport/url.py strips them): ydraw+udp://...
 FRAMING_PREFIXES = {"ydraw": "ydraw", "actisense": "actisense"}
@@ -83,16 +88,19 @@ class N2kNode:
 
     def claim(self, utc: datetime) -> list[bytes]:
         """The address claim (60928) and the product information (126996)."""
+        return self.message(pgns.ADDRESS_CLAIM, pgns.address_claim(self.name), utc) + self.message(
+            pgns.PRODUCT_INFORMATION, self.product_information(), utc
+        )
+
+    def product_information(self) -> bytes:
+        """126996's payload: what the node is (its settings, or hild's defaults)."""
         s = self.device.config.settings
-        info = pgns.product_information(
+        return pgns.product_information(
             product_code=int(s.get("product_code", 0)),
             model_id=str(s.get("model_id", "hild " + self.device.model)),
             software_version=str(s.get("software_version", "hild")),
             model_version=str(s.get("model_version", "1")),
             serial_code=str(s.get("serial_code", self.device.config.name)),
-        )
-        return self.message(pgns.ADDRESS_CLAIM, pgns.address_claim(self.name), utc) + self.message(
-            pgns.PRODUCT_INFORMATION, info, utc
         )
 
     def next_sid(self) -> int:
@@ -128,19 +136,54 @@ class N2kSensor:
             for name in self.config.sentences
         }
         self._epoch_sid = 0
+        # the ISO requests heard on its ports, answered at its next epoch (requests.py)
+        self.requests = Requests(lambda: self.node.source)
+        self._asked: set[str] = set()  # the PGNs asked for, sent at this epoch whatever due
 
     def sample(self, truth: Truth) -> list[bytes]:
         first = not self.node.claimed
         self._epoch_sid = self.node.next_sid()
-        lines = super().sample(truth)  # type: ignore[misc]
+        answers = self._answer_requests(truth)
+        lines = answers + super().sample(truth)  # type: ignore[misc]
         if first:  # at power-up: claim the address, say what the node is
             self.node.claimed = True
             lines = self.node.claim(truth.utc) + lines
         return lines
 
+    def hear(self, inbound: Inbound) -> Verdict:
+        """A line received on one of its ports (the event loop's, between epochs): an ISO
+        request for the node is queued for its next epoch (hild/n2k/requests.py)."""
+        return self.requests.hear(inbound.line, inbound.overlong)
+
+    def _answer_requests(self, truth: Truth) -> list[bytes]:
+        """The answers to the requests heard since the last epoch; the PGNs of its own asked
+        for go out with this epoch's. A node in a dropout hears nothing."""
+        self._asked = set()
+        pending = self.requests.take()
+        if not pending:
+            return []
+        if self._fault("dropout", truth.t):  # type: ignore[attr-defined]
+            self.requests.stats.unanswered += len(pending)
+            return []
+        node = self.node
+        lines, self._asked = answer(
+            pending,
+            self.config.sentences,
+            pgns.address_claim(node.name),
+            node.product_information(),
+            node.message,
+            truth.utc,
+            self.requests.stats,
+        )
+        return lines
+
+    def summary(self) -> dict:
+        """The device's counters and the requests' (heard, answered, NAKs, malformed, ...)."""
+        return {**super().summary(), "requests": dict(vars(self.requests.stats))}  # type: ignore[misc]
+
     def due(self, name: str) -> bool:
         """Whether the PGN ``name`` goes out at this epoch."""
-        return (self.stats.epochs - 1) % self.every.get(name, 1) == 0
+        return (self.stats.epochs - 1) % self.every.get(name, 1) == 0 or name in self._asked
 
     def cadence(self) -> str:
         slow = {n: e for n, e in self.every.items() if e > 1}

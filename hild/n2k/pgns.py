@@ -79,7 +79,10 @@ def unsigned(value: float | None, resolution: float, bits: int) -> int:
     top = (1 << bits) - 1
     if value is None or not math.isfinite(value):
         return top
-    return min(max(round(value / resolution), 0), top - 2)
+    scaled = value / resolution  # (a huge value over a tiny resolution: infinite)
+    if math.isinf(scaled):
+        return top - 2 if scaled > 0 else 0
+    return min(max(round(scaled), 0), top - 2)
 
 
 def signed(value: float | None, resolution: float, bits: int) -> int:
@@ -88,7 +91,10 @@ def signed(value: float | None, resolution: float, bits: int) -> int:
     top = (1 << (bits - 1)) - 1
     if value is None or not math.isfinite(value):
         return top
-    return min(max(round(value / resolution), -top - 1), top - 2)
+    scaled = value / resolution
+    if math.isinf(scaled):
+        return top - 2 if scaled > 0 else -top - 1
+    return min(max(round(scaled), -top - 1), top - 2)
 
 
 def angle(value: float | None) -> int:
@@ -99,7 +105,7 @@ def angle(value: float | None) -> int:
 def date_time(utc: datetime) -> tuple[int, int]:
     """Days since 1970-01-01 and tenths of milliseconds since midnight (NMEA 2000's date and
     time fields: 1 day, 0.0001 s)."""
-    days = (utc.date() - EPOCH.date()).days
+    days = min(max((utc.date() - EPOCH.date()).days, 0), 65533)  # (uint16: to 2149)
     midnight = utc.replace(hour=0, minute=0, second=0, microsecond=0)
     return days, round((utc - midnight).total_seconds() * 10_000) % 864_000_000
 

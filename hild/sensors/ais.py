@@ -15,7 +15,7 @@ import zlib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -69,7 +69,7 @@ class Ais(Device):
     """
 
     model = "ais"
-    sentences_available = ("VDM", "VDO")
+    sentences_available: ClassVar[tuple[str, ...]] = ("VDM", "VDO")
     noise_components = {"position": 2}
     # One Class A position report at the widest values (``encode``; the lines' length does not
     # depend on the values: every AIS message of a type has a fixed number of bits).
@@ -120,8 +120,17 @@ class Ais(Device):
         boat is the station ``station`` on it (its VDO is that station's transmissions)."""
         self.air = air
         self.station = station
-        if "VDM" in self.config.sentences or "VDO" in self.config.sentences:
+        if self.hears_targets() or self.reports_own():
             self._listener = air.listener()  # (one that never listens would hold the log)
+
+    # --- what it passes on (another output, hild/n2k/ais.py's PGNs, says otherwise) ------------
+    def hears_targets(self) -> bool:
+        """Whether it passes on the other stations' messages (VDM)."""
+        return "VDM" in self.config.sentences
+
+    def reports_own(self) -> bool:
+        """Whether it reports its own transponder's (VDO)."""
+        return "VDO" in self.config.sentences
 
     # --- the identity of the own ship ---------------------------------------------------------
     def own_identity(self) -> Identity:
@@ -154,12 +163,12 @@ class Ais(Device):
             self.stats.sentences += len(lines)
             return lines
         own = kinematics.position_ned(truth, self.lever_arm)
-        if "VDM" in self.config.sentences and truth.traffic is not None:
+        if self.hears_targets() and truth.traffic is not None:
             view = truth.traffic
             rows = view.state.tolist()  # (plain floats: a numpy scalar per field costs more)
             for target, row in zip(view.targets, rows, strict=False):
                 lines += self._target(truth, target, row, own[0], own[1], silent)
-        if "VDO" in self.config.sentences:
+        if self.reports_own():
             lines += self._own(truth, silent)
         self.stats.sentences += len(lines)
         return lines
@@ -214,7 +223,10 @@ class Ais(Device):
         self, kind: str, ident: Identity, channel: str, sentence: str, dynamic
     ) -> list[bytes]:
         """The sentences of one message (``kind``: its type, "24A" or "24B"); a message that
-        cannot be encoded is left out and counted under its sentence type."""
+        cannot be encoded is left out and counted under its sentence type. The one place a
+        received message becomes lines: another output overrides it (hild/n2k/ais.py), and
+        must call ``dynamic`` (the report's position, its noise drawn) as this does: once for a
+        position report (1, 3, 18), never for static data."""
         talker = self.config.talker
 
         def build(_name: str) -> list[bytes]:
@@ -282,8 +294,8 @@ class Ais(Device):
         heard = self.air.heard(self._listener, truth.t)
         if not heard:
             return []
-        vdm = "VDM" in self.config.sentences
-        vdo = "VDO" in self.config.sentences
+        vdm = self.hears_targets()
+        vdo = self.reports_own()
         own = kinematics.position_ned(truth, self.lever_arm)
         own_n, own_e = float(own[0]), float(own[1])
         own_motion: tuple | None = None

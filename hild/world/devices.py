@@ -32,3 +32,9 @@ class DeviceRuntime:
     @property
     def takes_commands(self) -> bool:
         return self.role == COMMANDS
+
+    @property
+    def takes_requests(self) -> bool:
+        """A device that hears its ports and answers at its next epoch (an NMEA 2000 node's
+        ISO requests: hild/bus/dispatch.py ``Hears``)."""
+        return callable(getattr(self.device, "hear", None))
