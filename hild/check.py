@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 from hild.config import MISSING, ConfigError, looks_like_path
 from hild.fleet import describe
 from hild.profiles import BENCHES, SCENARIOS
+from hild.transport.can import can_warnings
 from hild.transport.probe import bind_problem, listen_address
-from hild.transport.url import parse_port_url
+from hild.transport.url import CAN_SCHEMES, PortSpec, parse_port_url
 
 if TYPE_CHECKING:
     from hild.bench import Bench
@@ -156,12 +157,18 @@ def _missing_path(name_or_path: str) -> bool:
 
 def port_warnings(bench: Bench) -> list[str]:
     """What would stop `hild run` now though the bench is right: an address another program
-    holds or that is not on this machine, a host name that does not resolve."""
+    holds or that is not on this machine, a host name that does not resolve, a CAN interface
+    missing or down (or python-can not installed); and a device whose lines a CAN bus cannot
+    carry."""
     warnings: list[str] = []
     seen: set[str] = set()
     for config in bench.devices:
         for url in config.ports:
             spec = parse_port_url(url, bench.run_dir)
+            if spec.scheme in CAN_SCHEMES:
+                warnings.extend(_can_warnings(config, url, spec, first=spec.url not in seen))
+                seen.add(spec.url)
+                continue
             if spec.url in seen or spec.scheme not in ("udp", "tcp"):
                 continue
             seen.add(spec.url)
@@ -181,4 +188,17 @@ def port_warnings(bench: Bench) -> list[str]:
                     f"{where}: cannot bind {address[0]}:{address[1]} now "
                     f"({problem.strerror or problem})"
                 )
+    return warnings
+
+
+def _can_warnings(config, url: str, spec: PortSpec, first: bool) -> list[str]:
+    """A CAN port's problems now (once a port), and a device that cannot send on it: an NMEA
+    0183 one (a CAN bus carries NMEA 2000's frames)."""
+    where = f"{url} (device {config.name})"
+    warnings = [f"{where}: {problem}" for problem in can_warnings(spec)] if first else []
+    if not config.model.startswith("n2k-"):
+        warnings.append(
+            f"{where}: a CAN bus carries NMEA 2000 frames, and {config.model} is no N2K device: "
+            "its lines would be dropped"
+        )
     return warnings

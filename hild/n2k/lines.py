@@ -17,22 +17,16 @@ from __future__ import annotations
 from datetime import datetime
 
 from hild.n2k.frames import Frame, parse_can_id
+from hild.transport.ydraw import clock, frame_line, parse_frame
+
+__all__ = ["FRAMINGS", "actisense", "clock", "describe_frame", "parse_ydraw", "ydraw"]
 
 FRAMINGS = ("ydraw", "actisense")  # the line formats a device or port may speak
 
 
-def clock(utc: datetime) -> str:
-    """``hh:mm:ss.ddd``: the time of day to the millisecond."""
-    return f"{utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}.{utc.microsecond // 1000:03d}"
-
-
 def ydraw(frames: list[Frame], utc: datetime, direction: str = "R") -> list[bytes]:
     """One YDRAW line per frame, as the gateway sends the bus's frames to the computer."""
-    stamp = f"{clock(utc)} {direction} "
-    return [
-        (stamp + f"{f.can_id:08X} " + " ".join(f"{b:02X}" for b in f.data) + "\r\n").encode()
-        for f in frames
-    ]
+    return [frame_line(f.can_id, f.data, utc, direction) for f in frames]
 
 
 def actisense(
@@ -48,19 +42,8 @@ def actisense(
 def parse_ydraw(line: bytes) -> Frame | None:
     """A frame from a YDRAW line as a computer sends it (``IIIIIIII B0 ...``) or as a gateway
     does (with the time and direction first); None for a line that is not one."""
-    parts = line.decode("ascii", "replace").split()
-    if len(parts) >= 3 and ":" in parts[0] and parts[1] in ("R", "T"):
-        parts = parts[2:]
-    if not parts or len(parts[0]) != 8 or len(parts) > 9:
-        return None
-    try:
-        identifier = int(parts[0], 16)
-        data = bytes(int(p, 16) for p in parts[1:])
-    except ValueError:
-        return None
-    if identifier >= 1 << 29 or any(len(p) != 2 for p in parts[1:]):
-        return None
-    return Frame(identifier, data)
+    parsed = parse_frame(line)
+    return None if parsed is None else Frame(*parsed)
 
 
 def describe_frame(frame: Frame) -> str:

@@ -1,9 +1,11 @@
-"""The daemon's I/O endpoints for NMEA 0183 lines: serial devices, ptys, UDP and TCP."""
+"""The daemon's I/O endpoints for NMEA 0183 lines: serial devices, ptys, UDP and TCP; and CAN
+buses for NMEA 2000 devices' frames (SocketCAN, CAN over UDP multicast)."""
 
 from __future__ import annotations
 
 from hild.transport.allow import SourceFilter
 from hild.transport.base import MAX_LINE_BYTES, Inbound, LineSplitter, Port, PortStats
+from hild.transport.can import CanUdpPort, SocketCanPort
 from hild.transport.pty import PtyPort
 from hild.transport.serial import SerialPort
 from hild.transport.tcp import TcpServerPort
@@ -14,6 +16,7 @@ __all__ = [
     "MAX_LINE_BYTES",
     "PORT_TYPES",
     "STANDARD_BAUDS",
+    "CanUdpPort",
     "Inbound",
     "LineSplitter",
     "Port",
@@ -22,6 +25,7 @@ __all__ = [
     "PortUrlError",
     "PtyPort",
     "SerialPort",
+    "SocketCanPort",
     "SourceFilter",
     "TcpServerPort",
     "UdpPort",
@@ -32,7 +36,8 @@ __all__ = [
 
 # The port types by URL scheme: a new transport is one class with a ``scheme`` and one entry.
 PORT_TYPES: dict[str, type[Port]] = {
-    cls.scheme: cls for cls in (SerialPort, PtyPort, UdpPort, TcpServerPort)
+    cls.scheme: cls
+    for cls in (SerialPort, PtyPort, UdpPort, TcpServerPort, SocketCanPort, CanUdpPort)
 }
 
 

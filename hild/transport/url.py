@@ -1,4 +1,5 @@
-"""Port URLs from the bench file (serial://, udp://, tcp://, pty://) parsed into a PortSpec."""
+"""Port URLs from the bench file (serial://, udp://, tcp://, pty://, and the CAN buses
+socketcan:// and canudp://) parsed into a PortSpec."""
 
 from __future__ import annotations
 
@@ -37,6 +38,8 @@ EXAMPLES = {
     "udp": "udp://127.0.0.1:10110",
     "tcp": "tcp://127.0.0.1:10110",
     "pty": "pty://gps",
+    "socketcan": "socketcan://can0",
+    "canudp": "canudp://239.74.163.2:43113",
 }
 FORMS = {
     "serial": "serial:///ABSOLUTE/DEVICE/PATH[?baud=RATE][&mode=both|send|receive]",
@@ -47,13 +50,23 @@ FORMS = {
     ),
     "tcp": "tcp://[HOST]:PORT[?allow=ADDRESSES|any][&mode=both|send|receive][&max_clients=N]",
     "pty": "pty://NAME or pty:///ABSOLUTE/PATH[?baud=RATE][&mode=both|send|receive][&pace=0]",
+    # NMEA 2000 devices' frames on a CAN bus through python-can (hild/transport/can.py)
+    "socketcan": "socketcan://INTERFACE[?mode=both|send|receive] (a SocketCAN interface: can0, "
+    "vcan0)",
+    "canudp": "canudp://GROUP:PORT[?ttl=N][&mode=both|send|receive] (CAN frames over UDP "
+    "multicast, python-can's udp_multicast; GROUP in 224.0.0.0/4 or ff00::/8)",
 }
 ALLOWED_OPTIONS: dict[str, tuple[str, ...]] = {
     "serial": ("baud", "mode"),
     "pty": ("baud", "mode", "pace"),
     "udp": ("broadcast", "ttl", "bind", "listen", "allow", "mode"),
     "tcp": ("allow", "mode", "max_clients"),
+    "socketcan": ("mode",),
+    "canudp": ("ttl", "mode"),
 }
+CAN_SCHEMES = ("socketcan", "canudp")  # CAN buses: the frames of NMEA 2000 devices
+# a SocketCAN interface's name: at most 15 characters (the kernel's IFNAMSIZ less its NUL)
+_INTERFACE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,14}")
 MODES = ("both", "send", "receive")
 # NMEA 2000 gateways' text framings, named before a scheme (``ydraw+udp://``): the lines an
 # N2K device sends there (hild/n2k/lines.py); a plain scheme carries NMEA 0183 (or YDRAW, an
@@ -150,6 +163,9 @@ def parse_port_url(url: str, run_dir: str | os.PathLike = DEFAULT_RUN_DIR) -> Po
     expected = f"{FORMS[scheme]}, e.g. {EXAMPLES[scheme]}"
     if parts.fragment:
         raise PortUrlError(url, f"unexpected fragment '#{parts.fragment}'", expected)
+    if scheme in CAN_SCHEMES and framing == "actisense":
+        problem = "a CAN bus carries the frames themselves, not Actisense's whole messages"
+        raise PortUrlError(url, problem, expected)
     options = _parse_query(url, scheme, parts.query, expected)
     baud = None
     if "baud" in options:
@@ -162,8 +178,16 @@ def parse_port_url(url: str, run_dir: str | os.PathLike = DEFAULT_RUN_DIR) -> Po
         return PortSpec(url, scheme, path=path, baud=baud, options=_items(options), framing=framing)
     if parts.path not in ("", "/"):
         raise PortUrlError(url, f"unexpected path {parts.path!r} after the address", expected)
+    if scheme == "socketcan":  # the interface's name stands where a host would
+        if not _INTERFACE.fullmatch(parts.netloc):
+            problem = f"{parts.netloc!r} is not a network interface's name"
+            raise PortUrlError(url, problem, expected)
+        return PortSpec(url, scheme, path=parts.netloc, options=_items(options), framing=framing)
     listen = options.get("listen") == "1"
     host, port = _host_port(url, parts.netloc, expected, allow_zero=scheme == "tcp" or listen)
+    if scheme == "canudp" and not is_multicast(host):
+        problem = f"{host} is not a multicast group (224.0.0.0/4 or ff00::/8)"
+        raise PortUrlError(url, problem, expected)
     if listen:
         _check_listen(url, host, options, expected)
     if "bind" in options:
