@@ -85,7 +85,7 @@ def test_signalk_server_shows_the_boat_from_hild_s_nmea_2000(tmp_path):
             "--duration",
             "40",
             "--time-scale",
-            "5",
+            "10",
             tmp=tmp_path,
         )
         daemon.proc.wait(60)

@@ -31,7 +31,7 @@ BENCH = """
 [bench]
 name = "signalk-traffic"
 rate_hz = 50
-time_scale = 20
+time_scale = 40
 start_time = "2026-06-01T12:00:00Z"
 
 [vessel]
@@ -149,7 +149,7 @@ def test_signalk_server_lists_the_ais_targets_as_vessels(tmp_path):
                 time.sleep(0.5)
         bench = tmp_path / "bench.toml"
         bench.write_text(textwrap.dedent(BENCH).replace("{udp}", str(udp)))
-        # 400 simulated seconds (20 s at 20x): every target's static data (its name and
+        # 400 simulated seconds (10 s at 40x): every target's static data (its name and
         # dimensions, every 6 min from a random first moment) has come at least once
         daemon = Daemon(
             str(bench), "--run-dir", str(tmp_path / "run"), "--duration", "400", tmp=tmp_path
