@@ -211,6 +211,8 @@ def test_the_fleet_scenario_and_its_sweep_through_the_cli(tmp_path):
         timeout=600,
     )
     assert sweep.returncode == 1, sweep.stderr  # one run (equal speeds) fails
+    # each boat's all_waypoints is pass-or-fail, no share of a threshold (not "0% short")
+    assert "FAILED min_separation_m" in sweep.stdout and "(0% short" not in sweep.stdout
     import pyarrow.parquet as pq
 
     table = pq.read_table(out).to_pydict()

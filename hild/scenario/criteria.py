@@ -39,6 +39,12 @@ METRICS = (
 PASS_OR_FAIL = ("all_waypoints", "geofence", "no_watchdog_trip", "no_divergence")
 
 
+def pass_or_fail(name: str) -> bool:
+    """Whether the criterion ``name`` is one of PASS_OR_FAIL (a fleet boat's criterion is
+    named ``BOAT.name``: hild/scenario/fleet.py)."""
+    return name.rsplit(".", 1)[-1] in PASS_OR_FAIL
+
+
 @dataclass(frozen=True)
 class CriterionResult:
     name: str  # the [criteria] key

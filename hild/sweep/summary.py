@@ -10,7 +10,7 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-from hild.scenario.criteria import PASS_OR_FAIL
+from hild.scenario.criteria import pass_or_fail
 from hild.sweep.plan import Parameter, SweepPlan
 
 WORST_SHOWN = 5
@@ -53,7 +53,7 @@ def threshold_share(row: dict[str, Any]) -> float | None:
     if margin is None or not math.isfinite(margin):
         return None
     failed = str(row.get("failed") or "").split(",")
-    if any(name.strip() in PASS_OR_FAIL for name in failed):
+    if any(pass_or_fail(name.strip()) for name in failed):
         return None
     return float(margin)
 

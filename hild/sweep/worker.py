@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import hild
-from hild.scenario.criteria import METRICS, PASS_OR_FAIL, CriterionResult
+from hild.scenario.criteria import METRICS, CriterionResult, pass_or_fail
 from hild.scenario.file import Scenario, scenario_from_document
 from hild.scenario.report import failed_names, failure_sentences
 from hild.sweep.plan import Run
@@ -140,7 +140,7 @@ def margin_of(criteria: tuple[CriterionResult, ...]) -> float:
     divergence, no metre outside) are pass or fail only and count when they fail (as 1 + by)."""
     worst = -math.inf
     for c in criteria:
-        if c.threshold != 0.0 and c.name not in PASS_OR_FAIL:
+        if c.threshold != 0.0 and not pass_or_fail(c.name):
             share = c.by / abs(c.threshold)
         elif not c.passed:
             share = 1.0 + c.by
