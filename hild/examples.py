@@ -21,6 +21,11 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 WILDCARD = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
 
 
+# The Python one-liners end quietly on Ctrl-C (the default SIGINT action, as cat's or socat's),
+# not with a KeyboardInterrupt traceback.
+QUIET = "import signal; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+
+
 def python_command() -> str:
     """`python` when that is the interpreter running hild (an activated venv), else its path."""
     on_path = shutil.which("python")
@@ -81,7 +86,7 @@ def udp_sink(host: str, number: int) -> str:
     if have_socat():
         return f"socat - UDP:{_socat_host(host)}:{number}"
     return (
-        f"{python_command()} -c 'import socket,sys; s=socket.socket({_family(host)},"
+        f"{python_command()} -c '{QUIET}import socket,sys; s=socket.socket({_family(host)},"
         f"socket.SOCK_DGRAM); all(s.sendto(line,({_py_host(host)},{number})) "
         "for line in sys.stdin.buffer)'"
     )
@@ -92,7 +97,7 @@ def tcp_sink(host: str, number: int) -> str:
     if have_socat():
         return f"socat - TCP:{_socat_host(host)}:{number}"
     return (
-        f"{python_command()} -c 'import socket,sys; s=socket.create_connection(("
+        f"{python_command()} -c '{QUIET}import socket,sys; s=socket.create_connection(("
         f"{_py_host(host)},{number})); all(s.sendall(line) is None "
         "for line in sys.stdin.buffer)'"
     )
@@ -145,7 +150,7 @@ def tcp_reader(host: str, number: int) -> str:
     if have_socat():
         return f"socat -u TCP:{_socat_host(host)}:{number} -"
     return (
-        f"{python_command()} -c 'import shutil,socket; shutil.copyfileobj(socket."
+        f"{python_command()} -c '{QUIET}import shutil,socket; shutil.copyfileobj(socket."
         f'create_connection(({_py_host(host)},{number})).makefile("rb",0), '
         'open(1,"wb",0))\''
     )
@@ -155,7 +160,7 @@ def udp_reader(host: str, number: int) -> str:
     if have_socat():
         return f"socat -u UDP-RECV:{number},bind={_socat_host(host)} -"
     return (
-        f"{python_command()} -c 'import shutil,socket; s=socket.socket({_family(host)},"
+        f"{python_command()} -c '{QUIET}import shutil,socket; s=socket.socket({_family(host)},"
         f"socket.SOCK_DGRAM); s.bind(({_py_host(host)},{number})); "
         'shutil.copyfileobj(s.makefile("rb",0), open(1,"wb",0))\''
     )

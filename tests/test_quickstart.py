@@ -21,6 +21,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.endpoints import Daemon, free_tcp_port, free_udp_port
 from tests.mqtt_endpoints import wait_until
 from tests.test_daemon import default_bench_on_free_ports
@@ -276,3 +278,28 @@ def test_the_benchs_own_mistakes_are_named_before_a_taken_port(tmp_path):
     assert mqtt.returncode == 2 and "--mqtt: expected a broker" in mqtt.stderr, mqtt.stderr
     assert "cannot bind" not in mqtt.stderr
     assert port.returncode == 2 and f"cannot bind 127.0.0.1:{taken}" in port.stderr, port.stderr
+
+
+@pytest.mark.parametrize("which", ["udp_reader", "udp_sink"])
+def test_the_banners_python_one_liners_end_quietly_on_ctrl_c(monkeypatch, which):
+    """Without socat the banner prints Python one-liners; Ctrl-C (SIGINT to the foreground
+    process) ends them as it ends cat or socat: no KeyboardInterrupt traceback."""
+    import time
+
+    from hild import examples
+
+    monkeypatch.setattr(examples, "have_socat", lambda: False)
+    command = getattr(examples, which)("127.0.0.1", free_udp_port())
+    proc = subprocess.Popen(
+        command,
+        shell=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    time.sleep(1.0)  # (Python started, the socket open, reading)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=10)
+    assert b"Traceback" not in err and b"KeyboardInterrupt" not in err, err
+    assert proc.returncode != 0  # (ended by the signal, not finished)

@@ -98,7 +98,7 @@ def test_a_failed_pass_or_fail_criterion_is_not_called_a_share_of_a_threshold(tm
         "  run 1: FAILED xte_max_m,no_watchdog_trip",
         "  run 3: FAILED no_watchdog_trip",
         "  run 2: FAILED xte_max_m (30% past a threshold)",
-        "  run 4: passed (10% short of a threshold)",
+        "  run 4: passed (90% of the way to its nearest threshold)",
     ]
 
 

@@ -76,9 +76,10 @@ def summary_text(plan: SweepPlan, rows: Sequence[dict[str, Any]], scenario_arg: 
     for row in worst:
         verdict = f"FAILED {row['failed']}" if not row["passed"] else "passed"
         share = threshold_share(row)
-        if share is not None:
-            side = "past" if share > 0 else "short of"
-            verdict += f" ({abs(share):.0%} {side} a threshold)"
+        if share is not None and share > 0:
+            verdict += f" ({share:.0%} past a threshold)"
+        elif share is not None:  # how near the pass came: 0 % at no distance, 100 % at it
+            verdict += f" ({1.0 + share:.0%} of the way to its nearest threshold)"
         lines.append(f"  run {row['index']}: {verdict}")
         lines.append(f"    {rerun_command(scenario_arg, plan, row)}")
     return "\n".join(lines) + "\n"
