@@ -8,16 +8,12 @@ its REST API is asked what vessels it knows.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import textwrap
 import time
-import urllib.request
 
 from hild.geodesy import Origin
 from tests.endpoints import Daemon, free_tcp_port, free_udp_port
-from tests.signalk_tools import SIGNALK, needs_signalk
+from tests.signalk_tools import get, needs_signalk, signalk_server, value
 
 pytestmark = needs_signalk
 
@@ -90,63 +86,10 @@ speed_kn = 20
 """
 
 
-def get(url: str) -> dict:
-    with urllib.request.urlopen(url, timeout=5) as response:
-        return json.loads(response.read())
-
-
-def value(vessel: dict, *path: str):
-    node = vessel
-    for key in path:
-        node = node.get(key, {}) if isinstance(node, dict) else {}
-    return node.get("value") if isinstance(node, dict) else None
-
-
 def test_signalk_server_lists_the_ais_targets_as_vessels(tmp_path):
     udp, http = free_udp_port(), free_tcp_port()
-    config = tmp_path / "signalk"
-    config.mkdir()
-    (config / "package.json").write_text("{}")
-    (config / "settings.json").write_text(
-        json.dumps(
-            {
-                "interfaces": {"nmea-tcp": False, "tcp": False, "mdns": False},  # (10110: not ours)
-                "ssl": False,
-                "pipedProviders": [
-                    {
-                        "id": "hild",
-                        "enabled": True,
-                        "pipeElements": [
-                            {
-                                "type": "providers/simple",
-                                "options": {
-                                    "logging": False,
-                                    "type": "NMEA0183",
-                                    "subOptions": {"type": "udp", "port": str(udp)},
-                                },
-                            }
-                        ],
-                    }
-                ],
-            }
-        )
-    )
-    log = open(tmp_path / "signalk.log", "w")  # noqa: SIM115  (as long as the server)
-    server = subprocess.Popen(
-        [SIGNALK, "-c", str(config)], stdout=log, stderr=log, env={**os.environ, "PORT": str(http)}
-    )
-    try:
-        api = f"http://127.0.0.1:{http}/signalk/v1/api/vessels"
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                get(api)
-                break
-            except OSError:
-                assert server.poll() is None and time.monotonic() < deadline, (
-                    tmp_path / "signalk.log"
-                ).read_text()
-                time.sleep(0.5)
+    options = {"type": "NMEA0183", "subOptions": {"type": "udp", "port": str(udp)}}
+    with signalk_server(tmp_path, http, options) as api:
         bench = tmp_path / "bench.toml"
         bench.write_text(textwrap.dedent(BENCH).replace("{udp}", str(udp)))
         # 400 simulated seconds (10 s at 40x): every target's static data (its name and
@@ -159,10 +102,6 @@ def test_signalk_server_lists_the_ais_targets_as_vessels(tmp_path):
         assert summary["reason"] == "duration", daemon.stderr()
         time.sleep(1.0)  # the last datagrams through the server's pipeline
         vessels = get(api)
-    finally:
-        server.terminate()
-        server.wait(10)
-        log.close()
     for mmsi, (name, length, speed_kn) in TARGETS.items():
         vessel = vessels.get(f"urn:mrn:imo:mmsi:{mmsi}")
         assert vessel is not None, sorted(vessels)

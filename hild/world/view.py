@@ -243,7 +243,7 @@ class WorldView(_ReadOnly):
         "_force",
         "_devices",
         "_command_devices",
-        "_environment",
+        "_own",
         "_put",
         "_boats",
     )
@@ -254,29 +254,34 @@ class WorldView(_ReadOnly):
     _force: np.ndarray
     _devices: tuple[DeviceSeen, ...]
     _command_devices: tuple[CommandDeviceSeen, ...]
-    _environment: EnvironmentSeen | None
+    _own: BoatSeen  # the world's own ship (a fleet's first boat)
     _put: Callable[[ControlRecord], None]
     _boats: tuple[BoatSeen, ...]
 
     def __init__(self, world: Viewed) -> None:
-        sim = world.sim  # (its arrays are written in place, never replaced: views stay true)
+        # (the sims' arrays are written in place, never replaced: the views stay true)
+        boats = world.bench.boats
+        own = BoatSeen(boats[0].name if boats else world.bench.vessel.name, world.sim)
         self._init(
             _world=world,
-            _x=read_only(sim.x),
-            _act_state=read_only(sim.act_state),
-            _act_cmd=read_only(sim.act_cmd),
-            _force=read_only(sim.actuator_force),
+            _x=own.x,  # (the own ship's arrays kept here too: a tick reads one attribute)
+            _act_state=own.act_state,
+            _act_cmd=own.act_cmd,
+            _force=own.actuator_force,
             _devices=tuple(DeviceSeen.of(rt) for rt in world.devices),
             _command_devices=tuple(CommandDeviceSeen(d) for d in world.command_devices),
-            _environment=None,
+            _own=own,
             _put=world.queue.put,
-            _boats=tuple(  # a fleet's boats, the first the world's own ship (one boat: none)
-                BoatSeen(boat.name, boat_sim)
-                for boat, boat_sim in zip(
-                    world.bench.boats,
-                    [sim, *world.fleet_sims] if world.bench.boats else [],
-                    strict=True,
+            _boats=(  # a fleet's boats, the first the world's own ship (one boat: none)
+                (
+                    own,
+                    *(
+                        BoatSeen(b.name, s)
+                        for b, s in zip(boats[1:], world.fleet_sims, strict=True)
+                    ),
                 )
+                if boats
+                else ()
             ),
         )
 
@@ -320,14 +325,7 @@ class WorldView(_ReadOnly):
 
     @property
     def environment(self) -> EnvironmentSeen | None:
-        environment = self._world.sim.environment
-        if environment is None:
-            return None
-        seen = self._environment
-        if seen is None or not seen.of(environment):  # the first look, or a new weather
-            seen = EnvironmentSeen(environment)
-            object.__setattr__(self, "_environment", seen)
-        return seen
+        return self._own.environment
 
     def truth(self, t: float, boat: int = 0) -> Truth:
         return self._world.truth(t, boat)
