@@ -13,15 +13,24 @@ from pathlib import Path
 @dataclass(frozen=True)
 class JUnitCase:
     name: str
-    time_s: float = 0.0
+    time_s: float = 0.0  # the case's wall time; 0: not run by this invocation (see its output)
     failure: str | None = None  # the failure's message; None: passed
     failure_type: str = ""
     failure_text: str = ""
     output: str = ""  # <system-out>
 
 
-def write_junit(path: Path, suite: str, classname: str, cases: Sequence[JUnitCase]) -> None:
+def write_junit(
+    path: Path,
+    suite: str,
+    classname: str,
+    cases: Sequence[JUnitCase],
+    time_s: float | None = None,
+) -> None:
+    """The report of ``cases``; the suite's time is ``time_s`` (its elapsed wall time: a
+    sweep's runs overlap on its workers), else the sum of the cases' times."""
     failures = sum(1 for c in cases if c.failure is not None)
+    elapsed_s = sum(c.time_s for c in cases) if time_s is None else time_s
     suites = ET.Element("testsuites", tests=str(len(cases)), failures=str(failures))
     element = ET.SubElement(
         suites,
@@ -31,7 +40,7 @@ def write_junit(path: Path, suite: str, classname: str, cases: Sequence[JUnitCas
         failures=str(failures),
         errors="0",
         skipped="0",
-        time=f"{sum(c.time_s for c in cases):.3f}",
+        time=f"{elapsed_s:.3f}",
     )
     for c in cases:
         case = ET.SubElement(

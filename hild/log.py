@@ -23,6 +23,8 @@ from typing import Any, TextIO, cast
 
 import structlog
 
+from hild.log_console import ConsoleRenderer
+
 FORMATS = ("auto", "console", "json")
 LOG_INTERVAL_S = 10.0  # how often a rate-limited event may be logged, at most
 MAX_TEXT = 300  # characters of a message or a repr kept in a routed error event
@@ -37,7 +39,7 @@ def configure_logging(fmt: str = "auto", level: str = "info") -> None:
     renderer = (
         structlog.processors.JSONRenderer(serializer=json_line)
         if fmt == "json"
-        else structlog.processors.KeyValueRenderer(key_order=["timestamp", "level", "event"])
+        else ConsoleRenderer()  # key=value; run.summary as a short block (log_console.py)
     )
     structlog.configure(
         processors=[

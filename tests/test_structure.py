@@ -53,6 +53,7 @@ LAYERS: dict[str, list[str]] = {
         "names",
         "arguments",
         "log",
+        "log_console",  # the console's rendering of run.summary (log.py's renderer)
         "clock",
         "threads",
         "heap",

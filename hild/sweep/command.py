@@ -8,6 +8,7 @@ import argparse
 import contextlib
 import signal
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -69,6 +70,7 @@ def check_outputs(args: argparse.Namespace, out: Path) -> None:
 
 
 def run_sweep_command(args: argparse.Namespace) -> int:
+    started = time.perf_counter()  # the JUnit suite's time is this invocation's
     scenario = load_scenario(args.scenario)
     check_lockstep_controller(scenario)
     spec = cluster_spec(args.scheduler, args.workers, scenario.resources)
@@ -79,6 +81,7 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     results = open_results(plan, out, args.resume)
     check_outputs(args, out)
     todo = [r for r in runs if r.index not in results.rows]
+    wall_s: dict[int, float] = {}  # each run run now: its wall time in its worker (for JUnit)
     if todo:
         done = [results.rows[r.index] for r in runs if r.index in results.rows]
         progress = SweepProgress(
@@ -91,6 +94,7 @@ def run_sweep_command(args: argparse.Namespace) -> int:
 
         def finished(outcomes: list[RunOutcome]) -> None:
             results.write_part([row_of(plan, o) for o in outcomes])
+            wall_s.update((o.index, o.wall_s) for o in outcomes)  # (beside the rows, not in)
             progress.advance(len(outcomes), sum(o.passed for o in outcomes))
 
         try:
@@ -118,7 +122,7 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     if args.junit:
         from hild.sweep.junit import write_junit
 
-        write_junit(args.junit, plan, rows)
+        write_junit(args.junit, plan, rows, wall_s, time.perf_counter() - started)
     if args.plots:
         from hild.sweep.plots import write_plots
 
