@@ -68,6 +68,7 @@ LAYERS: dict[str, list[str]] = {
         "transport",
         "rundir",  # where the pty links live (transport/pty.py)
         "pilot",  # the reference controller, at the other end of the wires
+        "kit",  # the controller author's kit: sentences, own fix, AIS targets
         "n2k",  # NMEA 2000: the PGNs, the CAN frames, the N2K sensors
     ],
     # one run's world: what it is made of (a bench, a scenario) and what is stepped in it

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 
 from hild.geodesy import Origin
+from hild.kit import cpa_tcpa  # (the one home of the formula a controller uses too)
 from hild.units import KNOTS_PER_MS
 
 POSITION_TYPES = (1, 2, 3, 18)
@@ -39,17 +40,6 @@ class Approach:
     range_m: float
     cpa_m: float
     tcpa_s: float
-
-
-def cpa_tcpa(
-    rel_north: float, rel_east: float, rel_vn: float, rel_ve: float
-) -> tuple[float, float]:
-    """Closest distance and the time to it for a relative position and velocity held. (The
-    compiled hild.traffic.kernel.cpa_tcpa says the same; the pilot, a client of its own,
-    does not load numba for one formula.)"""
-    speed2 = rel_vn * rel_vn + rel_ve * rel_ve
-    tcpa = 0.0 if speed2 < 1e-12 else -(rel_north * rel_vn + rel_east * rel_ve) / speed2
-    return math.hypot(rel_north + rel_vn * tcpa, rel_east + rel_ve * tcpa), tcpa
 
 
 def _number(value: object) -> float | None:

@@ -14,6 +14,11 @@ re-send its commands to keep the watchdog's lease, as a controller on a bench do
         def step(self, t: float, lines: Sequence[bytes]) -> Iterable[bytes]: ...
         def summary(self) -> dict: ...   # optional: kept in the run's report
 
+A python controller's context also carries the lines decoded (``context.own.fix``, the boat's
+own position, course, speed and heading; ``context.ais.targets``, the AIS targets), fed with
+each step's lines before the step: the controller author's kit (hild/kit.py), which a
+controller over a wire uses the same way.
+
 hild's own pilot (``PilotController``) is written to this protocol and is the model for a
 user's controller: the same code that speaks NMEA over a serial port on the bench runs in a
 sweep, thousands of times faster than real time.
@@ -29,6 +34,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from hild.config import ConfigError
 from hild.geodesy import Origin
+from hild.kit import AisTargets, OwnShip
 from hild.model.vessel import Vessel
 from hild.nmea.decode import SentenceDecoder
 from hild.pilot.actuation import Actuation
@@ -64,6 +70,10 @@ class ControllerContext:
     rate_hz: float
     heading_reference: bool = True
     options: dict[str, Any] = field(default_factory=dict)  # [controller.options]
+    # The step's lines decoded (hild/kit.py), fed before each step of a python controller:
+    # ``own.fix`` the boat's own GNSS and heading, ``ais.targets`` the AIS targets by MMSI.
+    own: OwnShip = field(default_factory=OwnShip, compare=False)
+    ais: AisTargets = field(default_factory=AisTargets, compare=False)
 
 
 @runtime_checkable

@@ -472,6 +472,11 @@ def _controller(section: Section, bench: Bench | None, boat: str | None = None) 
     """The controller under test (``boat``: a fleet boat's, on that boat's command device)."""
     problems = Problems()
     given = [k for k in CONTROLLER_KINDS if section.has(k)]
+    if given[:1] == ["pilot"] and len(given) == 2 and section.raw("pilot") is False:
+        # `--set controller.pilot=false --set controller.python=...`: another controller in a
+        # scenario written for the pilot (a built-in one), without a copy of its file
+        section.skip("pilot")
+        given = given[1:]
     if len(given) != 1:
         section.skip(*CONTROLLER_KINDS)
         raise section.error(

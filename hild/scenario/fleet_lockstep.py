@@ -24,7 +24,14 @@ from hild.scenario.controller import Controller
 from hild.scenario.file import Scenario
 from hild.scenario.fleet import FleetTrack, boat_scenario
 from hild.scenario.judge import CONTROLLER_ERROR, ControllerError, Judge, Judges, run_watched
-from hild.scenario.lockstep import CONTROLLER_PORT, build_controller, judge_of, observed
+from hild.scenario.lockstep import (
+    CONTROLLER_PORT,
+    build_controller,
+    controller_context,
+    judge_of,
+    judged_step,
+    observed,
+)
 from hild.scenario.track import RunResult, approaches_of_boat
 from hild.transport.base import Inbound
 from hild.world.world import Outbox, World
@@ -76,8 +83,10 @@ class FleetLockstepRun:
     def _run(self, started: float) -> RunResult:
         self.track.record(0.0, [s.x for s in self.sims])
         try:
+            self.contexts = [controller_context(b) for b in self.boats]
             self.controllers = [
-                build_controller(b, j) for b, j in zip(self.boats, self.judges, strict=True)
+                build_controller(b, j, c)
+                for b, j, c in zip(self.boats, self.judges, self.contexts, strict=True)
             ]
             self._loop([self._stepper(i) for i in range(len(self.boats))])
             summaries = [self._summary(i) for i in range(len(self.boats))]
@@ -90,7 +99,7 @@ class FleetLockstepRun:
         judge, controller = self.judges[boat], self.controllers[boat]
         if judge is None:
             return controller.step
-        return lambda t, lines: judge.step(controller, t, lines)
+        return judged_step(judge, controller, self.contexts[boat])
 
     def _loop(self, steps: list[Step]) -> None:
         world, track = self.world, self.track

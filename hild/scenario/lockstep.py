@@ -72,10 +72,12 @@ def controller_context(scenario: Scenario) -> ControllerContext:
     )
 
 
-def build_controller(scenario: Scenario, judge: Judge | None = None) -> Controller:
+def build_controller(
+    scenario: Scenario, judge: Judge | None = None, context: ControllerContext | None = None
+) -> Controller:
     """The run's controller; a python one's factory called through ``judge`` if given."""
     spec = scenario.controller
-    context = controller_context(scenario)
+    context = controller_context(scenario) if context is None else context
     if spec.kind == "pilot":
         return PilotController(context)
     if spec.kind == "python":
@@ -86,6 +88,21 @@ def build_controller(scenario: Scenario, judge: Judge | None = None) -> Controll
             spec.target, context, scenario.file, lambda make: judge.call("its factory", make)
         )
     raise ValueError(f"a {spec.kind} controller does not run in lockstep (hild.scenario.external)")
+
+
+def judged_step(
+    judge: Judge, controller: Controller, context: ControllerContext
+) -> Callable[[float, Sequence[bytes]], Iterable[bytes]]:
+    """A python controller's step: its context's kit fed with the lines (hild's work, outside
+    the judge's time), then the controller's step, judged."""
+    own, ais = context.own, context.ais
+
+    def step(t: float, lines: Sequence[bytes]) -> Iterable[bytes]:
+        own.feed(t, lines)
+        ais.feed(t, lines)
+        return judge.step(controller, t, lines)
+
+    return step
 
 
 def judge_of(scenario: Scenario) -> Judge | None:
@@ -145,7 +162,8 @@ class LockstepRun:
     def _run(self, started: float) -> RunResult:
         self.track.record(0.0, self.sim.x)
         try:
-            self.controller = build_controller(self.scenario, self.judge)
+            self.context = controller_context(self.scenario)
+            self.controller = build_controller(self.scenario, self.judge, self.context)
             self._loop(self._stepper())
             summary = self._summary()
         except ControllerError as fault:
@@ -158,7 +176,7 @@ class LockstepRun:
         judge, controller = self.judge, self.controller
         if judge is None:
             return controller.step
-        return lambda t, lines: judge.step(controller, t, lines)
+        return judged_step(judge, controller, self.context)
 
     def _loop(self, step: Callable[[float, Sequence[bytes]], Iterable[bytes]]) -> None:
         scenario, world = self.scenario, self.world
