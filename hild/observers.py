@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     import numpy as np
@@ -28,9 +28,13 @@ if TYPE_CHECKING:
     from hild.environment.weather import Weather
     from hild.model.vessel import ActuatorSpec
     from hild.sensors.device import DeviceConfig
+    from hild.sensors.faults import FaultSpec
     from hild.sensors.truth import Truth
     from hild.traffic.view import TrafficView
     from hild.transport.base import Inbound
+
+
+O = TypeVar("O")  # an observer's type (RunView.observers_of)
 
 
 class RunView(Protocol):
@@ -135,6 +139,18 @@ class RunView(Protocol):
 
     def clients(self) -> dict[str, int]:
         """The clients of each port, by its URL."""
+        ...
+
+    def sensor_faults(self) -> dict[str, tuple[FaultSpec, ...]]:
+        """Each sensor device's faults, by its name, active or not."""
+        ...
+
+    def actuator_faults(self) -> dict[int, dict[int, str]]:
+        """The actuators faulty now, by boat index: actuator index -> "stuck" or "lost"."""
+        ...
+
+    def observers_of(self, kind: type[O]) -> tuple[O, ...]:
+        """The run's observers of a kind (the status board finds the Foxglove server so)."""
         ...
 
     @property

@@ -66,7 +66,8 @@ def test_status_says_where_the_boat_is_and_what_drives_it(daemon, run_dir):
     assert status["latitude"] == pytest.approx(59.41, abs=1e-4)
     assert status["command_devices"]["jets"]["watchdog"] == "waiting"  # no command yet
     assert set(status["actuators"]) == {"port", "starboard"}
-    assert status["clients"]["pty://gps"] == 0
+    assert status["clients"]["pty://gps"] is None  # a pty's readers: not countable
+    assert "pty://gps" in status["clients_not_countable"]
     time.sleep(0.6)  # a snapshot is taken about twice a second
     later = ctl(run_dir, "status")[1]["status"]
     assert later["t"] > status["t"]  # it runs

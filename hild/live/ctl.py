@@ -35,7 +35,7 @@ import structlog
 from hild.config import json_value
 from hild.live.address import STATUS, socket_path
 from hild.live.connections import BoundedServer, listen_unix
-from hild.live.status import StatusBoard, snapshot
+from hild.live.status import StatusBoard
 from hild.observers import TickObserver
 from hild.rundir import WATCH_INTERVAL_S, RunDir, RunDirError, make_private_dir
 from hild.runtime import MAX_REQUEST_BYTES, REQUESTS
@@ -230,7 +230,7 @@ class ControlSocket(TickObserver):
             return {"ok": False, "error": f"a JSON object per line ({e})"}
         request = message.get("request") if isinstance(message, dict) else None
         if request == STATUS:
-            status = self.board.latest or snapshot(self._run, self._run.t, None)
+            status = self.board.now(self._run)
             return {"ok": True, "request": STATUS, "status": status}
         if request not in REQUESTS:
             return {

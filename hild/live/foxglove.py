@@ -29,6 +29,12 @@ against the server):
 - A service's handler is called on one of the SDK's threads, not the caller's, and may
   block it without holding up messages on the channels: the handler here hands the request
   to the daemon's loop and waits for its answer there.
+- A ``server_listener`` is told of subscriptions (``on_subscribe``, ``on_unsubscribe``: the
+  latter once per subscribed channel when its client disconnects, cleanly or not), on the
+  SDK's threads; the SDK tells of no connection as such. So the viewers counted here
+  (``viewers``, shown by ``hild ctl status`` and the status line) are the clients subscribed
+  to at least one topic: a client that only calls services, or has opened no panel, is not
+  one.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ import concurrent.futures
 import errno
 import json
 import logging
+import threading
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, cast
@@ -55,6 +62,8 @@ from hild.runtime import REQUESTS
 from hild.traffic.report import target_reports
 
 if TYPE_CHECKING:
+    from foxglove.websocket import ServerListener
+
     from hild.control import ActuatorCommand, ControlRecord
     from hild.observers import BoatView, RuntimeRequests, RunView
     from hild.transport.base import Inbound
@@ -76,6 +85,31 @@ SAMPLED = (
 
 def service_schema(request: str) -> dict:
     return {"title": f"hild.control.{request}", "type": "object"}
+
+
+class ViewerCount:
+    """The server's listener: counts the clients subscribed to at least one channel (see the
+    module). Called on the SDK's threads, which share a lock among themselves; ``count`` is a
+    plain int, assigned whole, that any thread (the tick's too) reads without the lock."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._lock = threading.Lock()
+        self._channels: dict[int, set[int]] = {}  # client id -> the channels it subscribes to
+
+    def on_subscribe(self, client: Any, channel: Any) -> None:
+        with self._lock:
+            self._channels.setdefault(client.id, set()).add(channel.id)
+            self.count = len(self._channels)
+
+    def on_unsubscribe(self, client: Any, channel: Any) -> None:
+        with self._lock:
+            subscribed = self._channels.get(client.id)
+            if subscribed is not None:
+                subscribed.discard(channel.id)
+                if not subscribed:
+                    del self._channels[client.id]
+            self.count = len(self._channels)
 
 
 class FoxgloveLive(TickObserver):
@@ -103,6 +137,12 @@ class FoxgloveLive(TickObserver):
         self._fixes = fixes.FixReader()
         self.calls = 0
         self.logged = 0
+        self._viewers = ViewerCount()
+
+    @property
+    def viewers(self) -> int:
+        """The clients watching now: subscribed to at least one topic (never waits)."""
+        return self._viewers.count
 
     @property
     def url(self) -> str:
@@ -134,6 +174,8 @@ class FoxgloveLive(TickObserver):
                 supported_encodings=["json"],
                 services=services,
                 context=self._context,
+                # (the SDK calls only the listener's methods it has: these two)
+                server_listener=cast("ServerListener", self._viewers),
             )
         except Exception as e:  # the SDK raises its own error type (an address in use, ...)
             code = errno.EADDRINUSE if "in use" in str(e).lower() else errno.EADDRNOTAVAIL

@@ -6,7 +6,8 @@ the driver's clock, and ``put`` to put a control record on the world's queue. No
 can be written: it has no setters and takes no attributes, and its arrays are read-only
 views of the simulation's own (made once: a tick reads them without a copy or an allocation).
 Reading a per-tick field costs an attribute's read; what a snapshot needs (``truth``,
-``traffic``, ``clients``, ``summary``) is made when an observer asks for it.
+``traffic``, ``clients``, ``sensor_faults``, ``actuator_faults``, ``summary``) is made when
+an observer asks for it.
 
 It satisfies hild.observers.RunView, which the observers name (they import neither the world
 nor this module).
@@ -17,9 +18,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, NoReturn, Protocol
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar
 
 import numpy as np
+
+from hild.world.boats import FleetArbiter
 
 if TYPE_CHECKING:
     from hild.bench import Bench
@@ -32,13 +35,15 @@ if TYPE_CHECKING:
     from hild.environment.environment import Environment
     from hild.environment.weather import Weather
     from hild.model.vessel import ActuatorSpec
-    from hild.observers import RuntimeRequests
+    from hild.observers import RuntimeRequests, TickObserver
     from hild.sensors.device import DeviceConfig
+    from hild.sensors.faults import FaultSpec
     from hild.sensors.truth import Truth
     from hild.traffic.view import TrafficView
     from hild.transport import Port
-    from hild.world.boats import FleetArbiter
     from hild.world.devices import DeviceRuntime
+
+O = TypeVar("O")  # an observer's type (WorldView.observers_of)
 
 
 class Viewed(Protocol):
@@ -53,6 +58,8 @@ class Viewed(Protocol):
     sim: Simulation
     devices: list[DeviceRuntime]
     command_devices: list[TakesCommands]
+    sensors: dict[str, Any]  # the sensor devices, by name: each one's ``faults``
+    observers: list[TickObserver]
     queue: ControlQueue
     dispatcher: Dispatcher
     arbiter: Arbiter | FleetArbiter
@@ -369,6 +376,20 @@ class WorldView(_ReadOnly):
     def clients(self) -> dict[str, int]:
         return {p.spec.url: p.stats.clients for p in self._world.ports.values()}
 
+    # --- faults -------------------------------------------------------------------------------
+    def sensor_faults(self) -> dict[str, tuple[FaultSpec, ...]]:
+        """Each sensor device's faults, by its name: the bench's and those added at run time,
+        active or not (each has its start and end; hild/sensors/faults.py). Written at a tick
+        boundary (hild/control.py SensorFault): read in the tick, a consistent copy."""
+        return {name: tuple(d.faults) for name, d in self._world.sensors.items()}
+
+    def actuator_faults(self) -> dict[int, dict[int, str]]:
+        """The actuators faulty now, by boat (its index; 0 the first boat, a one-boat bench's
+        only one): actuator index -> "stuck" or "lost" (hild/bus/arbiter.py)."""
+        arbiter = self._world.arbiter
+        arbiters = arbiter.arbiters if isinstance(arbiter, FleetArbiter) else [arbiter]
+        return {boat: dict(a.faulty) for boat, a in enumerate(arbiters) if a.faulty}
+
     @property
     def dropped_lines(self) -> int:
         return sum(p.stats.dropped_lines for p in self._world.ports.values())
@@ -404,3 +425,8 @@ class WorldView(_ReadOnly):
     @property
     def runtime_control(self) -> RuntimeRequests:
         return self._world.runtime_control
+
+    def observers_of(self, kind: type[O]) -> tuple[O, ...]:
+        """The run's observers of type ``kind``, in their order: one observer reading another's
+        counters (the status board, Foxglove's viewers)."""
+        return tuple(o for o in self._world.observers if isinstance(o, kind))
