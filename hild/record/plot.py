@@ -39,6 +39,7 @@ EVENT_COLORS = {
     "traffic": "tab:gray",
 }
 EVENT_GID = "event"  # the gid of each event's line (``event:<kind>``), so that tests find them
+CPA_LABEL_GID = "cpa-label"  # the gid of each closest approach's label (``cpa-label:<target>``)
 
 
 def columns(path: Path) -> dict[str, dict[str, np.ndarray]]:
@@ -304,7 +305,9 @@ def draw_traffic(ax, state: dict, targets: dict[str, dict], ax_range=None) -> No
             (tgt_e, tgt_n),
             color=color,
             textcoords="offset points",
-            xytext=(6, -12),
+            xytext=(6, -12),  # (placed clear of the tracks once the figure is laid out)
+            gid=f"{CPA_LABEL_GID}:{name}",
+            in_layout=False,
         )
         if ax_range is not None:
             ax_range.plot([t_min], [r_min], "D", color=color, ms=5)
@@ -329,7 +332,123 @@ def traffic(state: dict, targets: dict[str, dict], title: str, events: Sequence[
     ax_range.set_xlabel("simulation time [s]")
     ax_range.set_ylabel("range from the own ship [m]")
     ax_range.legend(loc="best")
+    place_labels_clear(fig, ax)
     return fig
+
+
+# --- labels clear of the tracks -------------------------------------------------------------
+# Where a label may go from its point: eight directions, the old place (below right) first, at
+# growing distances [pt]; the first place that covers nothing wins.
+LABEL_DIRECTIONS = ((1, -1), (1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1))
+LABEL_DISTANCES_PT = (6.0, 12.0, 24.0, 40.0, 64.0)
+LABEL_PAD_PX = 2.0  # the room kept around a label's text
+OUTSIDE_AXES = 1000  # the cost of a place outside the axes: worse than any overlap
+
+
+def place_labels_clear(fig, ax, labels: Sequence | None = None) -> None:
+    """Move each of ``labels`` (annotations of ``ax``; by default its closest approaches',
+    ``CPA_LABEL_GID``) to a place near its point where its text covers no line or marker, nor
+    another label nor the legend, inside the axes: the first clear one of ``LABEL_DIRECTIONS`` x
+    ``LABEL_DISTANCES_PT``, else the one covering least.
+
+    Placed on the laid-out figure (constrained layout and the equal aspect settle at a draw); the
+    labels are out of the layout and the legend stays where it was drawn, so the next draw
+    (``savefig``) puts everything where it was placed. Deterministic: no randomness, a fixed
+    order of places and ties to the first."""
+    if labels is None:
+        labels = [t for t in ax.texts if str(t.get_gid() or "").startswith(CPA_LABEL_GID + ":")]
+    if not labels:
+        return
+    fig.draw_without_rendering()  # (extents below: with the renderer a draw uses)
+    px_per_pt = fig.dpi / 72.0
+    lines = [_drawn_line(line, px_per_pt) for line in ax.get_lines() if line.get_visible()]
+    taken = []
+    legend = ax.get_legend()
+    if legend is not None:
+        box = legend.get_window_extent()
+        corner = ax.transAxes.inverted().transform(box.p0)
+        legend.set_loc((float(corner[0]), float(corner[1])))  # (held: drawn there again)
+        taken.append(box)
+    frame = ax.get_window_extent()
+    for label in labels:
+        taken.append(_place(label, lines, taken, frame))
+
+
+def _drawn_line(line, px_per_pt: float) -> tuple[np.ndarray, bool, float, float]:
+    """A line as drawn, in display pixels: its points, whether they are joined, the half width
+    of its stroke and the radius of its markers."""
+    xy = line.get_transform().transform(np.column_stack([line.get_xdata(), line.get_ydata()]))
+    joined = line.get_linestyle() not in ("None", "none", "", " ")
+    marker = 0.0 if line.get_marker() in (None, "None", "none", "", " ") else line.get_markersize()
+    return xy, joined, 0.5 * line.get_linewidth() * px_per_pt, 0.5 * marker * px_per_pt
+
+
+def _place(label, lines, taken, frame):
+    """Put ``label`` at its first clear place (else its least covering one); its box."""
+    best = None
+    for distance in LABEL_DISTANCES_PT:
+        for dx, dy in LABEL_DIRECTIONS:
+            _set_place(label, distance, dx, dy)
+            box = label.get_window_extent()
+            cost = _cost(box, lines, taken, frame)
+            if best is None or cost < best[0]:
+                best = (cost, distance, dx, dy)
+            if cost == 0:
+                return box
+    _, distance, dx, dy = best
+    _set_place(label, distance, dx, dy)
+    return label.get_window_extent()
+
+
+def _set_place(label, distance_pt: float, dx: int, dy: int) -> None:
+    """The label ``distance_pt`` from its point towards (dx, dy), its text on that side."""
+    norm = math.hypot(dx, dy)
+    label.anncoords = "offset points"
+    label.xyann = (distance_pt * dx / norm, distance_pt * dy / norm)
+    label.set_horizontalalignment({1: "left", 0: "center", -1: "right"}[dx])
+    label.set_verticalalignment({1: "bottom", 0: "center", -1: "top"}[dy])
+
+
+def _cost(box, lines, taken, frame) -> int:
+    """How much a label's box covers: line segments and markers through it, other labels (and
+    the legend) it overlaps; ``OUTSIDE_AXES`` when it leaves the axes."""
+    inside = frame.containsx(box.x0) and frame.containsx(box.x1)
+    inside = inside and frame.containsy(box.y0) and frame.containsy(box.y1)
+    cost = 0 if inside else OUTSIDE_AXES
+    cost += sum(box.padded(LABEL_PAD_PX).overlaps(other) for other in taken)
+    for xy, joined, half_width, radius in lines:
+        if joined:
+            cost += _segments_through(box.padded(LABEL_PAD_PX + half_width), xy)
+        if radius > 0.0:
+            cost += _points_in(box.padded(LABEL_PAD_PX + radius), xy)
+    return cost
+
+
+def _points_in(box, xy: np.ndarray) -> int:
+    x, y = xy[:, 0], xy[:, 1]
+    return int(np.count_nonzero((x >= box.x0) & (x <= box.x1) & (y >= box.y0) & (y <= box.y1)))
+
+
+def _segments_through(box, xy: np.ndarray) -> int:
+    """How many segments of the polyline ``xy`` (NaN breaks it) pass through ``box``: the
+    parameter interval of each inside both of the box's slabs is not empty (Liang-Barsky)."""
+    p, q = xy[:-1], xy[1:]
+    keep = np.isfinite(p).all(axis=1) & np.isfinite(q).all(axis=1)
+    p, d = p[keep], q[keep] - p[keep]
+    enter, leave = np.zeros(len(p)), np.ones(len(p))
+    for axis, lo, hi in ((0, box.x0, box.x1), (1, box.y0, box.y1)):
+        start, step = p[:, axis], d[:, axis]
+        still = step == 0.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            a, b = (lo - start) / step, (hi - start) / step
+        inside = (start >= lo) & (start <= hi)
+        enter = np.maximum(
+            enter, np.where(still, np.where(inside, -np.inf, np.inf), np.minimum(a, b))
+        )
+        leave = np.minimum(
+            leave, np.where(still, np.where(inside, np.inf, -np.inf), np.maximum(a, b))
+        )
+    return int(np.count_nonzero(enter <= leave))
 
 
 def heading(

@@ -12,6 +12,19 @@ from hild.sensors import kinematics
 from hild.sensors.device import Device, Measurement
 from hild.sensors.truth import Truth
 
+# Below this speed a sonic anemometer leaves the wind's direction out: Gill WindSonic user
+# manual (doc. 1405-PS-0019, issue 28, Nov 2019), "Kxx to Kxxxx - Minimum Direction Velocity":
+# "The default is 50, which means that any wind magnitude less than 0.05m/s will have the wind
+# direction omitted in Comma Separated Variable mode" (its NMEA set-up is CSV, O1, with K50).
+# It is also where MWV's 0.1 m/s speed field starts to print 0.0.
+MIN_DIRECTION_SPEED_MS = 0.05
+
+
+def direction_of(angle_deg: float, speed_ms: float) -> float:
+    """A wind's direction as the sensor reports it: NaN (an empty field, "not available" on
+    NMEA 2000) for a wind slower than ``MIN_DIRECTION_SPEED_MS`` (also a NaN speed)."""
+    return angle_deg if speed_ms >= MIN_DIRECTION_SPEED_MS else math.nan
+
 
 class Anemometer(Device):
     """Apparent wind from the air's velocity relative to the sensor (thesis 4.4.1, 2.68-2.71).
@@ -19,7 +32,10 @@ class Anemometer(Device):
     The MWV angle is clockwise from the bow, where the wind comes from: it equals
     -gamma_rw of thesis eq. 2.69. True wind (MWV T, MWD) removes the vessel's motion.
     With ``height_correction`` the wind is the one at the sensor's height above
-    the water (from its position), not the presets' 10 m wind.
+    the water (from its position), not the presets' 10 m wind. A wind below 0.05 m/s has no
+    direction (``direction_of``): MWV's angle and MWD's direction are left empty, the status
+    stays A (valid), as a Gill WindSonic in its NMEA set-up does; a still boat in still air
+    sends ``MWV,,R,0.0,M,A``.
     """
 
     model = "anemometer"
@@ -48,12 +64,17 @@ class Anemometer(Device):
         wind_n, wind_e = truth.wind_ned
         true_speed = factor * math.hypot(wind_n, wind_e)
         true_from = math.degrees(math.atan2(-wind_e, -wind_n))
+        # (noise drawn at every epoch, with or without a direction: the streams stay the same)
+        app_angle = self.noisy("wind_angle", app_angle, t) % 360.0
+        app_speed = max(0.0, self.noisy("wind_speed", math.hypot(air[0], air[1]), t))
         return {
-            "app_angle": self.noisy("wind_angle", app_angle, t) % 360.0,
-            "app_speed": max(0.0, self.noisy("wind_speed", math.hypot(air[0], air[1]), t)),
-            "true_angle": (true_from - math.degrees(truth.eta[5])) % 360.0,
+            "app_angle": direction_of(app_angle, app_speed),
+            "app_speed": app_speed,
+            "true_angle": direction_of(
+                (true_from - math.degrees(truth.eta[5])) % 360.0, true_speed
+            ),
             "true_speed": true_speed,
-            "true_from": true_from % 360.0,
+            "true_from": direction_of(true_from % 360.0, true_speed),
         }
 
     def sentence(self, name: str, m: Measurement, utc: datetime, valid: bool) -> list[bytes]:
