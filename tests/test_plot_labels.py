@@ -149,3 +149,51 @@ def test_the_placement_is_the_same_every_time(tmp_path):
         (label,) = labels(traffic_figure(tmp_path / run, ONE))
         places.append((label.xyann, label.get_ha(), label.get_va()))
     assert places[0] == places[1]
+
+
+def test_the_scenario_reports_closest_approach_label_is_clear_of_the_own_track(tmp_path):
+    """`hild scenario run crossing-give-way --report`: the reference autopilot meets the tanker
+    4 m off, and the label of that closest approach sits clear of both tracks on the page."""
+    from matplotlib.figure import Figure
+
+    from hild.scenario.command import TargetTracks
+    from hild.scenario.file import load_scenario
+    from hild.scenario.report import report_page
+    from hild.scenario.runs import run_scenario
+
+    scenario = load_scenario("crossing-give-way")
+    tracks = TargetTracks()
+    result = run_scenario(scenario, keep_track=True, observers=[tracks])
+    drawn: list[Figure] = []
+    savefig = Figure.savefig
+
+    def keep(fig, *args, **kwargs):
+        drawn.append(fig)
+        return savefig(fig, *args, **kwargs)
+
+    Figure.savefig = keep  # (the page's figure, kept to be measured after it is written)
+    try:
+        report_page(scenario, result, tracks.arrays(), tmp_path / "page.png")
+    finally:
+        Figure.savefig = savefig
+    (fig,) = drawn
+    ax = fig.axes[0]
+    (label,) = [t for t in ax.texts if t.get_text().endswith(" m") and "WP" not in t.get_text()]
+    fig.draw_without_rendering()
+    box = label.get_window_extent().padded(1.0)
+    assert result.track is not None
+    own = ax.transData.transform(np.column_stack([result.track[:, 2], result.track[:, 1]]))
+    _, north, east = tracks.arrays()["tanker"]
+    dense = np.linspace(0.0, len(east) - 1.0, 20 * len(east))  # (its samples 1 s apart: joined)
+    steps = np.arange(len(east))
+    tanker = ax.transData.transform(
+        np.column_stack([np.interp(dense, steps, east), np.interp(dense, steps, north)])
+    )
+    for points in (own, tanker):
+        inside = (
+            (points[:, 0] >= box.x0)
+            & (points[:, 0] <= box.x1)
+            & (points[:, 1] >= box.y0)
+            & (points[:, 1] <= box.y1)
+        )
+        assert not inside.any(), (label.get_text(), box)

@@ -144,17 +144,20 @@ def report_page(scenario: Scenario, result: RunResult, targets: dict, path: Path
     approaches; the criteria table beside it. ``targets``: name -> (t, north, east) arrays."""
     from matplotlib.figure import Figure
 
+    from hild.record.plot import place_labels_clear
+
     assert result.track is not None
     track = result.track
     fig = Figure(figsize=(13, 7), dpi=DPI, layout="constrained")
     ax, table_ax = fig.subplots(1, 2, width_ratios=[1.25, 1])
+    labels: list = []  # the closest approaches' labels: placed clear of the tracks at the end
     criteria = scenario.criteria
     if result.boats:  # a fleet: each boat's track and mission, and where two came closest
         for k, (plan, boat) in enumerate(zip(scenario.plans, result.boats.values(), strict=True)):
             assert boat.track is not None
             colour = BOAT_COLOURS[k % len(BOAT_COLOURS)]
             _own_track(ax, boat.track, plan.mission, boat.reached, colour, plan.boat)
-        _closest_boats(ax, result)
+        labels.append(_closest_boats(ax, result))
     else:
         _own_track(ax, track, scenario.mission, result.reached, "C0", scenario.bench.vessel.name)
     if criteria.geofence is not None:
@@ -172,8 +175,10 @@ def report_page(scenario: Scenario, result: RunResult, targets: dict, path: Path
             ax.plot([east[j], track[own, 2]], [north[j], track[own, 1]], ":", color=colour)
             ax.plot(east[j], north[j], "x", color=colour)
             ax.plot(track[own, 2], track[own, 1], "x", color="C0")
-            ax.annotate(
-                f"{closest['min_range_m']:.0f} m", (east[j], north[j]), fontsize=8, color=colour
+            labels.append(
+                ax.annotate(
+                    f"{closest['min_range_m']:.0f} m", (east[j], north[j]), fontsize=8, color=colour
+                )
             )
     ax.set_aspect("equal", adjustable="datalim")
     ax.set_xlabel("east [m]")
@@ -219,6 +224,7 @@ def report_page(scenario: Scenario, result: RunResult, targets: dict, path: Path
     table_ax.text(
         0.5, 0.02, about, ha="center", va="bottom", fontsize=9, transform=table_ax.transAxes
     )
+    place_labels_clear(fig, ax, [label for label in labels if label is not None])
     path.parent.mkdir(parents=True, exist_ok=True)  # as the JUnit report's writer does
     fig.savefig(path)  # in the format its suffix names
 
@@ -248,16 +254,16 @@ def _own_track(ax, track, mission, reached_at, colour: str, label: str) -> None:
         )
 
 
-def _closest_boats(ax, result: RunResult) -> None:
-    """The two boats that came closest, joined where they were at that instant."""
+def _closest_boats(ax, result: RunResult):
+    """The two boats that came closest, joined where they were at that instant; its label."""
     if result.closest_pair is None:
-        return
+        return None
     a, b = (result.boats[name].track for name in result.closest_pair)
     assert a is not None and b is not None
     n = min(len(a), len(b))
     i = int(np.argmin(np.hypot(a[:n, 1] - b[:n, 1], a[:n, 2] - b[:n, 2])))
     ax.plot([a[i, 2], b[i, 2]], [a[i, 1], b[i, 1]], ":x", color="C3")
-    ax.annotate(
+    return ax.annotate(
         f"{result.metrics['min_separation_m']:.1f} m at t={a[i, 0]:.0f} s",
         (a[i, 2], a[i, 1]),
         xytext=(6, -12),
