@@ -120,8 +120,8 @@ def announce_compiling() -> None:
 
         write_or_drop(
             sys.stderr,
-            "hild: compiling the vessel model (the first run only; later "
-            "runs load it from the cache) ...\n",
+            "hild: compiling the vessel model (the first run only; later runs load it from "
+            "the cache; `hild warm` compiles it ahead, e.g. after an install) ...\n",
         )
 
 

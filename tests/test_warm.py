@@ -86,6 +86,7 @@ def test_a_cold_run_says_it_compiles(tmp_path):
     )
     assert run.returncode == 0, run.stderr
     assert run.stderr.startswith("hild: compiling the vessel model (the first run only")
+    assert "`hild warm` compiles it ahead" in run.stderr.splitlines()[0]  # (what helps, said)
     (preparing,) = [
         json.loads(line) for line in run.stderr.splitlines() if '"run.preparing"' in line
     ]

@@ -16,7 +16,8 @@ log = structlog.get_logger("hild.daemon")
 
 TIME_SCALE_HELD = 0.95  # below this share of the asked time scale over a stats window: warn
 # More than this share of a window's ticks a whole tick late (an overrun: a sensor's epoch a
-# step off its time, a command applied a step later): warn that the machine is not keeping up.
+# step off its time, a command applied a step later): warn, once, that the machine is not
+# keeping up.
 # A quiet machine overruns none in hours at 100 Hz; one in a hundred is a busy one's.
 OVERRUNS_WARN = 0.01
 
@@ -34,6 +35,7 @@ class LoopStats:
         self._reasons: dict[str, int] = {}  # lines rejected by reason, likewise
         self._trips = 0  # watchdog trips (safe states applied), likewise
         self._clock: tuple[float, float] = (0.0, time.monotonic())  # (sim t, wall) of that
+        self.overruns_warned = False  # loop.overruns said (once a run)
 
     def started(self, wall0: float, t: float = 0.0) -> None:
         """The window runs from simulated time ``t`` at ``wall0`` (monotonic), in ticks of the
@@ -80,15 +82,17 @@ class LoopStats:
         )
         wanted = world.bench.time_scale
         overruns, ticks = self.window.overruns, self.window.ticks
-        if not self.paced_by_frames and overruns > OVERRUNS_WARN * ticks:
+        if not (self.paced_by_frames or self.overruns_warned) and overruns > OVERRUNS_WARN * ticks:
+            self.overruns_warned = True  # once a run: loop.stats counts every window's after it
             log.warning(
                 "loop.overruns",
                 overruns=overruns,
                 ticks=ticks,
                 share=round(overruns / ticks, 3),
-                hint="the machine is not keeping up: these ticks came a whole step late "
-                "(sensor epochs off their time); lower --time-scale or --rate, or give hild a "
-                "quieter machine",
+                hint=f"the machine is not keeping up: {overruns / ticks:.0%} of the ticks of the "
+                "last window came a whole step late (sensor epochs off their time, commands "
+                "applied a step later); what helps: fewer devices, a lower --rate or "
+                "--time-scale, a quieter machine (said once a run; loop.stats counts them)",
             )
         if not self.paced_by_frames and achieved < TIME_SCALE_HELD * wanted:
             log.warning(
