@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 
 from hild.geodesy import Origin
 from hild.nmea.decode import SentenceDecoder
+from hild.nmea.encode import SentenceTooLongError, frame
 from hild.nmea.encode import checksum as _checksum
 from hild.units import KNOTS_PER_MS
 
@@ -42,6 +43,8 @@ __all__ = [
     "OwnFix",
     "OwnShip",
     "Origin",
+    "SentenceError",
+    "SentenceTooLongError",
     "Target",
     "approach",
     "checksum",
@@ -77,9 +80,9 @@ def sentence(address: str, *fields: object, start: str = "$") -> bytes:
     """``$ADDRESS,field,...*HH`` with CR LF, as bytes: ``address`` is the talker and the
     sentence's type ("APTRC"); a field may be text, a number (floats printed with at most six
     decimals, trailing zeros cut) or None (an empty field). ``start="!"`` for an encapsulated
-    one."""
-    body = ",".join([address, *(_field(f) for f in fields)])
-    return f"{start}{body}*{checksum(body)}\r\n".encode("ascii")
+    one. A sentence longer than NMEA 0183's 82 characters raises ``SentenceTooLongError`` (a
+    receiver would drop it)."""
+    return frame(",".join([address, *(_field(f) for f in fields)]), start)
 
 
 def parse(line: bytes | str) -> tuple[str, list[str]]:
@@ -150,10 +153,10 @@ class OwnShip:
                 self._heading = math.degrees(reading.heading) % 360.0
             if reading.latitude_deg is not None and reading.longitude_deg is not None:
                 self.fix = OwnFix(t, reading.latitude_deg, reading.longitude_deg)
-        if self.fix is not None:
-            self.fix = replace(
-                self.fix, sog_ms=self._sog, cog_deg=self._cog, heading_deg=self._heading
-            )
+            if self.fix is not None:
+                self.fix = replace(
+                    self.fix, sog_ms=self._sog, cog_deg=self._cog, heading_deg=self._heading
+                )
 
 
 # --- AIS targets -----------------------------------------------------------------------------

@@ -163,8 +163,8 @@ def command_rows(s: Summary) -> list[Row]:
     parts = []
     applied = s.get("commands_applied")
     if has(s, "commands_applied", "commands_rejected"):
-        parts.append(f"{s.pop('commands_applied', 0)} applied, {s.pop('commands_rejected', 0)}")
-        parts[-1] += " refused"
+        applied_now, refused = s.pop("commands_applied", 0), s.pop("commands_rejected", 0)
+        parts.append(f"{applied_now} applied, {refused} refused")
     if "control_dropped" in s:
         parts.append(f"{s.pop('control_dropped')} lost to a full queue")
     if "received_lines" in s:
@@ -279,9 +279,7 @@ def place(where: Mapping[str, Any]) -> str:
 
 def closest(traffic: Mapping[str, Mapping[str, Any]]) -> str:
     """The targets by their closest approach, nearest first: ``tanker 1325.8 m at 3.0 s``."""
-    by_range = sorted(
-        traffic.items(), key=lambda kv: _or_inf(kv[1].get("min_range_m")), reverse=False
-    )
+    by_range = sorted(traffic.items(), key=lambda kv: _or_inf(kv[1].get("min_range_m")))
     return listing(
         [
             f"{name} {number(t.get('min_range_m'), 1)} m at {number(t.get('at_t'), 1)} s"

@@ -63,6 +63,13 @@ def test_a_built_sentence_is_what_pynmea2_reads():
     assert parsed.data == ["1", "1234.5", "R", "100", "P", "", "B", "C"]
 
 
+def test_a_sentence_longer_than_nmea_0183_allows_is_refused():
+    """NMEA 0183: at most 82 characters from "$" to LF; a huge number makes one longer."""
+    assert len(kit.sentence("APTRC", 1, 2000.5, "R", 100, "P", None, "B", "C")) <= 82
+    with pytest.raises(kit.SentenceTooLongError, match="82"):
+        kit.sentence("APTRC", 1, 1e70, "R", 100, "P", None, "B", "C")
+
+
 def test_numbers_print_without_noise_or_negative_zero():
     line = kit.sentence("GPXXX", 0.1 + 0.2, -0.0, 2.0, float("nan"), -1.25)
     assert line.startswith(b"$GPXXX,0.3,0,2,,-1.25*")
