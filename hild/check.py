@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from hild.config import MISSING, ConfigError, looks_like_path
 from hild.fleet import describe
+from hild.n2k.bus import BUS_BITS_PER_S
 from hild.profiles import BENCHES, SCENARIOS
 from hild.transport.can import can_warnings
 from hild.transport.probe import bind_problem, listen_address
@@ -67,7 +68,8 @@ def check_bench(name_or_path: str | None) -> int:
     for bus in bench.buses:
         out.write(
             f"  {bus.url} (NMEA 2000 bus: {', '.join(bus.devices)}): "
-            f"{bus.bits_per_s / 1000:.1f} of 250 kbit/s ({100 * bus.load:.1f} %)\n"
+            f"{bus.bits_per_s / 1000:.1f} of {BUS_BITS_PER_S // 1000} kbit/s "
+            f"({100 * bus.load:.1f} %)\n"
         )
     for budget in bench.budgets:
         out.write(
@@ -96,8 +98,6 @@ def check_scenario(name_or_path: str) -> int:
     bench = scenario.bench
     out = sys.stdout
     if scenario.is_fleet:
-        from hild.fleet import describe
-
         between = [k for k, v in vars(scenario.fleet_criteria).items() if v is not None]
         out.write(
             f"{scenario.file}: OK: scenario '{scenario.name}': {describe(bench.boats)} in "

@@ -54,14 +54,17 @@ PGN_OF_KIND: dict[str, pgns.Pgn] = {
     "24A": CLASS_B_STATIC_A,
     "24B": CLASS_B_STATIC_B,
 }
+# Each PGN and the AIS message kind a stand-in station's PGN is made of (``payloads``)
+KIND_OF_PGN = {"129038": "1", "129039": "18", "129794": "5", "129809": "24A", "129810": "24B"}
 POSITION_KINDS = ("1", "2", "3", "18")
 
 # canboat's AIS_TRANSCEIVER lookup: 0 "Channel A VDL reception", 1 "Channel B VDL reception"
 TRANSCEIVER = {"A": 0, "B": 1}
 PAD = b"@"  # the AIS 6-bit alphabet's 0: the padding of its texts
 NOT_AVAILABLE_8 = 0xFF  # Sequence ID: not available (canboat's RangeMax is 252)
-GNSS_GPS = 1  # canboat's POSITION_FIX_DEVICE 1 "GPS" (AIS EPFD 1, as message 5 says)
-AIS_VERSION = 2  # canboat's AIS_VERSION 2 "ITU-R M.1371-5" (message 5's version indicator 2)
+GNSS_GPS = ais.EPFD_GPS  # canboat's POSITION_FIX_DEVICE 1 "GPS" (AIS EPFD 1, as message 5 says)
+# canboat's AIS_VERSION 2 "ITU-R M.1371-5" (message 5's version indicator 2)
+AIS_VERSION = ais.AIS_VERSION
 
 
 # --- bits ----------------------------------------------------------------------------------
@@ -129,12 +132,7 @@ def received_rot(d: ais.Dynamic) -> float | None:
     code = ais.rot_field(d.rot_deg_per_min)
     if code == ais.ROT_NOT_AVAILABLE:
         return None
-    return math.copysign((code / 4.733) ** 2, code) * math.pi / 180.0 / 60.0
-
-
-def _second(d: ais.Dynamic) -> int:
-    """Time Stamp: the UTC second of the report, 60 not available (canboat's TIME_STAMP)."""
-    return d.second if 0 <= d.second <= 63 else ais.SECOND_NOT_AVAILABLE
+    return ais.rot_of_code(code) * math.pi / 180.0 / 60.0
 
 
 def _position_head(message_id: int, mmsi: int, d: ais.Dynamic, channel: str) -> list:
@@ -147,7 +145,7 @@ def _position_head(message_id: int, mmsi: int, d: ais.Dynamic, channel: str) -> 
         (pgns.signed(received_lat(d), 1e-7, 32), 32),
         (int(d.accurate), 1),
         (0, 1),  # RAIM: not in use
-        (_second(d), 6),
+        (ais.second_field(d.second), 6),  # Time Stamp (canboat's TIME_STAMP: 60 n/a)
         (pgns.angle(received_cog(d)), 16),
         (pgns.unsigned(received_sog(d), 0.01, 16), 16),
         (0, 19),  # Communication State (the 0183 receiver's messages carry 0)
@@ -331,13 +329,7 @@ class N2kAis(N2kSensor, Ais):
     each line carries the time of the epoch it is sent at (a gateway's clock)."""
 
     model = "n2k-ais"
-    sentences_available: ClassVar[tuple[str, ...]] = (
-        "129038",
-        "129039",
-        "129794",
-        "129809",
-        "129810",
-    )
+    sentences_available: ClassVar[tuple[str, ...]] = tuple(KIND_OF_PGN)
 
     def __init__(self, config: DeviceConfig, seed: int, origin: Origin):
         super().__init__(config, seed, origin)
@@ -433,7 +425,7 @@ class N2kAis(N2kSensor, Ais):
             second=utc.second,
             accurate=valid,
         )
-        kind = {"129038": "1", "129039": "18", "129794": "5", "129809": "24A", "129810": "24B"}
-        if name not in kind:
+        kind = KIND_OF_PGN.get(name)
+        if kind is None:
             return []
-        return [(PGN_OF_KIND[kind[name]], payload(kind[name], STAND_IN, "A", d))]
+        return [(PGN_OF_KIND[kind], payload(kind, STAND_IN, "A", d))]

@@ -36,22 +36,19 @@ from hild.sensors.gps import Gps
 from hild.sensors.heading import Heading
 from hild.sensors.speed_log import SpeedLog
 from hild.sensors.truth import Truth
+from hild.transport.url import FRAMINGS
 from hild.units import KNOTS_PER_MS
 
 if TYPE_CHECKING:
     from hild.transport.base import Inbound
     from hild.transport.judging import Verdict
 
-# The framing prefixes of a port URL (hild/transport/url.py strips them): ydraw+udp://...
-FRAMING_PREFIXES = {"ydraw": "ydraw", "actisense": "actisense"}
-
 
 def port_framing(url: str) -> str | None:
-    """The framing a port URL names (``ydraw+udp://`` -> ``ydraw``), None for a plain one."""
-    scheme = url.split("://", 1)[0]
-    if "+" in scheme:
-        return FRAMING_PREFIXES.get(scheme.split("+", 1)[0])
-    return None
+    """The framing a port URL names (``ydraw+udp://`` -> ``ydraw``; hild/transport/url.py's
+    FRAMINGS), None for a plain one."""
+    framing, plus, _ = url.split("://", 1)[0].partition("+")
+    return framing if plus and framing in FRAMINGS else None
 
 
 class N2kNode:
@@ -207,15 +204,20 @@ class N2kSensor:
     def bus_bits_per_s(self, utc: datetime) -> float:
         """The CAN bits a second this node puts on the bus (its PGNs at their rates, frames
         at their worst-case stuffing; its address claim once, not counted)."""
-        messages = []
-        for name in self.config.sentences:
-            for pgn, payload in self.payloads(name, dict(self.worst_case), utc, True):  # type: ignore[attr-defined]
-                messages.append((pgn, payload, self.rate_of(name)))
+        messages = [
+            (pgn, payload, self.rate_of(name))
+            for name in self.config.sentences
+            for pgn, payload in self._worst_payloads(name, utc)
+        ]
         return self.node.bits_per_s(messages)
+
+    def _worst_payloads(self, name: str, utc: datetime) -> list[tuple[pgns.Pgn, bytes]]:
+        """PGN ``name``'s messages at the kind's ``worst_case`` measurement."""
+        return self.payloads(name, dict(self.worst_case), utc, True)  # type: ignore[attr-defined]
 
     def _worst(self, name: str, utc: datetime) -> list[bytes]:
         out: list[bytes] = []
-        for pgn, payload in self.payloads(name, dict(self.worst_case), utc, True):  # type: ignore[attr-defined]
+        for pgn, payload in self._worst_payloads(name, utc):
             out += self.node.message(pgn, payload, utc)
         return out
 
@@ -257,8 +259,8 @@ class N2kGnss(N2kSensor, Gps):
             return [(pgns.POSITION_RAPID, pgns.position_rapid(lat, lon))]
         if name == "129026":
             sog = m["sog_kn"] / KNOTS_PER_MS if valid else None
-            cog = m["cog"] if valid and math.isfinite(m["cog"]) else None
-            return [(pgns.COG_SOG_RAPID, pgns.cog_sog_rapid(sid, _rad(cog), sog))]
+            cog = _rad(m["cog"]) if valid else None
+            return [(pgns.COG_SOG_RAPID, pgns.cog_sog_rapid(sid, cog, sog))]
         if name == "129029":
             method = int(self.setting("fix_quality")) if valid else 0
             satellites = int(self.setting("satellites")) if valid else 0

@@ -106,8 +106,8 @@ def rudder(
         "<BBhhH",
         instance & 0xFF,
         0xF8 | (direction & 0x7),
-        signed(None if order is None else math.remainder(order, pgns.TWO_PI), 1e-4, 16),
-        signed(None if position is None else math.remainder(position, pgns.TWO_PI), 1e-4, 16),
+        pgns.signed_angle(order),
+        pgns.signed_angle(position),
         0xFFFF,
     )
 

@@ -16,12 +16,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from hild.n2k.frames import Frame, parse_can_id
-from hild.transport.ydraw import clock, frame_line, parse_frame
-
-__all__ = ["FRAMINGS", "actisense", "clock", "describe_frame", "parse_ydraw", "ydraw"]
-
-FRAMINGS = ("ydraw", "actisense")  # the line formats a device or port may speak
+from hild.n2k.frames import Frame
+from hild.transport.ydraw import frame_line, parse_frame
 
 
 def ydraw(frames: list[Frame], utc: datetime, direction: str = "R") -> list[bytes]:
@@ -44,9 +40,3 @@ def parse_ydraw(line: bytes) -> Frame | None:
     does (with the time and direction first); None for a line that is not one."""
     parsed = parse_frame(line)
     return None if parsed is None else Frame(*parsed)
-
-
-def describe_frame(frame: Frame) -> str:
-    """``PGN 59904 from 12 to 35, priority 6`` for a message."""
-    pgn, priority, source, destination = parse_can_id(frame.can_id)
-    return f"PGN {pgn} from {source} to {destination}, priority {priority}"

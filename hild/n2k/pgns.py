@@ -102,6 +102,11 @@ def angle(value: float | None) -> int:
     return unsigned(None if value is None else value % TWO_PI, 1e-4, 16)
 
 
+def signed_angle(value: float | None) -> int:
+    """A signed angle of 1e-4 rad in 16 bits, in [-pi, pi]."""
+    return signed(None if value is None else math.remainder(value, TWO_PI), 1e-4, 16)
+
+
 def date_time(utc: datetime) -> tuple[int, int]:
     """Days since 1970-01-01 and tenths of milliseconds since midnight (NMEA 2000's date and
     time fields: 1 day, 0.0001 s)."""
@@ -195,7 +200,7 @@ def attitude(sid: int, yaw: float | None, pitch: float | None, roll: float | Non
     return struct.pack(
         "<BhhhB",
         sid,
-        signed(None if yaw is None else math.remainder(yaw, TWO_PI), 1e-4, 16),
+        signed_angle(yaw),
         signed(pitch, 1e-4, 16),
         signed(roll, 1e-4, 16),
         0xFF,
@@ -304,9 +309,9 @@ def product_information(
     )
 
 
-def iso_request(pgn: int) -> bytes:
-    """59904: the requested PGN, 24 bits little-endian."""
-    return struct.pack("<I", pgn)[:3]
+def pgn_field(pgn: int) -> bytes:
+    """A PGN field (59904's requested PGN, 59392's acknowledged one): 24 bits little-endian."""
+    return struct.pack("<I", pgn & 0xFFFFFF)[:3]
 
 
 def requested_pgn(payload: bytes) -> int | None:

@@ -53,12 +53,7 @@ PENDING_MAX = 64  # requests waiting for the node's next epoch (more: the oldest
 def iso_acknowledgement(control: int, pgn: int, group_function: int = 0xFF) -> bytes:
     """59392: Control uint8 (ISO_CONTROL: 0 ACK, 1 NAK, 2 access denied, 3 address busy); Group
     Function uint8 (255: none); 24 reserved; PGN 24 bits, the one acknowledged."""
-    return struct.pack("<BB", control, group_function) + b"\xff\xff\xff" + pgn_bytes(pgn)
-
-
-def pgn_bytes(pgn: int) -> bytes:
-    """A PGN field: 24 bits little-endian."""
-    return struct.pack("<I", pgn & 0xFFFFFF)[:3]
+    return struct.pack("<BB", control, group_function) + b"\xff\xff\xff" + pgns.pgn_field(pgn)
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,6 +43,8 @@ LAT_NOT_AVAILABLE = 91 * 600000
 SECOND_NOT_AVAILABLE = 60
 EPFD_GPS = 1
 MANEUVER_NOT_AVAILABLE = 0  # special manoeuvre indicator (messages 1-3): the default
+AIS_VERSION = 2  # message 5's version indicator: ITU-R M.1371-5
+ROT_CODE_SCALE = 4.733  # the rate of turn's code: 4.733 sqrt(|ROT| [deg/min])
 
 # --- the reporting schedule (ITU-R M.1371-5, Annex 1, Table 1 and Table 2) -------------------
 STATIC_INTERVAL_S = 360.0  # messages 5 and 24: every 6 min
@@ -104,8 +106,19 @@ def rot_field(rot_deg_per_min: float | None) -> int:
     the model's), so they send the coded value, as a ship with a rate-of-turn indicator does."""
     if rot_deg_per_min is None or not math.isfinite(rot_deg_per_min):
         return ROT_NOT_AVAILABLE
-    raw = min(126, round(4.733 * math.sqrt(abs(rot_deg_per_min))))
+    raw = min(126, round(ROT_CODE_SCALE * math.sqrt(abs(rot_deg_per_min))))
     return int(math.copysign(raw, rot_deg_per_min)) if raw else 0
+
+
+def rot_of_code(code: int) -> float:
+    """The rate of turn a code says [deg/min]: (code / 4.733)^2, signed (``rot_field``'s
+    inverse on its coded values)."""
+    return math.copysign((code / ROT_CODE_SCALE) ** 2, code)
+
+
+def second_field(second: int) -> int:
+    """The time stamp: the UTC second of the report, 0-63 (60-63 ITU's codes); others 60."""
+    return second if 0 <= second <= 63 else SECOND_NOT_AVAILABLE
 
 
 def sog_field(speed_kn: float) -> int:
@@ -192,9 +205,7 @@ def _pyais_fields(raw: dict[str, int]) -> dict[str, str | int | float | bytes | 
             out[key] = raw[key] / 600000.0
     if "turn" in raw:
         turn = raw["turn"]
-        out["turn"] = (
-            turn if turn in (0, 127, -127, -128) else math.copysign((turn / 4.733) ** 2, turn)
-        )
+        out["turn"] = turn if turn in (0, 127, -127, -128) else rot_of_code(turn)
     return out
 
 
@@ -227,7 +238,7 @@ def _dynamic_raw(d: Dynamic) -> dict[str, int]:
         "lat": lat_field(d.lat_deg),
         "course": cog_field(d.cog_deg),
         "heading": heading_field(d.heading_deg),
-        "second": d.second if 0 <= d.second <= 63 else SECOND_NOT_AVAILABLE,
+        "second": second_field(d.second),
     }
 
 
@@ -263,7 +274,7 @@ def static_voyage(
     raw = {
         "msg_type": 5,
         "mmsi": ident.mmsi,
-        "ais_version": 2,
+        "ais_version": AIS_VERSION,
         "imo": max(0, ident.imo),
         "callsign": text_field(ident.callsign, 7),
         "shipname": text_field(ident.name, 20),

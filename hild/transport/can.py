@@ -33,9 +33,9 @@ not NMEA 2000's (an 11-bit identifier, a remote or error frame, CAN FD) are coun
 python-can is imported when a port opens, not with hild.transport: `hild check` and the
 benches without a CAN port never load it.
 
-The frame-to-line conversion here is hild/n2k/lines.py's YDRAW (``ydraw``, ``parse_ydraw``),
-written out again because hild.n2k imports hild.transport (the two folders must not import
-each other); tests/test_n2k_can.py checks the two agree.
+The frame-to-line conversion is hild/transport/ydraw.py's, the YDRAW the N2K nodes write
+(hild/n2k/lines.py); it lives here in hild.transport because hild.n2k imports hild.transport
+(the two folders must not import each other).
 """
 
 from __future__ import annotations
