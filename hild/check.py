@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hild.config import MISSING, ConfigError, looks_like_path
+from hild.devices.registry import speaks_n2k
 from hild.fleet import describe
 from hild.n2k.bus import BUS_BITS_PER_S
 from hild.profiles import BENCHES, SCENARIOS
@@ -196,7 +197,7 @@ def _can_warnings(config, url: str, spec: PortSpec, first: bool) -> list[str]:
     0183 one (a CAN bus carries NMEA 2000's frames)."""
     where = f"{url} (device {config.name})"
     warnings = [f"{where}: {problem}" for problem in can_warnings(spec)] if first else []
-    if not config.model.startswith("n2k-"):
+    if not speaks_n2k(config.model):
         warnings.append(
             f"{where}: a CAN bus carries NMEA 2000 frames, and {config.model} is no N2K device: "
             "its lines would be dropped"

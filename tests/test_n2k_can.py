@@ -24,6 +24,7 @@ from hild.n2k.lines import parse_ydraw, ydraw
 from hild.transport import PORT_TYPES, CanUdpPort, PortUrlError, SocketCanPort, open_port
 from hild.transport import can as can_port
 from hild.transport.url import parse_port_url
+from hild.transport.ydraw import parse_frame
 from tests.endpoints import Daemon
 
 can = pytest.importorskip("can")
@@ -119,8 +120,8 @@ def test_a_wrong_can_url_says_what_is_wrong_and_the_form(url, said):
     assert "socketcan://can0" in str(e.value) or "canudp://" in str(e.value)
 
 
-# --- frames and lines: hild/n2k/lines.py's YDRAW ------------------------------------------------
-def test_the_port_reads_and_writes_ydraw_as_hild_n2k_lines_does():
+# --- frames and lines: YDRAW (hild/transport/ydraw.py) --------------------------------------------
+def test_the_port_reads_and_writes_the_frames_hild_n2k_makes_as_ydraw():
     utc = datetime(2026, 6, 1, 12, 0, 0, 123456, tzinfo=UTC)
     frames = [
         *single_frame(0x09F8010A, bytes(range(8))),
@@ -129,8 +130,8 @@ def test_the_port_reads_and_writes_ydraw_as_hild_n2k_lines_does():
         Frame(0x1CFFFFFF, b""),
     ]
     for frame, line in zip(frames, ydraw(frames, utc), strict=True):
-        assert can_port.frame_of_line(line) == (frame.can_id, frame.data)
-        assert can_port.frame_of_line(line.split(b" R ")[1]) == (frame.can_id, frame.data)
+        assert parse_frame(line) == (frame.can_id, frame.data)
+        assert parse_frame(line.split(b" R ")[1]) == (frame.can_id, frame.data)
         ours = can_port.line_of_frame(frame.can_id, frame.data, utc)
         assert ours == line.rstrip()  # a gateway's received frame, as ydraw() writes it
         assert parse_ydraw(ours) == frame
@@ -144,7 +145,7 @@ def test_the_port_reads_and_writes_ydraw_as_hild_n2k_lines_does():
         b"09F8010A ZZ",
         b"\xff\xfe 00",
     ):
-        assert can_port.frame_of_line(bad) is None
+        assert parse_frame(bad) is None
         assert parse_ydraw(bad) is None
 
 

@@ -275,3 +275,26 @@ def test_a_request_to_a_node_without_an_address_claim_is_answered_to_all(pgn):
     r = requests.Request(pgn, requests.NULL_ADDRESS, GNSS)
     lines, asked = requests.answer([r], ("129025",), b"", b"", message, START, stats)
     assert sent == [(pgn, 255)] and lines == [b"x"] and asked == set()
+
+
+def test_a_nak_to_a_requester_without_an_address_goes_to_all():
+    """A PGN the node does not send, asked of it by a requester without an address (ISO
+    11783's NULL address, 254): the NAK (ISO Acknowledgement, control 1) cannot be addressed
+    to it, so it goes to all; to a requester with an address, to that one. Once per PGN and
+    destination in a batch."""
+    stats = requests.RequestStats()
+    sent: list[tuple[int, int, bytes]] = []
+
+    def message(p, payload, utc, destination):  # noqa: ANN001, ANN202
+        sent.append((p.number, destination, payload))
+        return [b"x"]
+
+    asked = [
+        requests.Request(130306, requests.NULL_ADDRESS, GNSS),
+        requests.Request(130306, requests.NULL_ADDRESS, GNSS),  # (the same again: one NAK)
+        requests.Request(130306, 0x42, GNSS),
+    ]
+    lines, _ = requests.answer(asked, ("129025",), b"", b"", message, START, stats)
+    nak = requests.iso_acknowledgement(1, 130306)
+    assert sent == [(59392, 255, nak), (59392, 0x42, nak)] and lines == [b"x", b"x"]
+    assert stats.nak == 2

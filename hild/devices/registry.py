@@ -19,14 +19,19 @@ if TYPE_CHECKING:
     from hild.sensors.device import DeviceConfig
 
 
+NMEA0183, NMEA2000 = "nmea0183", "nmea2000"  # what a kind's lines on its ports are
+
+
 @dataclass(frozen=True)
 class Kind:
-    """One device kind: its type name, its role (hild/devices/roles.py) and where it lives."""
+    """One device kind: its type name, its role (hild/devices/roles.py), where it lives and
+    what its lines are (NMEA 0183 sentences, or NMEA 2000 CAN frames in a gateway's framing)."""
 
     model: str
     role: str
     module: str
     name: str
+    lines: str = NMEA0183
 
     @property
     def needs_vessel(self) -> bool:
@@ -47,18 +52,24 @@ KINDS: dict[str, Kind] = {
         Kind("speed-log", SENSOR, "hild.sensors.speed_log", "SpeedLog"),
         Kind("ais", SENSOR, "hild.sensors.ais", "Ais"),
         Kind("radar", SENSOR, "hild.sensors.radar", "Radar"),
-        Kind("n2k-gnss", SENSOR, "hild.n2k.device", "N2kGnss"),
-        Kind("n2k-compass", SENSOR, "hild.n2k.device", "N2kCompass"),
-        Kind("n2k-wind", SENSOR, "hild.n2k.device", "N2kWind"),
-        Kind("n2k-speed", SENSOR, "hild.n2k.device", "N2kSpeed"),
-        Kind("n2k-ais", SENSOR, "hild.n2k.ais", "N2kAis"),
-        Kind("n2k-engine", SENSOR, "hild.n2k.engines", "N2kEngine"),
+        Kind("n2k-gnss", SENSOR, "hild.n2k.device", "N2kGnss", NMEA2000),
+        Kind("n2k-compass", SENSOR, "hild.n2k.device", "N2kCompass", NMEA2000),
+        Kind("n2k-wind", SENSOR, "hild.n2k.device", "N2kWind", NMEA2000),
+        Kind("n2k-speed", SENSOR, "hild.n2k.device", "N2kSpeed", NMEA2000),
+        Kind("n2k-ais", SENSOR, "hild.n2k.ais", "N2kAis", NMEA2000),
+        Kind("n2k-engine", SENSOR, "hild.n2k.engines", "N2kEngine", NMEA2000),
         Kind("jet-controller", COMMANDS, "hild.bus.device", "JetController"),
         Kind("thruster-controller", COMMANDS, "hild.bus.device", "ThrusterController"),
         Kind("frontseat", COMMANDS, "hild.bus.frontseat", "Frontseat"),
         Kind("ardupilot-sitl", FRAMES, "hild.ardupilot.link", "ArduPilotSitl"),
     )
 }
+
+
+def speaks_n2k(model: str) -> bool:
+    """Whether a kind's lines are NMEA 2000 frames (an unknown type name: no)."""
+    kind = KINDS.get(model)
+    return kind is not None and kind.lines == NMEA2000
 
 
 def models(role: str) -> tuple[str, ...]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import structlog
 
+from hild.devices.registry import speaks_n2k
 from hild.model.stability import step_limit
 from hild.transport import open_port, parse_port_url
 from hild.world.world import World
@@ -26,7 +27,7 @@ async def open_ports(world: World) -> None:
             if spec.identity not in opened:
                 # an NMEA 2000 node's lines are CAN frames, a fast packet 20 of them: room
                 # for the nodes' address claims and product information at once
-                n2k = spec.framing or hasattr(rt.device, "node")
+                n2k = spec.framing or speaks_n2k(config.model)
                 port = open_port(
                     spec, queue_lines=N2K_QUEUE_LINES if n2k else 64, default_baud=config.baud
                 )

@@ -36,19 +36,12 @@ from hild.sensors.gps import Gps
 from hild.sensors.heading import Heading
 from hild.sensors.speed_log import SpeedLog
 from hild.sensors.truth import Truth
-from hild.transport.url import FRAMINGS
+from hild.transport.url import parse_port_url
 from hild.units import KNOTS_PER_MS
 
 if TYPE_CHECKING:
     from hild.transport.base import Inbound
     from hild.transport.judging import Verdict
-
-
-def port_framing(url: str) -> str | None:
-    """The framing a port URL names (``ydraw+udp://`` -> ``ydraw``; hild/transport/url.py's
-    FRAMINGS), None for a plain one."""
-    framing, plus, _ = url.split("://", 1)[0].partition("+")
-    return framing if plus and framing in FRAMINGS else None
 
 
 class N2kNode:
@@ -66,8 +59,9 @@ class N2kNode:
             device_instance=int(s.get("device_instance", 0)),
             system_instance=int(s.get("system_instance", 0)),
         )
-        framings = {port_framing(url) for url in device.config.ports} - {None}
-        self.framing = framings.pop() if framings else str(s.get("framing", "ydraw"))
+        # the framing its ports name (one: the bench refuses two), YDRAW on plain ones
+        framings = {parse_port_url(url).framing for url in device.config.ports} - {""}
+        self.framing = min(framings) if framings else "ydraw"
         self.sequences = Sequences()
         self.sid = 0
         self.claimed = False

@@ -80,9 +80,6 @@ PYTHON_CAN = "python-can>=4.4,<5"
 
 
 # --- YDRAW lines and CAN frames (hild/transport/ydraw.py, the format's one home) -------------
-frame_of_line = parse_frame
-
-
 def line_of_frame(identifier: int, data: bytes, utc: datetime) -> bytes:
     """The YDRAW line of a frame received from the bus, without its CR LF."""
     return frame_line(identifier, data, utc)[:-2]
@@ -198,7 +195,7 @@ class CanPort(Port):
 
     async def _write(self, line: bytes) -> bool:
         bus, can = self._bus, self._can
-        frame = frame_of_line(line)
+        frame = parse_frame(line)
         if frame is None:
             self.stats.errors += 1
             self.stats.dropped_lines += 1
