@@ -36,6 +36,17 @@ SENTENCES_KEPT = 256  # per device between two sensors/<device> messages; older 
 STOP_TIMEOUT_S = 2.0
 
 
+def _boat_truth(run: RunView, truth, boats: dict, i: int):
+    """A fleet's boat ``i``'s instant at ``truth``'s time (the first boat's is ``truth``),
+    made at most once a tick (``boats``: those made already) for all the topics that show it."""
+    if i == 0:
+        return truth
+    seen = boats.get(i)
+    if seen is None:
+        seen = boats[i] = run.truth(truth.t, i)
+    return seen
+
+
 class Mirror(TickObserver):
     """Publishes a run's state, actuators, environment, sensors, bus and stats over MQTT."""
 
@@ -134,9 +145,10 @@ class Mirror(TickObserver):
         if now < self._next_due:
             return
         truth = run.truth(t)
+        boats: dict = {}  # a fleet's other boats' instants, each made once for every topic
         for name, due in self._due.items():
             if now >= due:
-                self._publish_topic(name, run, truth)
+                self._publish_topic(name, run, truth, boats)
                 period = 1.0 / self.config.topics[name].rate_hz
                 self._due[name] = due + period if now - due < period else now + period
         self._next_due = min(self._due.values())
@@ -152,19 +164,19 @@ class Mirror(TickObserver):
         log.info("mirror.stop", **self.summary())
 
     # --- the payloads ---------------------------------------------------------------------
-    def _publish_topic(self, name: str, run: RunView, truth) -> None:
+    def _publish_topic(self, name: str, run: RunView, truth, boats: dict) -> None:
         put, qos = self._put, self.config.topics[name].qos
         bench = run.bench
         if name == "state":
             put("state", payloads.state(truth, bench.origin), qos)
             for i, boat in enumerate(run.boats):  # a fleet's: each boat's own, the first's too
-                seen = truth if i == 0 else run.truth(truth.t, i)
+                seen = _boat_truth(run, truth, boats, i)
                 put(f"boats/{boat}/state", payloads.state(seen, bench.origin), qos)
         elif name == "actuators":
             force = run.actuator_force
             put("actuators", payloads.actuators(truth, bench.vessel.actuators, force), qos)
             for i, boat in enumerate(run.boats):  # a fleet's: each boat's own, the first's too
-                seen, own = (truth if i == 0 else run.truth(truth.t, i)), run.boat(i)
+                seen, own = _boat_truth(run, truth, boats, i), run.boat(i)
                 put(
                     f"boats/{boat}/actuators",
                     payloads.actuators(seen, own.actuators, own.actuator_force),
@@ -173,7 +185,7 @@ class Mirror(TickObserver):
         elif name == "environment":
             put("environment", payloads.environment(truth, run.environment), qos)
             for i, boat in enumerate(run.boats):  # (the sea as each boat feels it)
-                seen = truth if i == 0 else run.truth(truth.t, i)
+                seen = _boat_truth(run, truth, boats, i)
                 put(
                     f"boats/{boat}/environment",
                     payloads.environment(seen, run.boat(i).environment),

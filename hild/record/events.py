@@ -126,7 +126,22 @@ def boat_messages(
     ``<boat>/vessel``), from copies of its state ``x`` (eta then nu), its actuators' states,
     commands and force: the payloads of the unprefixed channels (``sample_messages``)."""
     truth = Truth(t, utc, x[:6], x[6:12], actuators=actuators, commands=commands)
-    ns = channels.utc_ns(utc)
+    state, acts, fix, pose = vessel_payloads(truth, origin, specs, force)
+    return [
+        (channels.boat_topic(boat, channels.STATE), state),  # (the writer adds nested copies)
+        (channels.boat_topic(boat, channels.ACTUATORS), acts),
+        (channels.boat_topic(boat, channels.LOCATION), fix),
+        (channels.boat_topic(boat, channels.POSE), pose),
+    ]
+
+
+def vessel_payloads(
+    truth: Truth, origin: Origin, specs: Sequence[ActuatorSpec], force: np.ndarray
+) -> tuple[Message, Message, Message, Message]:
+    """A vessel's state, actuators, location and pose at ``truth``'s instant: the payloads of
+    its /state, /actuators, /location and /pose (hild/record/observer.py ``sample_messages``)
+    or of a fleet's boat's own (``boat_messages``)."""
+    ns = channels.utc_ns(truth.utc)
     state = payloads.state(truth, origin)
     fix = channels.location_fix(
         ns,
@@ -134,12 +149,8 @@ def boat_messages(
         cast(float, state["longitude"]),
         cast(float, state["height"]),
     )
-    return [
-        (channels.boat_topic(boat, channels.STATE), state),  # (the writer adds nested copies)
-        (channels.boat_topic(boat, channels.ACTUATORS), payloads.actuators(truth, specs, force)),
-        (channels.boat_topic(boat, channels.LOCATION), fix),
-        (channels.boat_topic(boat, channels.POSE), channels.pose_in_frame(ns, truth.eta)),
-    ]
+    acts = payloads.actuators(truth, specs, force)
+    return state, acts, fix, channels.pose_in_frame(ns, truth.eta)
 
 
 def sentences(stamp: Message, lines: Sequence[bytes]) -> list[Message]:

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import structlog
@@ -99,20 +99,13 @@ def sample_messages(
         current, wind = current_ned_of(sea), wind_ned_of(sea)
         elevation = float(sea[EL.O_ELEVATION])
     truth = Truth(t, utc, x[:6], x[6:12], current, wind, actuators, commands)
-    ns = utc_ns(utc)
-    state = payloads.state(truth, origin)
-    fix = channels.location_fix(
-        ns,
-        cast(float, state["latitude"]),
-        cast(float, state["longitude"]),
-        cast(float, state["height"]),
-    )
+    state, acts, fix, pose = events.vessel_payloads(truth, origin, specs, force)
     return [
         (channels.STATE, state),  # (the writer adds the nested copies)
-        (channels.ACTUATORS, payloads.actuators(truth, specs, force)),
+        (channels.ACTUATORS, acts),
         (channels.ENVIRONMENT, payloads.environment_of(truth, elevation, hs, weather)),
         (channels.LOCATION, fix),
-        (channels.POSE, channels.pose_in_frame(ns, truth.eta)),
+        (channels.POSE, pose),
     ]
 
 

@@ -95,7 +95,7 @@ def implied(topic: str) -> int:
     """The messages one put on ``topic`` makes in the file: a pose (``/pose``, a fleet's boat's
     ``/boats/<boat>/pose``) also makes its /tf (see ``_message``). (A sentence's /fix is not
     counted when the sentence is lost: whether it would have made one takes reading it.)"""
-    return 2 if topic == channels.POSE or channels.transform_of(topic) else 1
+    return 1 if channels.transform_of(topic) is None else 2
 
 
 def nmea_log_path(path: Path) -> Path:

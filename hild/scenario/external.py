@@ -36,10 +36,10 @@ from hild.drivers.realtime import Daemon
 from hild.log import routed_to
 from hild.observers import RunView, TickObserver
 from hild.scenario.file import Scenario
-from hild.scenario.fleet import FleetTrack, boat_scenario
+from hild.scenario.fleet import FleetTrack, boat_scenario, boats_outcome
 from hild.scenario.placeholders import RunFacts, check_program, expand_command
 from hild.scenario.process import ControllerProcess
-from hild.scenario.track import RunResult, RunTrack, approaches, approaches_of_boat
+from hild.scenario.track import RunResult, RunTrack, approaches
 from hild.scenario.wiring import RunWiring, wire_run
 
 LOG_FILE = "hild.log"
@@ -184,11 +184,14 @@ def run_external(
         time_scale = spec.time_scale or scenario.bench.time_scale
         wiring = wire_run(scenario.bench, run_dir, time_scale)
         boats = [boat_scenario(scenario, i) for i in range(len(scenario.plans))]
-        outs = [out / p.boat for p in scenario.plans]  # (a fleet's: a folder per boat)
+        names = [p.boat for p in scenario.plans]  # (a fleet's: "" for one boat)
+        outs = [out / name for name in names]  # (a fleet's: a folder per boat)
         try:
             argvs = []
-            for each, where in zip(boats or [scenario], outs or [out], strict=True):
-                argv = expand_command(each, wiring, RunFacts(where, time_scale, _boat(each)))
+            for each, where, name in zip(
+                boats or [scenario], outs or [out], names or [""], strict=True
+            ):
+                argv = expand_command(each, wiring, RunFacts(where, time_scale, name))
                 check_program(each, argv)
                 argvs.append(argv)
         except Exception:
@@ -245,13 +248,6 @@ def _run(
     )
 
 
-def _boat(scenario: Scenario) -> str:
-    """The boat a fleet boat's scenario (``boat_scenario``) drives: its vessel's boat's name
-    ("" for one boat)."""
-    bench = scenario.bench
-    return next((b.name for b in bench.boats if b.vessel is bench.vessel), "")
-
-
 def _run_fleet(
     scenario: Scenario,
     wiring: RunWiring,
@@ -273,10 +269,7 @@ def _run_fleet(
     program = ProgramRunner.of(processes, feed)
     daemon.observers.extend([feed, program])
     summary = asyncio.run(daemon.run())
-    world = daemon.world
-    trips = [0] * len(processes)
-    for d in world.command_devices:
-        trips[world.boat_of.get(d.config.name, 0)] += d.watchdog.trips
+    near, trips = boats_outcome(daemon.world)
     daemon_part = {k: summary[k] for k in DAEMON_KEYS if k in summary}
     controllers = [
         {
@@ -290,7 +283,6 @@ def _run_fleet(
         }
         for process, exit_s, where in zip(processes, program.exits, outs, strict=True)
     ]
-    near = [approaches_of_boat(world.sim.traffic, i) for i in range(len(processes))]
     return track.result(
         daemon.stop_reason, near, trips, controllers, time.perf_counter() - started, keep_track
     )

@@ -16,12 +16,16 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from hild.scenario.criteria import METRICS, CriterionResult
 from hild.scenario.file import Scenario
-from hild.scenario.track import RunResult, RunTrack
+from hild.scenario.track import RunResult, RunTrack, approaches_of_boat
+
+if TYPE_CHECKING:
+    from hild.world.world import World
 
 # Each metric's fleet value from its boats' (NaN where a boat has none: nan-aware where a
 # boat without the metric does not spoil it, plain where the fleet has it only if all do).
@@ -63,6 +67,17 @@ def fleet_metric_names(scenario: Scenario) -> tuple[str, ...]:
     if not scenario.is_fleet:
         return ()
     return (SEPARATION, *(f"{p.boat}.{m}" for p in scenario.plans for m in METRICS))
+
+
+def boats_outcome(world: World) -> tuple[list[dict], list[int]]:
+    """What ``FleetTrack.result`` takes of a fleet's world beside the tracks, per boat in the
+    bench's order: its closest approaches to the traffic and its command devices' watchdog
+    trips."""
+    trips = [0] * len(world.sims)
+    for d in world.command_devices:
+        trips[world.boat_of.get(d.config.name, 0)] += d.watchdog.trips
+    traffic = world.sim.traffic
+    return [approaches_of_boat(traffic, i) for i in range(len(world.sims))], trips
 
 
 class FleetTrack:

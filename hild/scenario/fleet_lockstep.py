@@ -17,12 +17,11 @@ import asyncio
 import time
 from collections.abc import Callable, Iterable, Sequence
 
-from hild.control import ActuatorCommand
 from hild.heap import frozen_heap
 from hild.observers import TickObserver
 from hild.scenario.controller import Controller
 from hild.scenario.file import Scenario
-from hild.scenario.fleet import FleetTrack, boat_scenario
+from hild.scenario.fleet import FleetTrack, boat_scenario, boats_outcome
 from hild.scenario.judge import CONTROLLER_ERROR, ControllerError, Judge, Judges, run_watched
 from hild.scenario.lockstep import (
     CONTROLLER_PORT,
@@ -32,7 +31,7 @@ from hild.scenario.lockstep import (
     judged_step,
     observed,
 )
-from hild.scenario.track import RunResult, approaches_of_boat
+from hild.scenario.track import RunResult
 from hild.transport.base import Inbound
 from hild.world.world import Outbox, World
 
@@ -49,7 +48,8 @@ class FleetLockstepRun:
         self.scenario = scenario
         self.world = World(scenario.bench, scenario.duration_s, observers)
         self.dt = self.world.dt
-        self.sims = [self.world.sim, *self.world.fleet_sims]
+        # every boat's state, in the bench's order (arrays stepped in place: listed once)
+        self.states = [sim.x for sim in self.world.sims]
         self.boats = [boat_scenario(scenario, i) for i in range(len(scenario.plans))]
         devices = {d.config.name: d for d in self.world.command_devices}
         self.targets = [devices.get(b.controller.device or "") for b in self.boats]
@@ -58,7 +58,7 @@ class FleetLockstepRun:
         self.track = FleetTrack(scenario, self.dt)
         boat_of = self.world.boat_of
         self.world.on_command = lambda record, t: self.track.command_at(
-            boat_of.get(record.source, 0) if isinstance(record, ActuatorCommand) else 0, t
+            boat_of.get(record.source, 0), t
         )
         self.keep_track = keep_track
         self.fault: str | None = None
@@ -81,7 +81,7 @@ class FleetLockstepRun:
             )
 
     def _run(self, started: float) -> RunResult:
-        self.track.record(0.0, [s.x for s in self.sims])
+        self.track.record(0.0, self.states)
         try:
             self.contexts = [controller_context(b) for b in self.boats]
             self.controllers = [
@@ -117,7 +117,7 @@ class FleetLockstepRun:
             if world.k >= last_k:
                 break
             lines = self._boat_lines(world.tick())
-            track.record(world.t, [s.x for s in self.sims])
+            track.record(world.t, self.states)
             if world.stopped:  # (diverged)
                 self.ended = world.stop_reason
                 break
@@ -153,11 +153,7 @@ class FleetLockstepRun:
         return self._result(time.perf_counter() - started, [{} for _ in self.boats])
 
     def _result(self, wall_s: float, summaries: list[dict]) -> RunResult:
-        world = self.world
-        trips = [0] * len(self.boats)
-        for d in world.command_devices:
-            trips[world.boat_of.get(d.config.name, 0)] += d.watchdog.trips
-        near = [approaches_of_boat(world.sim.traffic, i) for i in range(len(self.boats))]
+        near, trips = boats_outcome(self.world)
         return self.track.result(
             self.ended, near, trips, summaries, wall_s, self.keep_track, self.fault
         )

@@ -73,7 +73,6 @@ def approaches_of_boat(traffic, boat: int) -> dict:
     first boat's is ``approaches``): the traffic keeps each boat's (hild/traffic/traffic.py)."""
     if traffic is None or boat == 0:
         return approaches(traffic)
-    view = traffic.view()
     ranges, times = traffic.min_range_by_boat, traffic.min_range_t_by_boat
     return {
         target.name: {
@@ -81,7 +80,7 @@ def approaches_of_boat(traffic, boat: int) -> dict:
             "min_range_m": float(ranges[i, boat]),
             "at_s": float(times[i, boat]),
         }
-        for i, target in enumerate(view.targets)
+        for i, target in enumerate(traffic.targets)
     }
 
 

@@ -184,32 +184,16 @@ class EnvironmentSeen(_ReadOnly):
         return self._source.elevation
 
 
-class BoatSeen(_ReadOnly):
-    """One boat of a fleet as the observers see it (hild.observers.BoatView): its name, its
-    actuators' specifications and its simulation's arrays, read-only views made once (a tick
-    reads them without a copy or an allocation), and its environment."""
+class _ArraysSeen(_ReadOnly):
+    """A simulation's state and actuator arrays as read-only views made once (a tick reads them
+    without a copy or an allocation): what a boat's view and the world's (its own ship's)
+    share."""
 
-    __slots__ = ("name", "actuators", "_sim", "_x", "_act_state", "_act_cmd", "_force", "_env")
-    name: str
-    actuators: Sequence[ActuatorSpec]
-    _sim: Simulation
+    __slots__ = ("_x", "_act_state", "_act_cmd", "_force")
     _x: np.ndarray
     _act_state: np.ndarray
     _act_cmd: np.ndarray
     _force: np.ndarray
-    _env: EnvironmentSeen | None
-
-    def __init__(self, name: str, sim: Simulation) -> None:
-        self._init(
-            name=name,
-            actuators=tuple(sim.vessel.actuators),
-            _sim=sim,
-            _x=read_only(sim.x),
-            _act_state=read_only(sim.act_state),
-            _act_cmd=read_only(sim.act_cmd),
-            _force=read_only(sim.actuator_force),
-            _env=None,
-        )
 
     @property
     def x(self) -> np.ndarray:
@@ -227,6 +211,30 @@ class BoatSeen(_ReadOnly):
     def actuator_force(self) -> np.ndarray:
         return self._force
 
+
+class BoatSeen(_ArraysSeen):
+    """One boat of a fleet as the observers see it (hild.observers.BoatView): its name, its
+    actuators' specifications and its simulation's arrays, read-only views made once (a tick
+    reads them without a copy or an allocation), and its environment."""
+
+    __slots__ = ("name", "actuators", "_sim", "_env")
+    name: str
+    actuators: Sequence[ActuatorSpec]
+    _sim: Simulation
+    _env: EnvironmentSeen | None
+
+    def __init__(self, name: str, sim: Simulation) -> None:
+        self._init(
+            name=name,
+            actuators=tuple(sim.vessel.actuators),
+            _sim=sim,
+            _x=read_only(sim.x),
+            _act_state=read_only(sim.act_state),
+            _act_cmd=read_only(sim.act_cmd),
+            _force=read_only(sim.actuator_force),
+            _env=None,
+        )
+
     @property
     def environment(self) -> EnvironmentSeen | None:
         environment = self._sim.environment
@@ -239,15 +247,11 @@ class BoatSeen(_ReadOnly):
         return seen
 
 
-class WorldView(_ReadOnly):
+class WorldView(_ArraysSeen):
     """A world as its observers see it (hild.observers.RunView): made once, with the world."""
 
     __slots__ = (
         "_world",
-        "_x",
-        "_act_state",
-        "_act_cmd",
-        "_force",
         "_devices",
         "_command_devices",
         "_own",
@@ -255,10 +259,6 @@ class WorldView(_ReadOnly):
         "_boats",
     )
     _world: Viewed
-    _x: np.ndarray
-    _act_state: np.ndarray
-    _act_cmd: np.ndarray
-    _force: np.ndarray
     _devices: tuple[DeviceSeen, ...]
     _command_devices: tuple[CommandDeviceSeen, ...]
     _own: BoatSeen  # the world's own ship (a fleet's first boat)
@@ -309,26 +309,10 @@ class WorldView(_ReadOnly):
     def start_utc(self) -> datetime | None:
         return self._world.start_utc
 
-    # --- the tick -----------------------------------------------------------------------------
+    # --- the tick (x, act_state, act_cmd, actuator_force: the own ship's, _ArraysSeen) --------
     @property
     def t(self) -> float:
         return self._world.t
-
-    @property
-    def x(self) -> np.ndarray:
-        return self._x
-
-    @property
-    def act_state(self) -> np.ndarray:
-        return self._act_state
-
-    @property
-    def act_cmd(self) -> np.ndarray:
-        return self._act_cmd
-
-    @property
-    def actuator_force(self) -> np.ndarray:
-        return self._force
 
     @property
     def environment(self) -> EnvironmentSeen | None:

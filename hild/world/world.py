@@ -87,16 +87,18 @@ class World:
         self.afloat: list[Afloat] = [
             afloat(bench, boat, duration, weather_may_change) for boat in bench.boats[1:]
         ]
+        # every boat's simulation in the bench's order, the first the world's own (one boat:
+        # just it); never replaced (each is stepped and repositioned in place)
+        self.sims: list[Simulation] = [self.sim, *(a.sim for a in self.afloat)]
         # a fleet's traffic steps once every boat has, against them all (``_tick_fleet``): the
         # boats' states at the step's start and end, one row each, made once
-        sims = [self.sim, *(a.sim for a in self.afloat)]
-        self._fleet_before = np.zeros((len(sims), self.sim.x.size))
+        self._fleet_before = np.zeros((len(self.sims), self.sim.x.size))
         self._fleet_after = np.zeros_like(self._fleet_before)
         self._fleet_rows = [
-            (s, self._fleet_before[b], self._fleet_after[b]) for b, s in enumerate(sims)
+            (s, self._fleet_before[b], self._fleet_after[b]) for b, s in enumerate(self.sims)
         ]
         if self.afloat and self.sim.traffic is not None:
-            self.sim.traffic.use_boats(len(sims))
+            self.sim.traffic.use_boats(len(self.sims))
         boat_of = {b.name: i for i, b in enumerate(bench.boats)}
         self.observers: list[TickObserver] = list(observers)
         self.dispatcher.listeners.extend(
@@ -135,9 +137,7 @@ class World:
         stations = functools.partial(self._fleet_view, -1)
         self.air = share_air(bench, self.devices, stations) if self.afloat else None
         # each boat as the others' sensors see it (a fleet's; none for one boat)
-        self._fleet_views = FleetViews(
-            [as_target(b) for b in bench.boats], [self.sim, *(a.sim for a in self.afloat)]
-        )
+        self._fleet_views = FleetViews([as_target(b) for b in bench.boats], self.sims)
         self._boat_truths: dict[int, Truth] = {}  # (a fleet's: the last instant of each boat)
         self._rate_followed: float | None = None  # the step a SITL's first frame set
         # a driver's hook for each command applied, with the simulated time it applied at
@@ -155,13 +155,12 @@ class World:
 
     def sim_of(self, device: str) -> Simulation:
         """The simulation of the boat ``device`` is on (the first boat's for no device)."""
-        boat = self.boat_of.get(device, 0)
-        return self.afloat[boat - 1].sim if boat else self.sim
+        return self.sims[self.boat_of.get(device, 0)]
 
     @property
     def fleet_sims(self) -> list[Simulation]:
         """A fleet's other boats' simulations, in the bench's order (none for one boat)."""
-        return [a.sim for a in self.afloat]
+        return self.sims[1:]
 
     # --- time -------------------------------------------------------------------------------
     def now(self) -> float:
@@ -172,8 +171,7 @@ class World:
         """The instant ``t`` of the first boat (of a fleet's ``boat``: its traffic the run's
         and the other boats)."""
         assert self.start_utc is not None
-        sim = self.afloat[boat - 1].sim if boat else self.sim
-        truth = Truth.of(sim, t, self.start_utc + timedelta(seconds=t))
+        truth = Truth.of(self.sims[boat], t, self.start_utc + timedelta(seconds=t))
         if self.afloat:
             truth.traffic = self._fleet_view(boat)
         return truth
