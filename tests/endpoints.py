@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import select
 import signal
 import socket
@@ -228,21 +229,54 @@ class TcpClient(LineCollector):
         self.sock.close()  # idempotent
 
 
+# The ports a test hands a bench: from a band of its own for each pytest-xdist worker, below the
+# kernel's ephemeral range (32768 on). A port the kernel picks (port 0) is picked anew by every
+# process from the same range, so a test's bench port could be, moments later, another test's
+# too (one run's sensor lines then arrived on another's command port: seen once in a hundred
+# suites); a band per worker keeps each worker's ports apart from the other's and from every
+# port the kernel picks (a scenario's own wiring, clients' sockets). Never 10110-10112 or
+# 29500 (a user's hild or chart plotter may hold them).
+PORT_BAND_START, PORT_BAND_SIZE = 20000, 2000
+_handed: set[tuple[int, int]] = set()  # (socket type, port) handed out here lately
+
+
+def _band() -> range:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    index = int(worker[2:]) if worker[2:].isdigit() else 0
+    start = PORT_BAND_START + (index % 6) * PORT_BAND_SIZE  # (20000-31999: under 32768)
+    return range(start, start + PORT_BAND_SIZE)
+
+
+def _free_port(kind: int) -> int:
+    """A port of this worker's band that nobody holds now, not handed out before here."""
+    band = _band()
+    if len(_handed) > PORT_BAND_SIZE // 2:  # (long past: their tests are over)
+        _handed.clear()
+    for _ in range(4 * PORT_BAND_SIZE):
+        port = band[random.randrange(len(band))]
+        if port == 29500 or (kind, port) in _handed:
+            continue
+        with socket.socket(socket.AF_INET, kind) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _handed.add((kind, port))
+        return port
+    raise RuntimeError(f"no free port left in {band}")
+
+
 def free_tcp_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return _free_port(socket.SOCK_STREAM)
+
+
+def free_udp_port() -> int:
+    return _free_port(socket.SOCK_DGRAM)
 
 
 def rate_hz(arrivals: list[float]) -> float:
     """Rate from the first and last arrival: (n - 1) / span, insensitive to edge effects."""
     return (len(arrivals) - 1) / (arrivals[-1] - arrivals[0])
-
-
-def free_udp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 WELL_KNOWN_PORTS = (10110, 10111, 10112)  # the built-in benches': a user's hild may hold them

@@ -176,6 +176,7 @@ def main() -> int:
     buffer, sent = b"", 0
     period = 1.0 / args.rate
     next_send = time.monotonic()
+    commands.send(NEUTRAL)  # first: it arms jets whose watchdog tripped before we came
     while not stopped:
         timeout = max(0.0, next_send - time.monotonic())
         try:
