@@ -41,7 +41,7 @@ from hild.devices.catalog import (
     read_sentences,
     talker,
 )
-from hild.devices.registry import COMMANDS, FRAMES, KINDS, build_device, models
+from hild.devices.registry import COMMANDS, FRAMES, KINDS, build_device, models, speaks_n2k
 from hild.environment.weather import Weather
 from hild.fleet import (
     Boat,
@@ -1101,7 +1101,7 @@ def _budgets(
     with a device whose keys the budget needs are wrong is not reckoned."""
     by_port: dict[str, tuple[PortSpec, list[_Device]]] = {}
     for d in read:
-        if not d.usable("ports") or d.config.model.startswith("n2k-"):
+        if not d.usable("ports") or speaks_n2k(d.config.model):
             continue  # (an NMEA 2000 node's load is its bus's: n2k_buses)
         for url in d.config.ports:
             spec = parse_port_url(url, run_dir)
@@ -1161,12 +1161,27 @@ def n2k_buses(
             spec = parse_port_url(url, run_dir)
             by_port.setdefault(spec.identity, (spec, []))[1].append(d)
     buses, errors = [], []
+    for d in read:  # a node speaks one framing on all its ports (hild/n2k/device.py N2kNode)
+        if d.usable("ports") and speaks_n2k(d.config.model):
+            framings = sorted(
+                {parse_port_url(u, run_dir).framing or "ydraw" for u in d.config.ports}
+            )
+            if len(framings) > 1:
+                errors.append(
+                    d.error(
+                        "ports",
+                        ", ".join(d.config.ports),
+                        f"one framing on all of a node's ports (these name {', '.join(framings)};"
+                        " a plain port is ydraw): a node that one gateway hears in YDRAW and"
+                        " another in Actisense ASCII is two devices",
+                    )
+                )
     utc = datetime(2026, 12, 31, 23, 59, 59, tzinfo=UTC)
     for spec, sharing in by_port.values():
-        nodes = [d for d in sharing if d.config.model.startswith("n2k-")]
+        nodes = [d for d in sharing if speaks_n2k(d.config.model)]
         if not nodes:
             continue
-        others = [d for d in sharing if not d.config.model.startswith("n2k-")]
+        others = [d for d in sharing if not speaks_n2k(d.config.model)]
         if others:
             errors.append(
                 nodes[-1].error(

@@ -354,6 +354,7 @@ def test_every_problem_of_a_bus_is_named(tmp_path):
             port="udp://127.0.0.1:41462",
             extra='[device.settings]\npgn_rates = { "127258" = 0.001 }\n',
         )
+        + node("two", "n2k-wind", port='ydraw+udp://127.0.0.1:41463", "actisense+pty://two')
     )
     with pytest.raises(BenchError) as e:
         load_bench(bus_bench(tmp_path, devices))
@@ -364,6 +365,8 @@ def test_every_problem_of_a_bus_is_named(tmp_path):
     assert "a port of NMEA 2000 devices only: gps sends NMEA 0183 there" in said
     assert "unknown framing 'canvas'" in said
     assert "settings.pgn_rates.127258 = 0.001: expected a rate from 1/60 to 100 Hz" in said
+    # a node speaks one framing: which one it took of two hung on a set's order
+    assert "expected one framing on all of a node's ports (these name actisense, ydraw" in said
 
 
 def test_the_built_in_n2k_bench_puts_three_nodes_on_one_bus():
