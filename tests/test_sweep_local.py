@@ -183,3 +183,36 @@ after_s = 1.0
     assert rows[0]["margin"] is not None and math.isinf(rows[0]["margin"])
     failures = ET.parse(junit).getroot().findall("testsuite/testcase/failure")
     assert [f.get("type") for f in failures] == ["controller_error", "controller_error"]
+
+
+def test_a_stop_whose_interrupt_a_finalizer_swallowed_still_stops_the_sweep():
+    """SIGTERM landing while Python runs a finalizer (a Dask future's ``__del__``, seen in CI):
+    its KeyboardInterrupt is printed and dropped there, and the sweep ran on to the end with
+    exit 0. The handler's flag keeps the stop: the next batch, or the end, raises it."""
+    import gc
+    import os
+    import signal
+    import sys
+
+    from hild.sweep.command import _terminate_as_interrupt
+
+    class Finalized:
+        def __del__(self) -> None:
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(10_000):  # (the handler runs here, inside the finalizer)
+                pass
+
+    dropped = []
+    before = signal.getsignal(signal.SIGTERM)
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = lambda unraisable: dropped.append(unraisable.exc_type)
+    try:
+        with _terminate_as_interrupt() as stop:
+            Finalized()  # (made and dropped at once: its __del__ runs now)
+            gc.collect()
+            assert dropped == [KeyboardInterrupt]  # swallowed, as it was in CI
+            with pytest.raises(KeyboardInterrupt):
+                stop.check()
+    finally:
+        sys.unraisablehook = previous_hook
+    assert signal.getsignal(signal.SIGTERM) is before  # (the handlers put back)

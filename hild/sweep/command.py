@@ -27,19 +27,36 @@ from hild.sweep.worker import RunOutcome, sweep_job
 EXIT_INTERRUPTED = 130
 
 
+class StopAsked:
+    """Whether SIGINT or SIGTERM came: the handler raises KeyboardInterrupt, but a signal that
+    lands while Python runs a finalizer (a Dask future's ``__del__``) has its exception
+    printed and dropped there; the flag still says it, and the sweep stops at its next
+    batch (``check``) or at its end."""
+
+    def __init__(self) -> None:
+        self.asked = False
+
+    def check(self) -> None:
+        if self.asked:
+            raise KeyboardInterrupt
+
+
 @contextlib.contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
+def _terminate_as_interrupt() -> Iterator[StopAsked]:
     """SIGTERM (a CI job cancelled, systemd stopping) ends the sweep as Ctrl-C does: the
     batches done are kept and a local cluster is stopped with it."""
+    stop = StopAsked()
 
     def interrupt(signum: int, frame: object) -> None:
+        stop.asked = True
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        yield
+        yield stop
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def check_lockstep_controller(scenario: Scenario) -> None:
@@ -92,16 +109,20 @@ def run_sweep_command(args: argparse.Namespace) -> int:
             quiet=args.no_progress,
         )
 
+        stop = StopAsked()  # (the signals' flag once the handlers are in)
+
         def finished(outcomes: list[RunOutcome]) -> None:
             results.write_part([row_of(plan, o) for o in outcomes])
             wall_s.update((o.index, o.wall_s) for o in outcomes)  # (beside the rows, not in)
             progress.advance(len(outcomes), sum(o.passed for o in outcomes))
+            stop.check()  # (a stop whose KeyboardInterrupt a finalizer swallowed)
 
         try:
-            with _terminate_as_interrupt(), connected(spec) as client, progress:
+            with _terminate_as_interrupt() as stop, connected(spec) as client, progress:
                 for each in scenario.controllers:
                     check_controller_on_workers(client, each, scenario.file)
                 run_all(client, sweep_job(scenario), todo, scenario.resources, finished)
+                stop.check()
         except KeyboardInterrupt:
             write_or_drop(
                 sys.stderr,
